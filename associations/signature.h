@@ -1,0 +1,119 @@
+// Bind signatures: verify (NPAC side) and sign (the simulator's side) with OpenSSL 3 EVP.
+//
+// Every NPAC bind carries a digital signature made with the provider's private key from a
+// key list exchanged with the NPAC (npac-facts.md "Binding"). The BindGate verifies it
+// over the exact bytes cmip/ says the signature covers, with the public key of the
+// (key list id, key id) named in the bind. Two algorithms are supported:
+//   - kRsaSha256: RSASSA-PKCS1-v1_5 with SHA-256 (RFC 8017 §8.2), RSA keys of at least
+//     kMinRsaBits bits;
+//   - kEd25519:   pure Ed25519 (RFC 8032 §5.1), no pre-hash.
+// Public keys are PEM SubjectPublicKeyInfo ("BEGIN PUBLIC KEY"); private keys are PEM
+// PKCS#8 ("BEGIN PRIVATE KEY"), unencrypted (an encrypted key is refused, never prompted
+// for). Every failure is a value with a code and a sentence an operator can act on.
+//
+// Threading: a SignatureVerifier / SignatureSigner is immutable after construction and may
+// be shared between threads (each call uses its own EVP_MD_CTX; the EVP_PKEY is only read).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "associations/result.h"
+
+struct evp_pkey_st;  // OpenSSL's EVP_PKEY, kept out of this header.
+
+namespace npac::associations {
+
+enum class SignatureAlgorithm : std::uint8_t { kRsaSha256, kEd25519 };
+
+// "rsa-sha256" / "ed25519": the spelling used by the key-list store and the admin API.
+std::string_view toString(SignatureAlgorithm algorithm);
+std::optional<SignatureAlgorithm> signatureAlgorithmFromString(std::string_view name);
+
+// NIST SP 800-131A: RSA below 2048 bits is not acceptable for signatures.
+inline constexpr int kMinRsaBits = 2048;
+
+enum class SignatureError : std::uint8_t {
+  kBadPem,          // the text is not a PEM key of the expected kind
+  kWrongAlgorithm,  // the key's type is not the algorithm the key list declares
+  kWeakKey,         // an RSA key shorter than kMinRsaBits
+  kBadSignature,    // the signature does not verify over the given bytes
+  kInternal,        // OpenSSL failed for a reason unrelated to the input
+};
+std::string_view toString(SignatureError error);
+
+struct SignatureFailure {
+  SignatureError code;
+  std::string detail;  // what went wrong, for the association log
+};
+
+// LevelDB-style status: Ok() or a failure.
+class SignatureStatus {
+ public:
+  static SignatureStatus Ok() { return SignatureStatus(); }
+  static SignatureStatus Fail(SignatureError code, std::string detail) {
+    SignatureStatus status;
+    status.failure_ = SignatureFailure{code, std::move(detail)};
+    return status;
+  }
+  bool ok() const { return !failure_.has_value(); }
+  // Only when !ok().
+  SignatureError code() const { return failure_->code; }
+  const std::string& detail() const { return failure_->detail; }
+
+ private:
+  SignatureStatus() = default;
+  std::optional<SignatureFailure> failure_;
+};
+
+using Bytes = std::vector<std::uint8_t>;
+using ByteView = std::span<const std::uint8_t>;
+
+class SignatureVerifier {
+ public:
+  // Parses the public key once; a key list entry is parsed when it is loaded.
+  static Result<SignatureVerifier, SignatureFailure> fromPem(SignatureAlgorithm algorithm,
+                                                             std::string_view public_pem);
+  // One-shot convenience: parse and verify.
+  static SignatureStatus verify(SignatureAlgorithm algorithm, std::string_view public_pem,
+                                ByteView message, ByteView signature);
+
+  SignatureStatus verify(ByteView message, ByteView signature) const;
+  SignatureAlgorithm algorithm() const { return algorithm_; }
+
+ private:
+  SignatureVerifier(SignatureAlgorithm algorithm, std::shared_ptr<evp_pkey_st> key)
+      : algorithm_(algorithm), key_(std::move(key)) {}
+  SignatureAlgorithm algorithm_;
+  std::shared_ptr<evp_pkey_st> key_;  // shared, read-only: copies are cheap
+};
+
+class SignatureSigner {
+ public:
+  static Result<SignatureSigner, SignatureFailure> fromPem(SignatureAlgorithm algorithm,
+                                                           std::string_view private_pem);
+  Result<Bytes, SignatureFailure> sign(ByteView message) const;
+  SignatureAlgorithm algorithm() const { return algorithm_; }
+
+ private:
+  SignatureSigner(SignatureAlgorithm algorithm, std::shared_ptr<evp_pkey_st> key)
+      : algorithm_(algorithm), key_(std::move(key)) {}
+  SignatureAlgorithm algorithm_;
+  std::shared_ptr<evp_pkey_st> key_;
+};
+
+// A fresh key pair as PEM text (PKCS#8 private, SubjectPublicKeyInfo public): for
+// `npacctl key add`, the simulator, and tests. rsa_bits is used for kRsaSha256 only.
+struct KeyPairPem {
+  std::string private_pem;
+  std::string public_pem;
+};
+Result<KeyPairPem, SignatureFailure> generateKeyPair(SignatureAlgorithm algorithm,
+                                                     int rsa_bits = kMinRsaBits);
+
+}  // namespace npac::associations

@@ -1,0 +1,182 @@
+// SignatureVerifier / SignatureSigner with real keys generated through OpenSSL EVP.
+#include "associations/signature.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using namespace npac::associations;
+
+namespace {
+
+// Key generation (RSA 2048 especially) is the slow part: do it once per algorithm.
+const KeyPairPem& keys(SignatureAlgorithm algorithm, int which = 0) {
+  static const KeyPairPem rsa[2] = {generateKeyPair(SignatureAlgorithm::kRsaSha256).value(),
+                                    generateKeyPair(SignatureAlgorithm::kRsaSha256).value()};
+  static const KeyPairPem ed[2] = {generateKeyPair(SignatureAlgorithm::kEd25519).value(),
+                                   generateKeyPair(SignatureAlgorithm::kEd25519).value()};
+  return algorithm == SignatureAlgorithm::kRsaSha256 ? rsa[which] : ed[which];
+}
+
+Bytes message() {
+  const std::string text = "SPID=1234 keyList=7 key=3 seq=42 departure=20261129150000Z";
+  return Bytes(text.begin(), text.end());
+}
+
+Bytes signWith(SignatureAlgorithm algorithm, const std::string& private_pem, const Bytes& data) {
+  auto signer = SignatureSigner::fromPem(algorithm, private_pem);
+  REQUIRE(signer.ok());
+  auto signature = signer.value().sign(data);
+  REQUIRE(signature.ok());
+  return signature.value();
+}
+
+const SignatureAlgorithm kBoth[] = {SignatureAlgorithm::kRsaSha256, SignatureAlgorithm::kEd25519};
+
+}  // namespace
+
+TEST_CASE("A signature made with the private key verifies with its public key") {
+  for (auto algorithm : kBoth) {
+    INFO(toString(algorithm));
+    const Bytes data = message();
+    const Bytes signature = signWith(algorithm, keys(algorithm).private_pem, data);
+    CHECK(SignatureVerifier::verify(algorithm, keys(algorithm).public_pem, data, signature).ok());
+  }
+}
+
+TEST_CASE("Signature lengths are those of the algorithm") {
+  CHECK(signWith(SignatureAlgorithm::kRsaSha256, keys(SignatureAlgorithm::kRsaSha256).private_pem,
+                 message())
+            .size() == 256);  // 2048-bit modulus
+  CHECK(signWith(SignatureAlgorithm::kEd25519, keys(SignatureAlgorithm::kEd25519).private_pem,
+                 message())
+            .size() == 64);  // RFC 8032 §5.1.6
+}
+
+TEST_CASE("One tampered byte of the signed data makes the signature invalid") {
+  for (auto algorithm : kBoth) {
+    INFO(toString(algorithm));
+    Bytes data = message();
+    const Bytes signature = signWith(algorithm, keys(algorithm).private_pem, data);
+    data[5] ^= 0x01;
+    auto status = SignatureVerifier::verify(algorithm, keys(algorithm).public_pem, data, signature);
+    REQUIRE_FALSE(status.ok());
+    CHECK(status.code() == SignatureError::kBadSignature);
+  }
+}
+
+TEST_CASE("One tampered byte of the signature makes it invalid") {
+  for (auto algorithm : kBoth) {
+    INFO(toString(algorithm));
+    const Bytes data = message();
+    Bytes signature = signWith(algorithm, keys(algorithm).private_pem, data);
+    signature[signature.size() / 2] ^= 0x80;
+    auto status = SignatureVerifier::verify(algorithm, keys(algorithm).public_pem, data, signature);
+    REQUIRE_FALSE(status.ok());
+    CHECK(status.code() == SignatureError::kBadSignature);
+  }
+}
+
+TEST_CASE("A signature checked with another provider's key is invalid") {
+  for (auto algorithm : kBoth) {
+    INFO(toString(algorithm));
+    const Bytes data = message();
+    const Bytes signature = signWith(algorithm, keys(algorithm, 0).private_pem, data);
+    auto status =
+        SignatureVerifier::verify(algorithm, keys(algorithm, 1).public_pem, data, signature);
+    REQUIRE_FALSE(status.ok());
+    CHECK(status.code() == SignatureError::kBadSignature);
+  }
+}
+
+TEST_CASE("A truncated or empty signature is invalid, not a crash") {
+  for (auto algorithm : kBoth) {
+    INFO(toString(algorithm));
+    const Bytes data = message();
+    Bytes signature = signWith(algorithm, keys(algorithm).private_pem, data);
+    signature.resize(signature.size() - 1);
+    auto truncated =
+        SignatureVerifier::verify(algorithm, keys(algorithm).public_pem, data, signature);
+    REQUIRE_FALSE(truncated.ok());
+    CHECK(truncated.code() == SignatureError::kBadSignature);
+    auto empty = SignatureVerifier::verify(algorithm, keys(algorithm).public_pem, data, Bytes{});
+    REQUIRE_FALSE(empty.ok());
+    CHECK(empty.code() == SignatureError::kBadSignature);
+  }
+}
+
+TEST_CASE("Garbage PEM is reported as bad PEM") {
+  const Bytes data = message();
+  const Bytes signature(64, 0x11);
+  for (std::string pem : {std::string("hello"), std::string(""),
+                          std::string("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")}) {
+    auto status = SignatureVerifier::verify(SignatureAlgorithm::kEd25519, pem, data, signature);
+    REQUIRE_FALSE(status.ok());
+    CHECK(status.code() == SignatureError::kBadPem);
+    CHECK_FALSE(status.detail().empty());
+  }
+}
+
+TEST_CASE("A private key given where a public key is expected is bad PEM") {
+  auto verifier = SignatureVerifier::fromPem(SignatureAlgorithm::kEd25519,
+                                             keys(SignatureAlgorithm::kEd25519).private_pem);
+  REQUIRE_FALSE(verifier.ok());
+  CHECK(verifier.error().code == SignatureError::kBadPem);
+}
+
+TEST_CASE("A key whose type differs from the declared algorithm is the wrong algorithm") {
+  auto ed_as_rsa = SignatureVerifier::fromPem(SignatureAlgorithm::kRsaSha256,
+                                              keys(SignatureAlgorithm::kEd25519).public_pem);
+  REQUIRE_FALSE(ed_as_rsa.ok());
+  CHECK(ed_as_rsa.error().code == SignatureError::kWrongAlgorithm);
+  auto rsa_as_ed = SignatureVerifier::fromPem(SignatureAlgorithm::kEd25519,
+                                              keys(SignatureAlgorithm::kRsaSha256).public_pem);
+  REQUIRE_FALSE(rsa_as_ed.ok());
+  CHECK(rsa_as_ed.error().code == SignatureError::kWrongAlgorithm);
+  auto signer = SignatureSigner::fromPem(SignatureAlgorithm::kEd25519,
+                                         keys(SignatureAlgorithm::kRsaSha256).private_pem);
+  REQUIRE_FALSE(signer.ok());
+  CHECK(signer.error().code == SignatureError::kWrongAlgorithm);
+}
+
+TEST_CASE("An RSA key shorter than 2048 bits is refused as weak") {
+  auto small = generateKeyPair(SignatureAlgorithm::kRsaSha256, 1024);
+  REQUIRE(small.ok());
+  auto verifier = SignatureVerifier::fromPem(SignatureAlgorithm::kRsaSha256, small.value().public_pem);
+  REQUIRE_FALSE(verifier.ok());
+  CHECK(verifier.error().code == SignatureError::kWeakKey);
+}
+
+TEST_CASE("An encrypted private key is refused without prompting") {
+  const std::string encrypted =
+      "-----BEGIN ENCRYPTED PRIVATE KEY-----\n"
+      "MIGbMFcGCSqGSIb3DQEFDTBKMCkGCSqGSIb3DQEFDDAcBAgAAAAAAAAAAAICCAAw\n"
+      "DAYIKoZIhvcNAgkFADAdBglghkgBZQMEASoEEAAAAAAAAAAAAAAAAAAAAAAEQAAA\n"
+      "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n"
+      "AAAAAAAAAAAAAAAAAAAAAAA=\n"
+      "-----END ENCRYPTED PRIVATE KEY-----\n";
+  auto signer = SignatureSigner::fromPem(SignatureAlgorithm::kEd25519, encrypted);
+  REQUIRE_FALSE(signer.ok());
+  CHECK(signer.error().code == SignatureError::kBadPem);
+}
+
+TEST_CASE("A parsed verifier checks many signatures with one key") {
+  const auto& pair = keys(SignatureAlgorithm::kEd25519);
+  auto verifier = SignatureVerifier::fromPem(SignatureAlgorithm::kEd25519, pair.public_pem);
+  REQUIRE(verifier.ok());
+  for (std::uint8_t i = 0; i < 8; ++i) {
+    Bytes data = message();
+    data.push_back(i);
+    const Bytes signature = signWith(SignatureAlgorithm::kEd25519, pair.private_pem, data);
+    CHECK(verifier.value().verify(data, signature).ok());
+    data.back() ^= 0xFF;
+    CHECK_FALSE(verifier.value().verify(data, signature).ok());
+  }
+}
+
+TEST_CASE("Algorithm names round-trip through their text form") {
+  for (auto algorithm : kBoth) {
+    CHECK(signatureAlgorithmFromString(toString(algorithm)) == algorithm);
+  }
+  CHECK_FALSE(signatureAlgorithmFromString("dsa").has_value());
+}
