@@ -1,0 +1,231 @@
+#include "db/database.h"
+
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "db/migrations.h"
+
+namespace npac::db {
+namespace {
+
+std::string directoryOf(const std::string& path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+// Maps an SQLite result code to our category and to what an operator should do.
+Status statusFromSqlite(int rc, std::string message, const std::string& path,
+                        std::chrono::milliseconds busy_timeout) {
+  const int primary = rc & 0xff;
+  using Code = Status::Code;
+  Code code = Code::kInternal;
+  std::string hint;
+  switch (primary) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      code = Code::kBusy;
+      hint = "another process held a lock on the file for longer than the busy timeout (" +
+             std::to_string(busy_timeout.count()) +
+             " ms); stop the other npacd or sqlite3 session using it (fuser/lsof on the file), "
+             "then retry";
+      break;
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+      code = Code::kReadOnly;
+      hint = "make the file and its directory writable by the npacd user (WAL also creates " +
+             path + "-wal and " + path +
+             "-shm beside it) and check the filesystem is not mounted read-only";
+      break;
+    case SQLITE_FULL:
+      code = Code::kFull;
+      hint = "the filesystem holding the file is full (or its page limit is reached): free "
+             "space there, or purge acknowledged queue messages; nothing was written by the "
+             "failed transaction";
+      break;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      code = Code::kCorrupt;
+      hint = "the file is not an npacd database or is damaged: stop npacd, move the file "
+             "aside (keep it for analysis), restore the latest backup, and run "
+             "`sqlite3 <file> 'PRAGMA integrity_check'` on the copy";
+      break;
+    case SQLITE_CANTOPEN:
+      code = Code::kCantOpen;
+      hint = "check that the directory " + directoryOf(path) +
+             " exists and that npacd may read, write and create files in it";
+      break;
+    case SQLITE_IOERR:
+      code = Code::kIoError;
+      hint = "the operating system reported an I/O error: check the disk and the kernel log "
+             "(dmesg) before restarting npacd";
+      break;
+    case SQLITE_CONSTRAINT:
+      code = Code::kConstraint;
+      break;
+    default:
+      code = Code::kInternal;
+      hint = "unexpected SQLite result; report it with this message";
+      break;
+  }
+  return Status::make(code, std::move(message), path, std::move(hint), primary, rc);
+}
+
+}  // namespace
+
+const char* toString(Durability durability) {
+  return durability == Durability::kFull ? "full" : "normal";
+}
+
+std::optional<Durability> parseDurability(std::string_view text) {
+  if (text == "full") return Durability::kFull;
+  if (text == "normal") return Durability::kNormal;
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<Database>> Database::open(const std::string& path,
+                                                 const OpenOptions& options) {
+  std::error_code ec;
+  const std::string directory = directoryOf(path);
+  if (!std::filesystem::is_directory(directory, ec)) {
+    return Status::make(Status::Code::kCantOpen, "directory " + directory + " does not exist",
+                        path, "create it (mkdir -p " + directory + ") or point --db at a file "
+                        "in an existing directory");
+  }
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::make(Status::Code::kCantOpen, "the path is a directory, not a database file",
+                        path, "point --db at a file name, e.g. " + path + "/npacd.db");
+  }
+  if (!options.create_if_missing && !std::filesystem::exists(path, ec)) {
+    return Status::make(Status::Code::kCantOpen, "database file does not exist", path,
+                        "check the --db path, or let npacd create a new database");
+  }
+
+  sqlite3* handle = nullptr;
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+  if (options.create_if_missing) flags |= SQLITE_OPEN_CREATE;
+  const int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = handle != nullptr ? sqlite3_errmsg(handle) : sqlite3_errstr(rc);
+    sqlite3_close_v2(handle);
+    return statusFromSqlite(rc, "cannot open: " + message, path, options.busy_timeout);
+  }
+  sqlite3_extended_result_codes(handle, 1);
+  std::unique_ptr<Database> db(new Database(path, options, handle));
+
+  // SQLite silently falls back to read-only when the file is not writable.
+  if (sqlite3_db_readonly(handle, "main") == 1) {
+    return statusFromSqlite(SQLITE_READONLY, "the database file is not writable", path,
+                            options.busy_timeout);
+  }
+  if (Status status = db->configure(); !status) return status;
+  if (options.apply_schema) {
+    if (Status status = migrateToCurrent(*db); !status) return status;
+  }
+  return db;
+}
+
+Database::Database(std::string path, OpenOptions options, sqlite3* db)
+    : path_(std::move(path)), options_(options), db_(db) {}
+
+Database::~Database() {
+  for (auto& [sql, cached] : cache_) sqlite3_finalize(cached.stmt);
+  sqlite3_close_v2(db_);
+}
+
+Status Database::configure() {
+  sqlite3_busy_timeout(db_, static_cast<int>(options_.busy_timeout.count()));
+  // Reading the schema first surfaces "not a database" and locks before anything else.
+  if (Status status = execute("SELECT count(*) FROM sqlite_master"); !status) return status;
+
+  Result<Statement> mode = prepare("PRAGMA journal_mode=WAL");
+  if (!mode) return mode.status();
+  Result<bool> row = mode->step();
+  if (!row) return row.status();
+  if (!*row || mode->columnText(0) != "wal") {
+    return Status::make(Status::Code::kIoError, "could not switch the journal to WAL", path_,
+                        "the filesystem must support shared memory and locking (not NFS)");
+  }
+  mode->reset();
+
+  const char* synchronous = options_.durability == Durability::kFull ? "PRAGMA synchronous=FULL"
+                                                                     : "PRAGMA synchronous=NORMAL";
+  if (Status status = execute(synchronous); !status) return status;
+  return execute("PRAGMA foreign_keys=ON");
+}
+
+Status Database::errorStatus(int rc, std::string_view context) const {
+  std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  if (!context.empty()) {
+    message += " (in: ";
+    message.append(context.substr(0, 120));
+    message += ")";
+  }
+  return statusFromSqlite(rc, std::move(message), path_, options_.busy_timeout);
+}
+
+Status Database::execute(std::string_view sql) {
+  Result<Statement> statement = prepare(sql);
+  if (!statement) return statement.status();
+  return statement->run();
+}
+
+Result<Statement> Database::prepare(std::string_view sql) {
+  auto it = cache_.find(sql);
+  if (it != cache_.end() && !it->second.in_use) {
+    it->second.in_use = true;
+    return Statement(this, it->second.stmt, &it->second.in_use);
+  }
+  sqlite3_stmt* stmt = nullptr;
+  const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                                    SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  if (rc != SQLITE_OK) return errorStatus(rc, sql);
+  if (stmt == nullptr) return Status::invalidArgument("empty SQL statement");
+  ++prepared_count_;
+  if (it != cache_.end()) return Statement(this, stmt, nullptr);  // nested use: private copy
+  auto [slot, inserted] = cache_.emplace(std::string(sql), CachedStatement{stmt, true});
+  return Statement(this, stmt, &slot->second.in_use);
+}
+
+void Database::release(sqlite3_stmt* stmt, bool* in_use) {
+  if (in_use == nullptr) {
+    sqlite3_finalize(stmt);
+    return;
+  }
+  sqlite3_reset(stmt);
+  sqlite3_clear_bindings(stmt);
+  *in_use = false;
+}
+
+Status Database::executeScript(const std::string& sql) {
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error);
+  if (rc == SQLITE_OK) return Status::ok();
+  std::string message = error != nullptr ? error : sqlite3_errstr(rc);
+  sqlite3_free(error);
+  return statusFromSqlite(rc, std::move(message), path_, options_.busy_timeout);
+}
+
+Result<std::vector<std::string>> Database::integrityCheck() {
+  Result<Statement> check = prepare("PRAGMA integrity_check");
+  if (!check) return check.status();
+  std::vector<std::string> problems;
+  for (;;) {
+    Result<bool> row = check->step();
+    if (!row) return row.status();
+    if (!*row) break;
+    std::string line = check->columnText(0);
+    if (line != "ok") problems.push_back(std::move(line));
+  }
+  return problems;
+}
+
+std::int64_t Database::lastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }
+
+int Database::changes() const { return sqlite3_changes(db_); }
+
+bool Database::inTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
+
+}  // namespace npac::db

@@ -1,0 +1,125 @@
+// Database: one SQLite connection to an npacd database file.
+//
+// Database::open() opens (or creates) the file, sets WAL journaling, a busy timeout,
+// foreign keys and the synchronous level from the Durability setting, then brings the
+// schema to the current version (db/migrations.h). Every failure — missing directory,
+// read-only file, a lock held past the busy timeout, a corrupt or foreign file, a
+// database from a newer npacd — comes back as a Status naming the file and what an
+// operator should do, so npacd can refuse to start instead of running without
+// persistence.
+//
+// Statements are prepared once per connection and cached by their SQL text
+// (prepare()); a Statement handle returns its sqlite3_stmt to the cache when destroyed.
+//
+// Threading: a Database is NOT thread-safe. Use one connection from one thread at a time
+// (it may move between threads, e.g. be opened on one and used on a worker). Open one
+// Database per thread that needs the file; WAL lets readers proceed while one writer
+// writes, and concurrent writers wait up to the busy timeout. Statements and
+// Transactions must be destroyed before the Database they came from.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "db/statement.h"
+#include "db/status.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace npac::db {
+
+// How hard a COMMIT waits for the disk (PRAGMA synchronous, with WAL).
+//  kFull   — fsync the WAL on every commit: a committed transaction survives power loss
+//            and a kernel crash. The default.
+//  kNormal — fsync only at checkpoints: a committed transaction survives an npacd crash
+//            (even SIGKILL) but the last commits before a power loss or kernel crash may
+//            be rolled back. The database is never corrupted either way. docs/DATABASE.md.
+enum class Durability { kFull, kNormal };
+
+const char* toString(Durability durability);                       // "full" / "normal"
+std::optional<Durability> parseDurability(std::string_view text);  // inverse; else nullopt
+
+struct OpenOptions {
+  Durability durability = Durability::kFull;
+  // How long a statement waits for another connection's lock before failing with kBusy.
+  std::chrono::milliseconds busy_timeout{5000};
+  // Create the file when it does not exist (the directory must exist either way).
+  bool create_if_missing = true;
+  // Run db/migrations on open. Off only for tests that build old-version files.
+  bool apply_schema = true;
+};
+
+class Database {
+ public:
+  static Result<std::unique_ptr<Database>> open(const std::string& path,
+                                                const OpenOptions& options = {});
+
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  const std::string& path() const { return path_; }
+  Durability durability() const { return options_.durability; }
+
+  // Runs SQL text without parameters (DDL, PRAGMA, BEGIN...). Never pass values in it:
+  // values go through prepare() and bind*().
+  Status execute(std::string_view sql);
+  // Runs a script of several ';'-separated statements without parameters (migrations).
+  Status executeScript(const std::string& sql);
+
+  // A statement from this connection's cache, prepared on first use. If the cached one is
+  // already in use (a nested query with the same text), a private copy is prepared and
+  // finalized when its handle dies.
+  Result<Statement> prepare(std::string_view sql);
+
+  // PRAGMA integrity_check: an empty vector when the file is sound, else SQLite's list
+  // of problems. For operators (npacctl) and the crash test.
+  Result<std::vector<std::string>> integrityCheck();
+
+  std::int64_t lastInsertRowId() const;
+  int changes() const;           // rows changed by the last INSERT/UPDATE/DELETE
+  bool inTransaction() const;    // false in autocommit mode
+  std::size_t cachedStatementCount() const { return cache_.size(); }
+  std::size_t preparedStatementCount() const { return prepared_count_; }  // tests: cache hits
+
+  // Turns an SQLite result code into a Status naming this file, with operator hints.
+  Status errorStatus(int rc, std::string_view context) const;
+
+  // The raw handle, for the benchmark's raw-sqlite3 baseline and tests only.
+  sqlite3* handle() { return db_; }
+
+ private:
+  friend class Statement;
+  friend class Transaction;
+
+  struct CachedStatement {
+    sqlite3_stmt* stmt = nullptr;
+    bool in_use = false;
+  };
+
+  Database(std::string path, OpenOptions options, sqlite3* db);
+  Status configure();
+  void release(sqlite3_stmt* stmt, bool* in_use);
+
+  std::string path_;
+  OpenOptions options_;
+  sqlite3* db_ = nullptr;
+  struct TextHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+  };
+  std::unordered_map<std::string, CachedStatement, TextHash, std::equal_to<>> cache_;
+  std::size_t prepared_count_ = 0;
+  int transaction_depth_ = 0;  // maintained by Transaction (savepoint nesting)
+};
+
+}  // namespace npac::db

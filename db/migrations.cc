@@ -1,0 +1,214 @@
+#include "db/migrations.h"
+
+#include <string>
+
+#include "db/database.h"
+#include "db/transaction.h"
+
+namespace npac::db {
+namespace {
+
+// The whole schema at kCurrentSchemaVersion, for new files. Every column and index
+// added by a migration step below must also appear here (tests/db/migrations_test.cc
+// compares an upgraded file with a new one).
+constexpr const char* kCurrentSchema = R"sql(
+CREATE TABLE meta(
+  key TEXT PRIMARY KEY NOT NULL,
+  value INTEGER NOT NULL);
+
+CREATE TABLE service_providers(
+  spid TEXT PRIMARY KEY NOT NULL CHECK(length(spid) = 4),
+  name TEXT NOT NULL,
+  system_type TEXT NOT NULL CHECK(system_type IN ('soa', 'lsms', 'soa-and-lsms', 'npac')),
+  enabled INTEGER NOT NULL DEFAULT 1 CHECK(enabled IN (0, 1)));
+
+CREATE TABLE provider_nsaps(
+  spid TEXT NOT NULL REFERENCES service_providers(spid) ON DELETE CASCADE,
+  nsap BLOB NOT NULL CHECK(length(nsap) BETWEEN 1 AND 20),
+  weight INTEGER CHECK(weight IS NULL OR weight BETWEEN 1 AND 99),
+  relative_cost INTEGER CHECK(relative_cost IS NULL OR relative_cost >= 0),
+  PRIMARY KEY(spid, nsap));
+
+CREATE TABLE provider_keys(
+  spid TEXT NOT NULL REFERENCES service_providers(spid) ON DELETE CASCADE,
+  list_id INTEGER NOT NULL,
+  key_id INTEGER NOT NULL,
+  algorithm TEXT NOT NULL CHECK(algorithm IN ('rsa-sha256', 'ed25519')),
+  public_key_pem TEXT NOT NULL,
+  not_before_at INTEGER NOT NULL,
+  not_after_at INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK(state IN ('active', 'expired', 'revoked')),
+  last_sequence INTEGER,
+  PRIMARY KEY(spid, list_id, key_id));
+
+CREATE TABLE tunable_overrides(
+  name TEXT NOT NULL,
+  spid TEXT NOT NULL DEFAULT '',
+  value TEXT NOT NULL,
+  updated_at INTEGER NOT NULL,
+  updated_by TEXT NOT NULL,
+  PRIMARY KEY(name, spid));
+
+CREATE TABLE association_log(
+  id INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  event TEXT NOT NULL CHECK(event IN ('bind', 'reject', 'release', 'abort')),
+  spid TEXT NOT NULL,
+  nsap BLOB,
+  association_id INTEGER,
+  function_mask INTEGER NOT NULL DEFAULT 0,
+  recovery_mode INTEGER NOT NULL DEFAULT 0 CHECK(recovery_mode IN (0, 1)),
+  bound_at INTEGER,
+  reason TEXT NOT NULL DEFAULT '',
+  diagnostic TEXT NOT NULL DEFAULT '');
+CREATE INDEX association_log_by_provider ON association_log(spid, at);
+
+CREATE TABLE audit_log(
+  id INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  actor TEXT NOT NULL,
+  action TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  old_value TEXT,
+  new_value TEXT);
+CREATE INDEX audit_log_by_time ON audit_log(at);
+
+CREATE TABLE outbound_queue(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  spid TEXT NOT NULL REFERENCES service_providers(spid),
+  function_mask INTEGER NOT NULL,
+  priority INTEGER NOT NULL DEFAULT 0,
+  pdu BLOB NOT NULL,
+  state TEXT NOT NULL DEFAULT 'queued'
+    CHECK(state IN ('queued', 'sent', 'acknowledged', 'failed')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  sent_at INTEGER,
+  acknowledged_at INTEGER,
+  association_id INTEGER,
+  failure_reason TEXT,
+  retransmission INTEGER NOT NULL DEFAULT 0 CHECK(retransmission IN (0, 1)));
+CREATE INDEX outbound_queue_ready ON outbound_queue(spid, priority DESC, id)
+  WHERE state = 'queued';
+CREATE INDEX outbound_queue_by_created ON outbound_queue(spid, created_at);
+CREATE INDEX outbound_queue_in_flight ON outbound_queue(association_id) WHERE state = 'sent';
+CREATE INDEX outbound_queue_acknowledged ON outbound_queue(acknowledged_at)
+  WHERE state = 'acknowledged';
+)sql";
+
+// Version 1 → 2. A key's last accepted bind sequence number (NULL: none yet) so a
+// replayed bind is refused; the retransmission flag for re-queued messages; and an index
+// so the retention purge does not scan the whole queue.
+constexpr const char* kMigrateV1ToV2 = R"sql(
+ALTER TABLE provider_keys ADD COLUMN last_sequence INTEGER;
+ALTER TABLE outbound_queue ADD COLUMN retransmission INTEGER NOT NULL DEFAULT 0
+  CHECK(retransmission IN (0, 1));
+CREATE INDEX outbound_queue_acknowledged ON outbound_queue(acknowledged_at)
+  WHERE state = 'acknowledged';
+)sql";
+
+Result<bool> hasTable(Database& db, std::string_view name) {
+  Result<Statement> query =
+      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  if (!query) return query.status();
+  query->bindText(0, name);
+  return query->step();
+}
+
+Result<bool> hasAnyTable(Database& db) {
+  Result<Statement> query = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table'");
+  if (!query) return query.status();
+  return query->step();
+}
+
+Status writeMeta(Database& db, int version, int compatible) {
+  Result<Statement> upsert =
+      db.prepare("INSERT INTO meta(key, value) VALUES(?, ?) "
+                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  if (!upsert) return upsert.status();
+  upsert->bindText(0, "version").bindInt64(1, version);
+  if (Status status = upsert->run(); !status) return status;
+  upsert->reset();
+  upsert->bindText(0, "last_compatible_version").bindInt64(1, compatible);
+  return upsert->run();
+}
+
+}  // namespace
+
+Result<SchemaVersion> readSchemaVersion(Database& db) {
+  Result<bool> has_meta = hasTable(db, "meta");
+  if (!has_meta) return has_meta.status();
+  if (!*has_meta) return Status::notFound("no meta table").withFile(db.path());
+  Result<Statement> query = db.prepare("SELECT value FROM meta WHERE key = ?");
+  if (!query) return query.status();
+  SchemaVersion out;
+  for (auto [key, field] : {std::pair{"version", &out.version},
+                            std::pair{"last_compatible_version", &out.last_compatible_version}}) {
+    query->reset();
+    query->bindText(0, key);
+    Result<bool> row = query->step();
+    if (!row) return row.status();
+    if (!*row) {
+      return Status::make(Status::Code::kCorrupt, std::string("meta table has no ") + key, db.path(),
+                          "the file's meta table is damaged: restore the latest backup");
+    }
+    *field = query->columnInt(0);
+  }
+  return out;
+}
+
+Status migrateToCurrent(Database& db) {
+  Transaction txn(db);
+  if (Status status = txn.begin(); !status) return status;
+
+  Result<SchemaVersion> found = readSchemaVersion(db);
+  if (!found && !found.status().isNotFound()) return found.status();
+  if (!found) {
+    Result<bool> any = hasAnyTable(db);
+    if (!any) return any.status();
+    if (*any) {
+      return Status::make(Status::Code::kCorrupt,
+                          "the file has tables but no npacd meta table: it belongs to another "
+                          "application",
+                          db.path(), "point --db at an npacd database or at a new file name");
+    }
+    if (Status status = db.executeScript(kCurrentSchema); !status) return status;
+    if (Status status = writeMeta(db, kCurrentSchemaVersion, kCompatibleSchemaVersion); !status) {
+      return status;
+    }
+    return txn.commit();
+  }
+
+  SchemaVersion schema = *found;
+  if (schema.last_compatible_version > kCurrentSchemaVersion) {
+    return Status::make(
+        Status::Code::kTooNew,
+        "the database was written by a newer npacd (schema version " +
+            std::to_string(schema.version) + ", usable from version " +
+            std::to_string(schema.last_compatible_version) + "; this npacd knows up to " +
+            std::to_string(kCurrentSchemaVersion) + ")",
+        db.path(), "run the newer npacd, or restore a backup taken before the upgrade");
+  }
+  if (schema.version >= kCurrentSchemaVersion) return txn.commit();  // current, or newer-compatible
+  if (schema.version < 1) {
+    return Status::make(Status::Code::kCorrupt,
+                        "meta table records an impossible schema version " +
+                            std::to_string(schema.version),
+                        db.path(), "restore the latest backup");
+  }
+
+  // The ladder: one step per version, in order, all in this one transaction.
+  if (schema.version == 1) {
+    if (Status status = db.executeScript(kMigrateV1ToV2); !status) return status;
+    schema.version = 2;
+  }
+  if (schema.version != kCurrentSchemaVersion) {
+    return Status::internal("migration ladder stopped at version " + std::to_string(schema.version));
+  }
+  if (Status status = writeMeta(db, kCurrentSchemaVersion, kCompatibleSchemaVersion); !status) {
+    return status;
+  }
+  return txn.commit();
+}
+
+}  // namespace npac::db

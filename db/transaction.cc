@@ -1,0 +1,63 @@
+#include "db/transaction.h"
+
+#include <sqlite3.h>
+
+#include "db/database.h"
+
+namespace npac::db {
+
+Transaction::Transaction(Database& db) : db_(db) {}
+
+Transaction::~Transaction() {
+  if (active_) rollback();
+}
+
+Status Transaction::begin() {
+  if (active_) return Status::internal("Transaction::begin() called twice");
+  depth_ = db_.transaction_depth_;
+  Status status = depth_ == 0 ? db_.execute("BEGIN IMMEDIATE")
+                              : db_.execute("SAVEPOINT npac_" + std::to_string(depth_));
+  if (!status) return status;
+  active_ = true;
+  ++db_.transaction_depth_;
+  return Status::ok();
+}
+
+Status Transaction::commit() {
+  if (!active_) return Status::internal("Transaction::commit() without an active transaction");
+  if (db_.transaction_depth_ != depth_ + 1) {
+    return Status::internal("Transaction::commit() while a nested transaction is still open");
+  }
+  // SQLite may already have rolled the whole transaction back on its own (SQLITE_FULL,
+  // SQLITE_IOERR, SQLITE_BUSY during a write): committing now would silently do nothing.
+  if (!db_.inTransaction()) {
+    rollback();
+    return Status::internal("transaction was rolled back by SQLite after an earlier error")
+        .withFile(db_.path());
+  }
+  Status status = depth_ == 0 ? db_.execute("COMMIT")
+                              : db_.execute("RELEASE npac_" + std::to_string(depth_));
+  if (!status) {
+    rollback();
+    return status;
+  }
+  active_ = false;
+  --db_.transaction_depth_;
+  return Status::ok();
+}
+
+void Transaction::rollback() {
+  if (!active_) return;
+  active_ = false;
+  --db_.transaction_depth_;
+  if (!db_.inTransaction()) return;  // SQLite rolled back already
+  if (depth_ == 0) {
+    db_.execute("ROLLBACK");
+  } else {
+    const std::string name = "npac_" + std::to_string(depth_);
+    db_.execute("ROLLBACK TO " + name);
+    db_.execute("RELEASE " + name);
+  }
+}
+
+}  // namespace npac::db
