@@ -1,0 +1,55 @@
+// Creates an egress dispatch policy by name from configuration.
+//
+// Names (docs/DISPATCH.md): "round-robin" (NANC 353), "weighted" (seed 000 weighted cost
+// groups), "lrtm" (seed 002 least response time using monitors), and "throttle", which
+// wraps any of the others (PolicyConfig::inner) in a seed 003 egress throttle gate.
+// An unknown name or an invalid parameter is returned as a ConfigError value; nothing
+// here throws.
+//
+// Threading: a plain function; the policy it returns is driven from one strand.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dispatch/config_error.h"
+#include "dispatch/lrtm.h"
+#include "dispatch/policy.h"
+#include "dispatch/round_robin.h"
+#include "dispatch/weighted.h"
+
+namespace npac::dispatch {
+
+inline constexpr std::string_view kRoundRobinName = "round-robin";
+inline constexpr std::string_view kWeightedName = "weighted";
+inline constexpr std::string_view kLrtmName = "lrtm";
+inline constexpr std::string_view kThrottleName = "throttle";
+
+struct PolicyConfig {
+  std::string name{kRoundRobinName};
+  WeightedConfig weighted;  // used by "weighted"
+  LrtmConfig lrtm;          // used by "lrtm"
+  // "throttle": the policy it gates (any name but "throttle").
+  std::string inner{kRoundRobinName};
+};
+
+// The outcome of makePolicy: a policy, or why there is none.
+struct PolicyOrError {
+  std::unique_ptr<Policy> policy;
+  std::optional<ConfigError> error;
+
+  bool ok() const { return policy != nullptr; }
+};
+
+PolicyOrError makePolicy(const PolicyConfig& config);
+
+// Every name makePolicy accepts (for help texts and error messages).
+std::vector<std::string_view> policyNames();
+
+// Checks a weighted config: every threshold within 1–100 %.
+std::optional<ConfigError> validate(const WeightedConfig& config);
+
+}  // namespace npac::dispatch
