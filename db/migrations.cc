@@ -87,7 +87,8 @@ CREATE TABLE outbound_queue(
   acknowledged_at INTEGER,
   association_id INTEGER,
   failure_reason TEXT,
-  retransmission INTEGER NOT NULL DEFAULT 0 CHECK(retransmission IN (0, 1)));
+  retransmission INTEGER NOT NULL DEFAULT 0 CHECK(retransmission IN (0, 1)),
+  failed_at INTEGER);
 CREATE INDEX outbound_queue_ready ON outbound_queue(spid, priority DESC, id)
   WHERE state = 'queued';
 CREATE INDEX outbound_queue_by_created ON outbound_queue(spid, created_at);
@@ -97,12 +98,13 @@ CREATE INDEX outbound_queue_acknowledged ON outbound_queue(acknowledged_at)
 )sql";
 
 // Version 1 → 2. A key's last accepted bind sequence number (NULL: none yet) so a
-// replayed bind is refused; the retransmission flag for re-queued messages; and an index
-// so the retention purge does not scan the whole queue.
+// replayed bind is refused; the retransmission flag for re-queued messages and when a
+// message failed; and an index so the retention purge does not scan the whole queue.
 constexpr const char* kMigrateV1ToV2 = R"sql(
 ALTER TABLE provider_keys ADD COLUMN last_sequence INTEGER;
 ALTER TABLE outbound_queue ADD COLUMN retransmission INTEGER NOT NULL DEFAULT 0
   CHECK(retransmission IN (0, 1));
+ALTER TABLE outbound_queue ADD COLUMN failed_at INTEGER;
 CREATE INDEX outbound_queue_acknowledged ON outbound_queue(acknowledged_at)
   WHERE state = 'acknowledged';
 )sql";

@@ -13,8 +13,8 @@
 // History (each step's DDL lives in migrations.cc; docs/DATABASE.md has the schema):
 //   1  initial tables: meta, service_providers, provider_nsaps, provider_keys,
 //      tunable_overrides, association_log, audit_log, outbound_queue.
-//   2  provider_keys.last_sequence (bind replay protection), outbound_queue.retransmission,
-//      and a partial index on acknowledged messages for the retention purge.
+//   2  provider_keys.last_sequence (bind replay protection), outbound_queue.retransmission
+//      and failed_at, and a partial index on acknowledged messages for the retention purge.
 //
 // Threading: runs on the Database it is given, as that Database's contract says.
 #pragma once

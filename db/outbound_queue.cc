@@ -1,0 +1,237 @@
+#include "db/outbound_queue.h"
+
+#include "db/database.h"
+#include "db/transaction.h"
+
+namespace npac::db {
+namespace {
+
+constexpr const char* kSelect =
+    "SELECT id, spid, function_mask, priority, pdu, state, attempts, created_at, sent_at, "
+    "acknowledged_at, association_id, retransmission, failure_reason, failed_at FROM outbound_queue ";
+
+}  // namespace
+
+const char* toString(MessageState state) {
+  switch (state) {
+    case MessageState::kQueued: return "queued";
+    case MessageState::kSent: return "sent";
+    case MessageState::kAcknowledged: return "acknowledged";
+    case MessageState::kFailed: return "failed";
+  }
+  return "unknown";
+}
+
+std::optional<MessageState> parseMessageState(std::string_view text) {
+  for (MessageState state : {MessageState::kQueued, MessageState::kSent,
+                             MessageState::kAcknowledged, MessageState::kFailed}) {
+    if (text == toString(state)) return state;
+  }
+  return std::nullopt;
+}
+
+Result<std::vector<MessageId>> OutboundQueue::appendBatch(std::span<const NewMessage> messages,
+                                                          TimeMs now) {
+  for (const NewMessage& message : messages) {
+    if (message.spid.size() != 4) {
+      return Status::invalidArgument("queued message needs a 4-character SPID, got '" +
+                                     message.spid + "'");
+    }
+  }
+  Transaction txn(db_);
+  if (Status status = txn.begin(); !status) return status;
+  Result<Statement> insert = db_.prepare(
+      "INSERT INTO outbound_queue(spid, function_mask, priority, pdu, created_at) "
+      "VALUES(?, ?, ?, ?, ?)");
+  if (!insert) return insert.status();
+  std::vector<MessageId> ids;
+  ids.reserve(messages.size());
+  for (const NewMessage& message : messages) {
+    insert->reset();
+    insert->bindText(0, message.spid)
+        .bindInt64(1, message.function_mask)
+        .bindInt64(2, message.priority)
+        .bindBlob(3, message.pdu)
+        .bindInt64(4, now);
+    if (Status status = insert->run(); !status) {
+      if (status.code() == Status::Code::kConstraint) {
+        return Status::make(Status::Code::kConstraint,
+                            "cannot queue a message for provider '" + message.spid +
+                                "': " + status.message(),
+                            status.file(), "provision the provider before queuing for it",
+                            status.sqliteCode(), status.extendedCode());
+      }
+      return status;
+    }
+    ids.push_back(db_.lastInsertRowId());
+  }
+  if (Status status = txn.commit(); !status) return status;
+  return ids;
+}
+
+Result<std::vector<QueuedMessage>> OutboundQueue::select(Statement& query) {
+  std::vector<QueuedMessage> out;
+  for (;;) {
+    Result<bool> row = query.step();
+    if (!row) return row.status();
+    if (!*row) return out;
+    QueuedMessage message;
+    message.id = query.columnInt64(0);
+    message.spid = query.columnText(1);
+    message.function_mask = static_cast<std::uint32_t>(query.columnInt64(2));
+    message.priority = query.columnInt(3);
+    message.pdu = query.columnBlob(4);
+    message.state = parseMessageState(query.columnText(5)).value_or(MessageState::kFailed);
+    message.attempts = query.columnInt(6);
+    message.created_at = query.columnInt64(7);
+    message.sent_at = query.columnOptionalInt64(8);
+    message.acknowledged_at = query.columnOptionalInt64(9);
+    message.association_id = query.columnOptionalInt64(10);
+    message.retransmission = query.columnBool(11);
+    message.failure_reason = query.columnOptionalText(12);
+    message.failed_at = query.columnOptionalInt64(13);
+    out.push_back(std::move(message));
+  }
+}
+
+Result<std::vector<QueuedMessage>> OutboundQueue::nextQueued(std::string_view spid,
+                                                             std::uint32_t association_functions,
+                                                             std::size_t limit) {
+  Result<Statement> query = db_.prepare(
+      std::string(kSelect) +
+      "WHERE spid = ? AND state = 'queued' AND (function_mask & ?) = function_mask "
+      "ORDER BY priority DESC, id LIMIT ?");
+  if (!query) return query.status();
+  query->bindText(0, spid)
+      .bindInt64(1, association_functions)
+      .bindInt64(2, static_cast<std::int64_t>(limit));
+  return select(*query);
+}
+
+Status OutboundQueue::explainUnchanged(MessageId id, const char* wanted) {
+  Result<QueuedMessage> message = get(id);
+  if (!message) return message.status();
+  return Status::invalidArgument("message " + std::to_string(id) + " is " +
+                                 toString(message->state) + ", cannot mark it " + wanted);
+}
+
+Status OutboundQueue::markSentOne(MessageId id, AssociationId association, TimeMs at) {
+  Result<Statement> update = db_.prepare(
+      "UPDATE outbound_queue SET state = 'sent', attempts = attempts + 1, sent_at = ?, "
+      "association_id = ? WHERE id = ? AND state = 'queued'");
+  if (!update) return update.status();
+  update->bindInt64(0, at).bindInt64(1, association).bindInt64(2, id);
+  if (Status status = update->run(); !status) return status;
+  return db_.changes() == 1 ? Status::ok() : explainUnchanged(id, "sent");
+}
+
+Status OutboundQueue::markSent(MessageId id, AssociationId association, TimeMs at) {
+  return markSentOne(id, association, at);
+}
+
+Status OutboundQueue::markSent(std::span<const MessageId> ids, AssociationId association,
+                               TimeMs at) {
+  Transaction txn(db_);
+  if (Status status = txn.begin(); !status) return status;
+  for (MessageId id : ids) {
+    if (Status status = markSentOne(id, association, at); !status) return status;
+  }
+  return txn.commit();
+}
+
+Status OutboundQueue::markAcknowledgedOne(MessageId id, TimeMs at) {
+  Result<Statement> update = db_.prepare(
+      "UPDATE outbound_queue SET state = 'acknowledged', acknowledged_at = ? "
+      "WHERE id = ? AND state <> 'acknowledged'");
+  if (!update) return update.status();
+  update->bindInt64(0, at).bindInt64(1, id);
+  if (Status status = update->run(); !status) return status;
+  if (db_.changes() == 1) return Status::ok();
+  Result<QueuedMessage> existing = get(id);  // already acknowledged, or absent
+  return existing ? Status::ok() : existing.status();
+}
+
+Status OutboundQueue::markAcknowledged(MessageId id, TimeMs at) {
+  return markAcknowledgedOne(id, at);
+}
+
+Status OutboundQueue::markAcknowledged(std::span<const MessageId> ids, TimeMs at) {
+  Transaction txn(db_);
+  if (Status status = txn.begin(); !status) return status;
+  for (MessageId id : ids) {
+    if (Status status = markAcknowledgedOne(id, at); !status) return status;
+  }
+  return txn.commit();
+}
+
+Status OutboundQueue::markFailed(MessageId id, std::string_view reason, TimeMs at) {
+  Result<Statement> update = db_.prepare(
+      "UPDATE outbound_queue SET state = 'failed', failure_reason = ?, failed_at = ? "
+      "WHERE id = ? AND state IN ('queued', 'sent')");
+  if (!update) return update.status();
+  update->bindText(0, reason).bindInt64(1, at).bindInt64(2, id);
+  if (Status status = update->run(); !status) return status;
+  return db_.changes() == 1 ? Status::ok() : explainUnchanged(id, "failed");
+}
+
+Result<std::size_t> OutboundQueue::requeueAssociation(AssociationId association) {
+  Result<Statement> update = db_.prepare(
+      "UPDATE outbound_queue SET state = 'queued', retransmission = 1 "
+      "WHERE association_id = ? AND state = 'sent'");
+  if (!update) return update.status();
+  update->bindInt64(0, association);
+  if (Status status = update->run(); !status) return status;
+  return static_cast<std::size_t>(db_.changes());
+}
+
+Result<QueuedMessage> OutboundQueue::get(MessageId id) {
+  Result<Statement> query = db_.prepare(std::string(kSelect) + "WHERE id = ?");
+  if (!query) return query.status();
+  query->bindInt64(0, id);
+  Result<std::vector<QueuedMessage>> found = select(*query);
+  if (!found) return found.status();
+  if (found->empty()) {
+    return Status::notFound("message " + std::to_string(id) + " is not in the outbound queue");
+  }
+  return std::move(found->front());
+}
+
+Result<std::vector<QueuedMessage>> OutboundQueue::createdBetween(std::string_view spid, TimeMs from,
+                                                                 TimeMs to, std::size_t limit) {
+  Result<Statement> query = db_.prepare(
+      std::string(kSelect) + "WHERE spid = ? AND created_at >= ? AND created_at < ? "
+                             "ORDER BY id LIMIT ?");
+  if (!query) return query.status();
+  query->bindText(0, spid).bindInt64(1, from).bindInt64(2, to).bindInt64(
+      3, static_cast<std::int64_t>(limit));
+  return select(*query);
+}
+
+Result<std::vector<QueuedMessage>> OutboundQueue::unacknowledged(std::string_view spid,
+                                                                 std::size_t limit) {
+  Result<Statement> query = db_.prepare(
+      std::string(kSelect) + "WHERE spid = ? AND state <> 'acknowledged' ORDER BY id LIMIT ?");
+  if (!query) return query.status();
+  query->bindText(0, spid).bindInt64(1, static_cast<std::int64_t>(limit));
+  return select(*query);
+}
+
+Result<std::size_t> OutboundQueue::purgeAcknowledgedBefore(TimeMs cutoff) {
+  Result<Statement> erase = db_.prepare(
+      "DELETE FROM outbound_queue WHERE state = 'acknowledged' AND acknowledged_at < ?");
+  if (!erase) return erase.status();
+  erase->bindInt64(0, cutoff);
+  if (Status status = erase->run(); !status) return status;
+  return static_cast<std::size_t>(db_.changes());
+}
+
+Result<std::size_t> OutboundQueue::count(MessageState state) {
+  Result<Statement> query = db_.prepare("SELECT count(*) FROM outbound_queue WHERE state = ?");
+  if (!query) return query.status();
+  query->bindText(0, toString(state));
+  Result<bool> row = query->step();
+  if (!row) return row.status();
+  return static_cast<std::size_t>(query->columnInt64(0));
+}
+
+}  // namespace npac::db

@@ -1,0 +1,121 @@
+// OutboundQueue: the durable queue of messages npacd owes each service provider
+// (table outbound_queue). A message is accepted only once its row is committed, and stays
+// until the provider acknowledges it and the retention purge removes it.
+//
+// Life of a message:  queued ──markSent──▶ sent ──markAcknowledged──▶ acknowledged
+//                        ▲                   │ └──────markFailed─────▶ failed
+//                        └─requeueAssociation┘   (association lost: back to queued,
+//                                                 flagged as a retransmission)
+// Order: nextQueued() returns a provider's queued messages by priority (higher first)
+// and, within a priority, strictly first-in first-out (by id, which is assigned in
+// commit order and never reused — AUTOINCREMENT — even after a purge).
+// Only messages whose required association functions are all in the asking
+// association's function mask are returned (NANC 111).
+//
+// appendBatch() is the synchronous path: all rows in one transaction. Servers with many
+// concurrent submitters use QueueWriter (db/queue_writer.h), which shares one
+// transaction among many submitters (group commit) through this same appendBatch().
+// Methods that write several rows run in one Transaction; inside a caller's transaction
+// they become a savepoint.
+//
+// Threading: as the Database it wraps (one thread at a time). Cheap to construct.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "db/clock.h"
+#include "db/statement.h"
+#include "db/status.h"
+
+namespace npac::db {
+
+class Database;
+
+using MessageId = std::int64_t;
+using AssociationId = std::int64_t;
+
+enum class MessageState { kQueued, kSent, kAcknowledged, kFailed };
+const char* toString(MessageState state);  // "queued", "sent", "acknowledged", "failed"
+std::optional<MessageState> parseMessageState(std::string_view text);
+
+struct NewMessage {
+  std::string spid;                // the provider it is for (must be provisioned)
+  std::uint32_t function_mask = 0; // association functions it needs (NANC 111)
+  int priority = 0;                // higher is sent first; FIFO within one priority
+  Bytes pdu;                       // the encoded PDU, stored as is
+};
+
+struct QueuedMessage {
+  MessageId id = 0;
+  std::string spid;
+  std::uint32_t function_mask = 0;
+  int priority = 0;
+  Bytes pdu;
+  MessageState state = MessageState::kQueued;
+  int attempts = 0;                             // times marked sent
+  TimeMs created_at = 0;
+  std::optional<TimeMs> sent_at;                // the latest send
+  std::optional<TimeMs> acknowledged_at;
+  std::optional<AssociationId> association_id;  // the association last used
+  bool retransmission = false;                  // re-queued after a lost association
+  std::optional<std::string> failure_reason;
+  std::optional<TimeMs> failed_at;
+};
+
+class OutboundQueue {
+ public:
+  explicit OutboundQueue(Database& db) : db_(db) {}
+
+  // Appends every message in one transaction, stamped created_at = now; returns their
+  // ids in input order. All or none: on error nothing was written.
+  Result<std::vector<MessageId>> appendBatch(std::span<const NewMessage> messages, TimeMs now);
+
+  // Up to `limit` queued messages for `spid` that an association with functions
+  // `association_functions` may carry, in send order.
+  Result<std::vector<QueuedMessage>> nextQueued(std::string_view spid,
+                                                std::uint32_t association_functions,
+                                                std::size_t limit);
+
+  // queued → sent over `association`; attempts + 1. kInvalidArgument if not queued.
+  Status markSent(MessageId id, AssociationId association, TimeMs at);
+  Status markSent(std::span<const MessageId> ids, AssociationId association, TimeMs at);
+  // any → acknowledged. Acknowledging twice is not an error (the provider may repeat
+  // itself); an unknown id is kNotFound.
+  Status markAcknowledged(MessageId id, TimeMs at);
+  Status markAcknowledged(std::span<const MessageId> ids, TimeMs at);
+  // queued or sent → failed, with the reason (retries exhausted, rejected by provider...).
+  Status markFailed(MessageId id, std::string_view reason, TimeMs at);
+
+  // Every message in flight (sent) on `association` goes back to queued, flagged as a
+  // retransmission; returns how many.
+  Result<std::size_t> requeueAssociation(AssociationId association);
+
+  Result<QueuedMessage> get(MessageId id);  // kNotFound if absent
+  // Recovery by time range: every message for `spid` created in [from, to), in id order,
+  // whatever its state ("what did this provider miss between T1 and T2").
+  Result<std::vector<QueuedMessage>> createdBetween(std::string_view spid, TimeMs from, TimeMs to,
+                                                    std::size_t limit);
+  // "Send what I missed": every message for `spid` not acknowledged (queued, sent,
+  // failed), in id order.
+  Result<std::vector<QueuedMessage>> unacknowledged(std::string_view spid, std::size_t limit);
+  // Retention: deletes acknowledged messages acknowledged before `cutoff`; returns how many.
+  Result<std::size_t> purgeAcknowledgedBefore(TimeMs cutoff);
+  // How many messages are in `state` (all providers).
+  Result<std::size_t> count(MessageState state);
+
+ private:
+  Result<std::vector<QueuedMessage>> select(Statement& query);
+  Status explainUnchanged(MessageId id, const char* wanted);
+  Status markSentOne(MessageId id, AssociationId association, TimeMs at);
+  Status markAcknowledgedOne(MessageId id, TimeMs at);
+
+  Database& db_;
+};
+
+}  // namespace npac::db

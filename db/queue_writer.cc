@@ -1,0 +1,135 @@
+#include "db/queue_writer.h"
+
+#include <utility>
+
+#include "db/transaction.h"
+
+namespace npac::db {
+
+Result<std::unique_ptr<QueueWriter>> QueueWriter::start(const std::string& path,
+                                                        const OpenOptions& open_options,
+                                                        Clock clock, Options options) {
+  Result<std::unique_ptr<Database>> db = Database::open(path, open_options);
+  if (!db) return db.status();
+  if (options.max_batch_messages == 0) options.max_batch_messages = 1;
+  return std::unique_ptr<QueueWriter>(
+      new QueueWriter(std::move(db).value(), std::move(clock), options));
+}
+
+QueueWriter::QueueWriter(std::unique_ptr<Database> db, Clock clock, Options options)
+    : db_(std::move(db)), clock_(std::move(clock)), options_(options) {
+  writer_ = std::thread([this] { run(); });
+}
+
+QueueWriter::~QueueWriter() { stop(); }
+
+void QueueWriter::submit(std::vector<NewMessage> messages, Completion done) {
+  Status refused;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) {
+      refused = Status::shutdown("the outbound queue writer is stopping; message not accepted");
+    } else if (pending_messages_ + messages.size() > options_.max_pending_messages &&
+               pending_messages_ > 0) {
+      refused = Status::overloaded(
+          "the outbound queue has " + std::to_string(pending_messages_) +
+          " messages waiting for the disk; message not accepted, retry later");
+    } else {
+      pending_messages_ += messages.size();
+      pending_.push_back(Submission{std::move(messages), std::move(done)});
+      wake_.notify_one();
+      return;
+    }
+  }
+  done(refused.withFile(db_->path()));
+}
+
+std::future<Result<std::vector<MessageId>>> QueueWriter::submit(std::vector<NewMessage> messages) {
+  auto promise = std::make_shared<std::promise<Result<std::vector<MessageId>>>>();
+  auto future = promise->get_future();
+  submit(std::move(messages), [promise](Result<std::vector<MessageId>> result) {
+    promise->set_value(std::move(result));
+  });
+  return future;
+}
+
+void QueueWriter::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    wake_.notify_one();
+  }
+  if (writer_.joinable()) writer_.join();
+}
+
+std::uint64_t QueueWriter::committedBatches() const {
+  std::lock_guard lock(mutex_);
+  return committed_batches_;
+}
+
+std::uint64_t QueueWriter::committedMessages() const {
+  std::lock_guard lock(mutex_);
+  return committed_messages_;
+}
+
+void QueueWriter::run() {
+  std::vector<Submission> batch;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+      if (pending_.empty()) return;  // stopping, and everything submitted is done
+      std::size_t messages = 0;
+      while (!pending_.empty() &&
+             (batch.empty() ||
+              messages + pending_.front().messages.size() <= options_.max_batch_messages)) {
+        messages += pending_.front().messages.size();
+        batch.push_back(std::move(pending_.front()));
+        pending_.pop_front();
+      }
+      pending_messages_ -= messages;
+    }
+    commitBatch(batch);
+    batch.clear();
+  }
+}
+
+void QueueWriter::commitBatch(std::vector<Submission>& batch) {
+  const TimeMs now = clock_();
+  OutboundQueue queue(*db_);
+  std::vector<Result<std::vector<MessageId>>> results;
+  results.reserve(batch.size());
+
+  Transaction txn(*db_);
+  Status status = txn.begin();
+  std::size_t appended = 0;
+  if (status) {
+    for (Submission& submission : batch) {
+      // Inside our transaction appendBatch() is a savepoint: a failing submission is
+      // rolled back alone and the others still commit.
+      results.push_back(queue.appendBatch(submission.messages, now));
+      if (results.back()) appended += submission.messages.size();
+      const Status::Code code = results.back().status().code();
+      if (code == Status::Code::kFull || code == Status::Code::kIoError ||
+          code == Status::Code::kBusy || code == Status::Code::kCorrupt ||
+          code == Status::Code::kReadOnly) {
+        status = results.back().status();  // the whole transaction is lost
+        break;
+      }
+    }
+    if (status) status = txn.commit();
+  }
+  if (!status) {
+    txn.rollback();
+    for (Submission& submission : batch) submission.done(status);
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    ++committed_batches_;
+    committed_messages_ += appended;
+  }
+  for (std::size_t i = 0; i < batch.size(); ++i) batch[i].done(std::move(results[i]));
+}
+
+}  // namespace npac::db

@@ -1,0 +1,107 @@
+// QueueWriter: group commit for the outbound queue.
+//
+// Any number of threads submit() messages; one writer thread owned by the QueueWriter
+// collects whatever submissions are waiting, appends them all inside ONE transaction
+// (each submission in its own savepoint, through OutboundQueue::appendBatch, so one bad
+// submission — an unknown SPID, say — fails alone), COMMITs, and only then completes each
+// submission with its assigned ids. A submitter is therefore never told "accepted"
+// before its messages are on disk (as durable as the Durability setting makes a commit).
+// While one batch commits, new submissions accumulate for the next: the busier the
+// server, the larger the batches and the fewer the fsyncs per message.
+//
+// If the transaction fails (disk full, I/O error, locked past the busy timeout), every
+// submission in that batch is completed with that error and nothing of the batch is on
+// disk. Submissions are bounded (Options::max_pending_messages): beyond it submit()
+// completes at once with kOverloaded, so a stalled disk pushes back on the clients
+// instead of growing memory.
+//
+// Threading: submit() may be called from any thread, concurrently. Completions run on
+// the writer thread, one at a time, after COMMIT: keep them short and never wait in one
+// for another submission (submitting from a completion is fine). stop() and the
+// destructor drain what was already submitted, then join the writer thread; later
+// submissions complete with kShutdown. The writer uses its own Database connection.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "db/clock.h"
+#include "db/database.h"
+#include "db/outbound_queue.h"
+#include "db/status.h"
+
+namespace npac::db {
+
+class QueueWriter {
+ public:
+  struct Options {
+    // Messages per transaction at most (a submission is never split, so one larger
+    // submission still commits whole).
+    std::size_t max_batch_messages = 1024;
+    // Messages submitted but not yet committed, at most; beyond it kOverloaded.
+    std::size_t max_pending_messages = 65536;
+  };
+
+  using Completion = std::function<void(Result<std::vector<MessageId>>)>;
+
+  // Opens its own connection to `path` (schema applied) and starts the writer thread.
+  static Result<std::unique_ptr<QueueWriter>> start(const std::string& path,
+                                                    const OpenOptions& open_options, Clock clock,
+                                                    Options options);
+  static Result<std::unique_ptr<QueueWriter>> start(const std::string& path,
+                                                    const OpenOptions& open_options, Clock clock) {
+    return start(path, open_options, std::move(clock), Options{});
+  }
+
+  ~QueueWriter();
+  QueueWriter(const QueueWriter&) = delete;
+  QueueWriter& operator=(const QueueWriter&) = delete;
+
+  // Queues `messages` for the next group commit; `done` receives their ids (input order)
+  // once committed, or the error.
+  void submit(std::vector<NewMessage> messages, Completion done);
+  // The same, as a future.
+  std::future<Result<std::vector<MessageId>>> submit(std::vector<NewMessage> messages);
+
+  // Commits everything already submitted, then stops the writer thread. Idempotent.
+  void stop();
+
+  // Statistics for tests and metrics.
+  std::uint64_t committedBatches() const;
+  std::uint64_t committedMessages() const;
+
+ private:
+  struct Submission {
+    std::vector<NewMessage> messages;
+    Completion done;
+  };
+
+  QueueWriter(std::unique_ptr<Database> db, Clock clock, Options options);
+  void run();
+  void commitBatch(std::vector<Submission>& batch);
+
+  std::unique_ptr<Database> db_;
+  Clock clock_;
+  Options options_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Submission> pending_;
+  std::size_t pending_messages_ = 0;
+  bool stopping_ = false;
+  std::uint64_t committed_batches_ = 0;
+  std::uint64_t committed_messages_ = 0;
+
+  std::thread writer_;  // last: started after every member above exists
+};
+
+}  // namespace npac::db

@@ -1,0 +1,255 @@
+#include "db/outbound_queue.h"
+
+#include <catch2/catch.hpp>
+
+#include "db/transaction.h"
+#include "fixtures.h"
+
+using namespace npac::db;
+using namespace npac::db::testing;
+
+namespace {
+
+constexpr std::uint32_t kSoaMgmt = 0x1;
+constexpr std::uint32_t kNetworkData = 0x2;
+
+NewMessage message(const std::string& spid, std::uint8_t tag, int priority = 0,
+                   std::uint32_t functions = kSoaMgmt) {
+  return NewMessage{spid, functions, priority, Bytes{0x30, 0x03, 0x02, 0x01, tag}};
+}
+
+std::vector<MessageId> idsOf(const std::vector<QueuedMessage>& messages) {
+  std::vector<MessageId> ids;
+  for (const auto& m : messages) ids.push_back(m.id);
+  return ids;
+}
+
+struct QueueFixture {
+  TempDir dir;
+  std::unique_ptr<Database> db = openFresh(dir);
+  OutboundQueue queue{*db};
+  QueueFixture() {
+    addProvider(*db, "0001");
+    addProvider(*db, "0002");
+  }
+  std::vector<MessageId> append(std::vector<NewMessage> messages, TimeMs now = 1000) {
+    auto ids = queue.appendBatch(messages, now);
+    INFO(ids.status().toString());
+    REQUIRE(ids.isOk());
+    return *ids;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("An appended message reads back with its PDU bytes and queued state") {
+  QueueFixture f;
+  NewMessage m{"0001", kSoaMgmt | kNetworkData, 3, Bytes{0x00, 0xff, 0x10, 0x00}};
+  auto ids = f.append({m}, 1234);
+  auto got = f.queue.get(ids[0]);
+  REQUIRE(got.isOk());
+  CHECK(got->spid == "0001");
+  CHECK(got->function_mask == (kSoaMgmt | kNetworkData));
+  CHECK(got->priority == 3);
+  CHECK(got->pdu == m.pdu);
+  CHECK(got->state == MessageState::kQueued);
+  CHECK(got->attempts == 0);
+  CHECK(got->created_at == 1234);
+  CHECK_FALSE(got->sent_at.has_value());
+  CHECK_FALSE(got->retransmission);
+}
+
+TEST_CASE("A batch append returns increasing ids in input order") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1), message("0002", 2), message("0001", 3)});
+  REQUIRE(ids.size() == 3);
+  CHECK(ids[0] < ids[1]);
+  CHECK(ids[1] < ids[2]);
+  CHECK(f.queue.get(ids[1])->pdu.back() == 2);
+}
+
+TEST_CASE("A batch with a message for an unknown provider writes nothing") {
+  QueueFixture f;
+  auto ids = f.queue.appendBatch(std::vector{message("0001", 1), message("9999", 2)}, 1);
+  REQUIRE_FALSE(ids.isOk());
+  CHECK(ids.status().code() == Status::Code::kConstraint);
+  CHECK(ids.status().message().find("9999") != std::string::npos);
+  CHECK(f.queue.count(MessageState::kQueued).value() == 0);
+}
+
+TEST_CASE("A message with a malformed SPID is refused before touching the database") {
+  QueueFixture f;
+  auto ids = f.queue.appendBatch(std::vector{message("01", 1)}, 1);
+  CHECK(ids.status().code() == Status::Code::kInvalidArgument);
+}
+
+TEST_CASE("Queued messages come out first-in first-out per provider") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1), message("0002", 2), message("0001", 3),
+                       message("0001", 4)});
+  auto next = f.queue.nextQueued("0001", kSoaMgmt, 10);
+  REQUIRE(next.isOk());
+  CHECK(idsOf(*next) == std::vector<MessageId>{ids[0], ids[2], ids[3]});
+  auto limited = f.queue.nextQueued("0001", kSoaMgmt, 2);
+  CHECK(idsOf(*limited) == std::vector<MessageId>{ids[0], ids[2]});
+}
+
+TEST_CASE("Higher priority is sent first and FIFO holds within a priority") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1, 0), message("0001", 2, 5), message("0001", 3, 0),
+                       message("0001", 4, 5)});
+  auto next = f.queue.nextQueued("0001", kSoaMgmt, 10);
+  CHECK(idsOf(*next) == std::vector<MessageId>{ids[1], ids[3], ids[0], ids[2]});
+}
+
+TEST_CASE("Only messages whose functions the association carries are offered (NANC 111)") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1, 0, kSoaMgmt), message("0001", 2, 0, kNetworkData),
+                       message("0001", 3, 0, kSoaMgmt | kNetworkData)});
+  CHECK(idsOf(*f.queue.nextQueued("0001", kSoaMgmt, 10)) == std::vector<MessageId>{ids[0]});
+  CHECK(idsOf(*f.queue.nextQueued("0001", kNetworkData, 10)) == std::vector<MessageId>{ids[1]});
+  CHECK(idsOf(*f.queue.nextQueued("0001", kSoaMgmt | kNetworkData, 10)) == ids);
+}
+
+TEST_CASE("Marking sent records the association, time and attempt") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1)});
+  REQUIRE(f.queue.markSent(ids[0], 77, 2000).isOk());
+  auto got = f.queue.get(ids[0]);
+  CHECK(got->state == MessageState::kSent);
+  CHECK(got->association_id == 77);
+  CHECK(got->sent_at == 2000);
+  CHECK(got->attempts == 1);
+  CHECK(f.queue.nextQueued("0001", kSoaMgmt, 10)->empty());
+}
+
+TEST_CASE("Marking a message sent twice is refused with its current state") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1)});
+  REQUIRE(f.queue.markSent(ids[0], 1, 2000).isOk());
+  Status again = f.queue.markSent(ids[0], 1, 2001);
+  CHECK(again.code() == Status::Code::kInvalidArgument);
+  CHECK(again.message().find("is sent") != std::string::npos);
+}
+
+TEST_CASE("Acknowledging is idempotent and an unknown id is not found") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1)});
+  REQUIRE(f.queue.markSent(ids[0], 1, 2000).isOk());
+  REQUIRE(f.queue.markAcknowledged(ids[0], 3000).isOk());
+  REQUIRE(f.queue.markAcknowledged(ids[0], 4000).isOk());
+  CHECK(f.queue.get(ids[0])->acknowledged_at == 3000);
+  CHECK(f.queue.markAcknowledged(ids[0] + 100, 1).code() == Status::Code::kNotFound);
+}
+
+TEST_CASE("A batch acknowledgement with an unknown id acknowledges nothing") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1), message("0001", 2)});
+  REQUIRE(f.queue.markSent(ids, 1, 2000).isOk());
+  std::vector<MessageId> acks{ids[0], ids[1] + 50};
+  CHECK(f.queue.markAcknowledged(acks, 3000).code() == Status::Code::kNotFound);
+  CHECK(f.queue.count(MessageState::kAcknowledged).value() == 0);
+  REQUIRE(f.queue.markAcknowledged(ids, 3000).isOk());
+  CHECK(f.queue.count(MessageState::kAcknowledged).value() == 2);
+}
+
+TEST_CASE("Marking failed keeps the reason and time") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1)});
+  REQUIRE(f.queue.markFailed(ids[0], "retry attempts exhausted", 5000).isOk());
+  auto got = f.queue.get(ids[0]);
+  CHECK(got->state == MessageState::kFailed);
+  CHECK(got->failure_reason == "retry attempts exhausted");
+  CHECK(got->failed_at == 5000);
+  CHECK(f.queue.markFailed(ids[0], "again", 5001).code() == Status::Code::kInvalidArgument);
+}
+
+TEST_CASE("Losing an association re-queues only what it had in flight, as retransmissions") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1), message("0001", 2), message("0001", 3),
+                       message("0001", 4)});
+  REQUIRE(f.queue.markSent(std::vector{ids[0], ids[1]}, 10, 2000).isOk());
+  REQUIRE(f.queue.markSent(ids[2], 11, 2000).isOk());
+  REQUIRE(f.queue.markAcknowledged(ids[1], 2500).isOk());
+  auto requeued = f.queue.requeueAssociation(10);
+  REQUIRE(requeued.isOk());
+  CHECK(*requeued == 1);  // ids[0]; ids[1] was acknowledged, ids[2] is on association 11
+  auto first = f.queue.get(ids[0]);
+  CHECK(first->state == MessageState::kQueued);
+  CHECK(first->retransmission);
+  CHECK(first->association_id == 10);  // last used
+  CHECK(f.queue.get(ids[2])->state == MessageState::kSent);
+  // The re-queued message goes out before the one that was never sent (FIFO by id).
+  CHECK(idsOf(*f.queue.nextQueued("0001", kSoaMgmt, 10)) == std::vector<MessageId>{ids[0], ids[3]});
+  REQUIRE(f.queue.markSent(ids[0], 12, 3000).isOk());
+  CHECK(f.queue.get(ids[0])->attempts == 2);
+}
+
+TEST_CASE("Recovery by time range returns a provider's messages created in [from, to)") {
+  QueueFixture f;
+  auto early = f.append({message("0001", 1)}, 1000);
+  auto middle = f.append({message("0001", 2), message("0002", 3)}, 2000);
+  auto late = f.append({message("0001", 4)}, 3000);
+  REQUIRE(f.queue.markSent(middle[0], 1, 2100).isOk());
+  REQUIRE(f.queue.markAcknowledged(middle[0], 2200).isOk());
+  auto range = f.queue.createdBetween("0001", 2000, 3000, 100);
+  REQUIRE(range.isOk());
+  CHECK(idsOf(*range) == std::vector<MessageId>{middle[0]});
+  CHECK(idsOf(*f.queue.createdBetween("0001", 0, 3001, 100)) ==
+        std::vector<MessageId>{early[0], middle[0], late[0]});
+}
+
+TEST_CASE("Everything not acknowledged is listed for send-what-I-missed") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1), message("0001", 2), message("0001", 3),
+                       message("0001", 4), message("0002", 5)});
+  REQUIRE(f.queue.markSent(std::vector{ids[0], ids[1]}, 1, 2000).isOk());
+  REQUIRE(f.queue.markAcknowledged(ids[0], 2100).isOk());
+  REQUIRE(f.queue.markFailed(ids[2], "rejected", 2200).isOk());
+  auto missed = f.queue.unacknowledged("0001", 100);
+  REQUIRE(missed.isOk());
+  CHECK(idsOf(*missed) == std::vector<MessageId>{ids[1], ids[2], ids[3]});
+}
+
+TEST_CASE("The retention purge removes only acknowledged messages older than the cutoff") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1), message("0001", 2), message("0001", 3)});
+  REQUIRE(f.queue.markSent(ids, 1, 2000).isOk());
+  REQUIRE(f.queue.markAcknowledged(ids[0], 3000).isOk());
+  REQUIRE(f.queue.markAcknowledged(ids[1], 5000).isOk());
+  auto purged = f.queue.purgeAcknowledgedBefore(4000);
+  REQUIRE(purged.isOk());
+  CHECK(*purged == 1);
+  CHECK(f.queue.get(ids[0]).status().isNotFound());
+  CHECK(f.queue.get(ids[1]).isOk());
+  CHECK(f.queue.get(ids[2]).isOk());  // sent, not acknowledged: kept whatever its age
+}
+
+TEST_CASE("Ids are never reused after the newest messages are purged") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1)});
+  REQUIRE(f.queue.markAcknowledged(ids[0], 1000).isOk());
+  REQUIRE(f.queue.purgeAcknowledgedBefore(2000).value() == 1);
+  auto next = f.append({message("0001", 2)});
+  CHECK(next[0] > ids[0]);
+}
+
+TEST_CASE("An append inside a caller's transaction disappears when it rolls back") {
+  QueueFixture f;
+  {
+    Transaction txn(*f.db);
+    REQUIRE(txn.begin().isOk());
+    f.append({message("0001", 1)});
+  }
+  CHECK(f.queue.count(MessageState::kQueued).value() == 0);
+}
+
+TEST_CASE("A provider with queued messages cannot be removed") {
+  QueueFixture f;
+  f.append({message("0001", 1)});
+  ProviderStore providers(*f.db);
+  Status status = providers.remove("0001");
+  CHECK(status.code() == Status::Code::kConstraint);
+  CHECK(status.message().find("outbound queue") != std::string::npos);
+  CHECK(providers.get("0001").isOk());
+}

@@ -1,0 +1,183 @@
+#include "db/queue_writer.h"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <set>
+#include <chrono>
+#include <thread>
+
+#include "db/transaction.h"
+#include "fixtures.h"
+
+using namespace npac::db;
+using namespace npac::db::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr TimeMs kNow = 1'700'000'000'000;
+
+NewMessage message(const std::string& spid, std::uint8_t tag) {
+  return NewMessage{spid, 0x1, 0, Bytes{0xa1, tag}};
+}
+
+std::unique_ptr<QueueWriter> startWriter(const TempDir& dir, QueueWriter::Options options = {}) {
+  OpenOptions open;
+  open.busy_timeout = 30s;  // the tests hold the write lock from another connection
+  auto writer = QueueWriter::start(dir.file("npacd.db"), open, [] { return kNow; }, options);
+  INFO(writer.status().toString());
+  REQUIRE(writer.isOk());
+  return std::move(writer).value();
+}
+
+bool isReady(const std::future<Result<std::vector<MessageId>>>& future) {
+  return future.wait_for(0s) == std::future_status::ready;
+}
+
+// Holds the database's write lock from another connection while alive, so everything
+// submitted meanwhile waits for the same next commit.
+struct WriteLockHolder {
+  explicit WriteLockHolder(Database& db) : txn(db) { REQUIRE(txn.begin().isOk()); }
+  Transaction txn;
+};
+
+}  // namespace
+
+TEST_CASE("A submission completes with ids that are committed in the database") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  addProvider(*db, "0001");
+  auto writer = startWriter(dir);
+  auto result = writer->submit({message("0001", 7), message("0001", 8)}).get();
+  REQUIRE(result.isOk());
+  REQUIRE(result->size() == 2);
+  OutboundQueue queue(*db);  // a different connection sees the rows: they are committed
+  auto first = queue.get((*result)[0]);
+  REQUIRE(first.isOk());
+  CHECK(first->pdu == Bytes{0xa1, 7});
+  CHECK(first->created_at == kNow);
+  CHECK(queue.get((*result)[1])->pdu == Bytes{0xa1, 8});
+}
+
+TEST_CASE("No submitter is told accepted before the commit, and waiting submissions share one") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  addProvider(*db, "0001");
+  auto writer = startWriter(dir);
+  std::vector<std::future<Result<std::vector<MessageId>>>> futures;
+  {
+    WriteLockHolder lock(*db);
+    for (int i = 0; i < 50; ++i) futures.push_back(writer->submit({message("0001", i)}));
+    for (auto& future : futures) CHECK_FALSE(isReady(future));  // nothing can commit yet
+  }  // lock released (rolled back): the writer commits
+  std::vector<MessageId> ids;
+  for (auto& future : futures) {
+    auto result = future.get();
+    REQUIRE(result.isOk());
+    ids.push_back(result->front());
+  }
+  // One batch may have been taken before the lock; everything else went in one more.
+  CHECK(writer->committedBatches() <= 2);
+  CHECK(writer->committedMessages() == 50);
+  for (std::size_t i = 1; i < ids.size(); ++i) CHECK(ids[i] > ids[i - 1]);  // submit order
+}
+
+TEST_CASE("Concurrent submitters all get distinct committed ids") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  addProvider(*db, "0001");
+  auto writer = startWriter(dir);
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 100;
+  std::vector<std::vector<MessageId>> ids(kThreads);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        auto result = writer->submit({message("0001", static_cast<std::uint8_t>(t))}).get();
+        if (!result) {
+          ++failures;
+          continue;
+        }
+        ids[t].push_back(result->front());
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(failures == 0);
+  std::set<MessageId> all;
+  for (auto& per_thread : ids) all.insert(per_thread.begin(), per_thread.end());
+  CHECK(all.size() == kThreads * kPerThread);
+  OutboundQueue queue(*db);
+  CHECK(queue.count(MessageState::kQueued).value() == kThreads * kPerThread);
+}
+
+TEST_CASE("A bad submission fails alone while the others in its batch commit") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  addProvider(*db, "0001");
+  auto writer = startWriter(dir);
+  std::vector<std::future<Result<std::vector<MessageId>>>> futures;
+  {
+    WriteLockHolder lock(*db);
+    futures.push_back(writer->submit({message("0001", 1)}));
+    futures.push_back(writer->submit({message("0001", 2), message("9999", 3)}));
+    futures.push_back(writer->submit({message("0001", 4)}));
+  }
+  auto first = futures[0].get();
+  auto bad = futures[1].get();
+  auto last = futures[2].get();
+  CHECK(first.isOk());
+  CHECK(last.isOk());
+  REQUIRE_FALSE(bad.isOk());
+  CHECK(bad.status().code() == Status::Code::kConstraint);
+  OutboundQueue queue(*db);
+  CHECK(queue.count(MessageState::kQueued).value() == 2);  // the bad one left no row
+}
+
+TEST_CASE("Submissions beyond the pending limit are refused at once as overloaded") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  addProvider(*db, "0001");
+  QueueWriter::Options options;
+  options.max_pending_messages = 4;
+  auto writer = startWriter(dir, options);
+  std::vector<std::future<Result<std::vector<MessageId>>>> futures;
+  std::vector<NewMessage> four(4, message("0001", 1));
+  {
+    WriteLockHolder lock(*db);
+    for (int i = 0; i < 3; ++i) futures.push_back(writer->submit(four));
+    // The writer holds at most one batch in flight and 4 messages may wait: at least
+    // one of the three submissions was refused before anything could commit.
+    int refused = 0;
+    for (auto& future : futures) {
+      if (isReady(future)) {
+        auto result = future.get();
+        CHECK(result.status().code() == Status::Code::kOverloaded);
+        ++refused;
+      }
+    }
+    CHECK(refused >= 1);
+  }
+}
+
+TEST_CASE("After stop, submissions are refused as shutting down and earlier ones committed") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  addProvider(*db, "0001");
+  auto writer = startWriter(dir);
+  auto before = writer->submit({message("0001", 1)});
+  writer->stop();
+  CHECK(before.get().isOk());
+  auto after = writer->submit({message("0001", 2)}).get();
+  CHECK(after.status().code() == Status::Code::kShutdown);
+}
+
+TEST_CASE("A queue writer cannot start on a database it cannot open") {
+  TempDir dir;
+  auto writer = QueueWriter::start(dir.file("missing/npacd.db"), {}, [] { return kNow; });
+  REQUIRE_FALSE(writer.isOk());
+  CHECK(writer.status().code() == Status::Code::kCantOpen);
+}
