@@ -1,0 +1,45 @@
+// Egress throttle group (seed 003). See throttle_group.h.
+#include "dispatch/throttle_group.h"
+
+#include <algorithm>
+
+namespace npac::dispatch {
+
+std::optional<ConfigError> ThrottleGroupConfig::validate() const {
+  if (auto e = rate.validate("rate")) return e;
+  if (auto e = pending.validate("pending")) return e;
+  if (rate_window <= Duration::zero()) {
+    return ConfigError{"rate_window", "must be positive"};
+  }
+  if (rate_buckets == 0 || Duration(rate_buckets) > rate_window) {
+    return ConfigError{"rate_buckets", "must be between 1 and the window in nanoseconds"};
+  }
+  return std::nullopt;
+}
+
+EgressThrottleGroup::EgressThrottleGroup(ThrottleGroupConfig config)
+    : config_(std::move(config)),
+      window_(config_.rate_window, config_.rate_buckets),
+      rate_(config_.rate),
+      pending_(config_.pending) {}
+
+void EgressThrottleGroup::onSent(TimePoint now, bool opens_transaction) {
+  window_.add(now);
+  if (opens_transaction) ++ept_;
+  evaluate(now);
+}
+
+void EgressThrottleGroup::onTransactionEnded(TimePoint now) {
+  if (ept_ > 0) --ept_;
+  evaluate(now);
+}
+
+int EgressThrottleGroup::evaluate(TimePoint now) {
+  rate_.update(emr(now), config_.rate.maximum, now);
+  pending_.update(static_cast<double>(ept_), config_.pending.maximum, now);
+  return level();
+}
+
+int EgressThrottleGroup::level() const { return std::max(rate_.level(), pending_.level()); }
+
+}  // namespace npac::dispatch
