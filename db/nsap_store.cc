@@ -1,0 +1,121 @@
+#include "db/nsap_store.h"
+
+#include "db/database.h"
+
+namespace npac::db {
+namespace {
+
+Status validate(const ProvisionedNsap& nsap) {
+  if (nsap.nsap.empty() || nsap.nsap.size() > kMaxNsapOctets) {
+    return Status::invalidArgument("an NSAP has 1 to 20 octets, got " +
+                                   std::to_string(nsap.nsap.size()));
+  }
+  if (nsap.weight && (*nsap.weight < kMinNsapWeight || *nsap.weight > kMaxNsapWeight)) {
+    return Status::invalidArgument("NSAP weight must be 1–99, got " + std::to_string(*nsap.weight));
+  }
+  return Status::ok();
+}
+
+std::optional<std::int64_t> widen(const std::optional<std::uint32_t>& value) {
+  if (!value) return std::nullopt;
+  return static_cast<std::int64_t>(*value);
+}
+
+std::optional<std::uint32_t> narrow(const std::optional<std::int64_t>& value) {
+  if (!value) return std::nullopt;
+  return static_cast<std::uint32_t>(*value);
+}
+
+Status notFound(std::string_view spid, std::span<const std::uint8_t> nsap) {
+  return Status::notFound("NSAP " + toHex(nsap) + " is not provisioned for provider '" +
+                          std::string(spid) + "'");
+}
+
+}  // namespace
+
+std::string toHex(std::span<const std::uint8_t> bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (std::uint8_t b : bytes) {
+    out.push_back(kDigits[b >> 4]);
+    out.push_back(kDigits[b & 0xf]);
+  }
+  return out;
+}
+
+std::optional<Bytes> fromHex(std::string_view hex) {
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  if (hex.size() % 2 != 0) return std::nullopt;
+  Bytes out;
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    const int high = digit(hex[i]);
+    const int low = digit(hex[i + 1]);
+    if (high < 0 || low < 0) return std::nullopt;
+    out.push_back(static_cast<std::uint8_t>(high << 4 | low));
+  }
+  return out;
+}
+
+Status NsapStore::add(const ProvisionedNsap& nsap) {
+  if (Status status = validate(nsap); !status) return status;
+  Result<Statement> insert = db_.prepare(
+      "INSERT INTO provider_nsaps(spid, nsap, weight, relative_cost) VALUES(?, ?, ?, ?)");
+  if (!insert) return insert.status();
+  insert->bindText(0, nsap.spid)
+      .bindBlob(1, nsap.nsap)
+      .bindOptionalInt64(2, widen(nsap.weight))
+      .bindOptionalInt64(3, widen(nsap.relative_cost));
+  return insert->run();
+}
+
+Status NsapStore::update(const ProvisionedNsap& nsap) {
+  if (Status status = validate(nsap); !status) return status;
+  Result<Statement> update = db_.prepare(
+      "UPDATE provider_nsaps SET weight = ?, relative_cost = ? WHERE spid = ? AND nsap = ?");
+  if (!update) return update.status();
+  update->bindOptionalInt64(0, widen(nsap.weight))
+      .bindOptionalInt64(1, widen(nsap.relative_cost))
+      .bindText(2, nsap.spid)
+      .bindBlob(3, nsap.nsap);
+  if (Status status = update->run(); !status) return status;
+  return db_.changes() == 1 ? Status::ok() : notFound(nsap.spid, nsap.nsap);
+}
+
+Status NsapStore::remove(std::string_view spid, std::span<const std::uint8_t> nsap) {
+  Result<Statement> erase = db_.prepare("DELETE FROM provider_nsaps WHERE spid = ? AND nsap = ?");
+  if (!erase) return erase.status();
+  erase->bindText(0, spid).bindBlob(1, nsap);
+  if (Status status = erase->run(); !status) return status;
+  return db_.changes() == 1 ? Status::ok() : notFound(spid, nsap);
+}
+
+Result<bool> NsapStore::isProvisioned(std::string_view spid, std::span<const std::uint8_t> nsap) {
+  Result<Statement> query = db_.prepare("SELECT 1 FROM provider_nsaps WHERE spid = ? AND nsap = ?");
+  if (!query) return query.status();
+  query->bindText(0, spid).bindBlob(1, nsap);
+  return query->step();
+}
+
+Result<std::vector<ProvisionedNsap>> NsapStore::listForProvider(std::string_view spid) {
+  Result<Statement> query = db_.prepare(
+      "SELECT spid, nsap, weight, relative_cost FROM provider_nsaps WHERE spid = ? ORDER BY nsap");
+  if (!query) return query.status();
+  query->bindText(0, spid);
+  std::vector<ProvisionedNsap> out;
+  for (;;) {
+    Result<bool> row = query->step();
+    if (!row) return row.status();
+    if (!*row) return out;
+    out.push_back(ProvisionedNsap{query->columnText(0), query->columnBlob(1),
+                                  narrow(query->columnOptionalInt64(2)),
+                                  narrow(query->columnOptionalInt64(3))});
+  }
+}
+
+}  // namespace npac::db
