@@ -1,0 +1,140 @@
+// The NPAC bind profile: the LnpAccessControl structure an SOA or LSMS carries in
+// CMIPUserInfo.accessControl when it binds, the exact bytes its signature covers, and
+// the recovery actions and heartbeat notification npacd defines.
+//
+// The real NPAC IIS ASN.1 for these is not public; docs/npac-bind.asn1 is npacd's own
+// module (NPACD-BIND-PROFILE) under the sub-arc npacdProfile(90) of the NPAC IIS arc
+// 1.3.6.1.4.1.103.7.0.0, and this file implements exactly that text. docs/PROTOCOL.md
+// "NPAC bind profile" documents the bits and the signing rule.
+//
+// Signing (NPACD-BIND-PROFILE "What the signature covers"): signedContent(ac) is the DER
+// encoding of SignedAccessControl, i.e. a SEQUENCE of components [0]..[8] of
+// LnpAccessControl re-encoded from the decoded values. The simulator signs those bytes;
+// the server's BindGate verifies the signature over the same bytes.
+//
+// Threading: plain values and pure functions; safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cmip/ber.h"
+#include "cmip/cmip.h"
+#include "cmip/result.h"
+
+namespace npac::cmip {
+
+namespace oids {
+// npacdProfile(90) under the NPAC IIS arc — our own definitions, not the IIS's.
+inline const Oid kNpacdProfile{1, 3, 6, 1, 4, 1, 103, 7, 0, 0, 90};
+inline const Oid kNpacdBindModule{1, 3, 6, 1, 4, 1, 103, 7, 0, 0, 90, 0, 1};
+// direct-reference of the accessControl EXTERNAL holding an LnpAccessControl.
+inline const Oid kLnpAccessControlSyntax{1, 3, 6, 1, 4, 1, 103, 7, 0, 0, 90, 1};
+// managed object class of the NPAC SMS (target of recovery actions, heartbeat source).
+inline const Oid kLnpNpacSmsClass{1, 3, 6, 1, 4, 1, 103, 7, 0, 0, 90, 3, 1};
+// M-EVENT-REPORT event type of the application heartbeat (NANC 404).
+inline const Oid kNpacHeartbeatEvent{1, 3, 6, 1, 4, 1, 103, 7, 0, 0, 90, 5, 1};
+// M-ACTION action types of recovery (NANC 351 SWIM).
+inline const Oid kLnpRecoveryRequestAction{1, 3, 6, 1, 4, 1, 103, 7, 0, 0, 90, 6, 1};
+inline const Oid kLnpRecoveryCompleteAction{1, 3, 6, 1, 4, 1, 103, 7, 0, 0, 90, 6, 2};
+}  // namespace oids
+
+// SystemType ::= ENUMERATED { soa(0), lsms(1), soa-and-lsms(2), npac(3) }
+enum class SystemType : int32_t { kSoa = 0, kLsms = 1, kSoaAndLsms = 2, kNpac = 3 };
+const char* systemTypeName(SystemType t);  // "soa", "lsms", "soa-and-lsms", "npac"
+
+// AssociationFunctions bit numbers (X.690 §8.6.2: bit 0 is the first bit on the wire).
+enum class AssociationFunction : uint8_t {
+  kSoaManagement = 0,
+  kLsmsDataDownload = 1,
+  kNetworkDataManagement = 2,
+  kNotifications = 3,
+  kQueries = 4,
+};
+inline constexpr int kAssociationFunctionCount = 5;
+const char* associationFunctionName(AssociationFunction f);  // "soa-management", ...
+
+// A set of association functions: bit i of `bits` is AssociationFunction i.
+struct AssociationFunctionMask {
+  uint32_t bits = 0;
+  bool has(AssociationFunction f) const { return bits & (1u << static_cast<int>(f)); }
+  AssociationFunctionMask& add(AssociationFunction f) {
+    bits |= 1u << static_cast<int>(f);
+    return *this;
+  }
+  // DER BIT STRING value: named bits, trailing zero bits removed (X.690 §11.2.2).
+  BitString toBitString() const;
+  // kBindBadAccessControl for a bit beyond the five defined functions.
+  static Result<AssociationFunctionMask> fromBitString(const BitString& bits, size_t offset);
+  bool operator==(const AssociationFunctionMask&) const = default;
+};
+
+inline constexpr size_t kSystemIdLength = 4;  // an SPID is exactly four characters
+inline constexpr size_t kMaxUserIdLength = 64;
+
+struct LnpAccessControl {
+  std::string systemId;                 // [0] PrintableString (SIZE (4)) — the SPID
+  SystemType systemType = SystemType::kSoa;  // [1]
+  std::string userId;                   // [2] VisibleString (SIZE (1..64))
+  int64_t listId = 0;                   // [3] key list id
+  int64_t keyId = 0;                    // [4]
+  GeneralizedTime departureTime;        // [5] cmipDepartureTime, UTC
+  int64_t sequenceNumber = 0;           // [6] 0..4294967295
+  AssociationFunctionMask functions;    // [7]
+  bool recoveryMode = false;            // [8]
+  std::vector<uint8_t> signature;       // [9] BIT STRING, 0 unused bits
+  bool operator==(const LnpAccessControl&) const = default;
+};
+
+// Range and repertoire checks of every field (kBindBadAccessControl, naming the field).
+Status validateAccessControl(const LnpAccessControl& ac);
+
+// The LnpAccessControl SEQUENCE TLV.
+std::vector<uint8_t> encodeAccessControl(const LnpAccessControl& ac);
+void encodeAccessControl(const LnpAccessControl& ac, BerWriter& w);
+// Decodes and validates. kBindBadAccessControl with the field named for a bad SPID
+// length, an unknown system type, an out-of-range number, a bad function bit or a
+// signature with unused bits; BER errors pass through.
+Result<LnpAccessControl> decodeAccessControl(std::span<const uint8_t> tlv,
+                                             const DecodeLimits& limits = DecodeLimits{});
+
+// The bytes the signature covers: DER of SignedAccessControl (components [0]..[8]).
+std::vector<uint8_t> signedContent(const LnpAccessControl& ac);
+
+// accessControl EXTERNAL: direct-reference kLnpAccessControlSyntax, single-ASN1-type.
+External toExternal(const LnpAccessControl& ac);
+// kBindBadAccessControl if the EXTERNAL is not of that syntax or encoding.
+Result<LnpAccessControl> accessControlFromExternal(const External& ext,
+                                                   const DecodeLimits& limits = DecodeLimits{});
+// CMIPUserInfo.accessControl → LnpAccessControl (kBindBadAccessControl when absent).
+Result<LnpAccessControl> accessControlFromUserInfo(const CmipUserInfo& info,
+                                                   const DecodeLimits& limits = DecodeLimits{});
+
+// --- recovery and heartbeat values (NPACD-BIND-PROFILE) ------------------------------
+
+// RecoveryRequest ::= CHOICE { timeRange [0] SEQUENCE { startTime [0] GeneralizedTime,
+//   stopTime [1] GeneralizedTime }, allUnacknowledged [1] NULL }
+struct RecoveryRequest {
+  bool allUnacknowledged = false;  // true: SWIM, the times are ignored
+  GeneralizedTime startTime;
+  GeneralizedTime stopTime;
+  bool operator==(const RecoveryRequest&) const = default;
+};
+OpaqueBer encodeRecoveryRequest(const RecoveryRequest& r);
+Result<RecoveryRequest> decodeRecoveryRequest(std::span<const uint8_t> tlv,
+                                              const DecodeLimits& limits = DecodeLimits{});
+
+// RecoveryReply ::= SEQUENCE { messageCount [0] INTEGER }
+OpaqueBer encodeRecoveryReply(int64_t messageCount);
+Result<int64_t> decodeRecoveryReply(std::span<const uint8_t> tlv,
+                                    const DecodeLimits& limits = DecodeLimits{});
+
+// Heartbeat ::= SEQUENCE { sentAt [0] GeneralizedTime }
+OpaqueBer encodeHeartbeat(const GeneralizedTime& sentAt);
+Result<GeneralizedTime> decodeHeartbeat(std::span<const uint8_t> tlv,
+                                        const DecodeLimits& limits = DecodeLimits{});
+
+}  // namespace npac::cmip

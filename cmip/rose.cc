@@ -1,0 +1,205 @@
+// ROSE APDU codec (X.880 generic ROS PDUs as constrained by X.711 §7.4).
+#include "cmip/rose.h"
+
+#include <string>
+
+namespace npac::cmip {
+namespace {
+
+// ROS CHOICE alternatives, X.880 §… ROS{}: [1]..[4] IMPLICIT SEQUENCE.
+constexpr uint32_t kInvokeTag = 1;
+constexpr uint32_t kReturnResultTag = 2;
+constexpr uint32_t kReturnErrorTag = 3;
+constexpr uint32_t kRejectTag = 4;
+// Invoke.linkedId CHOICE: present [0] IMPLICIT INTEGER, absent [1] IMPLICIT NULL.
+constexpr Tag kLinkedIdPresent = Tag::context(0);
+constexpr Tag kLinkedIdAbsent = Tag::context(1);
+
+Status bad(size_t offset, std::string what) {
+  return Status::error(ErrorCode::kRoseBadApdu, offset, std::move(what));
+}
+
+void writeInvokeId(BerWriter& w, const InvokeId& id) {
+  if (id.present) {
+    w.writeInteger(*id.present);
+  } else {
+    w.writeNull();
+  }
+}
+
+void writeCode(BerWriter& w, const Code& code) {
+  if (code.isLocal()) {
+    w.writeInteger(code.localValue());
+  } else {
+    w.writeOid(std::get<Oid>(code.value));
+  }
+}
+
+Result<int32_t> toInt32(int64_t v, size_t offset, const char* what) {
+  if (v < INT32_MIN || v > INT32_MAX) {
+    return Status::error(ErrorCode::kBerIntegerOverflow, offset,
+                         std::string(what) + " does not fit 32 bits");
+  }
+  return static_cast<int32_t>(v);
+}
+
+Result<InvokeId> readInvokeId(BerReader& r) {
+  if (r.nextIs(kTagNull)) {
+    NPAC_CMIP_RETURN_IF_ERROR(r.readNull());
+    return InvokeId{};
+  }
+  size_t at = r.offset();
+  if (!r.nextIs(kTagInteger)) return bad(at, "invokeId must be INTEGER or NULL");
+  NPAC_CMIP_ASSIGN_OR_RETURN(int64_t v, r.readInteger());
+  NPAC_CMIP_ASSIGN_OR_RETURN(int32_t id, toInt32(v, at, "invokeId"));
+  return InvokeId{id};
+}
+
+Result<Code> readCode(BerReader& r, const char* what) {
+  size_t at = r.offset();
+  if (r.nextIs(kTagInteger)) {
+    NPAC_CMIP_ASSIGN_OR_RETURN(int64_t v, r.readInteger());
+    NPAC_CMIP_ASSIGN_OR_RETURN(int32_t c, toInt32(v, at, what));
+    return Code::local(c);
+  }
+  if (r.nextIs(kTagOid)) {
+    NPAC_CMIP_ASSIGN_OR_RETURN(Oid oid, r.readOid());
+    return Code{std::move(oid)};
+  }
+  return bad(at, std::string(what) + " must be INTEGER (local) or OBJECT IDENTIFIER");
+}
+
+Result<OpaqueBer> readOpaque(BerReader& r) {
+  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv tlv, r.next());
+  return decodeOpaque(tlv);
+}
+
+Result<RoseApdu> decodeInvoke(BerReader& r) {
+  RoseInvoke inv;
+  size_t at = r.offset();
+  NPAC_CMIP_ASSIGN_OR_RETURN(InvokeId id, readInvokeId(r));
+  if (!id.present) return bad(at, "Invoke needs a present invokeId (X.711 InvokeIDType)");
+  inv.invokeId = *id.present;
+  if (r.nextIs(kLinkedIdPresent)) {
+    size_t lat = r.offset();
+    NPAC_CMIP_ASSIGN_OR_RETURN(int64_t v, r.readInteger(kLinkedIdPresent));
+    NPAC_CMIP_ASSIGN_OR_RETURN(inv.linkedId, toInt32(v, lat, "linkedId"));
+  } else if (r.nextIs(kLinkedIdAbsent)) {
+    NPAC_CMIP_RETURN_IF_ERROR(r.readNull(kLinkedIdAbsent));  // same as omitted
+  }
+  NPAC_CMIP_ASSIGN_OR_RETURN(inv.opcode, readCode(r, "opcode"));
+  if (!r.atEnd()) {
+    NPAC_CMIP_ASSIGN_OR_RETURN(inv.argument, readOpaque(r));
+  }
+  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  return RoseApdu{std::move(inv)};
+}
+
+Result<RoseApdu> decodeReturnResult(BerReader& r) {
+  RoseReturnResult rr;
+  NPAC_CMIP_ASSIGN_OR_RETURN(rr.invokeId, readInvokeId(r));
+  if (!r.atEnd()) {
+    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv seq, r.expect(kTagSequence));
+    NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(seq));
+    RoseReturnResult::Body body;
+    NPAC_CMIP_ASSIGN_OR_RETURN(body.opcode, readCode(in, "result.opcode"));
+    if (in.atEnd()) return bad(in.offset(), "ReturnResult.result lacks its result value");
+    NPAC_CMIP_ASSIGN_OR_RETURN(body.result, readOpaque(in));
+    NPAC_CMIP_RETURN_IF_ERROR(in.expectEnd());
+    rr.result = std::move(body);
+  }
+  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  return RoseApdu{std::move(rr)};
+}
+
+Result<RoseApdu> decodeReturnError(BerReader& r) {
+  RoseReturnError re;
+  NPAC_CMIP_ASSIGN_OR_RETURN(re.invokeId, readInvokeId(r));
+  NPAC_CMIP_ASSIGN_OR_RETURN(re.errcode, readCode(r, "errcode"));
+  if (!r.atEnd()) {
+    NPAC_CMIP_ASSIGN_OR_RETURN(re.parameter, readOpaque(r));
+  }
+  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  return RoseApdu{std::move(re)};
+}
+
+Result<RoseApdu> decodeReject(BerReader& r) {
+  RoseReject rj;
+  NPAC_CMIP_ASSIGN_OR_RETURN(rj.invokeId, readInvokeId(r));
+  size_t at = r.offset();
+  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv p, r.next());
+  if (p.tag.cls != TagClass::kContextSpecific || p.tag.constructed || p.tag.number > 3) {
+    return bad(at, "Reject.problem must be [0]..[3] IMPLICIT INTEGER, got " + p.tag.toString());
+  }
+  rj.kind = static_cast<RejectProblemKind>(p.tag.number);
+  NPAC_CMIP_ASSIGN_OR_RETURN(int64_t v, decodeInteger(p));
+  NPAC_CMIP_ASSIGN_OR_RETURN(rj.problem, toInt32(v, at, "problem"));
+  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  return RoseApdu{std::move(rj)};
+}
+
+}  // namespace
+
+const char* roseApduName(const RoseApdu& apdu) {
+  static constexpr const char* kNames[] = {"invoke", "returnResult", "returnError", "reject"};
+  return kNames[apdu.index()];
+}
+
+void encodeRoseApdu(const RoseApdu& apdu, BerWriter& w) {
+  if (const auto* inv = std::get_if<RoseInvoke>(&apdu)) {
+    size_t m = w.beginConstructed(Tag::context(kInvokeTag, true));
+    w.writeInteger(inv->invokeId);
+    if (inv->linkedId) w.writeInteger(*inv->linkedId, kLinkedIdPresent);
+    writeCode(w, inv->opcode);
+    if (inv->argument) w.writeOpaque(*inv->argument);
+    w.endConstructed(m);
+  } else if (const auto* rr = std::get_if<RoseReturnResult>(&apdu)) {
+    size_t m = w.beginConstructed(Tag::context(kReturnResultTag, true));
+    writeInvokeId(w, rr->invokeId);
+    if (rr->result) {
+      size_t s = w.beginConstructed(kTagSequence);
+      writeCode(w, rr->result->opcode);
+      w.writeOpaque(rr->result->result);
+      w.endConstructed(s);
+    }
+    w.endConstructed(m);
+  } else if (const auto* re = std::get_if<RoseReturnError>(&apdu)) {
+    size_t m = w.beginConstructed(Tag::context(kReturnErrorTag, true));
+    writeInvokeId(w, re->invokeId);
+    writeCode(w, re->errcode);
+    if (re->parameter) w.writeOpaque(*re->parameter);
+    w.endConstructed(m);
+  } else {
+    const auto& rj = std::get<RoseReject>(apdu);
+    size_t m = w.beginConstructed(Tag::context(kRejectTag, true));
+    writeInvokeId(w, rj.invokeId);
+    w.writeInteger(rj.problem, Tag::context(static_cast<uint32_t>(rj.kind)));
+    w.endConstructed(m);
+  }
+}
+
+std::vector<uint8_t> encodeRoseApdu(const RoseApdu& apdu) {
+  EncodeBuffer buf(0);
+  BerWriter w(buf);
+  encodeRoseApdu(apdu, w);
+  return buf.toVector();
+}
+
+Result<RoseApdu> decodeRoseApdu(std::span<const uint8_t> in, const DecodeLimits& limits) {
+  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(in, limits));
+  if (top.tag.cls != TagClass::kContextSpecific || !top.tag.constructed ||
+      top.tag.number < kInvokeTag || top.tag.number > kRejectTag) {
+    return Status::error(ErrorCode::kRoseUnknownApdu, top.offset,
+                         "not a ROSE APDU ([1]..[4] constructed): " + top.tag.toString());
+  }
+  BerReader outer(in, limits);
+  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader r, outer.enter(top));
+  switch (top.tag.number) {
+    case kInvokeTag: return decodeInvoke(r);
+    case kReturnResultTag: return decodeReturnResult(r);
+    case kReturnErrorTag: return decodeReturnError(r);
+    default: return decodeReject(r);
+  }
+}
+
+}  // namespace npac::cmip

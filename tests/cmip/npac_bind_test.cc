@@ -1,0 +1,238 @@
+// NPAC bind profile (docs/npac-bind.asn1): LnpAccessControl vectors, the signed bytes,
+// a real OpenSSL signature over them, recovery / heartbeat values and malformed input.
+#include <catch2/catch.hpp>
+
+#include <openssl/evp.h>
+
+#include <memory>
+
+#include "cmip/npac_bind.h"
+#include "tests/cmip/upper_test_util.h"
+
+using namespace npac::cmip;
+using npac::cmip::testing::hex;
+using npac::cmip::testing::RandomValues;
+
+namespace {
+
+LnpAccessControl sample() {
+  LnpAccessControl ac;
+  ac.systemId = "0001";
+  ac.systemType = SystemType::kSoa;
+  ac.userId = "u";
+  ac.listId = 1;
+  ac.keyId = 2;
+  ac.departureTime = GeneralizedTime::parse("20261129150000Z").value();
+  ac.sequenceNumber = 7;
+  ac.functions.add(AssociationFunction::kSoaManagement).add(AssociationFunction::kNotifications);
+  ac.recoveryMode = false;
+  ac.signature = {0xAB, 0xCD};
+  return ac;
+}
+
+// Components [0]..[8] of sample(), hand-encoded from the module text.
+const char* kSignedFields =
+    "80 04 30 30 30 31"                                         // systemId "0001"
+    " 81 01 00"                                                 // systemType soa
+    " 82 01 75"                                                 // userId "u"
+    " 83 01 01 84 01 02"                                        // listId 1, keyId 2
+    " 85 0F 32 30 32 36 31 31 32 39 31 35 30 30 30 30 5A"       // 20261129150000Z
+    " 86 01 07"                                                 // sequenceNumber 7
+    " 87 02 04 90"                                              // bits 0 and 3
+    " 88 01 00";                                                // recoveryMode FALSE
+
+ErrorCode decodeErr(const std::vector<uint8_t>& bytes) {
+  auto r = decodeAccessControl(bytes);
+  REQUIRE_FALSE(r.isOk());
+  return r.status().code();
+}
+
+}  // namespace
+
+TEST_CASE("LnpAccessControl encodes components [0]..[9] as the module defines", "[npac_bind]") {
+  auto want = hex(std::string("30 32 ") + kSignedFields + " 89 03 00 AB CD");
+  CHECK(encodeAccessControl(sample()) == want);
+  auto back = decodeAccessControl(want);
+  INFO(back.status().toString());
+  REQUIRE(back.isOk());
+  CHECK(*back == sample());
+}
+
+TEST_CASE("The signature covers the DER SEQUENCE of components [0]..[8]", "[npac_bind]") {
+  CHECK(signedContent(sample()) == hex(std::string("30 2D ") + kSignedFields));
+  LnpAccessControl other = sample();
+  other.signature = {1, 2, 3, 4, 5};
+  CHECK(signedContent(other) == signedContent(sample()));  // signature not covered
+  other.recoveryMode = true;
+  CHECK(signedContent(other) != signedContent(sample()));
+}
+
+TEST_CASE("Signed content is re-derived from values, so non-minimal BER still verifies",
+          "[npac_bind]") {
+  // keyId 2 sent as a long-form length (84 81 01 02) is BER but not DER.
+  auto ber = hex(
+      "30 80 80 04 30 30 30 31 81 01 00 82 01 75 83 01 01 84 81 01 02"
+      " 85 0F 32 30 32 36 31 31 32 39 31 35 30 30 30 30 5A 86 01 07 87 02 04 90 88 01 00"
+      " 89 03 00 AB CD 00 00");
+  auto back = decodeAccessControl(ber);
+  INFO(back.status().toString());
+  REQUIRE(back.isOk());
+  CHECK(signedContent(*back) == signedContent(sample()));
+}
+
+TEST_CASE("An Ed25519 signature over signedContent verifies with OpenSSL", "[npac_bind]") {
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519"),
+                                                         EVP_PKEY_free);
+  REQUIRE(key);
+  LnpAccessControl ac = sample();
+  auto tbs = signedContent(ac);
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  REQUIRE(EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, key.get()) == 1);
+  size_t len = 64;
+  ac.signature.resize(len);
+  REQUIRE(EVP_DigestSign(ctx.get(), ac.signature.data(), &len, tbs.data(), tbs.size()) == 1);
+  ac.signature.resize(len);
+
+  auto wire = encodeAccessControl(ac);
+  auto received = decodeAccessControl(wire);
+  REQUIRE(received.isOk());
+  auto verify = [&](const LnpAccessControl& r) {
+    auto bytes = signedContent(r);
+    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> v(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+    REQUIRE(EVP_DigestVerifyInit(v.get(), nullptr, nullptr, nullptr, key.get()) == 1);
+    return EVP_DigestVerify(v.get(), r.signature.data(), r.signature.size(), bytes.data(),
+                            bytes.size()) == 1;
+  };
+  CHECK(verify(*received));
+  LnpAccessControl tampered = *received;
+  tampered.sequenceNumber += 1;
+  CHECK_FALSE(verify(tampered));
+}
+
+TEST_CASE("Association function bits are numbered as documented", "[npac_bind]") {
+  AssociationFunctionMask m;
+  m.add(AssociationFunction::kQueries);
+  BitString b = m.toBitString();
+  CHECK(b.bitCount() == 5);
+  CHECK(b.bytes == std::vector<uint8_t>{0x08});
+  CHECK(b.unused_bits == 3);
+  CHECK(AssociationFunctionMask{}.toBitString().bytes.empty());
+  AssociationFunctionMask all;
+  for (int i = 0; i < kAssociationFunctionCount; ++i) all.add(static_cast<AssociationFunction>(i));
+  CHECK(all.toBitString().bytes == std::vector<uint8_t>{0xF8});
+  CHECK(std::string(associationFunctionName(AssociationFunction::kLsmsDataDownload)) ==
+        "lsms-data-download");
+}
+
+TEST_CASE("accessControl travels as an EXTERNAL with the profile's direct reference",
+          "[npac_bind]") {
+  External ext = toExternal(sample());
+  CHECK(ext.direct_reference == oids::kLnpAccessControlSyntax);
+  CmipUserInfo info;
+  info.accessControl = ext;
+  auto bytes = encodeCmipUserInfo(info);
+  auto decoded = decodeCmipUserInfo(bytes);
+  REQUIRE(decoded.isOk());
+  auto ac = accessControlFromUserInfo(*decoded);
+  REQUIRE(ac.isOk());
+  CHECK(*ac == sample());
+  External wrong = ext;
+  wrong.direct_reference = Oid{1, 2, 3};
+  CHECK(accessControlFromExternal(wrong).status().code() == ErrorCode::kBindBadAccessControl);
+  CHECK(accessControlFromUserInfo(CmipUserInfo{}).status().code() == ErrorCode::kBindBadAccessControl);
+}
+
+TEST_CASE("A SPID that is not exactly four characters is refused", "[npac_bind]") {
+  LnpAccessControl ac = sample();
+  ac.systemId = "00012";
+  CHECK(validateAccessControl(ac).code() == ErrorCode::kBindBadAccessControl);
+  auto r = decodeAccessControl(encodeAccessControl(ac));
+  REQUIRE_FALSE(r.isOk());
+  CHECK(r.status().code() == ErrorCode::kBindBadAccessControl);
+  CHECK(r.status().message().find("SPID") != std::string::npos);
+  ac.systemId = "001";
+  CHECK(decodeErr(encodeAccessControl(ac)) == ErrorCode::kBindBadAccessControl);
+}
+
+TEST_CASE("Unknown system type and function bits are refused", "[npac_bind]") {
+  auto bytes = encodeAccessControl(sample());
+  auto typeBad = bytes;
+  typeBad[10] = 0x04;  // systemType value octet
+  CHECK(decodeErr(typeBad) == ErrorCode::kBindBadAccessControl);
+  LnpAccessControl ac = sample();
+  ac.functions.bits = 1u << 6;
+  CHECK(validateAccessControl(ac).code() == ErrorCode::kBindBadAccessControl);
+  CHECK(decodeErr(encodeAccessControl(ac)) == ErrorCode::kBindBadAccessControl);
+}
+
+TEST_CASE("A missing signature or a missing field is refused by name", "[npac_bind]") {
+  auto noSig = hex(std::string("30 2D ") + kSignedFields);
+  auto r = decodeAccessControl(noSig);
+  REQUIRE_FALSE(r.isOk());
+  CHECK(r.status().code() == ErrorCode::kBindBadAccessControl);
+  CHECK(r.status().message().find("signature") != std::string::npos);
+  CHECK(decodeErr(hex("30 03 81 01 00")) == ErrorCode::kBindBadAccessControl);
+  CHECK(decodeErr(hex("31 00")) == ErrorCode::kBindBadAccessControl);
+}
+
+TEST_CASE("Truncated access control reports the BER error", "[npac_bind]") {
+  auto bytes = encodeAccessControl(sample());
+  bytes.pop_back();
+  CHECK(decodeErr(bytes) == ErrorCode::kBerLengthPastBuffer);
+}
+
+TEST_CASE("Recovery request carries a time range or all-unacknowledged", "[npac_bind]") {
+  RecoveryRequest swim{true, {}, {}};
+  CHECK(encodeRecoveryRequest(swim).bytes == hex("81 00"));
+  auto back = decodeRecoveryRequest(hex("81 00"));
+  REQUIRE(back.isOk());
+  CHECK(back->allUnacknowledged);
+  RecoveryRequest range{false, GeneralizedTime::parse("20261129000000Z").value(),
+                        GeneralizedTime::parse("20261129010000Z").value()};
+  auto bytes = encodeRecoveryRequest(range).bytes;
+  CHECK(bytes == hex("A0 22 80 0F 32 30 32 36 31 31 32 39 30 30 30 30 30 30 5A"
+                     " 81 0F 32 30 32 36 31 31 32 39 30 31 30 30 30 30 5A"));
+  auto r2 = decodeRecoveryRequest(bytes);
+  REQUIRE(r2.isOk());
+  CHECK(*r2 == range);
+  RecoveryRequest reversed{false, range.stopTime, range.startTime};
+  CHECK(decodeRecoveryRequest(encodeRecoveryRequest(reversed).bytes).status().code() ==
+        ErrorCode::kCmipBadArgument);
+}
+
+TEST_CASE("Recovery reply and heartbeat round-trip", "[npac_bind]") {
+  auto reply = decodeRecoveryReply(encodeRecoveryReply(12).bytes);
+  REQUIRE(reply.isOk());
+  CHECK(*reply == 12);
+  auto t = GeneralizedTime::parse("20261129150000Z").value();
+  auto hb = decodeHeartbeat(encodeHeartbeat(t).bytes);
+  REQUIRE(hb.isOk());
+  CHECK(*hb == t);
+  CHECK(oids::kNpacHeartbeatEvent.toString() == "1.3.6.1.4.1.103.7.0.0.90.5.1");
+  CHECK(oids::kLnpRecoveryRequestAction.toString() == "1.3.6.1.4.1.103.7.0.0.90.6.1");
+  CHECK(oids::kLnpRecoveryCompleteAction.toString() == "1.3.6.1.4.1.103.7.0.0.90.6.2");
+}
+
+TEST_CASE("Random access-control values round-trip and re-encode canonically", "[npac_bind][property]") {
+  RandomValues rv(353);
+  for (int i = 0; i < 300; ++i) {
+    LnpAccessControl ac;
+    ac.systemId = rv.printable(4);
+    ac.systemType = static_cast<SystemType>(rv.range(0, 3));
+    ac.userId = rv.printable(static_cast<size_t>(rv.range(1, 64)));
+    ac.listId = rv.range(0, 2147483647);
+    ac.keyId = rv.range(0, 2147483647);
+    ac.departureTime = rv.time();
+    ac.sequenceNumber = rv.range(0, 4294967295LL);
+    ac.functions.bits = static_cast<uint32_t>(rv.range(0, 31));
+    ac.recoveryMode = rv.coin();
+    ac.signature = rv.bytes(static_cast<size_t>(rv.range(0, 512)));
+    REQUIRE(validateAccessControl(ac).isOk());
+    auto bytes = encodeAccessControl(ac);
+    auto back = decodeAccessControl(bytes);
+    INFO("iteration " << i << ": " << back.status().toString());
+    REQUIRE(back.isOk());
+    CHECK(*back == ac);
+    CHECK(encodeAccessControl(*back) == bytes);
+  }
+}
