@@ -1,0 +1,247 @@
+#include "db/migrations.h"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "db/key_store.h"
+#include "db/outbound_queue.h"
+#include "fixtures.h"
+
+using namespace npac::db;
+using namespace npac::db::testing;
+
+namespace {
+
+// Schema version 1 exactly as npacd 0.1 (version 1) created it. Kept here, not shared
+// with db/migrations.cc, so the test keeps building genuinely old files.
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
+CREATE TABLE service_providers(
+  spid TEXT PRIMARY KEY NOT NULL CHECK(length(spid) = 4),
+  name TEXT NOT NULL,
+  system_type TEXT NOT NULL CHECK(system_type IN ('soa', 'lsms', 'soa-and-lsms', 'npac')),
+  enabled INTEGER NOT NULL DEFAULT 1 CHECK(enabled IN (0, 1)));
+CREATE TABLE provider_nsaps(
+  spid TEXT NOT NULL REFERENCES service_providers(spid) ON DELETE CASCADE,
+  nsap BLOB NOT NULL CHECK(length(nsap) BETWEEN 1 AND 20),
+  weight INTEGER CHECK(weight IS NULL OR weight BETWEEN 1 AND 99),
+  relative_cost INTEGER CHECK(relative_cost IS NULL OR relative_cost >= 0),
+  PRIMARY KEY(spid, nsap));
+CREATE TABLE provider_keys(
+  spid TEXT NOT NULL REFERENCES service_providers(spid) ON DELETE CASCADE,
+  list_id INTEGER NOT NULL,
+  key_id INTEGER NOT NULL,
+  algorithm TEXT NOT NULL CHECK(algorithm IN ('rsa-sha256', 'ed25519')),
+  public_key_pem TEXT NOT NULL,
+  not_before_at INTEGER NOT NULL,
+  not_after_at INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK(state IN ('active', 'expired', 'revoked')),
+  PRIMARY KEY(spid, list_id, key_id));
+CREATE TABLE tunable_overrides(
+  name TEXT NOT NULL,
+  spid TEXT NOT NULL DEFAULT '',
+  value TEXT NOT NULL,
+  updated_at INTEGER NOT NULL,
+  updated_by TEXT NOT NULL,
+  PRIMARY KEY(name, spid));
+CREATE TABLE association_log(
+  id INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  event TEXT NOT NULL CHECK(event IN ('bind', 'reject', 'release', 'abort')),
+  spid TEXT NOT NULL,
+  nsap BLOB,
+  association_id INTEGER,
+  function_mask INTEGER NOT NULL DEFAULT 0,
+  recovery_mode INTEGER NOT NULL DEFAULT 0 CHECK(recovery_mode IN (0, 1)),
+  bound_at INTEGER,
+  reason TEXT NOT NULL DEFAULT '',
+  diagnostic TEXT NOT NULL DEFAULT '');
+CREATE INDEX association_log_by_provider ON association_log(spid, at);
+CREATE TABLE audit_log(
+  id INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  actor TEXT NOT NULL,
+  action TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  old_value TEXT,
+  new_value TEXT);
+CREATE INDEX audit_log_by_time ON audit_log(at);
+CREATE TABLE outbound_queue(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  spid TEXT NOT NULL REFERENCES service_providers(spid),
+  function_mask INTEGER NOT NULL,
+  priority INTEGER NOT NULL DEFAULT 0,
+  pdu BLOB NOT NULL,
+  state TEXT NOT NULL DEFAULT 'queued'
+    CHECK(state IN ('queued', 'sent', 'acknowledged', 'failed')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  sent_at INTEGER,
+  acknowledged_at INTEGER,
+  association_id INTEGER,
+  failure_reason TEXT);
+CREATE INDEX outbound_queue_ready ON outbound_queue(spid, priority DESC, id)
+  WHERE state = 'queued';
+CREATE INDEX outbound_queue_by_created ON outbound_queue(spid, created_at);
+CREATE INDEX outbound_queue_in_flight ON outbound_queue(association_id) WHERE state = 'sent';
+INSERT INTO meta(key, value) VALUES('version', 1), ('last_compatible_version', 1);
+INSERT INTO service_providers VALUES('0001', 'Acme', 'soa', 1);
+INSERT INTO provider_keys VALUES('0001', 1, 1, 'ed25519', '-----BEGIN PUBLIC KEY-----', 0, 1000,
+                                 'active');
+INSERT INTO outbound_queue(spid, function_mask, pdu, state, created_at, sent_at, association_id)
+  VALUES('0001', 1, x'3003020105', 'sent', 10, 20, 7);
+)sql";
+
+std::unique_ptr<Database> openRaw(const std::string& path) {
+  OpenOptions options;
+  options.apply_schema = false;
+  auto db = Database::open(path, options);
+  REQUIRE(db.isOk());
+  return std::move(db).value();
+}
+
+void buildV1File(const std::string& path, const std::string& extra_sql = {}) {
+  auto db = openRaw(path);
+  REQUIRE(db->executeScript(kSchemaV1).isOk());
+  if (!extra_sql.empty()) REQUIRE(db->executeScript(extra_sql).isOk());
+}
+
+void setVersions(const std::string& path, int version, int compatible) {
+  auto db = openRaw(path);
+  REQUIRE(db->executeScript("UPDATE meta SET value = " + std::to_string(version) +
+                            " WHERE key = 'version'; UPDATE meta SET value = " +
+                            std::to_string(compatible) +
+                            " WHERE key = 'last_compatible_version'")
+              .isOk());
+}
+
+// Every table's columns (name, type, not null, default, pk) and every index's SQL.
+std::map<std::string, std::string> schemaShape(Database& db) {
+  std::map<std::string, std::string> shape;
+  auto objects = db.prepare(
+      "SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'");
+  REQUIRE(objects.isOk());
+  std::vector<std::pair<std::string, std::string>> tables;
+  while (objects->step().value()) {
+    if (objects->columnText(0) == "index") {
+      shape["index " + objects->columnText(1)] = objects->columnText(2);
+    } else if (objects->columnText(0) == "table") {
+      tables.emplace_back(objects->columnText(1), "");
+    }
+  }
+  for (auto& [table, unused] : tables) {
+    auto columns = db.prepare("SELECT name, type, \"notnull\", coalesce(dflt_value, 'NULL'), pk "
+                              "FROM pragma_table_info(?)");
+    REQUIRE(columns.isOk());
+    columns->bindText(0, table);
+    std::string description;
+    while (columns->step().value()) {
+      description += columns->columnText(0) + " " + columns->columnText(1) + " " +
+                     columns->columnText(2) + " " + columns->columnText(3) + " " +
+                     columns->columnText(4) + "; ";
+    }
+    shape["table " + table] = description;
+  }
+  return shape;
+}
+
+}  // namespace
+
+TEST_CASE("A new file is created at the current schema version") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  auto version = readSchemaVersion(*db);
+  REQUIRE(version.isOk());
+  CHECK(version->version == kCurrentSchemaVersion);
+  CHECK(version->last_compatible_version == kCompatibleSchemaVersion);
+}
+
+TEST_CASE("Reopening a current file leaves it at the current version") {
+  TempDir dir;
+  { openFresh(dir); }
+  auto db = openFresh(dir);
+  CHECK(readSchemaVersion(*db)->version == kCurrentSchemaVersion);
+}
+
+TEST_CASE("A version 1 file is upgraded to version 2 keeping its data") {
+  TempDir dir;
+  buildV1File(dir.file("npacd.db"));
+  auto db = openFresh(dir);
+  CHECK(readSchemaVersion(*db)->version == 2);
+  auto key = KeyStore(*db).get("0001", 1, 1);
+  REQUIRE(key.isOk());
+  CHECK_FALSE(key->last_sequence.has_value());  // new column, no sequence seen yet
+  OutboundQueue queue(*db);
+  auto message = queue.get(1);
+  REQUIRE(message.isOk());
+  CHECK(message->pdu == Bytes{0x30, 0x03, 0x02, 0x01, 0x05});
+  CHECK_FALSE(message->retransmission);
+  // The new column works: losing association 7 re-queues the message as a retransmission.
+  CHECK(queue.requeueAssociation(7).value() == 1);
+  CHECK(queue.get(1)->retransmission);
+}
+
+TEST_CASE("An upgraded version 1 file has exactly the schema of a new file") {
+  TempDir dir;
+  buildV1File(dir.file("old.db"));
+  auto upgraded = Database::open(dir.file("old.db"));
+  REQUIRE(upgraded.isOk());
+  auto fresh = openFresh(dir);
+  auto upgraded_shape = schemaShape(**upgraded);
+  auto fresh_shape = schemaShape(*fresh);
+  REQUIRE(upgraded_shape.size() == fresh_shape.size());
+  for (const auto& [name, shape] : fresh_shape) {
+    INFO(name);
+    CHECK(upgraded_shape[name] == shape);
+  }
+}
+
+TEST_CASE("A migration that fails leaves the file at its old version untouched") {
+  TempDir dir;
+  // An index with the name version 2 wants to create makes the step fail half-way.
+  buildV1File(dir.file("npacd.db"),
+              "CREATE INDEX outbound_queue_acknowledged ON outbound_queue(id)");
+  auto db = Database::open(dir.file("npacd.db"));
+  REQUIRE_FALSE(db.isOk());
+  CHECK(db.status().file() == dir.file("npacd.db"));
+  auto raw = openRaw(dir.file("npacd.db"));
+  CHECK(readSchemaVersion(*raw)->version == 1);
+  auto column = raw->prepare(
+      "SELECT count(*) FROM pragma_table_info('provider_keys') WHERE name = 'last_sequence'");
+  REQUIRE(column->step().value());
+  CHECK(column->columnInt(0) == 0);  // the first ALTER of the step was rolled back too
+}
+
+TEST_CASE("A database from a newer npacd that we cannot use is refused with a clear message") {
+  TempDir dir;
+  { openFresh(dir); }
+  setVersions(dir.file("npacd.db"), kCurrentSchemaVersion + 1, kCurrentSchemaVersion + 1);
+  auto db = Database::open(dir.file("npacd.db"));
+  REQUIRE_FALSE(db.isOk());
+  CHECK(db.status().code() == Status::Code::kTooNew);
+  CHECK(db.status().file() == dir.file("npacd.db"));
+  CHECK(db.status().message().find("newer npacd") != std::string::npos);
+  CHECK(db.status().hint().find("backup") != std::string::npos);
+}
+
+TEST_CASE("A newer database that declares itself compatible is used without downgrading") {
+  TempDir dir;
+  { openFresh(dir); }
+  setVersions(dir.file("npacd.db"), kCurrentSchemaVersion + 1, kCurrentSchemaVersion);
+  auto db = Database::open(dir.file("npacd.db"));
+  REQUIRE(db.isOk());
+  CHECK(readSchemaVersion(**db)->version == kCurrentSchemaVersion + 1);
+}
+
+TEST_CASE("An SQLite file of another application is refused") {
+  TempDir dir;
+  {
+    auto raw = openRaw(dir.file("other.db"));
+    REQUIRE(raw->execute("CREATE TABLE photos(id INTEGER PRIMARY KEY)").isOk());
+  }
+  auto db = Database::open(dir.file("other.db"));
+  REQUIRE_FALSE(db.isOk());
+  CHECK(db.status().code() == Status::Code::kCorrupt);
+  CHECK(db.status().message().find("another application") != std::string::npos);
+}
