@@ -14,6 +14,7 @@ std::string_view toString(ErrorCode code) {
     case ErrorCode::kInconsistent: return "inconsistent";
     case ErrorCode::kStorage: return "storage error";
     case ErrorCode::kReentrant: return "called from a change callback";
+    case ErrorCode::kNoActor: return "no actor";
   }
   return "unknown error";
 }

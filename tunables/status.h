@@ -25,6 +25,7 @@ enum class ErrorCode : std::uint8_t {
   kInconsistent,      // valid alone, but contradicts a related tunable (throttle levels)
   kStorage,           // the database refused the change; nothing was applied
   kReentrant,         // set/clear called from inside a change callback (would deadlock)
+  kNoActor,           // a change without an actor: the audit log must say who
 };
 
 std::string_view toString(ErrorCode code);
@@ -60,6 +61,9 @@ class Status {
   }
   static Status reentrant(std::string message) {
     return Status(ErrorCode::kReentrant, std::move(message));
+  }
+  static Status noActor(std::string message) {
+    return Status(ErrorCode::kNoActor, std::move(message));
   }
 
   bool isOk() const { return code_ == ErrorCode::kOk; }

@@ -1,0 +1,301 @@
+#include "tunables/registry.h"
+
+#include <optional>
+#include <utility>
+
+#include "db/audit_store.h"
+#include "db/database.h"
+#include "db/transaction.h"
+#include "db/tunable_store.h"
+#include "tunables/text.h"
+#include "tunables/throttle_levels.h"
+
+namespace npac::tunables {
+namespace {
+
+// The registry whose subscribers this thread is calling right now, if any: lets set()
+// refuse re-entry (it would deadlock) and unsubscribe() skip waiting for itself.
+thread_local const TunableRegistry* tl_notifying = nullptr;
+
+constexpr std::string_view kActionSet = "tunable.set";
+constexpr std::string_view kActionClear = "tunable.clear";
+
+// The audit subject: "srr@0001" for a provider, "srr" for the global value.
+std::string subjectOf(std::string_view name, std::string_view spid) {
+  return spid.empty() ? std::string(name) : cat(name, "@", spid);
+}
+
+Status storageError(std::string_view what, std::string_view subject, const db::Status& s) {
+  return Status::storage(cat("could not ", what, " ", subject, ": ", s.toString()));
+}
+
+}  // namespace
+
+// ---- Subscription --------------------------------------------------------------------
+
+TunableRegistry::Subscription::Subscription(Subscription&& other) noexcept
+    : registry_(std::exchange(other.registry_, nullptr)), id_(other.id_) {}
+
+TunableRegistry::Subscription& TunableRegistry::Subscription::operator=(
+    Subscription&& other) noexcept {
+  if (this != &other) {
+    reset();
+    registry_ = std::exchange(other.registry_, nullptr);
+    id_ = other.id_;
+  }
+  return *this;
+}
+
+void TunableRegistry::Subscription::reset() {
+  if (registry_ != nullptr) std::exchange(registry_, nullptr)->unsubscribe(id_);
+}
+
+// ---- Opening ---------------------------------------------------------------------------
+
+TunableRegistry::TunableRegistry(db::Database& db, db::Clock clock, const Catalogue& catalogue)
+    : db_(db), clock_(std::move(clock)), catalogue_(catalogue) {}
+
+TunableRegistry::~TunableRegistry() = default;
+
+Status TunableRegistry::open(db::Database& db, db::Clock clock,
+                             std::unique_ptr<TunableRegistry>* out, const Catalogue& catalogue) {
+  std::unique_ptr<TunableRegistry> registry(new TunableRegistry(db, std::move(clock), catalogue));
+  db::TunableStore store(db);
+  db::Result<std::vector<db::TunableOverride>> rows = store.list();
+  if (!rows) return storageError("load", "the tunable overrides", rows.status());
+
+  auto snapshot = std::make_shared<TunableSnapshot>(catalogue);
+  for (const db::TunableOverride& row : *rows) {
+    const std::string subject = subjectOf(row.name, row.spid);
+    const TunableSpec* spec = catalogue.find(row.name);
+    if (spec == nullptr) {
+      registry->ignored_at_load_.push_back(
+          cat("stored override ", subject, " ignored: no such tunable in this npacd"));
+      continue;
+    }
+    const bool scope_ok = row.spid.empty()
+                              ? spec->allowsGlobal()
+                              : spec->allowsProvider() && isValidSpid(row.spid);
+    if (!scope_ok) {
+      registry->ignored_at_load_.push_back(
+          cat("stored override ", subject, " ignored: ", row.name, " is ",
+              toString(spec->scope)));
+      continue;
+    }
+    Value value;
+    if (Status parsed = catalogue.parse(*spec, row.value, &value); !parsed) {
+      registry->ignored_at_load_.push_back(
+          cat("stored override ", subject, " = \"", row.value, "\" ignored: ",
+              parsed.toString()));
+      continue;
+    }
+    snapshot->setOverride(spec->id, row.spid, std::move(value));
+  }
+  registry->snapshot_.store(std::move(snapshot));
+  *out = std::move(registry);
+  return Status::ok();
+}
+
+// ---- Reading ---------------------------------------------------------------------------
+
+Status TunableRegistry::getText(std::string_view name, std::string_view spid,
+                                std::string* out) const {
+  const TunableSpec* spec = catalogue_.find(name);
+  if (spec == nullptr) return Status::unknownName(cat("no tunable named \"", name, "\""));
+  if (!spid.empty() && !isValidSpid(spid)) {
+    return Status::invalidProvider(
+        cat("\"", spid, "\" is not a SPID (four ASCII letters or digits)"));
+  }
+  *out = catalogue_.format(*spec, snapshot_.load()->resolve(spec->id, spid));
+  return Status::ok();
+}
+
+// ---- Changing --------------------------------------------------------------------------
+
+Status TunableRegistry::validateTarget(std::string_view name, std::string_view spid,
+                                       const TunableSpec** spec) const {
+  *spec = catalogue_.find(name);
+  if (*spec == nullptr) return Status::unknownName(cat("no tunable named \"", name, "\""));
+  if (spid.empty() && !(*spec)->allowsGlobal()) {
+    return Status::wrongScope(cat(name, " is set per provider only: give a SPID"));
+  }
+  if (!spid.empty() && !(*spec)->allowsProvider()) {
+    return Status::wrongScope(cat(name, " is global only: it cannot be set for provider ",
+                                  spid));
+  }
+  if (!spid.empty() && !isValidSpid(spid)) {
+    return Status::invalidProvider(
+        cat("\"", spid, "\" is not a SPID (four ASCII letters or digits)"));
+  }
+  return Status::ok();
+}
+
+Status TunableRegistry::checkConsistency(const TunableSnapshot& candidate,
+                                         const TunableSpec& spec, std::string_view spid) const {
+  if (!isThrottleLevel(spec.id)) return Status::ok();
+  if (Status s = checkThrottleLevels(candidate, spid); !s) return s;
+  if (!spid.empty()) return Status::ok();
+  // A global change reaches every provider that does not override it.
+  for (const std::string& provider : candidate.providersWithOverrides()) {
+    if (Status s = checkThrottleLevels(candidate, provider); !s) return s;
+  }
+  return Status::ok();
+}
+
+Status TunableRegistry::persist(const TunableSpec& spec, std::string_view spid,
+                                const std::string* canonical, std::string_view actor,
+                                bool* existed) {
+  const std::string subject = subjectOf(spec.name, spid);
+  const std::string_view what = canonical != nullptr ? "store" : "clear";
+  db::Transaction txn(db_);
+  if (db::Status s = txn.begin(); !s) return storageError(what, subject, s);
+  db::TunableStore store(db_);
+  db::AuditStore audit(db_);
+
+  db::Result<std::optional<db::TunableOverride>> old = store.get(spec.name, spid);
+  if (!old) return storageError(what, subject, old.status());
+  *existed = old->has_value();
+  if (canonical == nullptr && !*existed) return Status::ok();  // nothing to clear
+
+  const db::TimeMs now = clock_();
+  if (canonical != nullptr) {
+    db::TunableOverride row{std::string(spec.name), std::string(spid), *canonical, now,
+                            std::string(actor)};
+    if (db::Status s = store.set(row); !s) return storageError(what, subject, s);
+  } else {
+    db::Result<bool> removed = store.clear(spec.name, spid);
+    if (!removed) return storageError(what, subject, removed.status());
+  }
+  db::AuditEntry entry;
+  entry.at = now;
+  entry.actor = std::string(actor);
+  entry.action = std::string(canonical != nullptr ? kActionSet : kActionClear);
+  entry.subject = subject;
+  if (*existed) entry.old_value = (*old)->value;
+  if (canonical != nullptr) entry.new_value = *canonical;
+  if (db::Result<std::int64_t> id = audit.append(entry); !id) {
+    return storageError(what, subject, id.status());
+  }
+  if (db::Status s = txn.commit(); !s) return storageError(what, subject, s);
+  return Status::ok();
+}
+
+Status TunableRegistry::set(std::string_view name, std::string_view spid,
+                            std::string_view text, std::string_view actor) {
+  if (tl_notifying == this) {
+    return Status::reentrant(cat("set ", name, " refused: called from a change callback"));
+  }
+  if (actor.empty()) return Status::noActor("a change needs an actor (who makes it)");
+  const TunableSpec* spec = nullptr;
+  if (Status s = validateTarget(name, spid, &spec); !s) return s;
+  Value value;
+  if (Status s = catalogue_.parse(*spec, text, &value); !s) return s;
+
+  std::lock_guard lock(write_mutex_);
+  std::shared_ptr<const TunableSnapshot> current = snapshot_.load();
+  auto next = std::make_shared<TunableSnapshot>(*current);
+  next->setOverride(spec->id, spid, value);
+  if (Status s = checkConsistency(*next, *spec, spid); !s) return s;
+
+  const std::string canonical = catalogue_.format(*spec, value);
+  bool existed = false;
+  if (Status s = persist(*spec, spid, &canonical, actor, &existed); !s) return s;
+  publishAndNotify(std::move(next), *spec, spid, actor);
+  return Status::ok();
+}
+
+Status TunableRegistry::clear(std::string_view name, std::string_view spid,
+                              std::string_view actor) {
+  if (tl_notifying == this) {
+    return Status::reentrant(cat("clear ", name, " refused: called from a change callback"));
+  }
+  if (actor.empty()) return Status::noActor("a change needs an actor (who makes it)");
+  const TunableSpec* spec = nullptr;
+  if (Status s = validateTarget(name, spid, &spec); !s) return s;
+
+  std::lock_guard lock(write_mutex_);
+  std::shared_ptr<const TunableSnapshot> current = snapshot_.load();
+  auto next = std::make_shared<TunableSnapshot>(*current);
+  next->clearOverride(spec->id, spid);
+  if (Status s = checkConsistency(*next, *spec, spid); !s) return s;
+
+  bool existed = false;
+  if (Status s = persist(*spec, spid, nullptr, actor, &existed); !s) return s;
+  if (!existed) return Status::ok();
+  publishAndNotify(std::move(next), *spec, spid, actor);
+  return Status::ok();
+}
+
+void TunableRegistry::publishAndNotify(std::shared_ptr<const TunableSnapshot> next,
+                                       const TunableSpec& spec, std::string_view spid,
+                                       std::string_view actor) {
+  std::shared_ptr<const TunableSnapshot> previous = snapshot_.exchange(next);
+  Change change{&spec, std::string(spid), previous->resolve(spec.id, spid),
+                next->resolve(spec.id, spid), std::string(actor)};
+  if (change.old_value == change.new_value) return;  // stored and audited; nothing to apply
+
+  std::vector<std::shared_ptr<Subscriber>> targets;
+  {
+    std::lock_guard lock(subscribers_mutex_);
+    for (const std::shared_ptr<Subscriber>& sub : subscribers_) {
+      if (sub->tunable != spec.id) continue;
+      const bool reaches = sub->spid.empty() || sub->spid == spid ||
+                           (spid.empty() && next->providerOverride(spec.id, sub->spid) == nullptr);
+      if (reaches) targets.push_back(sub);
+    }
+  }
+  const TunableRegistry* outer = std::exchange(tl_notifying, this);
+  for (const std::shared_ptr<Subscriber>& sub : targets) {
+    if (!sub->active.load()) continue;  // unsubscribed by an earlier callback of this round
+    try {
+      sub->callback(change);
+    } catch (...) {
+      // A subscriber's failure must not stop the others from learning of a change that is
+      // already committed; callbacks are documented not to throw.
+    }
+  }
+  tl_notifying = outer;
+}
+
+// ---- Subscribing -----------------------------------------------------------------------
+
+Status TunableRegistry::subscribe(std::string_view name, std::string_view spid,
+                                  Callback callback, Subscription* out) {
+  const TunableSpec* spec = catalogue_.find(name);
+  if (spec == nullptr) return Status::unknownName(cat("no tunable named \"", name, "\""));
+  if (!spid.empty() && !isValidSpid(spid)) {
+    return Status::invalidProvider(
+        cat("\"", spid, "\" is not a SPID (four ASCII letters or digits)"));
+  }
+  *out = subscribeId(spec->id, spid, std::move(callback));
+  return Status::ok();
+}
+
+TunableRegistry::Subscription TunableRegistry::subscribeId(TunableId id, std::string_view spid,
+                                                           Callback callback) {
+  auto sub = std::make_shared<Subscriber>();
+  sub->tunable = id;
+  sub->spid = std::string(spid);
+  sub->callback = std::move(callback);
+  std::lock_guard lock(subscribers_mutex_);
+  sub->id = next_subscriber_id_++;
+  subscribers_.push_back(sub);
+  return Subscription(this, sub->id);
+}
+
+void TunableRegistry::unsubscribe(std::uint64_t id) {
+  // Outside a callback, wait for a notification round in progress so that the callback
+  // is neither running nor called again once this returns.
+  std::unique_lock<std::mutex> writer(write_mutex_, std::defer_lock);
+  if (tl_notifying != this) writer.lock();
+  std::lock_guard lock(subscribers_mutex_);
+  for (auto it = subscribers_.begin(); it != subscribers_.end(); ++it) {
+    if ((*it)->id == id) {
+      (*it)->active.store(false);
+      subscribers_.erase(it);
+      return;
+    }
+  }
+}
+
+}  // namespace npac::tunables
