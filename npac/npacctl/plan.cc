@@ -1,0 +1,232 @@
+// npacctl plan: scenario execution (see plan.h).
+#include "npac/npacctl/plan.h"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include "dispatch/traffic_table.h"
+
+namespace npac::npacctl {
+namespace {
+
+using dispatch::Duration;
+using dispatch::LrtmPolicy;
+using dispatch::MemberId;
+using dispatch::Policy;
+using dispatch::TimePoint;
+using dispatch::WeightedPolicy;
+using nlohmann::json;
+
+double toMs(Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+// Seed 002 writes N and Nw with two decimals (23333.34): keep that precision.
+double round2(double x) { return std::round(x * 100.0) / 100.0; }
+
+class PlanRun {
+ public:
+  PlanRun(const Scenario& scenario, Policy& policy) : s_(scenario), policy_(policy) {
+    weighted_ = dynamic_cast<WeightedPolicy*>(&policy_);
+    lrtm_ = dynamic_cast<LrtmPolicy*>(&policy_);
+  }
+
+  std::vector<json> run() {
+    for (const ScenarioMember& m : s_.members) add(m);
+    std::vector<json> out;
+    json initial = {{"step", 0}, {"op", "initial"}};
+    if (!s_.title.empty()) initial["title"] = s_.title;
+    if (!s_.source.empty()) initial["source"] = s_.source;
+    initial["policy"] = std::string(policy_.name());
+    out.push_back(finish(std::move(initial)));
+    for (std::size_t i = 0; i < s_.steps.size(); ++i) out.push_back(finish(step(i + 1, s_.steps[i])));
+    return out;
+  }
+
+ private:
+  void add(const ScenarioMember& m) {
+    policy_.addMember(m.member);
+    if (lrtm_ && m.monitors) lrtm_->bindMonitors(m.member.id, *m.monitors);
+    for (const auto& [kind, rtt] : m.samples) policy_.onMonitorSample(m.member.id, kind, rtt, now_);
+  }
+
+  std::string nameOf(MemberId id) const {
+    auto it = s_.names.find(id);
+    return it == s_.names.end() ? std::to_string(id) : it->second;
+  }
+
+  json step(std::size_t index, const Step& st) {
+    json j = {{"step", index}, {"op", std::string(toString(st.op))}};
+    if (!st.note.empty()) j["comment"] = st.note;
+    switch (st.op) {
+      case StepOp::kPick: j["picks"] = picks(st); break;
+      case StepOp::kState:
+        j["member"] = nameOf(st.member);
+        j["state"] = std::string(dispatch::toString(st.state));
+        policy_.setState(st.member, st.state);
+        break;
+      case StepOp::kWeight:
+        j["member"] = nameOf(st.member);
+        j["weight"] = st.weight;
+        policy_.setWeight(st.member, st.weight);
+        break;
+      case StepOp::kComplete:
+        j["member"] = nameOf(st.member);
+        j["latency_ms"] = toMs(st.latency);
+        policy_.onCompleted(st.member, st.latency, now_);
+        break;
+      case StepOp::kFail:
+        j["member"] = nameOf(st.member);
+        policy_.onFailed(st.member, now_);
+        break;
+      case StepOp::kSample:
+        j["member"] = nameOf(st.member);
+        j["monitor"] = std::string(dispatch::monitorKindName(st.monitor));
+        j["rtt_ms"] = toMs(st.latency);
+        policy_.onMonitorSample(st.member, st.monitor, st.latency, now_);
+        break;
+      case StepOp::kAdvance:
+        now_ += st.latency;
+        j["ms"] = toMs(st.latency);
+        break;
+      case StepOp::kAdd:
+        j["member"] = st.added.name;
+        add(st.added);
+        break;
+      case StepOp::kRemove:
+        j["member"] = nameOf(st.member);
+        policy_.removeMember(st.member);
+        break;
+      case StepOp::kShow: break;
+      case StepOp::kPeerCounts:
+      case StepOp::kPeerLost:
+      case StepOp::kPeerRestored:
+        j["peer"] = st.peer;
+        j["error"] = "peer steps need the throttle policy";
+        break;
+    }
+    return j;
+  }
+
+  json picks(const Step& st) {
+    json list = json::array();
+    for (std::uint32_t k = 0; k < st.count; ++k) {
+      dispatch::PickContext ctx;
+      ctx.now = now_;
+      ctx.key = st.key;
+      ctx.sequenced = st.sequenced;
+      ctx.priority = st.priority;
+      ctx.avoid = st.avoid;
+      const dispatch::PickResult r = policy_.pick(ctx);
+      json p = {{"n", ++pick_no_}};
+      if (!r.ok()) {
+        p["member"] = nullptr;
+        p["reason"] = std::string(dispatch::toString(r.reason));
+        ++refused_;
+        list.push_back(std::move(p));
+        continue;
+      }
+      const MemberId id = *r.member;
+      p["member"] = nameOf(id);
+      p["id"] = id;
+      ++picked_[id];
+      if (lrtm_) {
+        // Seed 002 tables: "(N = before)" then "N = after" the request is sent.
+        if (auto v = lrtm_->view(id)) {
+          p["n_before"] = round2(v->n);
+          p["nw_before"] = round2(v->nw);
+        }
+      }
+      if (st.send) policy_.onSent(id, now_);
+      if (lrtm_) {
+        if (auto v = lrtm_->view(id)) {
+          p["n_after"] = round2(v->n);
+          p["nw_after"] = round2(v->nw);
+        }
+      }
+      list.push_back(std::move(p));
+    }
+    return list;
+  }
+
+  json finish(json j) {
+    j["time_ms"] = toMs(now_.time_since_epoch());
+    j["members"] = memberTable();
+    if (weighted_) {
+      json groups = json::array();
+      for (const auto& g : weighted_->groups()) {
+        groups.push_back({{"rc", g.relative_cost},
+                          {"group_weight", g.group_weight},
+                          {"threshold_percent", g.threshold_percent},
+                          {"required_weight", g.required_weight},
+                          {"available_weight", g.available_weight},
+                          {"state", std::string(dispatch::toString(g.state))},
+                          {"in_use", g.in_use}});
+      }
+      j["groups"] = std::move(groups);
+      j["status"] = std::string(dispatch::toString(weighted_->status()));
+    }
+    j["refused"] = refused_;
+    return j;
+  }
+
+  json memberTable() {
+    const std::vector<dispatch::Member> members = policy_.members();
+    std::vector<std::uint64_t> counts;
+    for (const auto& m : members) counts.push_back(picked_.count(m.id) ? picked_.at(m.id) : 0);
+    const std::vector<std::uint32_t> share = dispatch::loadPercents(counts);
+    // Weighted: Table 2-3/2-4/2-5 columns by member.
+    std::map<MemberId, std::pair<std::uint32_t, std::uint32_t>> weighted_cols;
+    if (weighted_) {
+      for (const auto& g : weighted_->groups()) {
+        for (std::size_t i = 0; i < g.members.size(); ++i) {
+          weighted_cols[g.members[i].id] = {g.entity_available_weight[i], g.load_percent[i]};
+        }
+      }
+    }
+    json rows = json::array();
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const auto& m = members[i];
+      json row = {{"name", nameOf(m.id)},
+                  {"id", m.id},
+                  {"weight", m.weight},
+                  {"rc", m.relative_cost},
+                  {"state", std::string(dispatch::toString(m.state))},
+                  {"active", m.active},
+                  {"picks", counts[i]},
+                  {"pick_share_percent", share[i]}};
+      if (weighted_) {
+        row["entity_available_weight"] = weighted_cols[m.id].first;
+        row["load_percent"] = weighted_cols[m.id].second;
+      }
+      if (lrtm_) {
+        if (auto v = lrtm_->view(m.id)) {
+          row["response_ms"] = toMs(v->response_time);
+          row["measured"] = v->measured.has_value();
+          row["n"] = round2(v->n);
+          row["nw"] = round2(v->nw);
+        }
+      }
+      rows.push_back(std::move(row));
+    }
+    return rows;
+  }
+
+  const Scenario& s_;
+  Policy& policy_;
+  WeightedPolicy* weighted_ = nullptr;
+  LrtmPolicy* lrtm_ = nullptr;
+  TimePoint now_{};
+  std::uint64_t pick_no_ = 0;
+  std::uint64_t refused_ = 0;
+  std::map<MemberId, std::uint64_t> picked_;
+};
+
+}  // namespace
+
+PlanOutput runPlan(const Scenario& scenario) {
+  dispatch::PolicyOrError made = dispatch::makePolicy(scenario.policy);
+  if (!made.ok()) return PlanOutput{{}, "policy: " + made.error->message()};
+  return PlanOutput{PlanRun(scenario, *made.policy).run(), std::nullopt};
+}
+
+}  // namespace npac::npacctl
