@@ -55,16 +55,17 @@ PickResult LrtmPolicy::pick(const PickContext& context) {
     return PickResult::none(entries_.empty() ? NoneReason::kNoMembers
                                              : NoneReason::kNoneAvailable);
   }
-  std::size_t best = heap_[0];
-  if (context.avoid && entries_[best].member.id == *context.avoid && heap_.size() > 1) {
+  std::size_t best = 0;
+  if (context.avoid && entries_[heap_[0].slot].member.id == *context.avoid &&
+      heap_.size() > 1) {
     // The runner-up is one of the root's children.
-    best = heap_[1];
+    best = 1;
     const std::size_t last = std::min(heap_.size(), kArity + 1);
     for (std::size_t pos = 2; pos < last; ++pos) {
-      if (before(heap_[pos], best)) best = heap_[pos];
+      if (before(heap_[pos], heap_[best])) best = pos;
     }
   }
-  return PickResult::of(entries_[best].member.id);
+  return PickResult::of(entries_[heap_[best].slot].member.id);
 }
 
 void LrtmPolicy::addMember(const Member& member) {
@@ -100,7 +101,7 @@ void LrtmPolicy::removeMember(MemberId id) {
   if (slot != last) {
     entries_[slot] = std::move(entries_[last]);
     index_[entries_[slot].member.id] = slot;
-    if (entries_[slot].heap_pos != kNotInHeap) heap_[entries_[slot].heap_pos] = slot;
+    if (entries_[slot].heap_pos != kNotInHeap) heap_[entries_[slot].heap_pos].slot = slot;
   }
   entries_.pop_back();
 }
@@ -214,38 +215,39 @@ void LrtmPolicy::refreshKey(std::size_t slot) {
 }
 
 // Heap order: idle before busy (rule 1), then Nw (rule 2), then rotation (rule 3).
-// Nw_a < Nw_b  ⇔  N_a × 10000 / w_a < N_b × 10000 / w_b  ⇔  N_a × w_b < N_b × w_a.
-// N < 2^95 (32-bit count × 63-bit ns) and w ≤ 99 < 2^7, so the products fit in 128 bits.
-bool LrtmPolicy::before(std::size_t a, std::size_t b) const {
-  const Entry& ea = entries_[a];
-  const Entry& eb = entries_[b];
-  const bool busy_a = ea.member.active != 0;
-  const bool busy_b = eb.member.active != 0;
-  if (busy_a != busy_b) return !busy_a;
-  const unsigned __int128 lhs = ea.n * eb.member.weight;
-  const unsigned __int128 rhs = eb.n * ea.member.weight;
-  if (lhs != rhs) return lhs < rhs;
-  return ea.order < eb.order;
+LrtmPolicy::HeapNode LrtmPolicy::nodeFor(std::size_t slot) const {
+  const Entry& e = entries_[slot];
+  HeapNode node;
+  if ((e.n >> 50) == 0) {  // common case: N < 13 days·transactions, 64-bit division
+    node.rank = static_cast<std::uint64_t>(e.n) * static_cast<std::uint64_t>(kNwScale) /
+                e.member.weight;
+  } else {
+    node.rank = e.n * kNwScale / e.member.weight;
+  }
+  if (e.member.active != 0) node.rank += kBusyRank;
+  node.order = e.order;
+  node.slot = slot;
+  return node;
 }
 
-void LrtmPolicy::place(std::size_t pos, std::size_t slot) {
-  heap_[pos] = slot;
-  entries_[slot].heap_pos = pos;
+void LrtmPolicy::place(std::size_t pos, const HeapNode& node) {
+  heap_[pos] = node;
+  entries_[node.slot].heap_pos = pos;
 }
 
 void LrtmPolicy::siftUp(std::size_t pos) {
-  const std::size_t slot = heap_[pos];
+  const HeapNode node = heap_[pos];
   while (pos > 0) {
     const std::size_t parent = (pos - 1) / kArity;
-    if (!before(slot, heap_[parent])) break;
+    if (!before(node, heap_[parent])) break;
     place(pos, heap_[parent]);
     pos = parent;
   }
-  place(pos, slot);
+  place(pos, node);
 }
 
 void LrtmPolicy::siftDown(std::size_t pos) {
-  const std::size_t slot = heap_[pos];
+  const HeapNode node = heap_[pos];
   const std::size_t size = heap_.size();
   for (;;) {
     const std::size_t first = pos * kArity + 1;
@@ -255,15 +257,15 @@ void LrtmPolicy::siftDown(std::size_t pos) {
     for (std::size_t c = first + 1; c < end; ++c) {
       if (before(heap_[c], heap_[best])) best = c;
     }
-    if (!before(heap_[best], slot)) break;
+    if (!before(heap_[best], node)) break;
     place(pos, heap_[best]);
     pos = best;
   }
-  place(pos, slot);
+  place(pos, node);
 }
 
 void LrtmPolicy::heapInsert(std::size_t slot) {
-  heap_.push_back(slot);
+  heap_.push_back(nodeFor(slot));
   entries_[slot].heap_pos = heap_.size() - 1;
   siftUp(heap_.size() - 1);
 }
@@ -271,18 +273,21 @@ void LrtmPolicy::heapInsert(std::size_t slot) {
 void LrtmPolicy::heapErase(std::size_t slot) {
   const std::size_t pos = entries_[slot].heap_pos;
   if (pos == kNotInHeap) return;
-  const std::size_t last = heap_.back();
+  const HeapNode last = heap_.back();
   heap_.pop_back();
   entries_[slot].heap_pos = kNotInHeap;
   if (pos < heap_.size()) {
     place(pos, last);
-    heapFix(last);
+    siftUp(pos);
+    siftDown(entries_[last.slot].heap_pos);
   }
 }
 
 void LrtmPolicy::heapFix(std::size_t slot) {
-  if (entries_[slot].heap_pos == kNotInHeap) return;
-  siftUp(entries_[slot].heap_pos);
+  const std::size_t pos = entries_[slot].heap_pos;
+  if (pos == kNotInHeap) return;
+  heap_[pos] = nodeFor(slot);
+  siftUp(pos);
   siftDown(entries_[slot].heap_pos);
 }
 

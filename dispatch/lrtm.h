@@ -7,8 +7,8 @@
 //   1. A member with no active transaction is picked before any member with one
 //      (seed 002: "recibe la primera solicitud, porque este servicio no está manejando
 //      ninguna transacción activa"), even if a busy member's N were 0.
-//   2. Otherwise the smallest Nw wins. Nw is compared exactly (cross-multiplied in 128-bit
-//      integers, N in nanoseconds), so ties are real ties, never rounding accidents.
+//   2. Otherwise the smallest Nw wins. Nw is compared exactly (an integer rank, N in
+//      nanoseconds, see kNwScale), so ties are real ties, never rounding accidents.
 //      With every weight equal, Nw orders as N does, so one rule serves both tables.
 //   3. Ties go round robin: to the tied member that was sent to least recently; members
 //      never sent to come first, in the order they were added. Over a stable tie set this
@@ -107,6 +107,12 @@ class LrtmPolicy final : public Policy {
  private:
   static constexpr std::size_t kNotInHeap = static_cast<std::size_t>(-1);
   static constexpr std::size_t kArity = 4;
+  // Rank = floor(N[ns] × kNwScale / weight), with kBusyRank added for a busy member.
+  // kNwScale > 99² makes the floor order-exact: for distinct N_a/w_a < N_b/w_b the gap is
+  // at least 1/(w_a w_b) ≥ 1/9801, i.e. more than 1 after scaling, and equal ratios give
+  // equal floors. N < 2^95 (32-bit count × 63-bit ns), so the rank stays below 2^109.
+  static constexpr unsigned __int128 kNwScale = 16384;
+  static constexpr unsigned __int128 kBusyRank = static_cast<unsigned __int128>(1) << 120;
 
   struct Entry {
     Member member;
@@ -117,25 +123,34 @@ class LrtmPolicy final : public Policy {
     std::uint64_t added = 0;           // add sequence, for table() order
     std::size_t heap_pos = kNotInHeap;
   };
+  // Heap nodes carry their key so that sifting never leaves the heap array.
+  struct HeapNode {
+    unsigned __int128 rank = 0;  // rules 1 and 2
+    std::uint64_t order = 0;     // rule 3
+    std::size_t slot = 0;
+  };
 
   Entry* find(MemberId id);
   const Entry* find(MemberId id) const;
   std::size_t slotOf(const Entry& e) const { return static_cast<std::size_t>(&e - entries_.data()); }
   void refreshKey(std::size_t slot);       // recompute n, then restore heap order
   void refreshResponseTime(Entry& e);
-  bool before(std::size_t a, std::size_t b) const;  // heap order on slots
+  HeapNode nodeFor(std::size_t slot) const;
+  static bool before(const HeapNode& a, const HeapNode& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.order < b.order;
+  }
   void heapInsert(std::size_t slot);
   void heapErase(std::size_t slot);
   void heapFix(std::size_t slot);
   void siftUp(std::size_t pos);
   void siftDown(std::size_t pos);
-  void place(std::size_t pos, std::size_t slot);
+  void place(std::size_t pos, const HeapNode& node);
   LrtmMemberView viewOf(const Entry& e) const;
 
   LrtmConfig config_;
   std::vector<Entry> entries_;                       // dense; slot order is arbitrary
   std::unordered_map<MemberId, std::size_t> index_;  // id → slot
-  std::vector<std::size_t> heap_;                    // Available slots, 4-ary min-heap
+  std::vector<HeapNode> heap_;                       // Available members, 4-ary min-heap
   std::uint64_t add_seq_ = 0;
   // Members never sent to rank by add order below every member sent to (rule 3).
   std::uint64_t sent_seq_ = std::uint64_t{1} << 62;

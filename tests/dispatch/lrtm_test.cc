@@ -246,6 +246,25 @@ TEST_CASE("Config validation names the wrong field", "[lrtm]") {
   CHECK(bad.validate()->field == "monitors");
 }
 
+TEST_CASE("Huge N values still order and tie exactly", "[lrtm]") {
+  // 4·10^9 active × 1 h is about 2^93 ns: far past 64 bits.
+  constexpr std::uint32_t kActive = 4000000000u;
+  LrtmPolicy p;
+  p.addMember(Member{1, 98, 0, MemberState::kAvailable, kActive});
+  p.addMember(Member{2, 99, 0, MemberState::kAvailable, kActive});
+  p.addMember(Member{3, 49, 0, MemberState::kAvailable, kActive / 2});
+  for (MemberId id = 1; id <= 3; ++id) {
+    p.onMonitorSample(id, MonitorKind::kHeartbeat, std::chrono::hours(1), kT0);
+  }
+  CHECK(p.pick(at(kT0)).member == MemberId{2});  // N / 99 < N / 98
+  p.setWeight(2, 98);
+  // Now 1 and 2 tie exactly with 3 (N/98 = (N/2)/49); never sent: add order decides.
+  CHECK(p.pick(at(kT0)).member == MemberId{1});
+  p.onSent(1, kT0);
+  p.onFailed(1, kT0);  // back to the same N, but now the most recently sent
+  CHECK(p.pick(at(kT0)).member == MemberId{2});
+}
+
 // Property: over random churn the heap's pick is always the brute-force minimum.
 TEST_CASE("Pick equals a brute-force scan under random events", "[lrtm][property]") {
   std::mt19937_64 rng(20261129);
