@@ -1,0 +1,235 @@
+// `npacctl plan --json` on every docs/examples scenario, checked against the seed tables
+// (seed 000 Tables 2-1, 2-3, 2-4, 2-5; seed 002's two request tables; NANC 353 order).
+// Runs the real binary from $NPAC_BIN.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+using nlohmann::json;
+
+namespace {
+
+struct Run {
+  int status = -1;
+  std::string out;
+  std::vector<json> steps;
+};
+
+std::string binDir() {
+  const char* env = std::getenv("NPAC_BIN");
+  return env != nullptr ? env : std::string(NPAC_BINARY_DIR) + "/bin";
+}
+
+Run plan(const std::string& file, bool json_mode = true) {
+  const std::string cmd = binDir() + "/npacctl plan " + (json_mode ? "--json " : "") + "'" + file + "' 2>&1";
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p) != nullptr) r.out += buf;
+  const int raw = pclose(p);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  if (json_mode && r.status == 0) {
+    std::size_t start = 0;
+    while (start < r.out.size()) {
+      const std::size_t end = r.out.find('\n', start);
+      const std::string line = r.out.substr(start, end - start);
+      if (!line.empty()) r.steps.push_back(json::parse(line));
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  }
+  return r;
+}
+
+Run example(const std::string& name) {
+  Run r = plan(std::string(NPAC_SOURCE_DIR) + "/docs/examples/" + name);
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  REQUIRE(!r.steps.empty());
+  return r;
+}
+
+std::vector<std::string> pickedNames(const json& step) {
+  std::vector<std::string> out;
+  for (const json& p : step.at("picks")) out.push_back(p.at("member").is_null() ? "-" : p.at("member").get<std::string>());
+  return out;
+}
+
+std::map<std::string, json> byName(const json& step) {
+  std::map<std::string, json> out;
+  for (const json& m : step.at("members")) out[m.at("name").get<std::string>()] = m;
+  return out;
+}
+
+std::map<std::string, int> tally(const json& step) {
+  std::map<std::string, int> out;
+  for (const std::string& n : pickedNames(step)) ++out[n];
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("npacctl plan reproduces seed 000 Table 2-1 load percentages and cycle", "[npacctl][seed000]") {
+  Run r = example("seed000-table-2-1.json");
+  REQUIRE(r.steps.size() == 3);
+  auto m = byName(r.steps[0]);
+  CHECK(m["A"]["load_percent"] == 36);
+  CHECK(m["B"]["load_percent"] == 27);
+  CHECK(m["C"]["load_percent"] == 9);
+  CHECK(m["D"]["load_percent"] == 28);
+  auto after = byName(r.steps[2]);  // 11 + 99 = one cycle of 110
+  CHECK(after["A"]["picks"] == 40);
+  CHECK(after["B"]["picks"] == 30);
+  CHECK(after["C"]["picks"] == 10);
+  CHECK(after["D"]["picks"] == 30);
+}
+
+TEST_CASE("npacctl plan reproduces seed 000 Table 2-3 group states", "[npacctl][seed000]") {
+  Run r = example("seed000-table-2-3.json");
+  const json& groups = r.steps[0].at("groups");
+  REQUIRE(groups.size() == 4);
+  const int required[] = {82, 40, 35, 25};
+  const int available[] = {70, 40, 0, 0};
+  const char* state[] = {"threshold-prohibited", "available", "prohibited", "threshold-prohibited"};
+  for (int i = 0; i < 4; ++i) {
+    CHECK(groups[i]["required_weight"] == required[i]);
+    CHECK(groups[i]["available_weight"] == available[i]);
+    CHECK(groups[i]["state"] == state[i]);
+  }
+  auto m = byName(r.steps[0]);
+  CHECK(m["A"]["entity_available_weight"] == 40);
+  CHECK(m["B"]["entity_available_weight"] == 0);
+  CHECK(m["I"]["entity_available_weight"] == 0);
+  for (const std::string& n : pickedNames(r.steps[1])) CHECK((n == "E" || n == "F"));
+  CHECK(r.steps[3]["picks"][0]["member"].is_null());
+  CHECK(r.steps[3]["picks"][0]["reason"] == "threshold-prohibited");
+  CHECK(r.steps[3]["status"] == "threshold-prohibited");
+  CHECK(pickedNames(r.steps[4]) == std::vector<std::string>{"I", "I"});
+}
+
+TEST_CASE("npacctl plan reproduces seed 000 Table 2-4 current load", "[npacctl][seed000]") {
+  Run r = example("seed000-table-2-4.json");
+  const json& g = r.steps[0].at("groups").at(0);
+  CHECK(g["required_weight"] == 55);
+  CHECK(g["available_weight"] == 80);
+  CHECK(g["state"] == "available");
+  CHECK(r.steps[0]["status"] == "available");
+  auto m = byName(r.steps[0]);
+  CHECK(m["A"]["load_percent"] == 50);
+  CHECK(m["B"]["load_percent"] == 0);
+  CHECK(m["C"]["load_percent"] == 13);
+  CHECK(m["D"]["load_percent"] == 37);
+  CHECK(tally(r.steps[1]) == std::map<std::string, int>{{"A", 40}, {"C", 10}, {"D", 30}});
+}
+
+TEST_CASE("npacctl plan reproduces seed 000 Table 2-5 with failover and return", "[npacctl][seed000]") {
+  Run r = example("seed000-table-2-5.json");
+  auto m = byName(r.steps[0]);
+  for (const char* n : {"A", "B", "C", "D"}) CHECK(m[n]["load_percent"] == 0);
+  CHECK(m["E"]["load_percent"] == 75);
+  CHECK(m["F"]["load_percent"] == 25);
+  CHECK(m["G"]["load_percent"] == 100);
+  CHECK(r.steps[0]["groups"][0]["state"] == "threshold-prohibited");
+  CHECK(r.steps[0]["groups"][2]["required_weight"] == 1);
+  CHECK(r.steps[0]["status"] == "available");
+  CHECK(tally(r.steps[1]) == std::map<std::string, int>{{"E", 30}, {"F", 10}});
+  CHECK(tally(r.steps[3]) == std::map<std::string, int>{{"G", 3}});
+  CHECK(tally(r.steps[5]) == std::map<std::string, int>{{"E", 3}, {"F", 1}});
+  for (const std::string& n : pickedNames(r.steps[7])) CHECK((n == "A" || n == "B" || n == "D"));
+}
+
+TEST_CASE("npacctl plan reproduces seed 002's first request table", "[npacctl][seed002]") {
+  Run r = example("seed002-lrtm.json");
+  const json& picks = r.steps[1].at("picks");
+  const std::vector<std::string> who = {"3", "3", "3", "3", "2", "3", "2", "2"};
+  const double before[] = {0, 2, 4, 6, 7, 8, 8, 9};
+  const double after[] = {2, 4, 6, 8, 8, 10, 9, 10};
+  REQUIRE(picks.size() == 8);
+  for (std::size_t i = 0; i < 8; ++i) {
+    INFO("Request-" << i + 1);
+    CHECK(picks[i]["member"] == "Service-HTTP-" + who[i]);
+    CHECK(picks[i]["n_before"].get<double>() == Approx(before[i]));
+    CHECK(picks[i]["n_after"].get<double>() == Approx(after[i]));
+  }
+}
+
+TEST_CASE("npacctl plan reproduces seed 002's weighted request table", "[npacctl][seed002]") {
+  Run r = example("seed002-lrtm-weights.json");
+  const json& picks = r.steps[1].at("picks");
+  const std::vector<std::string> who = {"3", "3", "3", "3", "3", "2", "3", "2"};
+  // The seed prints 23333.34 for 7 × 10000 / 3 = 23333.33…; we print 2 decimals rounded.
+  const double before[] = {0, 5000, 10000, 15000, 20000, 23333.33, 25000, 26666.67};
+  const double after[] = {5000, 10000, 15000, 20000, 25000, 26666.67, 30000, 30000};
+  REQUIRE(picks.size() == 8);
+  for (std::size_t i = 0; i < 8; ++i) {
+    INFO("Request-" << i + 1);
+    CHECK(picks[i]["member"] == "Service-HTTP-" + who[i]);
+    CHECK(picks[i]["nw_before"].get<double>() == Approx(before[i]).margin(0.011));
+    CHECK(picks[i]["nw_after"].get<double>() == Approx(after[i]).margin(0.011));
+  }
+  CHECK(byName(r.steps[1])["Service-HTTP-1"]["picks"] == 0);
+}
+
+TEST_CASE("npacctl plan shows the NANC 353 round-robin order through join, loss and retry",
+          "[npacctl][nanc353]") {
+  Run r = example("nanc353-round-robin.json");
+  using V = std::vector<std::string>;
+  CHECK(pickedNames(r.steps[1]) == V{"soa-1", "soa-2", "soa-3", "soa-1"});
+  CHECK(pickedNames(r.steps[3]) == V{"soa-2", "soa-3", "soa-4", "soa-1"});
+  CHECK(pickedNames(r.steps[5]) == V{"soa-2", "soa-4", "soa-1", "soa-2", "soa-4", "soa-1"});
+  CHECK(pickedNames(r.steps[6]) == V{"soa-2"});
+  CHECK(pickedNames(r.steps[7]) == V{"soa-4", "soa-1", "soa-2"});
+}
+
+TEST_CASE("npacctl plan prints a readable table without --json", "[npacctl]") {
+  Run r = plan(std::string(NPAC_SOURCE_DIR) + "/docs/examples/seed000-table-2-4.json", false);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("RC 10: weight 110, threshold 50 %, required 55, available 80 → available") !=
+        std::string::npos);
+  CHECK(r.out.find("group status: available") != std::string::npos);
+}
+
+TEST_CASE("npacctl plan refuses a bad scenario with the JSON path and exit status 1", "[npacctl]") {
+  const std::string path = std::string(NPAC_BINARY_DIR) + "/npacctl_plan_bad_scenario.json";
+  {
+    std::ofstream f(path);
+    f << R"({"policy": {"name": "weighted"}, "members": [{"name": "A", "weight": 120}]})";
+  }
+  Run r = plan(path);
+  CHECK(r.status == 1);
+  CHECK(r.out.find("members[0].weight") != std::string::npos);
+  {
+    std::ofstream f(path);
+    f << R"({"policy": {"name": "fastest"}, "members": []})";
+  }
+  r = plan(path);
+  CHECK(r.status == 1);
+  CHECK(r.out.find("unknown policy \"fastest\"") != std::string::npos);
+  {
+    std::ofstream f(path);
+    f << R"({"policy": {"name": "round-robin"}, "members": [{"name": "A"}], "steps": [{"op": "state", "member": "Z", "state": "available"}]})";
+  }
+  r = plan(path);
+  CHECK(r.status == 1);
+  CHECK(r.out.find("steps[0].member") != std::string::npos);
+  {
+    std::ofstream f(path);
+    f << "{ not json";
+  }
+  r = plan(path);
+  CHECK(r.status == 1);
+  CHECK(r.out.find("not valid JSON") != std::string::npos);
+  r = plan(path + ".missing");
+  CHECK(r.status == 1);
+  CHECK(r.out.find("cannot read") != std::string::npos);
+}
