@@ -91,6 +91,8 @@ struct ReleaseBatch {
 
 class ThrottledPolicy final : public Policy {
  public:
+  // `inner` must not be null (the factory builds it first). Configs should have passed
+  // validate(); an invalid one is used as given.
   ThrottledPolicy(std::unique_ptr<Policy> inner, ThrottleGroupConfig group,
                   std::optional<ThrottleListConfig> list = std::nullopt);
 

@@ -155,6 +155,43 @@ TEST_CASE("Higher weight takes proportionally more load at equal response time",
   CHECK(count[2] == 300);
 }
 
+TEST_CASE("Equal members answering at once share 100,000 picks exactly", "[lrtm][distribution]") {
+  LrtmPolicy p;
+  constexpr MemberId kMembers = 7;
+  for (MemberId id = 1; id <= kMembers; ++id) {
+    p.addMember(Member{id, 5, 0, MemberState::kAvailable, 0});
+    p.onMonitorSample(id, MonitorKind::kTcpConnect, milliseconds(20), kT0);
+  }
+  std::map<MemberId, int> count;
+  MemberId previous = 0;
+  bool strict_rotation = true;
+  for (int i = 0; i < 100000; ++i) {
+    const MemberId m = request(p);
+    // Every member is idle again before the next request: a pure tie each time.
+    p.onCompleted(m, milliseconds(20), kT0);
+    strict_rotation = strict_rotation && m == previous % kMembers + 1;
+    previous = m;
+    ++count[m];
+  }
+  CHECK(strict_rotation);
+  for (MemberId id = 1; id <= kMembers; ++id) {
+    CHECK(count[id] == (id <= 100000 % kMembers ? 100000 / kMembers + 1 : 100000 / kMembers));
+  }
+}
+
+TEST_CASE("Load follows the inverse of response time", "[lrtm][distribution]") {
+  LrtmPolicy p;
+  p.addMember(Member{1, 1, 0, MemberState::kAvailable, 0});
+  p.addMember(Member{2, 1, 0, MemberState::kAvailable, 0});
+  p.onMonitorSample(1, MonitorKind::kHeartbeat, milliseconds(100), kT0);
+  p.onMonitorSample(2, MonitorKind::kHeartbeat, milliseconds(400), kT0);
+  std::map<MemberId, int> count;
+  for (int i = 0; i < 1000; ++i) ++count[request(p)];  // nothing completes
+  // N equalises: active_1 × 100 ms ≈ active_2 × 400 ms.
+  CHECK(count[1] == 800);
+  CHECK(count[2] == 200);
+}
+
 TEST_CASE("An unmeasured member is ranked with the configured default response time",
           "[lrtm]") {
   LrtmConfig config;
