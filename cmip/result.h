@@ -117,7 +117,8 @@ class [[nodiscard]] Status {
   }
 
   // Uniform access for NPAC_CMIP_RETURN_IF_ERROR over Status and Result<T>.
-  const Status& status() const { return *this; }
+  const Status& status() const& { return *this; }
+  Status status() && { return std::move(*this); }
 
  private:
   Status(ErrorCode code, size_t offset, std::string message)
@@ -136,7 +137,8 @@ class [[nodiscard]] Result {
   Result(Status status) : status_(std::move(status)) {}  // NOLINT
 
   bool isOk() const { return value_.has_value(); }
-  const Status& status() const { return status_; }
+  const Status& status() const& { return status_; }
+  Status status() && { return std::move(status_); }  // no dangling ref into a temporary
 
   T& value() & { return *value_; }
   const T& value() const& { return *value_; }
