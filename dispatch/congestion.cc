@@ -87,6 +87,11 @@ std::int64_t EgressRateWindow::bucketIndex(TimePoint now) const {
 void EgressRateWindow::add(TimePoint now, std::uint64_t messages) {
   const std::int64_t index = bucketIndex(now);
   const auto n = static_cast<std::int64_t>(buckets_.size());
+  // A late timestamp (an event stamped before the newest one seen) still counts if it
+  // falls inside the window; older than the window it no longer matters. It must never
+  // recycle a slot that holds newer counts.
+  if (latest_index_ && index <= *latest_index_ - n) return;
+  if (!latest_index_ || index > *latest_index_) latest_index_ = index;
   Bucket& b = buckets_[static_cast<std::size_t>(((index % n) + n) % n)];
   if (b.index != index) {
     b.index = index;

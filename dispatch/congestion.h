@@ -93,6 +93,7 @@ class EgressRateWindow {
 
   Duration bucket_width_;
   std::vector<Bucket> buckets_;
+  std::optional<std::int64_t> latest_index_;  // newest bucket written
 };
 
 }  // namespace npac::dispatch

@@ -137,4 +137,12 @@ TEST_CASE("The rate window reuses a bucket slot after a long silence", "[congest
   CHECK(w.countInWindow(kT0 + seconds(10)) == 3);
 }
 
+TEST_CASE("A late timestamp never wipes newer counts", "[congestion][emr]") {
+  EgressRateWindow w(seconds(1), 10);
+  w.add(kT0 + milliseconds(1050), 5);  // bucket 10, slot 0
+  w.add(kT0 + milliseconds(50), 9);    // bucket 0, same slot, a window too old: ignored
+  w.add(kT0 + milliseconds(950), 2);   // late but inside the window: counted
+  CHECK(w.countInWindow(kT0 + milliseconds(1050)) == 7);
+}
+
 }  // namespace npac::dispatch
