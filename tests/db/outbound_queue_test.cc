@@ -185,7 +185,7 @@ TEST_CASE("Losing an association re-queues only what it had in flight, as retran
   CHECK(f.queue.get(ids[0])->attempts == 2);
 }
 
-TEST_CASE("Recovery by time range returns a provider's messages created in [from, to)") {
+TEST_CASE("Recovery by time range returns a provider's messages created from T1 up to T2 excluded") {
   QueueFixture f;
   auto early = f.append({message("0001", 1)}, 1000);
   auto middle = f.append({message("0001", 2), message("0002", 3)}, 2000);
