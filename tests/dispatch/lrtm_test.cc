@@ -174,8 +174,12 @@ TEST_CASE("Equal members answering at once share 100,000 picks exactly", "[lrtm]
     ++count[m];
   }
   CHECK(strict_rotation);
-  for (MemberId id = 1; id <= kMembers; ++id) {
-    CHECK(count[id] == (id <= 100000 % kMembers ? 100000 / kMembers + 1 : 100000 / kMembers));
+  constexpr int kPicks = 100000;
+  constexpr int kMembersInt = static_cast<int>(kMembers);
+  for (int id = 1; id <= kMembersInt; ++id) {
+    // 100,000 = 7 × 14,285 + 5: the first five in rotation get one more.
+    const int expected = kPicks / kMembersInt + (id <= kPicks % kMembersInt ? 1 : 0);
+    CHECK(count[static_cast<MemberId>(id)] == expected);
   }
 }
 
