@@ -1,0 +1,261 @@
+// Outbound queue throughput on real files: our OutboundQueue / QueueWriter against a raw
+// sqlite3 loop writing the same rows to the same schema with the same PRAGMAs, at batch
+// sizes 1, 64 and 1,024, durability full and normal. Figures are items_per_second
+// (messages/s); after the run a table gives our/raw ratios.
+//
+//   build-<you>/bench/queue_bench [--benchmark_min_time=0.5]
+//
+// append        — appendBatch(): one transaction per batch.
+// lifecycle     — append, mark sent, acknowledge: three transactions per batch (what each
+//                 message costs the server end to end).
+// group_commit  — QueueWriter: T threads each submitting one message and waiting for
+//                 its commit (the HTTP submit path); batches form by themselves.
+#include <benchmark/benchmark.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "db/database.h"
+#include "db/outbound_queue.h"
+#include "db/provider_store.h"
+#include "db/queue_writer.h"
+
+namespace {
+
+using namespace npac::db;
+
+constexpr std::size_t kPduBytes = 200;  // a typical encoded CMIP notification
+constexpr TimeMs kNow = 1'700'000'000'000;
+constexpr std::uint32_t kFunctions = 0x1;
+constexpr AssociationId kAssociation = 1;
+
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "npac-bench-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~ScratchDir() { std::filesystem::remove_all(path_); }
+  std::string file() const { return path_ + "/npacd.db"; }
+
+ private:
+  std::string path_;
+};
+
+Durability durabilityOf(const benchmark::State& state) {
+  return state.range(1) == 0 ? Durability::kFull : Durability::kNormal;
+}
+
+std::unique_ptr<Database> openWithProvider(const std::string& path, Durability durability) {
+  OpenOptions options;
+  options.durability = durability;
+  auto db = Database::open(path, options);
+  if (!db) {
+    std::fprintf(stderr, "%s\n", db.status().toString().c_str());
+    std::abort();
+  }
+  ProviderStore(**db).add({"0001", "Bench", SystemType::kSoa, true});
+  return std::move(db).value();
+}
+
+Bytes pdu() {
+  Bytes bytes(kPduBytes);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(i * 7);
+  return bytes;
+}
+
+void ours(benchmark::State& state, bool lifecycle) {
+  ScratchDir dir;
+  auto db = openWithProvider(dir.file(), durabilityOf(state));
+  OutboundQueue queue(*db);
+  const std::vector<NewMessage> batch(static_cast<std::size_t>(state.range(0)),
+                                      NewMessage{"0001", kFunctions, 0, pdu()});
+  for (auto _ : state) {
+    auto ids = queue.appendBatch(batch, kNow);
+    if (!ids) state.SkipWithError(ids.status().toString().c_str());
+    if (lifecycle && ids) {
+      Status sent = queue.markSent(*ids, kAssociation, kNow);
+      Status acked = queue.markAcknowledged(*ids, kNow);
+      if (!sent || !acked) state.SkipWithError("mark sent/acknowledged failed");
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
+// The baseline: the same statements through the bare C API, no wrappers, no checks.
+void raw(benchmark::State& state, bool lifecycle) {
+  ScratchDir dir;
+  openWithProvider(dir.file(), durabilityOf(state));  // same schema and provider row
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(dir.file().c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  sqlite3_busy_timeout(db, 5000);
+  sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+  sqlite3_exec(db, durabilityOf(state) == Durability::kFull ? "PRAGMA synchronous=FULL"
+                                                            : "PRAGMA synchronous=NORMAL",
+               nullptr, nullptr, nullptr);
+  sqlite3_exec(db, "PRAGMA foreign_keys=ON", nullptr, nullptr, nullptr);
+  sqlite3_stmt* begin = nullptr;
+  sqlite3_stmt* commit = nullptr;
+  sqlite3_stmt* insert = nullptr;
+  sqlite3_stmt* sent = nullptr;
+  sqlite3_stmt* ack = nullptr;
+  sqlite3_prepare_v2(db, "BEGIN IMMEDIATE", -1, &begin, nullptr);
+  sqlite3_prepare_v2(db, "COMMIT", -1, &commit, nullptr);
+  sqlite3_prepare_v2(db,
+                     "INSERT INTO outbound_queue(spid, function_mask, priority, pdu, created_at) "
+                     "VALUES(?, ?, ?, ?, ?)",
+                     -1, &insert, nullptr);
+  sqlite3_prepare_v2(db,
+                     "UPDATE outbound_queue SET state = 'sent', attempts = attempts + 1, "
+                     "sent_at = ?, association_id = ? WHERE id = ? AND state = 'queued'",
+                     -1, &sent, nullptr);
+  sqlite3_prepare_v2(db,
+                     "UPDATE outbound_queue SET state = 'acknowledged', acknowledged_at = ? "
+                     "WHERE id = ? AND state <> 'acknowledged'",
+                     -1, &ack, nullptr);
+  const Bytes payload = pdu();
+  const auto batch = static_cast<std::size_t>(state.range(0));
+  std::vector<sqlite3_int64> ids(batch);
+  auto exec = [](sqlite3_stmt* stmt) {
+    sqlite3_step(stmt);
+    sqlite3_reset(stmt);
+  };
+  for (auto _ : state) {
+    exec(begin);
+    for (std::size_t i = 0; i < batch; ++i) {
+      sqlite3_bind_text(insert, 1, "0001", 4, SQLITE_STATIC);
+      sqlite3_bind_int64(insert, 2, kFunctions);
+      sqlite3_bind_int64(insert, 3, 0);
+      sqlite3_bind_blob(insert, 4, payload.data(), static_cast<int>(payload.size()), SQLITE_STATIC);
+      sqlite3_bind_int64(insert, 5, kNow);
+      if (sqlite3_step(insert) != SQLITE_DONE) state.SkipWithError(sqlite3_errmsg(db));
+      sqlite3_reset(insert);
+      ids[i] = sqlite3_last_insert_rowid(db);
+    }
+    exec(commit);
+    if (lifecycle) {
+      exec(begin);
+      for (auto id : ids) {
+        sqlite3_bind_int64(sent, 1, kNow);
+        sqlite3_bind_int64(sent, 2, kAssociation);
+        sqlite3_bind_int64(sent, 3, id);
+        exec(sent);
+      }
+      exec(commit);
+      exec(begin);
+      for (auto id : ids) {
+        sqlite3_bind_int64(ack, 1, kNow);
+        sqlite3_bind_int64(ack, 2, id);
+        exec(ack);
+      }
+      exec(commit);
+    }
+  }
+  for (sqlite3_stmt* stmt : {begin, commit, insert, sent, ack}) sqlite3_finalize(stmt);
+  sqlite3_close_v2(db);
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
+// range(0): submitter threads, each with one message per submission, closed loop.
+void groupCommit(benchmark::State& state) {
+  constexpr int kSubmissionsPerThread = 64;
+  ScratchDir dir;
+  const Durability durability = durabilityOf(state);
+  openWithProvider(dir.file(), durability);
+  OpenOptions options;
+  options.durability = durability;
+  auto writer = QueueWriter::start(dir.file(), options, [] { return kNow; });
+  if (!writer) {
+    state.SkipWithError(writer.status().toString().c_str());
+    return;
+  }
+  const auto threads = static_cast<int>(state.range(0));
+  std::atomic<int> failures{0};
+  for (auto _ : state) {
+    std::vector<std::thread> submitters;
+    for (int t = 0; t < threads; ++t) {
+      submitters.emplace_back([&] {
+        for (int i = 0; i < kSubmissionsPerThread; ++i) {
+          auto ids = (*writer)->submit({NewMessage{"0001", kFunctions, 0, pdu()}}).get();
+          if (!ids) ++failures;
+        }
+      });
+    }
+    for (auto& submitter : submitters) submitter.join();
+  }
+  if (failures > 0) state.SkipWithError("submissions failed");
+  const auto batches = (*writer)->committedBatches();
+  const auto messages = (*writer)->committedMessages();
+  state.counters["msgs_per_commit"] =
+      batches == 0 ? 0.0 : static_cast<double>(messages) / static_cast<double>(batches);
+  state.SetItemsProcessed(state.iterations() * threads * kSubmissionsPerThread);
+}
+
+// Prints every run like the console reporter, then ours/raw ratios.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      auto it = run.counters.find("items_per_second");
+      if (it != run.counters.end()) rates_[run.benchmark_name()] = it->second;
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    std::printf("\n%-44s %14s %14s %8s\n", "ours vs raw sqlite3 (same rows)", "ours msg/s",
+                "raw msg/s", "ratio");
+    for (const auto& [name, rate] : rates_) {
+      if (name.rfind("ours/", 0) != 0) continue;
+      auto raw = rates_.find("raw/" + name.substr(5));
+      if (raw == rates_.end() || raw->second == 0) continue;
+      std::printf("%-44s %14.0f %14.0f %8.2f\n", name.substr(5).c_str(), rate, raw->second,
+                  rate / raw->second);
+    }
+  }
+
+ private:
+  std::map<std::string, double> rates_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (bool lifecycle : {false, true}) {
+    const std::string kind = lifecycle ? "lifecycle" : "append";
+    for (const char* who : {"ours", "raw"}) {
+      const bool is_ours = std::string(who) == "ours";
+      auto* bench = benchmark::RegisterBenchmark(
+          (std::string(who) + "/" + kind).c_str(),
+          [is_ours, lifecycle](benchmark::State& state) {
+            is_ours ? ours(state, lifecycle) : raw(state, lifecycle);
+          });
+      bench->ArgNames({"batch", "normal"});
+      for (int normal : {0, 1}) {
+        for (int batch : {1, 64, 1024}) bench->Args({batch, normal});
+      }
+      bench->Unit(benchmark::kMillisecond)->UseRealTime();
+    }
+  }
+  auto* group = benchmark::RegisterBenchmark("group_commit", groupCommit);
+  group->ArgNames({"threads", "normal"});
+  for (int normal : {0, 1}) {
+    for (int threads : {1, 16, 64}) group->Args({threads, normal});
+  }
+  group->Unit(benchmark::kMillisecond)->UseRealTime();
+
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}
