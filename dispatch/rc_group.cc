@@ -104,8 +104,8 @@ bool RcGroup::add(const Member& member) {
   Member m = member;
   m.weight = std::clamp(m.weight, kMinWeight, kMaxWeight);
   members_.push_back(m);
-  rebuildHomes();
-  rebuild();
+  homes_dirty_ = true;
+  recount();
   return true;
 }
 
@@ -114,8 +114,8 @@ bool RcGroup::remove(MemberId id) {
                          [id](const Member& m) { return m.id == id; });
   if (it == members_.end()) return false;
   members_.erase(it);
-  rebuildHomes();
-  rebuild();
+  homes_dirty_ = true;
+  recount();
   return true;
 }
 
@@ -124,7 +124,7 @@ bool RcGroup::setState(MemberId id, MemberState state) {
   if (m == nullptr) return false;
   if (m->state != state) {
     m->state = state;
-    rebuild();
+    recount();
   }
   return true;
 }
@@ -135,15 +135,15 @@ bool RcGroup::setWeight(MemberId id, std::uint32_t weight) {
   weight = std::clamp(weight, kMinWeight, kMaxWeight);
   if (m->weight != weight) {
     m->weight = weight;
-    rebuildHomes();
-    rebuild();
+    homes_dirty_ = true;
+    recount();
   }
   return true;
 }
 
 void RcGroup::setThreshold(std::uint32_t percent) {
   threshold_ = clampThreshold(percent);
-  rebuild();
+  recount();
 }
 
 std::uint32_t RcGroup::entityAvailableWeight(std::size_t i) const {
@@ -151,6 +151,7 @@ std::uint32_t RcGroup::entityAvailableWeight(std::size_t i) const {
 }
 
 MemberId RcGroup::next(std::optional<MemberId> avoid) {
+  if (tables_dirty_) refresh();
   const std::uint32_t n = static_cast<std::uint32_t>(schedule_.size());
   if (avoid && schedule_[cursor_] == *avoid && available_count_ > 1) {
     // Give this turn to the next entry of another member and the avoided member the
@@ -166,7 +167,8 @@ MemberId RcGroup::next(std::optional<MemberId> avoid) {
   return id;
 }
 
-MemberId RcGroup::keyed(std::uint64_t key, bool sequenced) const {
+MemberId RcGroup::keyed(std::uint64_t key, bool sequenced) {
+  if (tables_dirty_) refresh();
   return (sequenced ? seq_owners_ : owners_)[slotOf(key)];
 }
 
@@ -174,13 +176,18 @@ std::uint32_t RcGroup::slotOf(std::uint64_t key) const {
   return scale(mix(key), homes_.size());
 }
 
-void RcGroup::rebuild() {
+const std::vector<MemberId>& RcGroup::schedule() {
+  if (tables_dirty_) refresh();
+  return schedule_;
+}
+
+void RcGroup::recount() {
+  tables_dirty_ = true;
   group_weight_ = 0;
   available_weight_ = 0;
   available_count_ = 0;
   std::uint32_t congested_weight = 0;
   bool all_prohibited = true;
-  std::vector<std::uint32_t> live(members_.size(), 0);
   for (std::size_t i = 0; i < members_.size(); ++i) {
     const Member& m = members_[i];
     group_weight_ += m.weight;
@@ -188,7 +195,7 @@ void RcGroup::rebuild() {
     if (m.state == MemberState::kAvailable) {
       available_weight_ += m.weight;
       ++available_count_;
-      live[i] = m.weight;
+      sole_available_ = m.id;
     } else if (m.state == MemberState::kCongested) {
       congested_weight += m.weight;
     }
@@ -196,6 +203,18 @@ void RcGroup::rebuild() {
   required_ = npac::dispatch::requiredWeight(group_weight_, threshold_);
   state_ = rcGroupState(available_weight_, required_, all_prohibited);
   sequenced_state_ = rcGroupState(available_weight_ + congested_weight, required_, all_prohibited);
+}
+
+void RcGroup::refresh() {
+  tables_dirty_ = false;
+  if (homes_dirty_) {
+    homes_dirty_ = false;
+    rebuildHomes();
+  }
+  std::vector<std::uint32_t> live(members_.size(), 0);
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    if (members_[i].state == MemberState::kAvailable) live[i] = members_[i].weight;
+  }
 
   // The schedule depends only on which members are Available and their weights; keep it
   // (and its cursor) when that did not change, so unrelated events do not reset a cycle.

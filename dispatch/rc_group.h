@@ -96,13 +96,20 @@ class RcGroup {
   MemberId next(std::optional<MemberId> avoid);
   // The member for an MSU key. Requires state() (or sequencedState() when `sequenced`)
   // to be kAvailable.
-  MemberId keyed(std::uint64_t key, bool sequenced) const;
+  MemberId keyed(std::uint64_t key, bool sequenced);
+
+  // The only Available member; meaningful when availableCount() == 1.
+  MemberId soleAvailable() const { return sole_available_; }
 
   // The smooth schedule as it stands (tests, docs).
-  const std::vector<MemberId>& schedule() const { return schedule_; }
+  const std::vector<MemberId>& schedule();
 
  private:
-  void rebuild();
+  // Figures and states: recomputed at once on every change, O(n).
+  void recount();
+  // Schedule and slot tables: rebuilt lazily on the first pick after a change, so a
+  // burst of changes (4,096 members added one by one) costs one rebuild, not thousands.
+  void refresh();
   void rebuildHomes();
   void rebuildOwners(std::vector<MemberId>& owners, bool sequenced_view) const;
   std::uint32_t slotOf(std::uint64_t key) const;
@@ -115,6 +122,9 @@ class RcGroup {
   std::uint32_t required_ = 1;
   std::uint32_t available_weight_ = 0;
   std::uint32_t available_count_ = 0;
+  MemberId sole_available_ = 0;
+  bool homes_dirty_ = true;
+  bool tables_dirty_ = true;
   RcGroupState state_ = RcGroupState::kProhibited;
   RcGroupState sequenced_state_ = RcGroupState::kProhibited;
 

@@ -13,7 +13,7 @@ PickResult WeightedPolicy::pick(const PickContext& context) {
   if (context.key) return pickKeyed(context);
   if (in_use_ == groups_.size()) return noneReason();
   RcGroup& group = groups_[in_use_];
-  if (context.avoid && group.availableCount() == 1 && group.schedule().front() == *context.avoid) {
+  if (context.avoid && group.availableCount() == 1 && group.soleAvailable() == *context.avoid) {
     // The chosen group has nobody else: try the next Available cost before giving in.
     for (std::size_t g = in_use_ + 1; g < groups_.size(); ++g) {
       if (groups_[g].state() == RcGroupState::kAvailable) {

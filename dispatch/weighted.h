@@ -21,8 +21,9 @@
 // Weights outside 1–99 are clamped; thresholds outside 1–100 % likewise (validation with
 // error messages is the caller's job, see npacctl plan and the tunables layer).
 //
-// Cost: pick O(1). A status change costs O(W log n + S) for the member's group (schedule
-// and slot tables rebuilt), W the group weight and S its slot count.
+// Cost: pick O(1). A status change costs O(n) at once (group figures and states) and
+// O(W log n + S) at the first pick of that group after it (schedule and slot tables
+// rebuilt lazily), W the group weight and S its slot count.
 // Threading: none (one strand), see dispatch/policy.h.
 #pragma once
 
