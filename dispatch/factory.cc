@@ -38,7 +38,7 @@ PolicyOrError makeLeaf(const std::string& name, const PolicyConfig& config, cons
 }  // namespace
 
 std::vector<std::string_view> policyNames() {
-  return {kRoundRobinName, kWeightedName, kLrtmName};
+  return {kRoundRobinName, kWeightedName, kLrtmName, kThrottleName};
 }
 
 std::optional<ConfigError> validate(const WeightedConfig& config) {
@@ -55,7 +55,20 @@ std::optional<ConfigError> validate(const WeightedConfig& config) {
 }
 
 PolicyOrError makePolicy(const PolicyConfig& config) {
-  return makeLeaf(config.name, config, "policy.name");
+  if (config.name != kThrottleName) return makeLeaf(config.name, config, "policy.name");
+  if (config.inner == kThrottleName) {
+    return failure("policy.inner", "a throttle wraps round-robin, weighted or lrtm, not another throttle");
+  }
+  if (auto err = config.throttle_group.validate()) return PolicyOrError{nullptr, err};
+  if (config.throttle_list) {
+    if (auto err = config.throttle_list->validate()) return PolicyOrError{nullptr, err};
+  }
+  PolicyOrError inner = makeLeaf(config.inner, config, "policy.inner");
+  if (!inner.ok()) return inner;
+  return PolicyOrError{std::make_unique<ThrottledPolicy>(std::move(inner.policy),
+                                                         config.throttle_group,
+                                                         config.throttle_list),
+                       std::nullopt};
 }
 
 }  // namespace npac::dispatch

@@ -19,6 +19,7 @@
 #include "dispatch/lrtm.h"
 #include "dispatch/policy.h"
 #include "dispatch/round_robin.h"
+#include "dispatch/throttled_policy.h"
 #include "dispatch/weighted.h"
 
 namespace npac::dispatch {
@@ -32,8 +33,11 @@ struct PolicyConfig {
   std::string name{kRoundRobinName};
   WeightedConfig weighted;  // used by "weighted"
   LrtmConfig lrtm;          // used by "lrtm"
-  // "throttle": the policy it gates (any name but "throttle").
+  // "throttle": the policy it gates (any name but "throttle"), the egress throttle
+  // group over its members, and optionally the egress throttle list (seed 003).
   std::string inner{kRoundRobinName};
+  ThrottleGroupConfig throttle_group;
+  std::optional<ThrottleListConfig> throttle_list;
 };
 
 // The outcome of makePolicy: a policy, or why there is none.

@@ -62,3 +62,66 @@ TEST_CASE("An invalid LRTM config is refused with its field", "[factory]") {
   REQUIRE(made.error);
   CHECK_FALSE(made.error->field.empty());
 }
+
+TEST_CASE("The factory wraps any policy in a throttle", "[factory]") {
+  for (std::string_view inner : {kRoundRobinName, kWeightedName, kLrtmName}) {
+    PolicyConfig cfg;
+    cfg.name = "throttle";
+    cfg.inner = std::string(inner);
+    PolicyOrError made = makePolicy(cfg);
+    REQUIRE(made.ok());
+    CHECK(made.policy->name() == "throttle(" + std::string(inner) + ")");
+    auto* throttled = dynamic_cast<ThrottledPolicy*>(made.policy.get());
+    REQUIRE(throttled != nullptr);
+    CHECK(throttled->inner().name() == inner);
+  }
+}
+
+TEST_CASE("A throttle around a throttle or an unknown policy is refused", "[factory]") {
+  PolicyConfig cfg;
+  cfg.name = "throttle";
+  cfg.inner = "throttle";
+  PolicyOrError made = makePolicy(cfg);
+  REQUIRE(made.error);
+  CHECK(made.error->field == "policy.inner");
+  cfg.inner = "random";
+  made = makePolicy(cfg);
+  REQUIRE(made.error);
+  CHECK(made.error->field == "policy.inner");
+}
+
+TEST_CASE("An invalid throttle group config is refused with its field", "[factory]") {
+  PolicyConfig cfg;
+  cfg.name = "throttle";
+  cfg.throttle_group.pending.enabled = true;
+  cfg.throttle_group.pending.maximum = 0;  // must be positive
+  PolicyOrError made = makePolicy(cfg);
+  CHECK_FALSE(made.ok());
+  REQUIRE(made.error);
+  CHECK(made.error->field.find("maximum") != std::string::npos);
+}
+
+TEST_CASE("The throttle list reduces its maxima per lost peer (seed 003: 10,000/12,000 at 50 %)",
+          "[factory][seed003]") {
+  PolicyConfig cfg;
+  cfg.name = "throttle";
+  ThrottleListConfig list;
+  list.rate.enabled = true;
+  list.rate.maximum = 10000;
+  list.rate.levels = {CongestionThreshold{100, 80}};
+  list.pending.enabled = true;
+  list.pending.maximum = 12000;
+  list.pending.levels = {CongestionThreshold{100, 80}};
+  list.peers = {2};
+  list.reduction_percent_per_lost_peer = 50;
+  list.peers_start_connected = true;
+  cfg.throttle_list = list;
+  PolicyOrError made = makePolicy(cfg);
+  REQUIRE(made.ok());
+  auto* throttled = dynamic_cast<ThrottledPolicy*>(made.policy.get());
+  REQUIRE(throttled->list() != nullptr);
+  CHECK(throttled->list()->rateMaximum() == Approx(10000));
+  throttled->peerLost(2, {});
+  CHECK(throttled->list()->rateMaximum() == Approx(5000));
+  CHECK(throttled->list()->pendingMaximum() == Approx(6000));
+}
