@@ -30,7 +30,6 @@ constexpr Tag kTagSimplyEncodedData = Tag::application(0);
 constexpr Tag kTagFullyEncodedData = Tag::application(1, true);
 constexpr Tag kTagSingleAsn1Type = Tag::context(0, true);
 constexpr Tag kTagOctetAligned = Tag::context(1);
-constexpr Tag kTagArbitrary = Tag::context(2);
 constexpr uint8_t kVersion1Bit = 0x80;  // Protocol-version { version-1 (0) }
 
 Status bad(size_t off, std::string m) { return Status::error(ErrorCode::kPresentationBadPpdu, off, std::move(m)); }

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds the cmip libFuzzer targets with clang (NPAC_FUZZ=ON, ASan+UBSan) and runs them for
+# a bounded time over a seed corpus generated from known-good frames.
+#   bench/fuzz_cmip.sh [seconds]        default 300 s for the whole inbound path
+#   BER_SECONDS=60 bench/fuzz_cmip.sh   also run fuzz_ber (default 0: skipped)
+# Prints executions and crashes per target; exits non-zero if any crash was found.
+set -euo pipefail
+SECONDS_TOTAL=${1:-300}
+BER_SECONDS=${BER_SECONDS:-0}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${FUZZ_BUILD:-$ROOT/build-fuzz}
+CORPUS=$ROOT/fuzz-corpus
+JOBS=${JOBS:-2}
+
+command -v clang++ >/dev/null || { echo "clang++ not found (apt-get install clang)"; exit 2; }
+cmake -S "$ROOT" -B "$BUILD" -DNPAC_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
+  -DNPAC_TESTS=OFF -DNPAC_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$BUILD" --target fuzz_upper_layers fuzz_ber fuzz_cmip_seeds -j "$JOBS" >/dev/null
+
+mkdir -p "$CORPUS/upper_layers" "$CORPUS/ber" "$CORPUS/artifacts"
+"$BUILD/fuzz/fuzz_cmip_seeds" "$CORPUS/upper_layers" "$CORPUS/ber"
+
+status=0
+run() {  # name seconds corpus
+  local name=$1 secs=$2 dir=$3 log="$CORPUS/$1.log"
+  local before
+  before=$(ls "$CORPUS/artifacts" | grep -c "" || true)
+  # -rss_limit_mb and -max_len bound the run; -timeout flags a hang as a crash.
+  "$BUILD/fuzz/$name" -max_total_time="$secs" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$CORPUS/artifacts/" "$dir" >"$log" 2>&1 || true
+  local execs crashes
+  execs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo 0)
+  crashes=$(( $(ls "$CORPUS/artifacts" | grep -c "" || true) - before ))
+  local cov
+  cov=$(grep -Eo 'cov: [0-9]+' "$log" | tail -1 || true)
+  echo "$name: ${secs}s, executions=$execs, crashes=$crashes, ${cov:-cov: ?}, corpus=$(ls "$dir" | wc -l) files (log: $log)"
+  if [ "$crashes" -ne 0 ]; then status=1; fi
+}
+run fuzz_upper_layers "$SECONDS_TOTAL" "$CORPUS/upper_layers"
+if [ "$BER_SECONDS" -gt 0 ]; then run fuzz_ber "$BER_SECONDS" "$CORPUS/ber"; fi
+exit $status

@@ -1,0 +1,60 @@
+// libFuzzer target: the BER reader walking arbitrary TLV trees, every typed decoder on
+// every element, and the canonical re-encode of what decoded (a crash or a mismatch of
+// a value with its own re-decode aborts).
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+
+#include "cmip/ber.h"
+
+using namespace npac::cmip;
+
+namespace {
+
+void checkReencode(const Tlv& t) {
+  Result<int64_t> i = decodeInteger(t);
+  if (i.isOk()) {
+    EncodeBuffer b;
+    BerWriter(b).writeInteger(*i, t.tag);
+    Result<Tlv> back = decodeSingleTlv(b.view());
+    if (!back.isOk() || !decodeInteger(*back).isOk() || *decodeInteger(*back) != *i) std::abort();
+  }
+  Result<Oid> o = decodeOid(t);
+  if (o.isOk()) {
+    Result<Oid> again = Oid::parse(o->toString());
+    if (!again.isOk() || !(*again == *o)) std::abort();
+  }
+  Result<GeneralizedTime> g = decodeGeneralizedTime(t);
+  if (g.isOk()) {
+    Result<GeneralizedTime> again = GeneralizedTime::parse(g->toString());
+    if (!again.isOk() || !(*again == *g)) std::abort();
+  }
+}
+
+void walk(BerReader r) {
+  while (!r.atEnd()) {
+    Result<Tlv> t = r.next();
+    if (!t.isOk()) return;
+    (void)decodeBoolean(*t);
+    (void)decodeNull(*t);
+    (void)decodeBitString(*t);
+    (void)decodeIntegerBytes(*t);
+    (void)decodeString(*t, StringKind::kPrintable, r.limits());
+    (void)decodeString(*t, StringKind::kUtf8, r.limits());
+    (void)decodeExternal(*t, r.limits());
+    checkReencode(*t);
+    if (t->tag.constructed) {
+      Result<BerReader> in = r.enter(*t);
+      if (in.isOk()) walk(*in);
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  DecodeLimits limits;
+  limits.max_pdu_size = 16 * 1024;
+  walk(BerReader(Bytes(data, size), limits));
+  return 0;
+}
