@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
       }
       auto doc = npac::pdu::decodeFrames(bytes);
       if (!doc.isOk()) return failWith(doc.status().toString());
-      std::cout << doc->dump(2) << "\n";
+      std::cout << doc->dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
       return 0;
     }
     if (*encode) {

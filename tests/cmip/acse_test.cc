@@ -222,3 +222,31 @@ TEST_CASE("Random ACSE APDUs round-trip and re-encode to the same bytes", "[acse
     CHECK(encodeAcseApdu(*back) == bytes);
   }
 }
+
+TEST_CASE("Mutated ACSE APDUs never crash the decoder and decoded values re-encode stably",
+          "[acse][malformed]") {
+  RandomValues rv(8650);
+  Aarq a;
+  a.protocolVersion = version1();
+  a.applicationContext = oids::kSystemsManagementContext;
+  a.calling.apTitle = Oid{1, 3, 9999, 2};
+  a.calling.aeQualifier = 7;
+  a.userInformation.push_back(cmipUserInfoExternal());
+  auto seed = encodeAcseApdu(a);
+  int ok = 0;
+  for (int i = 0; i < 3000; ++i) {
+    auto v = seed;
+    if (rv.coin()) {
+      v[rv.range(0, v.size() - 1)] ^= static_cast<uint8_t>(rv.range(1, 255));
+    } else {
+      v.resize(rv.range(0, v.size() - 1));
+    }
+    auto r = decodeAcseApdu(v);
+    if (!r.isOk()) continue;
+    ++ok;
+    auto again = decodeAcseApdu(encodeAcseApdu(*r));
+    REQUIRE(again.isOk());
+    CHECK(*again == *r);
+  }
+  CHECK(ok > 0);
+}

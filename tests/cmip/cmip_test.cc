@@ -327,3 +327,56 @@ TEST_CASE("Random CMIP invokes round-trip and re-encode canonically", "[cmip][pr
     CHECK(roundTripInvoke(inv) == inv);
   }
 }
+
+TEST_CASE("Mutated ACSE, ROSE, CMIP and bind encodings never crash the decoders", "[cmip][malformed]") {
+  // Seed inputs: one valid encoding per decoder; each is flipped, truncated and
+  // extended at random. Every outcome must be a value or an error Status; a value must
+  // re-encode to something that decodes to the same value (no half-decoded state).
+  RandomValues rv(8327);
+  EventReportArgument er{ObjectClass::global(Oid{1, 3, 6, 1, 4, 1, 103, 7, 0, 0, 90, 3, 1}), systemDn("npac"),
+                         GeneralizedTime::parse("20261129150000Z").value(),
+                         EventTypeId::local(4), OpaqueBer{{0x30, 0x03, 0x02, 0x01, 0x07}}};
+  auto rose = encodeRoseApdu(toRose(CmipInvoke{9, 4, CmipOpcode::kEventReportConfirmed, er}));
+  CmipUserInfo ui;
+  ui.protocolVersion = BitString::withBits(2);
+  External ext;
+  ext.indirect_reference = 3;
+  ext.data = {0x30, 0x00};
+  ui.userInfo = ext;
+  auto userInfo = encodeCmipUserInfo(ui);
+  int decodedOk = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::vector<uint8_t> v = (i % 2) ? rose : userInfo;
+    switch (rv.range(0, 2)) {
+      case 0:
+        for (int k = rv.range(1, 3); k > 0; --k) v[rv.range(0, v.size() - 1)] ^= static_cast<uint8_t>(rv.range(1, 255));
+        break;
+      case 1: v.resize(rv.range(0, v.size() - 1)); break;
+      default: v.insert(v.begin() + rv.range(0, v.size()), static_cast<uint8_t>(rv.range(0, 255)));
+    }
+    if (i % 2) {
+      auto r = decodeRoseApdu(v);
+      if (!r.isOk()) continue;
+      ++decodedOk;
+      auto again = decodeRoseApdu(encodeRoseApdu(*r));
+      REQUIRE(again.isOk());
+      CHECK(*again == *r);
+      if (auto* inv = std::get_if<RoseInvoke>(&*r)) {
+        auto typed = fromRose(*inv);
+        if (typed.isOk()) {
+          auto back = fromRose(toRose(*typed));
+          REQUIRE(back.isOk());
+          CHECK(*back == *typed);
+        }
+      }
+    } else {
+      auto r = decodeCmipUserInfo(v);
+      if (!r.isOk()) continue;
+      ++decodedOk;
+      auto again = decodeCmipUserInfo(encodeCmipUserInfo(*r));
+      REQUIRE(again.isOk());
+      CHECK(*again == *r);
+    }
+  }
+  CHECK(decodedOk > 0);  // some mutations (e.g. inside opaque values) stay valid
+}

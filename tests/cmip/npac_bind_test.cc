@@ -236,3 +236,24 @@ TEST_CASE("Random access-control values round-trip and re-encode canonically", "
     CHECK(encodeAccessControl(*back) == bytes);
   }
 }
+
+TEST_CASE("Mutated access control never crashes the decoder; what decodes is valid",
+          "[npac_bind][malformed]") {
+  RandomValues rv(386);
+  auto seed = encodeAccessControl(sample());
+  int ok = 0;
+  for (int i = 0; i < 3000; ++i) {
+    auto v = seed;
+    if (rv.coin()) {
+      v[rv.range(0, v.size() - 1)] ^= static_cast<uint8_t>(rv.range(1, 255));
+    } else {
+      v.resize(rv.range(0, v.size() - 1));
+    }
+    auto r = decodeAccessControl(v);
+    if (!r.isOk()) continue;
+    ++ok;
+    CHECK(validateAccessControl(*r).isOk());
+    CHECK(decodeAccessControl(encodeAccessControl(*r)).value() == *r);
+  }
+  CHECK(ok > 0);
+}
