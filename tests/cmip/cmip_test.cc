@@ -380,3 +380,45 @@ TEST_CASE("Mutated ACSE, ROSE, CMIP and bind encodings never crash the decoders"
   }
   CHECK(decodedOk > 0);  // some mutations (e.g. inside opaque values) stay valid
 }
+
+TEST_CASE("Set, Create and Delete arguments, a linked reply and results have X.711 tags",
+          "[cmip]") {
+  ObjectInstance none;
+  none.form = ObjectInstance::Form::kNonSpecific;
+  Selection sel{ObjectClass::local(1), none, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+
+  // modificationList [12] IMPLICIT SET OF { modifyOperator [2] addValues, id [1] 3, value }
+  SetArgument set{sel, {Modification{1, AttributeId::local(3), OpaqueBer{{0x02, 0x01, 0x05}}}}};
+  CHECK(encodeArgument(set).bytes == hex("30 12 81 01 01 83 00 AC 0B 30 09 82 01 01 81 01 03 02 01 05"));
+
+  // superiorObjectInstance [8] (explicit), attributeList [7] IMPLICIT SET OF Attribute
+  CreateArgument create;
+  create.managedObjectClass = ObjectClass::local(4);
+  create.managedObjectInstance = none;
+  create.instanceIsSuperior = true;
+  create.attributeList = std::vector<Attribute>{{AttributeId::local(1), OpaqueBer{{0x05, 0x00}}}};
+  CHECK(encodeArgument(create).bytes == hex("30 10 81 01 04 A8 02 83 00 A7 07 30 05 81 01 01 05 00"));
+
+  // synchronization [6] IMPLICIT atomic, scope [7] { baseToNthLevel [2] 1 }, filter and {}
+  DeleteArgument del{Selection{ObjectClass::local(2), none, std::nullopt, CmisSync::kAtomic,
+                               Scope{Scope::Kind::kBaseToNthLevel, 1}, OpaqueBer{{0xA9, 0x00}}}};
+  auto delBytes = hex("30 0F 81 01 02 83 00 86 01 01 A7 03 82 01 01 A9 00");
+  CHECK(encodeArgument(del).bytes == delBytes);
+  CHECK(std::get<DeleteArgument>(decodeArgument(CmipOpcode::kDelete, delBytes).value()) == del);
+
+  // getResult [0] IMPLICIT GetResult { class, attributeList [6] IMPLICIT SET OF }
+  LinkedReplyArgument linked{LinkedReplyKind::kGetResult,
+                             AttributeListResult{ReplyHeader{ObjectClass::local(1), std::nullopt, std::nullopt},
+                                                 std::vector<Attribute>{{AttributeId::local(2), OpaqueBer{{0x02, 0x01, 0x09}}}}}};
+  auto linkedBytes = hex("A0 0D 81 01 01 A6 08 30 06 81 01 02 02 01 09");
+  CHECK(encodeArgument(linked).bytes == linkedBytes);
+  CHECK(std::get<LinkedReplyArgument>(decodeArgument(CmipOpcode::kLinkedReply, linkedBytes).value()) == linked);
+
+  // ActionResult { class, actionReply [6] IMPLICIT { actionType [3] 5, [4] { NULL } } }
+  ActionResult ar{ReplyHeader{ObjectClass::local(1), std::nullopt, std::nullopt},
+                  ActionResult::ActionReply{ActionTypeId::local(5), OpaqueBer{{0x05, 0x00}}}};
+  CHECK(encodeResult(ar).bytes == hex("30 0C 81 01 01 A6 07 83 01 05 A4 02 05 00"));
+  // EventReportResult { eventReply SEQUENCE { eventType [7] 2 } }
+  EventReportResult er{ReplyHeader{}, EventReportResult::EventReply{EventTypeId::local(2), std::nullopt}};
+  CHECK(encodeResult(er).bytes == hex("30 05 30 03 87 01 02"));
+}
