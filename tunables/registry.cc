@@ -17,6 +17,9 @@ namespace {
 // refuse re-entry (it would deadlock) and unsubscribe() skip waiting for itself.
 thread_local const TunableRegistry* tl_notifying = nullptr;
 
+// Process-wide source of snapshot versions (see TunableRegistry::version_).
+std::atomic<std::uint64_t> g_next_version{1};
+
 constexpr std::string_view kActionSet = "tunable.set";
 constexpr std::string_view kActionClear = "tunable.clear";
 
@@ -91,12 +94,23 @@ Status TunableRegistry::open(db::Database& db, db::Clock clock,
     }
     snapshot->setOverride(spec->id, row.spid, std::move(value));
   }
-  registry->snapshot_.store(std::move(snapshot));
+  registry->publish(std::move(snapshot));
   *out = std::move(registry);
   return Status::ok();
 }
 
 // ---- Reading ---------------------------------------------------------------------------
+
+std::shared_ptr<const TunableSnapshot> TunableRegistry::snapshot() const {
+  std::lock_guard lock(snapshot_mutex_);
+  return snapshot_;
+}
+
+void TunableRegistry::publish(std::shared_ptr<const TunableSnapshot> next) {
+  std::lock_guard lock(snapshot_mutex_);
+  snapshot_ = std::move(next);
+  version_.store(g_next_version.fetch_add(1), std::memory_order_release);
+}
 
 Status TunableRegistry::getText(std::string_view name, std::string_view spid,
                                 std::string* out) const {
@@ -106,7 +120,7 @@ Status TunableRegistry::getText(std::string_view name, std::string_view spid,
     return Status::invalidProvider(
         cat("\"", spid, "\" is not a SPID (four ASCII letters or digits)"));
   }
-  *out = catalogue_.format(*spec, snapshot_.load()->resolve(spec->id, spid));
+  *out = catalogue_.format(*spec, snapshot()->resolve(spec->id, spid));
   return Status::ok();
 }
 
@@ -192,7 +206,7 @@ Status TunableRegistry::set(std::string_view name, std::string_view spid,
   if (Status s = catalogue_.parse(*spec, text, &value); !s) return s;
 
   std::lock_guard lock(write_mutex_);
-  std::shared_ptr<const TunableSnapshot> current = snapshot_.load();
+  std::shared_ptr<const TunableSnapshot> current = snapshot();
   auto next = std::make_shared<TunableSnapshot>(*current);
   next->setOverride(spec->id, spid, value);
   if (Status s = checkConsistency(*next, *spec, spid); !s) return s;
@@ -214,7 +228,7 @@ Status TunableRegistry::clear(std::string_view name, std::string_view spid,
   if (Status s = validateTarget(name, spid, &spec); !s) return s;
 
   std::lock_guard lock(write_mutex_);
-  std::shared_ptr<const TunableSnapshot> current = snapshot_.load();
+  std::shared_ptr<const TunableSnapshot> current = snapshot();
   auto next = std::make_shared<TunableSnapshot>(*current);
   next->clearOverride(spec->id, spid);
   if (Status s = checkConsistency(*next, *spec, spid); !s) return s;
@@ -229,7 +243,8 @@ Status TunableRegistry::clear(std::string_view name, std::string_view spid,
 void TunableRegistry::publishAndNotify(std::shared_ptr<const TunableSnapshot> next,
                                        const TunableSpec& spec, std::string_view spid,
                                        std::string_view actor) {
-  std::shared_ptr<const TunableSnapshot> previous = snapshot_.exchange(next);
+  std::shared_ptr<const TunableSnapshot> previous = snapshot();  // writers are serialised
+  publish(next);
   Change change{&spec, std::string(spid), previous->resolve(spec.id, spid),
                 next->resolve(spec.id, spid), std::string(actor)};
   if (change.old_value == change.new_value) return;  // stored and audited; nothing to apply

@@ -10,9 +10,12 @@
 //
 // Threading contract:
 //  - Reads (get, snapshot) are safe from any thread at any time, concurrently with set.
-//    They load the current snapshot (an atomically swapped shared_ptr) and never block on
-//    a writer's database work. A reader sees either the old or the new value, never a mix;
-//    hold one snapshot() to read several tunables consistently.
+//    Each thread keeps the snapshot it last read with its version number; get() compares
+//    that number with the registry's (one acquire load) and only on a change copies the
+//    new snapshot under a short mutex. Readers never wait for a writer's database work.
+//    A reader sees either the old or the new value, never a mix; hold one snapshot() to
+//    read several tunables consistently. (libstdc++ 12's atomic<shared_ptr> was not used:
+//    ThreadSanitizer cannot see its internal lock and reports false races.)
 //  - set/clear may be called from any thread; they are serialised by an internal mutex
 //    and use the Database given to open() on the calling thread. No other thread may use
 //    that Database at the same time: give the registry its own connection.
@@ -93,13 +96,15 @@ class TunableRegistry {
 
   const Catalogue& catalogue() const { return catalogue_; }
 
-  // The current values, frozen. Cheap: one atomic shared_ptr load.
-  std::shared_ptr<const TunableSnapshot> snapshot() const { return snapshot_.load(); }
+  // The current values, frozen (a copy of the shared pointer, taken under a mutex).
+  std::shared_ptr<const TunableSnapshot> snapshot() const;
 
   // The effective value for a provider ("" = the global value): registry.get(kSrr, spid).
+  // The hot path: no lock and no reference count unless the values changed since this
+  // thread's last read.
   template <typename T>
   T get(Key<T> key, std::string_view spid = {}) const {
-    return snapshot_.load()->get(key, spid);
+    return threadSnapshot().get(key, spid);
   }
 
   // The effective value of a tunable by name, as canonical text (admin API, npacctl).
@@ -134,6 +139,23 @@ class TunableRegistry {
     std::atomic<bool> active{true};
   };
 
+  // This thread's copy of the current snapshot. The reference is valid until this thread
+  // next reads any registry; use it immediately.
+  const TunableSnapshot& threadSnapshot() const {
+    struct Cache {
+      std::uint64_t version = 0;
+      std::shared_ptr<const TunableSnapshot> snapshot;
+    };
+    thread_local Cache cache;
+    if (cache.version != version_.load(std::memory_order_acquire)) {
+      std::lock_guard lock(snapshot_mutex_);
+      cache.snapshot = snapshot_;
+      cache.version = version_.load(std::memory_order_relaxed);
+    }
+    return *cache.snapshot;
+  }
+  void publish(std::shared_ptr<const TunableSnapshot> next);
+
   TunableRegistry(db::Database& db, db::Clock clock, const Catalogue& catalogue);
 
   Status validateTarget(std::string_view name, std::string_view spid,
@@ -150,7 +172,12 @@ class TunableRegistry {
   db::Database& db_;
   db::Clock clock_;
   const Catalogue& catalogue_;
-  std::atomic<std::shared_ptr<const TunableSnapshot>> snapshot_;
+  // The published snapshot and its version. Versions come from one process-wide counter,
+  // so a version number identifies a snapshot of one registry: a thread's cached copy can
+  // never be mistaken for another registry's current values.
+  mutable std::mutex snapshot_mutex_;
+  std::shared_ptr<const TunableSnapshot> snapshot_;
+  std::atomic<std::uint64_t> version_{0};
   std::vector<std::string> ignored_at_load_;
 
   // Serialises set/clear (database work, publish, notification) and unsubscribe.

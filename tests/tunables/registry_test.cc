@@ -55,6 +55,20 @@ TEST_CASE("A per-provider tunable set for one provider leaves the others at the 
   CHECK(text == "off");
 }
 
+TEST_CASE("Two registries read on one thread never show each other's values", "[registry]") {
+  RegistryFixture a;
+  RegistryFixture b;
+  REQUIRE(a.registry->set("srr", "0001", "on", "alice").isOk());
+  for (int i = 0; i < 3; ++i) {
+    CHECK(a.registry->get(kSrr, "0001") == true);
+    CHECK(b.registry->get(kSrr, "0001") == false);
+  }
+  REQUIRE(b.registry->set("srr", "0001", "on", "alice").isOk());
+  REQUIRE(a.registry->set("srr", "0001", "off", "alice").isOk());
+  CHECK(b.registry->get(kSrr, "0001") == true);
+  CHECK(a.registry->get(kSrr, "0001") == false);
+}
+
 TEST_CASE("Each kind of refused set has its own error and changes nothing", "[registry]") {
   RegistryFixture f;
   struct Case {
