@@ -14,6 +14,7 @@ using dispatch::Duration;
 using dispatch::LrtmPolicy;
 using dispatch::MemberId;
 using dispatch::Policy;
+using dispatch::ThrottledPolicy;
 using dispatch::TimePoint;
 using dispatch::WeightedPolicy;
 using nlohmann::json;
@@ -26,8 +27,10 @@ double round2(double x) { return std::round(x * 100.0) / 100.0; }
 class PlanRun {
  public:
   PlanRun(const Scenario& scenario, Policy& policy) : s_(scenario), policy_(policy) {
-    weighted_ = dynamic_cast<WeightedPolicy*>(&policy_);
-    lrtm_ = dynamic_cast<LrtmPolicy*>(&policy_);
+    throttled_ = dynamic_cast<ThrottledPolicy*>(&policy_);
+    Policy& inner = throttled_ ? throttled_->inner() : policy_;
+    weighted_ = dynamic_cast<WeightedPolicy*>(&inner);
+    lrtm_ = dynamic_cast<LrtmPolicy*>(&inner);
   }
 
   std::vector<json> run() {
@@ -99,12 +102,68 @@ class PlanRun {
       case StepOp::kShow: break;
       case StepOp::kPeerCounts:
       case StepOp::kPeerLost:
-      case StepOp::kPeerRestored:
-        j["peer"] = st.peer;
-        j["error"] = "peer steps need the throttle policy";
+      case StepOp::kPeerRestored: peerStep(st, j); break;
+    }
+    if (throttled_) release(j);
+    return j;
+  }
+
+  void peerStep(const Step& st, json& j) {
+    j["peer"] = st.peer;
+    if (!throttled_) {
+      j["error"] = "peer steps need the throttle policy with a list";
+      return;
+    }
+    dispatch::PeerUpdate u = dispatch::PeerUpdate::kApplied;
+    if (st.op == StepOp::kPeerCounts) {
+      j["rate"] = st.peer_rate;
+      j["pending"] = st.peer_pending;
+      u = throttled_->reportPeerCounts(st.peer, st.peer_rate, st.peer_pending, now_);
+    } else if (st.op == StepOp::kPeerLost) {
+      u = throttled_->peerLost(st.peer, now_);
+    } else {
+      u = throttled_->peerRestored(st.peer, now_);
+    }
+    if (u == dispatch::PeerUpdate::kUnknownPeer) j["error"] = "unknown peer (not in throttle.list.peers)";
+  }
+
+  // Seed 003 as npacd applies it: held messages leave as soon as the level allows, in
+  // order, each already recorded as sent by the gate.
+  void release(json& j) {
+    const dispatch::ReleaseBatch batch = throttled_->release(now_);
+    if (batch.released.empty()) return;
+    json list = json::array();
+    for (const dispatch::Released& r : batch.released) {
+      ++picked_[r.member];
+      list.push_back({{"n", r.id}, {"member", nameOf(r.member)}, {"id", r.member}, {"priority", r.priority}});
+    }
+    j["released"] = std::move(list);
+    if (batch.blocked) j["release_blocked"] = std::string(dispatch::toString(*batch.blocked));
+  }
+
+  json submit(const dispatch::PickContext& ctx, std::uint64_t n) {
+    const dispatch::Admission a = throttled_->submit(dispatch::Submission{n, ctx, true});
+    json p = {{"n", n}, {"priority", ctx.priority}, {"level", a.level}};
+    switch (a.kind) {
+      case dispatch::Admission::Kind::kSend:
+        p["member"] = nameOf(*a.member);
+        p["id"] = *a.member;
+        ++picked_[*a.member];
+        break;
+      case dispatch::Admission::Kind::kHeld:
+        p["member"] = nullptr;
+        p["held"] = true;
+        p["reason"] = std::string(dispatch::toString(dispatch::NoneReason::kThrottled));
+        ++held_;
+        break;
+      case dispatch::Admission::Kind::kNoMember:
+      case dispatch::Admission::Kind::kInvalidPriority:
+        p["member"] = nullptr;
+        p["reason"] = std::string(dispatch::toString(a.reason));
+        ++refused_;
         break;
     }
-    return j;
+    return p;
   }
 
   json picks(const Step& st) {
@@ -116,6 +175,10 @@ class PlanRun {
       ctx.sequenced = st.sequenced;
       ctx.priority = st.priority;
       ctx.avoid = st.avoid;
+      if (throttled_) {
+        list.push_back(submit(ctx, ++pick_no_));
+        continue;
+      }
       const dispatch::PickResult r = policy_.pick(ctx);
       json p = {{"n", ++pick_no_}};
       if (!r.ok()) {
@@ -165,8 +228,33 @@ class PlanRun {
       j["groups"] = std::move(groups);
       j["status"] = std::string(dispatch::toString(weighted_->status()));
     }
+    if (throttled_) j["throttle"] = throttleTable();
     j["refused"] = refused_;
     return j;
+  }
+
+  json throttleTable() {
+    const int level = throttled_->congestionLevel(now_);
+    const dispatch::EgressThrottleGroup& g = throttled_->group();
+    json t = {{"level", level},
+              {"held", throttled_->heldCount()},
+              {"held_total", held_},
+              {"group", {{"level", g.level()},
+                         {"rate_level", g.rateLevel()},
+                         {"pending_level", g.pendingLevel()},
+                         {"emr", round2(g.emr(now_))},
+                         {"ept", g.ept()}}}};
+    if (const dispatch::EgressThrottleList* l = throttled_->list()) {
+      t["list"] = {{"level", l->level()},
+                   {"rate_level", l->rateLevel()},
+                   {"pending_level", l->pendingLevel()},
+                   {"lost_peers", l->lostPeers()},
+                   {"rate_maximum", round2(l->rateMaximum())},
+                   {"pending_maximum", round2(l->pendingMaximum())},
+                   {"emr", round2(l->emr())},
+                   {"ept", l->ept()}};
+    }
+    return t;
   }
 
   json memberTable() {
@@ -215,6 +303,8 @@ class PlanRun {
   Policy& policy_;
   WeightedPolicy* weighted_ = nullptr;
   LrtmPolicy* lrtm_ = nullptr;
+  ThrottledPolicy* throttled_ = nullptr;
+  std::uint64_t held_ = 0;
   TimePoint now_{};
   std::uint64_t pick_no_ = 0;
   std::uint64_t refused_ = 0;

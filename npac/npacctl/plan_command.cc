@@ -75,6 +75,7 @@ std::string renderText(const json& step) {
       o << "  #" << p["n"].get<std::uint64_t>() << " → ";
       if (p["member"].is_null()) {
         o << "none (" << p["reason"].get<std::string>() << ")";
+        if (p.contains("level")) o << " at level " << num(p["level"]) << ", priority " << num(p["priority"]);
       } else {
         o << p["member"].get<std::string>();
         if (p.contains("n_before")) {
@@ -84,6 +85,15 @@ std::string renderText(const json& step) {
       }
       o << "\n";
     }
+  }
+  if (step.contains("released")) {
+    for (const json& r : step["released"]) {
+      o << "  released #" << num(r["n"]) << " → " << r["member"].get<std::string>() << " (priority "
+        << num(r["priority"]) << ")\n";
+    }
+  }
+  if (step.contains("release_blocked")) {
+    o << "  release blocked: " << step["release_blocked"].get<std::string>() << "\n";
   }
   const json& members = step["members"];
   const bool weighted = step.contains("groups");
@@ -113,6 +123,21 @@ std::string renderText(const json& step) {
         << (g["in_use"].get<bool>() ? " (in use)" : "") << "\n";
     }
     o << "  group status: " << step["status"].get<std::string>() << "\n";
+  }
+  if (step.contains("throttle")) {
+    const json& t = step["throttle"];
+    const json& g = t["group"];
+    o << "  throttle: level " << num(t["level"]) << ", held " << num(t["held"]) << " (ever "
+      << num(t["held_total"]) << ")\n";
+    o << "    group: EMR " << num(g["emr"]) << "/s (level " << num(g["rate_level"]) << "), EPT "
+      << num(g["ept"]) << " (level " << num(g["pending_level"]) << ")\n";
+    if (t.contains("list")) {
+      const json& l = t["list"];
+      o << "    list: lost peers " << num(l["lost_peers"]) << ", max EMR " << num(l["rate_maximum"])
+        << "/s, max EPT " << num(l["pending_maximum"]) << "; EMR " << num(l["emr"]) << "/s (level "
+        << num(l["rate_level"]) << "), EPT " << num(l["ept"]) << " (level " << num(l["pending_level"])
+        << ")\n";
+    }
   }
   return o.str();
 }

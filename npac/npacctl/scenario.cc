@@ -130,7 +130,7 @@ class Parser {
     s_.title = r_.string(root, "title", "").value_or("");
     s_.source = r_.string(root, "source", "").value_or("");
     policy(root);
-    if (root.contains("throttle")) s_.throttle = root.at("throttle");
+    if (root.contains("throttle")) throttle(root.at("throttle"));
     members(root);
     steps(root);
     return done();
@@ -182,6 +182,85 @@ class Parser {
     }
     if (auto a = r_.number(p, "monitor_alpha", "policy", 0, 1)) cfg.lrtm.monitor_alpha = *a;
     if (auto u = r_.millis(p, "unmeasured_response_ms", "policy")) cfg.lrtm.unmeasured_response_time = *u;
+  }
+
+  // {"maximum": 4, "levels": [{"onset": 50, "abatement": 25}], "abatement_ms": 0}
+  std::optional<dispatch::LimitConfig> limit(const json& j, const std::string& where) {
+    if (!r_.object(j, where, {"maximum", "levels", "abatement_ms"})) return std::nullopt;
+    dispatch::LimitConfig cfg;
+    cfg.enabled = true;
+    auto max = r_.number(j, "maximum", where, 0, 1e12);
+    if (!max) {
+      r_.fail(where + ".maximum", "missing");
+      return std::nullopt;
+    }
+    cfg.maximum = *max;
+    cfg.abatement_time = r_.millis(j, "abatement_ms", where).value_or(Duration::zero());
+    if (!j.contains("levels") || !j.at("levels").is_array()) {
+      r_.fail(where + ".levels", "missing (1–3 objects with onset and abatement percent)");
+      return std::nullopt;
+    }
+    const json& levels = j.at("levels");
+    for (std::size_t i = 0; i < levels.size(); ++i) {
+      const std::string at = where + ".levels[" + std::to_string(i) + "]";
+      if (!r_.object(levels[i], at, {"onset", "abatement"})) return std::nullopt;
+      auto onset = r_.integer(levels[i], "onset", at, 1, 100);
+      auto abatement = r_.integer(levels[i], "abatement", at, 1, 100);
+      if (!onset || !abatement) {
+        r_.fail(at, "needs onset and abatement percent (1–100)");
+        return std::nullopt;
+      }
+      cfg.levels.push_back(dispatch::CongestionThreshold{static_cast<std::uint32_t>(*onset),
+                                                         static_cast<std::uint32_t>(*abatement)});
+    }
+    return cfg;
+  }
+
+  void throttle(const json& t) {
+    if (!r_.object(t, "throttle", {"group", "list", "comment"})) return;
+    if (t.contains("group")) {
+      const json& g = t.at("group");
+      if (!r_.object(g, "throttle.group", {"rate", "pending", "rate_window_ms", "rate_buckets"})) return;
+      auto& cfg = s_.policy.throttle_group;
+      if (g.contains("rate")) {
+        if (auto l = limit(g.at("rate"), "throttle.group.rate")) cfg.rate = *l;
+      }
+      if (g.contains("pending")) {
+        if (auto l = limit(g.at("pending"), "throttle.group.pending")) cfg.pending = *l;
+      }
+      if (auto w = r_.millis(g, "rate_window_ms", "throttle.group")) cfg.rate_window = *w;
+      if (auto b = r_.integer(g, "rate_buckets", "throttle.group", 1, 1000)) {
+        cfg.rate_buckets = static_cast<std::uint32_t>(*b);
+      }
+    }
+    if (t.contains("list")) {
+      const json& l = t.at("list");
+      if (!r_.object(l, "throttle.list", {"rate", "pending", "peers", "reduction_percent", "peers_connected"})) {
+        return;
+      }
+      dispatch::ThrottleListConfig cfg;
+      if (l.contains("rate")) {
+        if (auto x = limit(l.at("rate"), "throttle.list.rate")) cfg.rate = *x;
+      }
+      if (l.contains("pending")) {
+        if (auto x = limit(l.at("pending"), "throttle.list.pending")) cfg.pending = *x;
+      }
+      if (l.contains("peers")) {
+        const json& peers = l.at("peers");
+        if (!peers.is_array()) return r_.fail("throttle.list.peers", "must be a list of peer ids");
+        for (std::size_t i = 0; i < peers.size(); ++i) {
+          if (!peers[i].is_number_unsigned()) {
+            return r_.fail("throttle.list.peers[" + std::to_string(i) + "]", "must be a peer id (a whole number)");
+          }
+          cfg.peers.push_back(peers[i].get<dispatch::PeerId>());
+        }
+      }
+      if (auto pct = r_.integer(l, "reduction_percent", "throttle.list", 0, 100)) {
+        cfg.reduction_percent_per_lost_peer = static_cast<std::uint32_t>(*pct);
+      }
+      cfg.peers_start_connected = r_.boolean(l, "peers_connected", "throttle.list").value_or(false);
+      s_.policy.throttle_list = cfg;
+    }
   }
 
   std::optional<dispatch::MonitorMask> monitorList(const json& j, const std::string& where) {

@@ -71,8 +71,7 @@ struct Step {
 struct Scenario {
   std::string title;
   std::string source;  // which seed table it reproduces
-  dispatch::PolicyConfig policy;
-  nlohmann::json throttle;  // the "throttle" block as written (checked when building)
+  dispatch::PolicyConfig policy;  // includes the "throttle" block's group and list
   std::vector<ScenarioMember> members;
   std::vector<Step> steps;
   std::map<dispatch::MemberId, std::string> names;  // id → display name

@@ -233,3 +233,42 @@ TEST_CASE("npacctl plan refuses a bad scenario with the JSON path and exit statu
   CHECK(r.status == 1);
   CHECK(r.out.find("cannot read") != std::string::npos);
 }
+
+TEST_CASE("npacctl plan reproduces seed 003's throttle-list reduction: 10,000/12,000 → 5,000/6,000",
+          "[npacctl][seed003]") {
+  Run r = example("seed003-throttle-list.json");
+  REQUIRE(r.steps.size() == 5);
+  const json& before = r.steps[1].at("throttle").at("list");
+  CHECK(before["rate_maximum"] == 10000);
+  CHECK(before["pending_maximum"] == 12000);
+  CHECK(before["lost_peers"] == 0);
+  CHECK(before["ept"] == 5000);  // the peer's report counts in the list aggregate
+  CHECK(r.steps[2].at("throttle").at("list")["ept"] == 5002);
+  const json& lost = r.steps[3].at("throttle").at("list");
+  CHECK(lost["lost_peers"] == 1);
+  CHECK(lost["rate_maximum"] == 5000);
+  CHECK(lost["pending_maximum"] == 6000);
+  const json& back = r.steps[4].at("throttle").at("list");
+  CHECK(back["rate_maximum"] == 10000);
+  CHECK(back["pending_maximum"] == 12000);
+}
+
+TEST_CASE("npacctl plan shows throttled messages held, never dropped, and released in order",
+          "[npacctl][seed003]") {
+  Run r = example("throttle-group-hold-release.json");
+  REQUIRE(r.steps.size() == 8);
+  CHECK(r.steps[1]["throttle"]["level"] == 1);
+  for (const json& p : r.steps[2]["picks"]) {
+    CHECK(p["member"].is_null());
+    CHECK(p["held"] == true);
+  }
+  CHECK(r.steps[2]["throttle"]["held"] == 2);
+  CHECK(r.steps[3]["picks"][0]["member"].is_string());  // priority 2 passes level 1
+  CHECK_FALSE(r.steps[6].contains("released"));         // EPT 1 is not below 25 % of 4
+  const json& released = r.steps[7].at("released");
+  REQUIRE(released.size() == 2);
+  CHECK(released[0]["n"] == 4);
+  CHECK(released[1]["n"] == 5);
+  CHECK(r.steps[7]["throttle"]["held"] == 0);
+  CHECK(r.steps[7]["refused"] == 0);
+}
