@@ -6,6 +6,7 @@
 #include <memory>
 #include <random>
 #include <set>
+#include <string>
 
 #include "dispatch/weighted.h"
 
@@ -62,6 +63,33 @@ TEST_CASE("Seed 000 Table 2-1: weights 40/30/10/30 give 36/27/9/28 % and exact p
   CHECK(count.at('B') == 30);
   CHECK(count.at('C') == 10);
   CHECK(count.at('D') == 30);
+}
+
+TEST_CASE("Weighted picks follow the exact smooth order A B D A B C D A B D A",
+          "[weighted][sequence]") {
+  WeightedPolicy p;
+  p.addMember(entity('A', 10, 40));
+  p.addMember(entity('B', 10, 30));
+  p.addMember(entity('C', 10, 10));
+  p.addMember(entity('D', 10, 30));
+  std::string order;
+  for (int i = 0; i < 11; ++i) order += static_cast<char>(*p.pick({}).member);
+  CHECK(order == "ABDABCDABDA");
+}
+
+TEST_CASE("An unrelated status change does not restart the weighted cycle", "[weighted][sequence]") {
+  WeightedPolicy p;
+  p.addMember(entity('A', 10, 2));
+  p.addMember(entity('B', 10, 1));
+  p.addMember(entity('C', 10, 1));
+  p.addMember(entity('Z', 20, 5));
+  std::string order;
+  order += static_cast<char>(*p.pick({}).member);
+  order += static_cast<char>(*p.pick({}).member);
+  p.setState('Z', MemberState::kCongested);  // another group: RC 10's cycle carries on
+  order += static_cast<char>(*p.pick({}).member);
+  order += static_cast<char>(*p.pick({}).member);
+  CHECK(order == "ABCA");
 }
 
 TEST_CASE("Seed 000 Table 2-4: load-shared group at 50 % with B Prohibited", "[weighted][seed000]") {
