@@ -112,6 +112,23 @@ void TunableRegistry::publish(std::shared_ptr<const TunableSnapshot> next) {
   version_.store(g_next_version.fetch_add(1), std::memory_order_release);
 }
 
+std::vector<TunableRegistry::Override> TunableRegistry::listOverrides() const {
+  const std::shared_ptr<const TunableSnapshot> current = snapshot();
+  const std::vector<std::string> providers = current->providersWithOverrides();
+  std::vector<Override> out;
+  for (const TunableSpec& spec : catalogue_.all()) {
+    if (const Value* global = current->globalOverride(spec.id)) {
+      out.push_back({std::string(spec.name), "", catalogue_.format(spec, *global)});
+    }
+    for (const std::string& spid : providers) {
+      if (const Value* value = current->providerOverride(spec.id, spid)) {
+        out.push_back({std::string(spec.name), spid, catalogue_.format(spec, *value)});
+      }
+    }
+  }
+  return out;
+}
+
 Status TunableRegistry::getText(std::string_view name, std::string_view spid,
                                 std::string* out) const {
   const TunableSpec* spec = catalogue_.find(name);

@@ -18,7 +18,9 @@
 //    ThreadSanitizer cannot see its internal lock and reports false races.)
 //  - set/clear may be called from any thread; they are serialised by an internal mutex
 //    and use the Database given to open() on the calling thread. No other thread may use
-//    that Database at the same time: give the registry its own connection.
+//    that Database at the same time: give the registry its own connection. Do not call
+//    them inside a transaction of your own on that connection: the registry publishes as
+//    soon as its (then nested) transaction commits, before yours could roll back.
 //  - Subscriber callbacks run synchronously on the thread that called set/clear, after
 //    the commit and after the new snapshot is visible, one change at a time in commit
 //    order. A callback must be quick and must not block on another thread (post to your
@@ -106,6 +108,16 @@ class TunableRegistry {
   T get(Key<T> key, std::string_view spid = {}) const {
     return threadSnapshot().get(key, spid);
   }
+
+  // One stored override in canonical text; spid "" is the global one.
+  struct Override {
+    std::string name;
+    std::string spid;
+    std::string value;
+    friend bool operator==(const Override&, const Override&) = default;
+  };
+  // Every override in force, by catalogue order, global before providers (by SPID).
+  std::vector<Override> listOverrides() const;
 
   // The effective value of a tunable by name, as canonical text (admin API, npacctl).
   Status getText(std::string_view name, std::string_view spid, std::string* out) const;

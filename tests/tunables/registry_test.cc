@@ -124,6 +124,20 @@ TEST_CASE("Overrides survive closing and reopening the database file", "[registr
   CHECK(f.registry->ignoredAtLoad().empty());
 }
 
+TEST_CASE("The overrides in force are listed in catalogue order, global first",
+          "[registry]") {
+  RegistryFixture f;
+  REQUIRE(f.registry->set("response_timeout", "0002", "5m", "alice").isOk());
+  REQUIRE(f.registry->set("srr", "0001", "on", "alice").isOk());
+  REQUIRE(f.registry->set("response_timeout", "", "600s", "alice").isOk());
+  using Override = TunableRegistry::Override;
+  const std::vector<Override> expected = {
+      {"srr", "0001", "on"}, {"response_timeout", "", "10m"}, {"response_timeout", "0002", "5m"}};
+  CHECK(f.registry->listOverrides() == expected);
+  f.reopen();
+  CHECK(f.registry->listOverrides() == expected);
+}
+
 TEST_CASE("Values are stored in their canonical text form", "[registry]") {
   RegistryFixture f;
   REQUIRE(f.registry->set("response_timeout", "", " 900s ", "alice").isOk());
