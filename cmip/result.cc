@@ -13,9 +13,14 @@ const char* errorCodeName(ErrorCode code) {
   return "kUnknown";
 }
 
+const std::string& Status::message() const {
+  static const std::string kEmpty;
+  return rep_ ? rep_->message : kEmpty;
+}
+
 std::string Status::toString() const {
   if (isOk()) return "OK";
-  return std::string(errorCodeName(code_)) + " at offset " + std::to_string(offset_) + ": " + message_;
+  return std::string(errorCodeName(rep_->code)) + " at offset " + std::to_string(rep_->offset) + ": " + rep_->message;
 }
 
 }  // namespace npac::cmip

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -99,21 +100,31 @@ const char* errorCodeName(ErrorCode code);
 class [[nodiscard]] Status {
  public:
   Status() = default;  // ok
+  Status(const Status& other) : rep_(other.rep_ ? std::make_unique<Rep>(*other.rep_) : nullptr) {}
+  Status& operator=(const Status& other) {
+    if (this != &other) rep_ = other.rep_ ? std::make_unique<Rep>(*other.rep_) : nullptr;
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
+
   static Status ok() { return Status(); }
   static Status error(ErrorCode code, size_t offset, std::string message) {
-    return Status(code, offset, std::move(message));
+    Status s;
+    s.rep_ = std::make_unique<Rep>(Rep{code, offset, std::move(message)});
+    return s;
   }
 
-  bool isOk() const { return code_ == ErrorCode::kOk; }
-  ErrorCode code() const { return code_; }
-  size_t offset() const { return offset_; }
-  const std::string& message() const { return message_; }
+  bool isOk() const { return rep_ == nullptr; }
+  ErrorCode code() const { return rep_ ? rep_->code : ErrorCode::kOk; }
+  size_t offset() const { return rep_ ? rep_->offset : 0; }
+  const std::string& message() const;
   // "kBerTruncated at offset 12: INTEGER content needs 4 bytes, 2 remain".
   std::string toString() const;
 
   // The same error seen from an enclosing PDU: offsets become absolute.
   Status shifted(size_t base) const {
-    return isOk() ? *this : Status(code_, offset_ + base, message_);
+    return isOk() ? Status() : error(rep_->code, rep_->offset + base, rep_->message);
   }
 
   // Uniform access for NPAC_CMIP_RETURN_IF_ERROR over Status and Result<T>.
@@ -121,12 +132,14 @@ class [[nodiscard]] Status {
   Status status() && { return std::move(*this); }
 
  private:
-  Status(ErrorCode code, size_t offset, std::string message)
-      : code_(code), offset_(offset), message_(std::move(message)) {}
-
-  ErrorCode code_ = ErrorCode::kOk;
-  size_t offset_ = 0;
-  std::string message_;
+  // Like LevelDB's Status: one pointer, null when ok, so the success path of every
+  // Result<T> carries no string to construct or destroy.
+  struct Rep {
+    ErrorCode code;
+    size_t offset;
+    std::string message;
+  };
+  std::unique_ptr<Rep> rep_;
 };
 
 // Either a T or an error Status. Construct from a T (success) or a non-ok Status.
