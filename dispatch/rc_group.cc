@@ -93,16 +93,20 @@ RcGroup::RcGroup(std::uint32_t relative_cost, std::uint32_t threshold_percent)
     : rc_(relative_cost), threshold_(clampThreshold(threshold_percent)) {}
 
 Member* RcGroup::find(MemberId id) {
-  for (Member& m : members_) {
-    if (m.id == id) return &m;
-  }
-  return nullptr;
+  auto it = index_.find(id);
+  return it == index_.end() ? nullptr : &members_[it->second];
+}
+
+void RcGroup::reindex() {
+  index_.clear();
+  for (std::size_t i = 0; i < members_.size(); ++i) index_[members_[i].id] = i;
 }
 
 bool RcGroup::add(const Member& member) {
   if (find(member.id) != nullptr) return false;
   Member m = member;
   m.weight = std::clamp(m.weight, kMinWeight, kMaxWeight);
+  index_[m.id] = members_.size();
   members_.push_back(m);
   homes_dirty_ = true;
   recount();
@@ -114,6 +118,7 @@ bool RcGroup::remove(MemberId id) {
                          [id](const Member& m) { return m.id == id; });
   if (it == members_.end()) return false;
   members_.erase(it);
+  reindex();
   homes_dirty_ = true;
   recount();
   return true;

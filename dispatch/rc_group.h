@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -116,7 +117,10 @@ class RcGroup {
 
   std::uint32_t rc_;
   std::uint32_t threshold_;
+  void reindex();
+
   std::vector<Member> members_;  // in the order added
+  std::unordered_map<MemberId, std::size_t> index_;  // id → members_ index
 
   std::uint32_t group_weight_ = 0;
   std::uint32_t required_ = 1;

@@ -148,10 +148,9 @@ std::vector<RcGroupView> WeightedPolicy::groups() const {
 RcGroup* WeightedPolicy::groupOf(MemberId id) {
   auto found = rc_of_.find(id);
   if (found == rc_of_.end()) return nullptr;
-  for (RcGroup& g : groups_) {
-    if (g.relativeCost() == found->second) return &g;
-  }
-  return nullptr;
+  auto it = std::lower_bound(groups_.begin(), groups_.end(), found->second,
+                             [](const RcGroup& g, std::uint32_t rc) { return g.relativeCost() < rc; });
+  return it != groups_.end() && it->relativeCost() == found->second ? &*it : nullptr;
 }
 
 void WeightedPolicy::route() {
