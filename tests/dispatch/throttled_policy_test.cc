@@ -250,6 +250,49 @@ TEST_CASE("The throttle list's level throttles the group's traffic", "[throttle]
   CHECK(t.peerLost(9, kT0) == PeerUpdate::kUnknownPeer);
 }
 
+TEST_CASE("A message held by the egress rate leaves once the window has slid",
+          "[throttle][gate][emr]") {
+  ThrottleGroupConfig c;
+  c.rate.enabled = true;
+  c.rate.maximum = 10;  // msg/s over the default 1 s window
+  c.rate.levels = {{100, 80}};
+  ThrottledPolicy t(lrtmOver(2), c);
+  for (MessageId id = 1; id <= 11; ++id) {
+    REQUIRE(t.submit(message(id, 3, kT0 + milliseconds(id))).kind == Admission::Kind::kSend);
+  }
+  REQUIRE(t.congestionLevel(kT0 + milliseconds(20)) == 1);  // 11 msg/s > 10
+  CHECK(t.submit(message(12, 0, kT0 + milliseconds(20))).kind == Admission::Kind::kHeld);
+  CHECK(t.release(kT0 + milliseconds(900)).released.empty());  // all 11 still in window
+  const ReleaseBatch b = t.release(kT0 + seconds(1));
+  REQUIRE(b.released.size() == 1);
+  CHECK(b.released[0].id == 12);
+}
+
+TEST_CASE("Seed 003: a peer loss holds traffic the full list maximum would pass",
+          "[throttle][list][seed]") {
+  // The seed's list scaled down 1,000-fold: 12 pending, 50 % per lost peer → 6.
+  ThrottleListConfig l;
+  l.pending.enabled = true;
+  l.pending.maximum = 12;
+  l.pending.levels = {{100, 80}};
+  l.peers = {2};
+  l.reduction_percent_per_lost_peer = 50;
+  l.peers_start_connected = true;
+  ThrottledPolicy t(lrtmOver(2), ThrottleGroupConfig{}, l);
+  for (MessageId id = 1; id <= 7; ++id) {
+    REQUIRE(t.submit(message(id, 3, kT0)).kind == Admission::Kind::kSend);
+  }
+  CHECK(t.congestionLevel(kT0) == 0);  // 7 of 12
+  REQUIRE(t.peerLost(2, kT0) == PeerUpdate::kApplied);
+  CHECK(t.list()->pendingMaximum() == 6);
+  CHECK(t.congestionLevel(kT0) == 1);  // 7 of 6
+  CHECK(t.submit(message(8, 0, kT0)).kind == Admission::Kind::kHeld);
+  REQUIRE(t.peerRestored(2, kT0 + seconds(1)) == PeerUpdate::kApplied);
+  const ReleaseBatch b = t.release(kT0 + seconds(1));  // 7 of 12 < 80 %: abated
+  REQUIRE(b.released.size() == 1);
+  CHECK(b.released[0].id == 8);
+}
+
 // Property: under random traffic, congestion and completions, every submitted message
 // comes out exactly once (sent at submit or released), in submission order within its
 // priority, and never before an earlier message of equal or higher priority still held.
