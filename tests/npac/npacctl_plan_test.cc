@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -271,4 +273,35 @@ TEST_CASE("npacctl plan shows throttled messages held, never dropped, and releas
   CHECK(released[1]["n"] == 5);
   CHECK(r.steps[7]["throttle"]["held"] == 0);
   CHECK(r.steps[7]["refused"] == 0);
+}
+
+TEST_CASE("npacctl plan answers mutated scenarios with a result or a message, never a crash",
+          "[npacctl][robustness]") {
+  const std::vector<std::string> names = {"seed000-table-2-3.json", "seed002-lrtm-weights.json",
+                                          "seed003-throttle-list.json", "nanc353-round-robin.json"};
+  const std::string alphabet = "{}[]\":,0123456789-.e aAzZ\\";
+  std::mt19937 rng(3530003);  // seeded: the same mutations every run
+  const std::string path = std::string(NPAC_BINARY_DIR) + "/npacctl_plan_mutated.json";
+  for (const std::string& name : names) {
+    std::ifstream in(std::string(NPAC_SOURCE_DIR) + "/docs/examples/" + name);
+    const std::string original((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(!original.empty());
+    for (int k = 0; k < 40; ++k) {
+      std::string text = original;
+      const std::size_t at = rng() % text.size();
+      switch (rng() % 3) {
+        case 0: text[at] = alphabet[rng() % alphabet.size()]; break;
+        case 1: text.erase(at, 1 + rng() % 8); break;
+        default: text.resize(at); break;
+      }
+      {
+        std::ofstream f(path, std::ios::trunc);
+        f << text;
+      }
+      Run r = plan(path, false);
+      INFO(name << " mutation " << k << ":\n" << text << "\noutput:\n" << r.out.substr(0, 400));
+      REQUIRE((r.status == 0 || r.status == 1));
+      if (r.status == 1) CHECK(r.out.rfind("npacctl plan: ", 0) == 0);
+    }
+  }
 }
