@@ -444,6 +444,16 @@ TEST_CASE("Random garbage after the bind never crashes the responder", "[upper][
   }
 }
 
+std::string run(const std::string& cmd) {
+  std::string text;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[512];
+  while (fgets(buf, sizeof buf, p)) text += buf;
+  pclose(p);
+  return text;
+}
+
 TEST_CASE("tshark decodes a whole association without malformed packets", "[upper][tshark]") {
   if (std::system("command -v tshark >/dev/null 2>&1") != 0) {
     FAIL("tshark is not installed (make deps installs it)");
@@ -467,15 +477,6 @@ TEST_CASE("tshark decodes a whole association without malformed packets", "[uppe
     (void)link.deliverToClient(out);
     pcap.close();
   }
-  auto run = [](const std::string& cmd) {
-    std::string text;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    char buf[512];
-    while (fgets(buf, sizeof buf, p)) text += buf;
-    pclose(p);
-    return text;
-  };
   // Port 102 is dissected as TPKT by default.
   const std::string base = "tshark -n -r " + path + " ";
   CHECK(run(base + "-T fields -e frame.number 2>/dev/null").size() >= 10 * 2);  // the file reads
@@ -493,4 +494,47 @@ TEST_CASE("tshark decodes a whole association without malformed packets", "[uppe
   CHECK(ctx.find("2.9.0.0.2") != std::string::npos);
   const std::string cmip = run(base + "-T fields -e cmip.present -e cmip.local -Y cmip 2>/dev/null");
   CHECK(cmip.find('7') != std::string::npos);
+}
+
+TEST_CASE("tshark decodes a rejected bind, an abort and a segmented event without malformed packets", "[upper][tshark]") {
+  if (std::system("command -v tshark >/dev/null 2>&1") != 0) FAIL("tshark is not installed (make deps installs it)");
+  const std::string reject_path = std::string(NPAC_BINARY_DIR) + "/upper_layers_reject.pcap";
+  const std::string abort_path = std::string(NPAC_BINARY_DIR) + "/upper_layers_abort.pcap";
+  {
+    CaptureFile pcap(reject_path);
+    pcap.handshake();
+    Link link;
+    link.pcap = &pcap;
+    ConnectIndication ind = link.bind();
+    V out;
+    REQUIRE(link.server.rejectAssociation(refusalFor(ind.aarq, {DiagnosticSource::kServiceUser, user_diagnostic::kAuthenticationFailure}), out).isOk());
+    (void)link.deliverToClient(out);
+  }
+  {
+    CaptureFile pcap(abort_path);
+    pcap.handshake();
+    UpperLayersConfig small = initiatorConfig();
+    small.max_tpdu_size = 128;
+    Link link(small);
+    link.pcap = &pcap;
+    link.associate();
+    V out;
+    REQUIRE(link.client.sendRose(eventReport(21, 700), out).isOk());  // 128-octet TPDUs
+    (void)link.deliverToServer(out);
+    out.clear();
+    REQUIRE(link.client.abort(Abrt{AbortSource::kServiceUser, std::nullopt, {}}, out).isOk());
+    (void)link.deliverToServer(out);
+  }
+  for (const std::string& path : {reject_path, abort_path}) {
+    const std::string base = "tshark -n -r " + path + " ";
+    INFO(path);
+    CHECK(run(base + "-Y _ws.malformed -T fields -e frame.number 2>/dev/null").empty());
+    CHECK(run(base + "-Y '_ws.expert.severity==error' -T fields -e frame.number 2>/dev/null").empty());
+  }
+  const std::string rf = run("tshark -n -r " + reject_path + " -T fields -e ses.type -e acse.result -e pres.provider_reason -Y ses.type==12 2>/dev/null");
+  CHECK(rf.find("12") == 0);
+  CHECK(rf.find("\t1") != std::string::npos);  // AARE result rejected-permanent
+  const std::string ab = run("tshark -n -r " + abort_path + " -T fields -e ses.type -e acse.abort_source -e cmip.present -Y 'ses.type==25 || cmip' 2>/dev/null");
+  CHECK(ab.find("21") != std::string::npos);  // the reassembled event report's invoke id
+  CHECK(ab.find("25") != std::string::npos);  // session AB
 }
