@@ -88,7 +88,8 @@ class Result {
 
   bool isOk() const { return value_.has_value(); }
   explicit operator bool() const { return isOk(); }
-  const Status& status() const { return status_; }
+  const Status& status() const& { return status_; }
+  Status status() && { return std::move(status_); }  // no reference into a temporary
 
   T& value() & { return *value_; }
   const T& value() const& { return *value_; }
