@@ -1,0 +1,85 @@
+#include "npac/npac-soa-sim/bind_request.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "cmip/cmip.h"
+#include "cmip/oids.h"
+
+namespace npac::soasim {
+
+using associations::err;
+
+associations::Result<ProviderKey, std::string> loadProviderKey(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return err("cannot read key file '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return err("cannot read key file '" + path + "'");
+  const std::string pem = text.str();
+
+  std::string why;
+  for (auto algorithm : {associations::SignatureAlgorithm::kEd25519, associations::SignatureAlgorithm::kRsaSha256}) {
+    auto signer = associations::SignatureSigner::fromPem(algorithm, pem);
+    if (signer.ok()) return ProviderKey{signer.value(), algorithm};
+    // kWrongAlgorithm: try the other one; anything else is this key's real problem.
+    if (signer.error().code != associations::SignatureError::kWrongAlgorithm) {
+      why = signer.error().detail;
+      break;
+    }
+    why = signer.error().detail;
+  }
+  return err("key file '" + path + "' is not a usable private key (PKCS#8 PEM, Ed25519 or RSA >= 2048 bits): " + why);
+}
+
+uint64_t timeBasedSequence(int64_t now_millis) {
+  int64_t ticks = (now_millis - kSequenceEpochUnix * 1000) * kSequenceTicksPerSecond / 1000;
+  return ticks < 0 ? 0 : static_cast<uint64_t>(ticks);
+}
+
+int64_t millisWhenSequencePassed(uint64_t last_used) {
+  return kSequenceEpochUnix * 1000 + static_cast<int64_t>(last_used + 1) * 1000 / kSequenceTicksPerSecond;
+}
+
+associations::Result<cmip::LnpAccessControl, std::string> signedAccessControl(const BindParameters& p,
+                                                                              const ProviderKey& key) {
+  if (p.sequence_number > kMaxSequenceNumber) {
+    return err("sequence number " + std::to_string(p.sequence_number) + " is above 4294967295");
+  }
+  cmip::LnpAccessControl ac;
+  ac.systemId = p.spid;
+  ac.systemType = p.system_type;
+  ac.userId = p.user_id;
+  ac.listId = p.key_list;
+  ac.keyId = p.key_id;
+  ac.departureTime = p.departure_time;
+  ac.sequenceNumber = static_cast<int64_t>(p.sequence_number);
+  ac.functions = p.functions;
+  ac.recoveryMode = p.recovery_mode;
+  ac.signature.assign(1, 0);  // placeholder so validation sees a complete value
+  cmip::Status valid = cmip::validateAccessControl(ac);
+  if (!valid.isOk()) return err(valid.message());
+  std::vector<uint8_t> content = cmip::signedContent(ac);
+  auto signature = key.signer.sign(content);
+  if (!signature.ok()) return err("signing the bind failed: " + signature.error().detail);
+  ac.signature = signature.value();
+  return ac;
+}
+
+cmip::Aarq makeAarq(const cmip::LnpAccessControl& ac) {
+  cmip::CmipUserInfo info;
+  info.protocolVersion = cmip::BitString::withBits(2);
+  info.protocolVersion->setBit(cmip::kCmipVersion2Bit);
+  info.accessControl = cmip::toExternal(ac);
+  cmip::External ext;
+  ext.indirect_reference = kCmipPresentationContext;
+  ext.data = cmip::encodeCmipUserInfo(info);
+  cmip::Aarq aarq;
+  aarq.protocolVersion = cmip::BitString::withBits(1);
+  aarq.protocolVersion->setBit(0);
+  aarq.applicationContext = cmip::oids::kSystemsManagementContext;
+  aarq.userInformation.push_back(std::move(ext));
+  return aarq;
+}
+
+}  // namespace npac::soasim

@@ -1,0 +1,117 @@
+#include "npac/npac-soa-sim/options.h"
+
+#include <charconv>
+
+namespace npac::soasim {
+namespace {
+
+std::optional<uint64_t> parseUnsigned(std::string_view text) {
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return v;
+}
+
+// "'text'" — built by appending: g++ 12 warns (-Wrestrict, PR105651) on "'" + string.
+std::string quote(std::string_view text) {
+  std::string s(1, '\'');
+  s.append(text);
+  s.push_back('\'');
+  return s;
+}
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return std::string(s);
+}
+
+}  // namespace
+
+Parsed<Millis> parseDuration(std::string_view text) {
+  struct Unit {
+    const char* suffix;
+    int64_t millis;
+  };
+  static constexpr Unit kUnits[] = {{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}};
+  for (const Unit& u : kUnits) {
+    std::string_view suffix(u.suffix);
+    if (text.size() > suffix.size() && text.substr(text.size() - suffix.size()) == suffix) {
+      std::string_view number = text.substr(0, text.size() - suffix.size());
+      // "5ms" also ends in "s": only accept when the rest is a number.
+      if (auto n = parseUnsigned(number)) return {Millis(static_cast<int64_t>(*n) * u.millis), {}};
+    }
+  }
+  if (auto n = parseUnsigned(text)) return {Millis(static_cast<int64_t>(*n)), {}};
+  return Parsed<Millis>::fail(quote(text) + " is not a duration (e.g. 50ms, 2s, 1m)");
+}
+
+Parsed<std::pair<size_t, std::string>> parseIndexed(std::string_view text) {
+  size_t eq = text.find('=');
+  if (eq == std::string_view::npos) return {std::pair<size_t, std::string>{0, std::string(text)}, {}};
+  auto index = parseUnsigned(text.substr(0, eq));
+  if (!index || *index == 0) {
+    return Parsed<std::pair<size_t, std::string>>::fail(
+        quote(text) + ": the association index before '=' must be 1, 2, ... (the order of --from)");
+  }
+  return {std::pair<size_t, std::string>{static_cast<size_t>(*index), std::string(text.substr(eq + 1))}, {}};
+}
+
+Parsed<cmip::AssociationFunctionMask> parseFunctions(std::string_view text) {
+  cmip::AssociationFunctionMask mask;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string name = trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    for (char& c : name) c = c == '_' ? '-' : c;
+    bool found = false;
+    for (int i = 0; i < cmip::kAssociationFunctionCount; ++i) {
+      auto f = static_cast<cmip::AssociationFunction>(i);
+      if (name == cmip::associationFunctionName(f)) {
+        mask.add(f);
+        found = true;
+      }
+    }
+    if (!found) {
+      return Parsed<cmip::AssociationFunctionMask>::fail(
+          "unknown association function " + quote(name) +
+          " (soa-management, lsms-data-download, network-data-management, notifications, queries)");
+    }
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return {mask, {}};
+}
+
+Parsed<cmip::SystemType> parseSystemType(std::string_view text) {
+  for (auto t : {cmip::SystemType::kSoa, cmip::SystemType::kLsms, cmip::SystemType::kSoaAndLsms}) {
+    if (text == cmip::systemTypeName(t)) return {t, {}};
+  }
+  return Parsed<cmip::SystemType>::fail("unknown system type " + quote(text) + " (soa, lsms, soa-and-lsms)");
+}
+
+Parsed<cmip::GeneralizedTime> parseTime(std::string_view text, int64_t now_millis) {
+  if (text == "now") return {cmip::GeneralizedTime::fromUnixMillis(now_millis / 1000 * 1000), {}};
+  if (text.starts_with("now-")) {
+    auto d = parseDuration(text.substr(4));
+    if (!d.ok()) return Parsed<cmip::GeneralizedTime>::fail(d.error);
+    return {cmip::GeneralizedTime::fromUnixMillis((now_millis - d.value->count()) / 1000 * 1000), {}};
+  }
+  auto t = cmip::GeneralizedTime::parse(text);
+  if (!t.isOk() || !t->utc) {
+    return Parsed<cmip::GeneralizedTime>::fail(quote(text) +
+                                               " is not a UTC GeneralizedTime (YYYYMMDDHHMMSSZ), 'now' or 'now-10m'");
+  }
+  return {*t, {}};
+}
+
+Parsed<std::pair<std::string, uint16_t>> parseHostPort(std::string_view text) {
+  size_t colon = text.rfind(':');
+  auto port = colon == std::string_view::npos ? std::nullopt : parseUnsigned(text.substr(colon + 1));
+  if (!port || *port == 0 || *port > 65535 || colon == 0) {
+    return Parsed<std::pair<std::string, uint16_t>>::fail(quote(text) + " is not host:port");
+  }
+  return {std::pair<std::string, uint16_t>{std::string(text.substr(0, colon)), static_cast<uint16_t>(*port)}, {}};
+}
+
+}  // namespace npac::soasim

@@ -1,0 +1,98 @@
+// SimOptions: everything one npac-soa-sim run is told on the command line, as plain
+// values, and the parsers for the textual forms the CLI accepts ("50ms", "2=50ms",
+// "soa-management,notifications", "now-10m"). main.cc fills it; Simulation reads it.
+//
+// Parsers return Parsed<T>: a value, or an error sentence naming what was wrong. They
+// run once at start-up.
+//
+// Threading: plain values and pure functions.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cmip/ber.h"
+#include "cmip/npac_bind.h"
+
+namespace npac::soasim {
+
+using Millis = std::chrono::milliseconds;
+
+template <typename T>
+struct Parsed {
+  std::optional<T> value;
+  std::string error;
+  static Parsed fail(std::string why) { return Parsed{std::nullopt, std::move(why)}; }
+  bool ok() const { return value.has_value(); }
+};
+
+// How an association is dropped by --drop-after.
+enum class DropMode {
+  kTcp,    // close the TCP connection with SO_LINGER 0 (RST): no release, no ABRT
+  kAbort,  // send an ACSE ABRT (source acse-service-user), then close
+};
+
+// What --send-requests sends.
+enum class RequestKind { kAction, kCreate };
+
+// What one association does, from --from/--delay/--silent/--drop-after (1-based index).
+struct AssociationPlan {
+  std::string local_address;  // bound before connect, so the NPAC sees this NSAP
+  Millis answer_delay{0};
+  bool silent = false;                 // never answer anything, heartbeats included
+  std::optional<uint64_t> drop_after;  // drop after this many received messages
+};
+
+struct RecoveryPlan {
+  bool enabled = false;
+  bool all_unacknowledged = true;  // SWIM; otherwise the time range below
+  cmip::GeneralizedTime from, to;
+};
+
+struct SimOptions {
+  std::string npac_host = "127.0.0.1";
+  uint16_t npac_port = 10102;
+
+  // The bind (docs/npac-bind.asn1 LnpAccessControl).
+  std::string spid;
+  cmip::SystemType system_type = cmip::SystemType::kSoa;
+  std::string user_id = "npac-soa-sim";
+  std::string key_file;
+  int64_t key_list = 1;
+  int64_t key_id = 1;
+  cmip::AssociationFunctionMask functions;
+  std::optional<uint64_t> sequence;  // first sequence number; default time-based
+
+  std::vector<AssociationPlan> associations;
+  DropMode drop_mode = DropMode::kTcp;
+  RecoveryPlan recovery;
+  uint64_t send_requests = 0;
+  RequestKind request_kind = RequestKind::kAction;
+
+  std::optional<uint64_t> expect;
+  Millis duration{std::chrono::seconds(60)};
+  Millis bind_timeout{std::chrono::seconds(5)};
+  Millis release_timeout{std::chrono::seconds(2)};
+  bool keep_going = false;    // continue with the associations that bound
+  bool keep_running = false;  // goals met: keep answering until --duration or a signal
+  std::string report_file;    // empty: stdout
+};
+
+// "50ms", "2s", "1m", "1h" or a bare number of milliseconds.
+Parsed<Millis> parseDuration(std::string_view text);
+// "2=50ms" → {2, "50ms"}; "50ms" → {0, "50ms"} (0 = every association).
+Parsed<std::pair<size_t, std::string>> parseIndexed(std::string_view text);
+// "soa-management,notifications" (names of cmip::associationFunctionName, '_' or '-').
+Parsed<cmip::AssociationFunctionMask> parseFunctions(std::string_view text);
+// "soa", "lsms", "soa-and-lsms".
+Parsed<cmip::SystemType> parseSystemType(std::string_view text);
+// "20261129150000Z", "now", "now-10m" (relative to `now_millis`, Unix milliseconds).
+Parsed<cmip::GeneralizedTime> parseTime(std::string_view text, int64_t now_millis);
+// "127.0.0.1:10102" or "host:port".
+Parsed<std::pair<std::string, uint16_t>> parseHostPort(std::string_view text);
+
+}  // namespace npac::soasim

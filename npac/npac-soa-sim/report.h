@@ -1,0 +1,107 @@
+// RunReport: what one npac-soa-sim run saw, and its JSON form (docs/SOA-SIM.md "The
+// report"). Simulation fills the records as events happen; toJson() is called once at
+// the end, and the document goes to stdout or --report FILE.
+//
+// `received` is the exact order in which the NPAC's invokes arrived, over every
+// association (heartbeats are counted per association but left out of the order, so the
+// order of real messages does not depend on timing).
+//
+// Threading: plain values, filled from the simulation's thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace npac::soasim {
+
+struct ReceivedRecord {
+  uint64_t seq = 0;          // 1-based arrival order over all associations
+  size_t association = 0;    // 1-based, the order of --from
+  std::string local_address;
+  int32_t invoke_id = 0;
+  std::string operation;
+  std::string type;          // event / action type OID, or the object class
+  std::string info_hex;
+  bool retransmission = false;          // same invoke id and argument seen before
+  std::optional<uint64_t> duplicate_of;  // seq of the first copy
+  bool during_recovery = false;
+  bool answered = false;  // our answer was written
+  std::string decode_error;
+  int64_t at_ms = 0;  // since the run started (informative)
+};
+
+struct RequestRecord {
+  int32_t invoke_id = 0;
+  std::string operation;
+  size_t sent_on = 0;
+  std::optional<size_t> reply_on;  // may differ from sent_on (NANC 353 7.b.iv)
+  std::string reply;               // "returnResult", "returnError", "reject", or "" (none yet)
+  std::string purpose;             // "request", "recovery-request", "recovery-complete"
+};
+
+struct BindRecord {
+  bool attempted = false;
+  bool accepted = false;
+  std::string outcome;  // accepted, rejected, connect-failed, timeout, aborted, protocol-error
+  std::optional<int32_t> result;             // AARE result
+  std::string diagnostic_source;             // acse-service-user / acse-service-provider
+  std::optional<int32_t> diagnostic;
+  std::string diagnostic_name;
+  std::string detail;
+};
+
+struct AssociationRecord {
+  size_t index = 0;
+  std::string local_address;
+  uint16_t local_port = 0;
+  std::string nsap;  // RFC 1277 NSAP of local_address, as the NPAC derives it
+  uint64_t sequence_number = 0;
+  bool recovery_mode = false;
+  int64_t answer_delay_ms = 0;
+  bool silent = false;
+  std::optional<uint64_t> drop_after;
+  BindRecord bind;
+  uint64_t received = 0;   // NPAC invokes, heartbeats excluded
+  uint64_t answered = 0;
+  uint64_t heartbeats = 0;
+  uint64_t requests_sent = 0;
+  uint64_t replies_received = 0;  // replies to our requests that arrived here
+  uint64_t unmatched_replies = 0;
+  std::string end_reason;  // released, released-by-peer, aborted-by-peer, dropped-tcp, ...
+  std::string end_detail;
+};
+
+struct RecoveryRecord {
+  bool requested = false;
+  std::string range;  // "all-unacknowledged" or "FROM..TO"
+  std::optional<int64_t> message_count;
+  uint64_t received_during = 0;
+  bool completed = false;
+  std::string error;
+};
+
+struct RunReport {
+  std::string npac;
+  std::string spid;
+  std::string system_type;
+  std::string functions;
+  std::string key_algorithm;
+  std::optional<uint64_t> expect;
+  uint64_t send_requests = 0;
+  std::vector<AssociationRecord> associations;
+  std::vector<ReceivedRecord> received;
+  std::vector<RequestRecord> requests;
+  std::optional<RecoveryRecord> recovery;
+  std::string stop_reason;
+  bool goals_met = false;
+  int exit_code = 0;
+  std::vector<std::string> errors;
+
+  nlohmann::ordered_json toJson() const;
+};
+
+}  // namespace npac::soasim

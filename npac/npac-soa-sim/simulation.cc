@@ -1,0 +1,503 @@
+#include "npac/npac-soa-sim/simulation.h"
+
+#include <csignal>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "associations/nsap.h"
+#include "cmip/cmip.h"
+#include "npac/npac-soa-sim/provider_messages.h"
+
+namespace npac::soasim {
+namespace {
+
+using asio::awaitable;
+using asio::redirect_error;
+using asio::use_awaitable;
+
+std::string userDiagnosticName(int32_t v) {
+  static const char* kNames[] = {"null",
+                                 "no-reason-given",
+                                 "application-context-name-not-supported",
+                                 "calling-AP-title-not-recognized",
+                                 "calling-AP-invocation-identifier-not-recognized",
+                                 "calling-AE-qualifier-not-recognized",
+                                 "calling-AE-invocation-identifier-not-recognized",
+                                 "called-AP-title-not-recognized",
+                                 "called-AP-invocation-identifier-not-recognized",
+                                 "called-AE-qualifier-not-recognized",
+                                 "called-AE-invocation-identifier-not-recognized",
+                                 "authentication-mechanism-name-not-recognized",
+                                 "authentication-mechanism-name-required",
+                                 "authentication-failure",
+                                 "authentication-required"};
+  return v >= 0 && v <= cmip::user_diagnostic::kMax ? kNames[v] : "unknown(" + std::to_string(v) + ")";
+}
+
+std::string providerDiagnosticName(int32_t v) {
+  static const char* kNames[] = {"null", "no-reason-given", "no-common-acse-version"};
+  return v >= 0 && v <= cmip::provider_diagnostic::kMax ? kNames[v] : "unknown(" + std::to_string(v) + ")";
+}
+
+const char* outcomeName(BindOutcome::Kind k) {
+  switch (k) {
+    case BindOutcome::Kind::kAccepted: return "accepted";
+    case BindOutcome::Kind::kRejected: return "rejected";
+    case BindOutcome::Kind::kConnectFailed: return "connect-failed";
+    case BindOutcome::Kind::kTimeout: return "timeout";
+    case BindOutcome::Kind::kAborted: return "aborted";
+    case BindOutcome::Kind::kProtocolError: return "protocol-error";
+  }
+  return "?";
+}
+
+std::string functionsText(cmip::AssociationFunctionMask mask) {
+  std::string s;
+  for (int i = 0; i < cmip::kAssociationFunctionCount; ++i) {
+    auto f = static_cast<cmip::AssociationFunction>(i);
+    if (!mask.has(f)) continue;
+    if (!s.empty()) s += ",";
+    s += cmip::associationFunctionName(f);
+  }
+  return s;
+}
+
+bool ownEnd(const std::string& reason) {
+  return reason == "released" || reason == "release-timeout" || reason == "dropped-tcp" || reason == "dropped-abort" ||
+         reason == "stopped";
+}
+
+}  // namespace
+
+Simulation::Simulation(SimOptions options, ProviderKey key)
+    : options_(std::move(options)), key_(std::move(key)), progress_(io_) {
+  report_.npac = options_.npac_host + ":" + std::to_string(options_.npac_port);
+  report_.spid = options_.spid;
+  report_.system_type = cmip::systemTypeName(options_.system_type);
+  report_.functions = functionsText(options_.functions);
+  report_.key_algorithm = std::string(associations::toString(key_.algorithm));
+  report_.expect = options_.expect;
+  report_.send_requests = options_.send_requests;
+  for (size_t i = 0; i < options_.associations.size(); ++i) {
+    const AssociationPlan& plan = options_.associations[i];
+    AssociationRecord r;
+    r.index = i + 1;
+    r.local_address = plan.local_address;
+    auto nsap = associations::Nsap::fromAddressString(plan.local_address);
+    if (nsap.ok()) r.nsap = nsap.value().toHex();
+    r.answer_delay_ms = plan.answer_delay.count();
+    r.silent = plan.silent;
+    r.drop_after = plan.drop_after;
+    report_.associations.push_back(r);
+    pending_answers_.push_back(0);
+    clients_.push_back(std::make_shared<AssociationClient>(io_.get_executor(), i + 1, plan.local_address, *this));
+  }
+  if (options_.recovery.enabled) {
+    RecoveryRecord rec;
+    rec.range = options_.recovery.all_unacknowledged
+                    ? "all-unacknowledged"
+                    : options_.recovery.from.toString() + ".." + options_.recovery.to.toString();
+    report_.recovery = rec;
+  }
+}
+
+int64_t Simulation::nowMillis() const {
+  return std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+int Simulation::run() {
+  started_ = std::chrono::steady_clock::now();
+  first_sequence_ = options_.sequence ? *options_.sequence : timeBasedSequence(nowMillis());
+  last_sequence_ = first_sequence_;
+
+  asio::signal_set signals(io_, SIGINT, SIGTERM);
+  signals.async_wait([this](boost::system::error_code ec, int sig) {
+    if (!ec) {
+      spdlog::info("signal {}: releasing every association", sig);
+      stop("signal");
+    }
+  });
+  asio::steady_timer duration(io_, options_.duration);
+  duration.async_wait([this](boost::system::error_code ec) {
+    if (!ec) {
+      spdlog::info("--duration reached");
+      stop("duration");
+    }
+  });
+  asio::co_spawn(
+      io_,
+      [this, &signals, &duration]() -> awaitable<void> {
+        co_await main();
+        boost::system::error_code ignored;
+        signals.cancel(ignored);
+        duration.cancel();
+      },
+      [this](std::exception_ptr e) {
+        if (e) {
+          try {
+            std::rethrow_exception(e);
+          } catch (const std::exception& ex) {
+            report_.errors.push_back(std::string("internal error: ") + ex.what());
+            report_.exit_code = kExitInternal;
+          }
+          io_.stop();
+        }
+      });
+  io_.run();
+
+  // The next run with this key must start above the last number used here.
+  if (!options_.sequence) {
+    int64_t wait = millisWhenSequencePassed(last_sequence_) - nowMillis();
+    if (wait > 0) std::this_thread::sleep_for(Millis(wait));
+  }
+  return report_.exit_code;
+}
+
+awaitable<void> Simulation::waitUntil(const std::function<bool()>& done) {
+  co_await waitFor([&] { return stopping_ || done(); });
+}
+
+awaitable<void> Simulation::waitFor(const std::function<bool()>& done) {
+  while (!done()) {
+    boost::system::error_code ec;
+    progress_.expires_at(std::chrono::steady_clock::time_point::max());
+    co_await progress_.async_wait(redirect_error(use_awaitable, ec));
+  }
+}
+
+void Simulation::stop(std::string reason) {
+  if (stopping_) return;
+  stopping_ = true;
+  report_.stop_reason = std::move(reason);
+  notify();
+}
+
+awaitable<void> Simulation::main() {
+  size_t k = clients_.size();
+  bool recovery = options_.recovery.enabled;
+  // In recovery only the first association binds (recovery mode on): NANC 353 refuses a
+  // recovery-mode bind while another association of the provider is up. The others bind
+  // normally once lnpRecoveryComplete has been answered.
+  bool bound = co_await bindRange(0, recovery ? 1 : k, recovery);
+  if (bound && recovery && !stopping_) {
+    recovery_ = RecoveryPhase::kRequested;
+    report_.recovery->requested = true;
+    sendRequest(1, recoveryRequest(next_invoke_id_++, options_.recovery), "recovery-request");
+    recovery_invoke_ = next_invoke_id_ - 1;
+    co_await waitUntil([this] { return recovery_ == RecoveryPhase::kDone || recovery_ == RecoveryPhase::kFailed; });
+    if (recovery_ == RecoveryPhase::kFailed) stop("recovery-failed");
+    if (!stopping_ && k > 1) bound = co_await bindRange(1, k, false);
+  }
+  if (bound && !stopping_ && options_.send_requests > 0) {
+    std::vector<size_t> up;
+    for (auto& c : clients_)
+      if (c->up()) up.push_back(c->index());
+    for (uint64_t n = 1; n <= options_.send_requests && !up.empty(); ++n) {
+      size_t index = up[(n - 1) % up.size()];
+      sendRequest(index, providerRequest(options_.request_kind, next_invoke_id_++, n), "request");
+    }
+  }
+  if (bound && !stopping_) {
+    co_await waitUntil([this] { return goalsMet() || !anyUp(); });
+    if (!stopping_ && goalsMet() && options_.keep_running) co_await waitUntil([this] { return !anyUp(); });
+    if (!stopping_) stop(anyUp() ? "goals-met" : "all-associations-down");
+  }
+  co_await releaseAll();
+  report_.goals_met = goalsMet() && bind_failure_exit_ == kExitOk && recovery_ != RecoveryPhase::kFailed;
+  report_.exit_code = exitCode();
+  for (size_t i = 0; i < clients_.size(); ++i) {
+    AssociationRecord& r = report_.associations[i];
+    r.local_port = clients_[i]->localPort();
+    if (r.bind.accepted) {
+      r.end_reason = clients_[i]->endReason();
+      r.end_detail = clients_[i]->endDetail();
+    }
+  }
+  io_.stop();
+}
+
+awaitable<bool> Simulation::bindRange(size_t first, size_t last, bool recovery_first) {
+  tcp::endpoint npac;
+  boost::system::error_code ec;
+  auto address = asio::ip::make_address(options_.npac_host, ec);
+  if (ec) {
+    tcp::resolver resolver(io_);
+    auto results = co_await resolver.async_resolve(options_.npac_host, std::to_string(options_.npac_port),
+                                                   redirect_error(use_awaitable, ec));
+    if (ec || results.empty()) {
+      report_.errors.push_back("cannot resolve '" + options_.npac_host + "': " + ec.message());
+      bind_failure_exit_ = kExitConnect;
+      stop("connect-failed");
+      co_return false;
+    }
+    npac = *results.begin();
+  } else {
+    npac = tcp::endpoint(address, options_.npac_port);
+  }
+
+  bool any = anyUp();
+  for (size_t i = first; i < last && !stopping_; ++i) {
+    AssociationRecord& rec = report_.associations[i];
+    BindParameters p{options_.spid,     options_.system_type, options_.user_id,
+                     options_.key_list, options_.key_id,      options_.functions,
+                     recovery_first && i == first, first_sequence_ + i,
+                     cmip::GeneralizedTime::fromUnixMillis(nowMillis() / 1000 * 1000)};
+    last_sequence_ = std::max(last_sequence_, p.sequence_number);
+    rec.sequence_number = p.sequence_number;
+    rec.recovery_mode = p.recovery_mode;
+    rec.bind.attempted = true;
+    auto ac = signedAccessControl(p, key_);
+    if (!ac.ok()) {
+      report_.errors.push_back("association " + std::to_string(i + 1) + ": " + ac.error());
+      rec.bind.outcome = "not-sent";
+      rec.bind.detail = ac.error();
+      bind_failure_exit_ = kExitUsage;
+      stop("bind-failed");
+      co_return false;
+    }
+    BindOutcome outcome = co_await clients_[i]->bind(npac, makeAarq(ac.value()), options_.bind_timeout);
+    rec.local_port = clients_[i]->localPort();
+    rec.bind.outcome = outcomeName(outcome.kind);
+    rec.bind.accepted = outcome.kind == BindOutcome::Kind::kAccepted;
+    rec.bind.detail = outcome.detail;
+    if (outcome.aare) {
+      const cmip::Aare& aare = *outcome.aare;
+      rec.bind.result = static_cast<int32_t>(aare.result);
+      bool user = aare.diagnostic.source == cmip::DiagnosticSource::kServiceUser;
+      rec.bind.diagnostic_source = user ? "acse-service-user" : "acse-service-provider";
+      rec.bind.diagnostic = aare.diagnostic.value;
+      rec.bind.diagnostic_name =
+          user ? userDiagnosticName(aare.diagnostic.value) : providerDiagnosticName(aare.diagnostic.value);
+    }
+    if (rec.bind.accepted) {
+      spdlog::info("association {} from {}:{} bound (sequence {}, recovery mode {})", i + 1, rec.local_address,
+                   rec.local_port, p.sequence_number, p.recovery_mode ? "on" : "off");
+      clients_[i]->start();
+      any = true;
+      continue;
+    }
+    std::string why;
+    if (outcome.kind == BindOutcome::Kind::kRejected) {
+      why = "bind rejected by the NPAC: result " + std::to_string(*rec.bind.result) + " (" +
+            (*rec.bind.result == 1 ? "rejected-permanent" : "rejected-transient") + "), " +
+            rec.bind.diagnostic_source + " diagnostic " + std::to_string(*rec.bind.diagnostic) + " (" +
+            rec.bind.diagnostic_name + ")";
+      rec.bind.detail = why;
+    } else {
+      why = outcome.detail;
+    }
+    // main() prints report_.errors on stderr when the run ends.
+    report_.errors.push_back("association " + std::to_string(i + 1) + " from " + rec.local_address + ": " + why);
+    if (!options_.keep_going) {
+      bind_failure_exit_ = outcome.kind == BindOutcome::Kind::kRejected ? kExitBindRejected : kExitConnect;
+      stop(outcome.kind == BindOutcome::Kind::kRejected ? "bind-rejected" : "connect-failed");
+      co_return false;
+    }
+  }
+  if (!any && !stopping_) {
+    bind_failure_exit_ = kExitConnect;
+    stop("no-association-bound");
+  }
+  co_return any;
+}
+
+awaitable<void> Simulation::releaseAll() {
+  for (auto& c : clients_) c->requestRelease();
+  auto timed_out = std::make_shared<bool>(false);  // the handler may run after this frame
+  asio::steady_timer deadline(io_, options_.release_timeout);
+  deadline.async_wait([this, timed_out](boost::system::error_code ec) {
+    if (!ec) {
+      *timed_out = true;
+      notify();
+    }
+  });
+  co_await waitFor([&] { return *timed_out || !anyUp(); });
+  deadline.cancel();
+  for (auto& c : clients_) {
+    if (c->up()) c->close("release-timeout");
+  }
+}
+
+void Simulation::onApdu(size_t index, const cmip::RoseApdu& apdu) {
+  if (const auto* inv = std::get_if<cmip::RoseInvoke>(&apdu)) {
+    onInvoke(index, *inv);
+  } else if (const auto* rr = std::get_if<cmip::RoseReturnResult>(&apdu)) {
+    onReply(index, rr->invokeId.present.value_or(-1), apdu);
+  } else if (const auto* re = std::get_if<cmip::RoseReturnError>(&apdu)) {
+    onReply(index, re->invokeId.present.value_or(-1), apdu);
+  } else if (const auto* rj = std::get_if<cmip::RoseReject>(&apdu)) {
+    onReply(index, rj->invokeId.present.value_or(-1), apdu);
+  }
+  notify();
+}
+
+void Simulation::onInvoke(size_t index, const cmip::RoseInvoke& invoke) {
+  AssociationRecord& assoc = report_.associations[index - 1];
+  const AssociationPlan& plan = options_.associations[index - 1];
+  auto client = clients_[index - 1];
+  InvokeDescription d = describeInvoke(invoke);
+  auto answer = plan.silent ? std::nullopt
+                            : answerFor(invoke, cmip::GeneralizedTime::fromUnixMillis(nowMillis() / 1000 * 1000));
+  if (d.heartbeat) {
+    ++assoc.heartbeats;
+    if (answer) client->send(*answer, plan.answer_delay);
+    return;
+  }
+  ReceivedRecord r;
+  r.seq = report_.received.size() + 1;
+  r.association = index;
+  r.local_address = assoc.local_address;
+  r.invoke_id = invoke.invokeId;
+  r.operation = d.operation;
+  r.type = d.type;
+  r.info_hex = d.info_hex;
+  r.decode_error = d.decode_error;
+  r.during_recovery = recovery_ == RecoveryPhase::kRequested || recovery_ == RecoveryPhase::kCounted;
+  r.at_ms = std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now() - started_).count();
+  // A retransmission keeps its invoke id (associations/outstanding.h); the same id with
+  // the same argument seen before is one.
+  std::string key_arg = invoke.argument ? toHex(invoke.argument->bytes) : "";
+  auto [it, inserted] = seen_.emplace(std::make_pair(invoke.invokeId, key_arg), r.seq);
+  if (!inserted) {
+    r.retransmission = true;
+    r.duplicate_of = it->second;
+  }
+  report_.received.push_back(r);
+  ++assoc.received;
+  if (r.during_recovery && report_.recovery) ++report_.recovery->received_during;
+
+  if (answer) {
+    ++pending_answers_[index - 1];
+    client->send(*answer, plan.answer_delay, r.seq);
+  }
+  if (plan.drop_after && assoc.received >= *plan.drop_after) {
+    spdlog::info("association {}: dropping after {} messages", index, assoc.received);
+    client->dropAfterQueued(options_.drop_mode);
+  }
+  if (recovery_ == RecoveryPhase::kCounted) maybeCompleteRecovery();
+}
+
+void Simulation::onReply(size_t index, int32_t invoke_id, const cmip::RoseApdu& apdu) {
+  AssociationRecord& assoc = report_.associations[index - 1];
+  auto it = outstanding_.find(invoke_id);
+  if (it == outstanding_.end()) {
+    ++assoc.unmatched_replies;
+    spdlog::warn("association {}: {} for invoke id {} that we did not send (or already answered)", index,
+                 cmip::roseApduName(apdu), invoke_id);
+    return;
+  }
+  RequestRecord& req = report_.requests[it->second];
+  outstanding_.erase(it);
+  req.reply_on = index;
+  req.reply = cmip::roseApduName(apdu);
+  ++assoc.replies_received;
+  if (req.purpose == "request") ++replies_to_requests_;
+
+  if (invoke_id == recovery_invoke_ && recovery_ == RecoveryPhase::kRequested) {
+    const auto* rr = std::get_if<cmip::RoseReturnResult>(&apdu);
+    RecoveryCount count = rr ? recoveryMessageCount(*rr)
+                             : RecoveryCount{std::nullopt, std::string("the NPAC answered the recovery request with ") +
+                                                               cmip::roseApduName(apdu)};
+    if (!count.count) {
+      report_.recovery->error = count.error;
+      report_.errors.push_back(count.error);
+      recovery_ = RecoveryPhase::kFailed;
+      return;
+    }
+    report_.recovery->message_count = count.count;
+    recovery_ = RecoveryPhase::kCounted;
+    maybeCompleteRecovery();
+  } else if (recovery_ == RecoveryPhase::kCompleting && req.purpose == "recovery-complete") {
+    if (std::holds_alternative<cmip::RoseReturnResult>(apdu)) {
+      report_.recovery->completed = true;
+      recovery_ = RecoveryPhase::kDone;
+      spdlog::info("recovery complete");
+    } else {
+      report_.recovery->error = std::string("the NPAC answered lnpRecoveryComplete with ") + cmip::roseApduName(apdu);
+      report_.errors.push_back(report_.recovery->error);
+      recovery_ = RecoveryPhase::kFailed;
+    }
+  }
+}
+
+void Simulation::maybeCompleteRecovery() {
+  const RecoveryRecord& rec = *report_.recovery;
+  int64_t expected = *rec.message_count;
+  int64_t got = static_cast<int64_t>(rec.received_during);
+  if (got > expected) {
+    report_.recovery->error = "received " + std::to_string(got) + " messages during recovery, messageCount said " +
+                              std::to_string(expected);
+    report_.errors.push_back(report_.recovery->error);
+    recovery_ = RecoveryPhase::kFailed;
+    notify();
+    return;
+  }
+  if (got < expected) return;  // the rest may still be on the way
+  spdlog::info("recovery: {} messages received, sending lnpRecoveryComplete", got);
+  recovery_ = RecoveryPhase::kCompleting;
+  sendRequest(1, recoveryComplete(next_invoke_id_++), "recovery-complete");
+}
+
+void Simulation::sendRequest(size_t index, const cmip::RoseInvoke& invoke, const std::string& purpose) {
+  RequestRecord r;
+  r.invoke_id = invoke.invokeId;
+  r.operation = invoke.opcode.isLocal() ? cmip::cmipOpcodeName(static_cast<cmip::CmipOpcode>(invoke.opcode.localValue()))
+                                        : "global";
+  r.sent_on = index;
+  r.purpose = purpose;
+  outstanding_[invoke.invokeId] = report_.requests.size();
+  report_.requests.push_back(r);
+  ++report_.associations[index - 1].requests_sent;
+  clients_[index - 1]->send(invoke);
+}
+
+void Simulation::onWritten(size_t index, uint64_t tag) {
+  if (tag == 0 || tag > report_.received.size()) return;
+  ReceivedRecord& r = report_.received[tag - 1];
+  if (!r.answered) {
+    r.answered = true;
+    ++report_.associations[index - 1].answered;
+    if (pending_answers_[index - 1] > 0) --pending_answers_[index - 1];
+  }
+  notify();
+}
+
+void Simulation::onEnded(size_t index) {
+  const std::string& reason = clients_[index - 1]->endReason();
+  if (!ownEnd(reason)) peer_ended_any_ = true;
+  // Answers still queued on an association that is gone will never be written.
+  pending_answers_[index - 1] = 0;
+  notify();
+}
+
+bool Simulation::anyUp() const {
+  for (const auto& c : clients_)
+    if (c->up()) return true;
+  return false;
+}
+
+bool Simulation::goalsMet() const {
+  if (options_.expect) {
+    if (report_.received.size() < *options_.expect) return false;
+    for (uint64_t p : pending_answers_)
+      if (p > 0) return false;
+  }
+  if (options_.send_requests > 0 && replies_to_requests_ < options_.send_requests) return false;
+  if (options_.recovery.enabled && recovery_ != RecoveryPhase::kDone) return false;
+  return true;
+}
+
+int Simulation::exitCode() const {
+  if (bind_failure_exit_ != kExitOk) return bind_failure_exit_;
+  if (recovery_ == RecoveryPhase::kFailed) return kExitRecoveryFailed;
+  bool has_goals = options_.expect || options_.send_requests > 0 || options_.recovery.enabled;
+  if (has_goals) {
+    if (goalsMet()) return kExitOk;
+    return report_.stop_reason == "all-associations-down" ? kExitAllLost : kExitGoalsNotMet;
+  }
+  if (report_.stop_reason == "all-associations-down" && peer_ended_any_) return kExitAllLost;
+  return kExitOk;
+}
+
+}  // namespace npac::soasim

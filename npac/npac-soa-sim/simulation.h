@@ -1,0 +1,98 @@
+// Simulation: one run of the simulated SOA/LSMS — binds the associations in the order of
+// --from (each bind waits for the previous AARE, so "earliest bound" is well defined),
+// runs the recovery sequence when asked, sends its own requests round robin, answers
+// the NPAC, drops associations on cue, and stops when its goals are met, at --duration,
+// on SIGTERM/SIGINT, or when no association is left; then releases every association
+// (RLRQ, RLRE awaited up to --release-timeout) and fills the RunReport.
+//
+// Goals: --expect N (N NPAC invokes received over all associations, heartbeats not
+// counted, and every answer written), --send-requests N (a reply to each), --recovery
+// (the sequence finished). With no goal the run lasts until --duration or a signal.
+//
+// Exit codes (kExit*): documented in docs/SOA-SIM.md and `npac-soa-sim --help`.
+//
+// Threading: everything runs on one io_context thread; run() drives it to completion.
+#pragma once
+
+#include <utility>
+
+#include <boost/asio.hpp>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "npac/npac-soa-sim/association_client.h"
+#include "npac/npac-soa-sim/bind_request.h"
+#include "npac/npac-soa-sim/options.h"
+#include "npac/npac-soa-sim/report.h"
+
+namespace npac::soasim {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInternal = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitKey = 3;
+inline constexpr int kExitConnect = 4;      // connection refused, local address, no AARE
+inline constexpr int kExitBindRejected = 5;  // the AARE said rejected
+inline constexpr int kExitGoalsNotMet = 6;   // --duration or a signal came first
+inline constexpr int kExitAllLost = 7;       // every association ended before the goals
+inline constexpr int kExitRecoveryFailed = 8;
+
+class Simulation : public AssociationObserver {
+ public:
+  Simulation(SimOptions options, ProviderKey key);
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  // Runs to the end; returns the exit code (also in report().exit_code).
+  int run();
+  const RunReport& report() const { return report_; }
+
+  void onApdu(size_t index, const cmip::RoseApdu& apdu) override;
+  void onWritten(size_t index, uint64_t tag) override;
+  void onEnded(size_t index) override;
+
+ private:
+  enum class RecoveryPhase { kOff, kRequested, kCounted, kCompleting, kDone, kFailed };
+
+  asio::awaitable<void> main();
+  // Until `done` or a stop; waitFor ignores stops (the release phase).
+  asio::awaitable<void> waitUntil(const std::function<bool()>& done);
+  asio::awaitable<void> waitFor(const std::function<bool()>& done);
+  asio::awaitable<bool> bindRange(size_t first, size_t last, bool recovery_first);
+  asio::awaitable<void> releaseAll();
+  void onInvoke(size_t index, const cmip::RoseInvoke& invoke);
+  void onReply(size_t index, int32_t invoke_id, const cmip::RoseApdu& apdu);
+  void sendRequest(size_t index, const cmip::RoseInvoke& invoke, const std::string& purpose);
+  void maybeCompleteRecovery();
+  void stop(std::string reason);
+  void notify() { progress_.cancel(); }
+  bool goalsMet() const;
+  bool anyUp() const;
+  int exitCode() const;
+  int64_t nowMillis() const;
+
+  SimOptions options_;
+  ProviderKey key_;
+  asio::io_context io_;
+  asio::steady_timer progress_;
+  std::chrono::steady_clock::time_point started_;
+  std::vector<std::shared_ptr<AssociationClient>> clients_;  // index i-1
+  RunReport report_;
+  uint64_t first_sequence_ = 0;
+  uint64_t last_sequence_ = 0;
+  std::vector<uint64_t> pending_answers_;  // per association: answers queued, not yet written
+  int32_t next_invoke_id_ = 1;
+  std::map<int32_t, size_t> outstanding_;              // our invoke id → report_.requests index
+  std::map<std::pair<int32_t, std::string>, uint64_t> seen_;  // (invoke id, argument hex) → seq
+  uint64_t replies_to_requests_ = 0;
+  RecoveryPhase recovery_ = RecoveryPhase::kOff;
+  int32_t recovery_invoke_ = 0;
+  bool stopping_ = false;
+  bool peer_ended_any_ = false;  // an association ended other than by our own hand
+  int bind_failure_exit_ = kExitOk;
+};
+
+}  // namespace npac::soasim
