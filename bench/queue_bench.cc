@@ -202,6 +202,7 @@ void groupCommit(benchmark::State& state) {
 // Prints every run like the console reporter, then ours/raw ratios.
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
+  RatioReporter() : ConsoleReporter(OO_Tabular) {}  // plain text: figures get pasted into notes
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       auto it = run.counters.find("items_per_second");

@@ -12,8 +12,8 @@
 // If the transaction fails (disk full, I/O error, locked past the busy timeout), every
 // submission in that batch is completed with that error and nothing of the batch is on
 // disk. Submissions are bounded (Options::max_pending_messages): beyond it submit()
-// completes at once with kOverloaded, so a stalled disk pushes back on the clients
-// instead of growing memory.
+// completes at once, on the calling thread, with kOverloaded, so a stalled disk pushes
+// back on the clients instead of growing memory.
 //
 // Threading: submit() may be called from any thread, concurrently. Completions run on
 // the writer thread, one at a time, after COMMIT: keep them short and never wait in one

@@ -191,3 +191,32 @@ TEST_CASE("Integrity check of a sound file reports no problems") {
   REQUIRE(problems.isOk());
   CHECK(problems->empty());
 }
+
+TEST_CASE("A bind to a parameter that does not exist is reported by the next step") {
+  TempDir dir;
+  auto db = openScratch(dir.file("x.db"));
+  Result<Statement> insert = db->prepare("INSERT INTO t(k, v) VALUES(?, ?)");
+  REQUIRE(insert.isOk());
+  insert->bindInt64(0, 1).bindText(1, "a").bindText(2, "no such parameter");
+  Status status = insert->run();
+  REQUIRE_FALSE(status.isOk());
+  CHECK(status.sqliteCode() == 25);  // SQLITE_RANGE
+  CHECK(status.message().find("binding parameter 2") != std::string::npos);
+  CHECK(countRows(*db) == 0);
+}
+
+TEST_CASE("A statement handed back to the cache starts clean for its next user") {
+  TempDir dir;
+  auto db = openScratch(dir.file("x.db"));
+  {
+    Result<Statement> insert = db->prepare("INSERT INTO t(k, v) VALUES(?, ?)");
+    insert->bindInt64(0, 1).bindText(1, "first");
+    REQUIRE(insert->run().isOk());
+  }
+  Result<Statement> again = db->prepare("INSERT INTO t(k, v) VALUES(?, ?)");
+  again->bindInt64(0, 2);  // v left unbound: must be NULL, not "first"
+  REQUIRE(again->run().isOk());
+  Result<Statement> read = db->prepare("SELECT v IS NULL FROM t WHERE k = 2");
+  REQUIRE(read->step().value());
+  CHECK(read->columnBool(0));
+}
