@@ -1,0 +1,132 @@
+#include "associations/provider_egress.h"
+
+namespace npac::associations {
+
+std::string_view toString(WaitReason reason) {
+  switch (reason) {
+    case WaitReason::kRecovering: return "provider in recovery mode";
+    case WaitReason::kNoAssociationForFunction: return "no association for the function";
+    case WaitReason::kAllCongested: return "every association for the function is congested";
+    case WaitReason::kInvokeIdsExhausted: return "every invoke id is outstanding";
+  }
+  return "unknown";
+}
+
+Result<std::unique_ptr<ProviderEgress>, dispatch::ConfigError> ProviderEgress::create(
+    std::string spid, const dispatch::PolicyConfig& policy, OutstandingLimits limits) {
+  auto logical = LogicalAssociation::create(std::move(spid), policy);
+  if (!logical.ok()) return err(logical.error());
+  return std::unique_ptr<ProviderEgress>(new ProviderEgress(std::move(logical).value(), limits));
+}
+
+void ProviderEgress::apply(const std::optional<MemberStateChange>& change) {
+  if (change) logical_->setMemberState(change->association, change->state);
+}
+
+void ProviderEgress::apply(const std::vector<MemberStateChange>& changes) {
+  for (const auto& change : changes) logical_->setMemberState(change.association, change.state);
+}
+
+void ProviderEgress::onBound(const AssociationSpec& spec, bool recovery_mode) {
+  logical_->add(spec);
+  recovery_.onBind(recovery_mode);
+}
+
+SendOutcome ProviderEgress::send(const OutboundMessage& message, TimePoint now) {
+  SendOutcome outcome;
+  if (!recovery_.mayPush()) {
+    outcome.wait = WaitReason::kRecovering;
+    return outcome;
+  }
+  dispatch::PickContext context;
+  context.now = now;
+  context.priority = message.priority;
+  const Route route = logical_->route(message.function, context);
+  if (!route.ok()) {
+    outcome.wait = route.why == Route::Why::kNoAssociationForFunction
+                       ? WaitReason::kNoAssociationForFunction
+                       : WaitReason::kAllCongested;
+    return outcome;
+  }
+  Transmission transmission{message.id, *route.association, std::nullopt, false};
+  if (message.confirmed) {
+    auto sent = outstanding_.send(message.id, message.function, *route.association, now);
+    if (!sent.ok()) {
+      outcome.wait = sent.error() == SendError::kInvokeIdsExhausted ? WaitReason::kInvokeIdsExhausted
+                                                                    : WaitReason::kAllCongested;
+      return outcome;
+    }
+    transmission.invoke_id = sent.value().invoke_id;
+    apply(sent.value().change);
+  }
+  logical_->onSent(*route.association, now);
+  outcome.transmission = transmission;
+  return outcome;
+}
+
+std::optional<MessageId> ProviderEgress::onResponse(InvokeId invoke_id, AssociationId arrived_on,
+                                                    TimePoint now) {
+  auto completed = outstanding_.complete(invoke_id, arrived_on, now);
+  if (!completed) return std::nullopt;
+  apply(completed->change);
+  if (completed->request.association) {
+    logical_->onCompleted(*completed->request.association, completed->latency, now);
+  }
+  return completed->request.message_id;
+}
+
+LossOutcome ProviderEgress::onAssociationLost(AssociationId association, TimePoint now) {
+  logical_->remove(association);
+  LossOutcome outcome;
+  for (const OutstandingRequest& orphan : outstanding_.detach(association)) {
+    dispatch::PickContext context;
+    context.now = now;
+    const Route route = logical_->route(orphan.function, context);
+    if (route.ok()) {
+      auto moved = outstanding_.reassign(orphan.invoke_id, *route.association, now);
+      if (moved.ok()) {
+        apply(moved.value());
+        logical_->onSent(*route.association, now);
+        outcome.retransmissions.push_back(
+            Transmission{orphan.message_id, *route.association, orphan.invoke_id, true});
+        continue;
+      }
+    }
+    outstanding_.drop(orphan.invoke_id);
+    outcome.requeue.push_back(orphan.message_id);
+  }
+  if (!logical_->available()) {
+    // Held messages are still queued; the next bind decides (recovery.h).
+    recovery_.onAllAssociationsLost();
+  }
+  return outcome;
+}
+
+TimerOutcome ProviderEgress::onTimer(TimePoint now) {
+  TimerOutcome outcome;
+  OutstandingRequests::Expiry expiry = outstanding_.expired(now);
+  outcome.abort = std::move(expiry.abort);
+  for (const OutstandingRequest& due : expiry.retry) {
+    const AssociationId current = due.association.value_or(0);
+    dispatch::PickContext context;
+    context.now = now;
+    context.avoid = current;  // HAProxy-style: prefer another association for the retry
+    const Route route = logical_->route(due.function, context);
+    const AssociationId target = route.ok() ? *route.association : current;
+    auto moved = outstanding_.resend(due.invoke_id, target, now);
+    if (!moved.ok()) {
+      // The chosen association filled up meanwhile: retry where it was.
+      moved = outstanding_.resend(due.invoke_id, current, now);
+      if (!moved.ok()) continue;
+      apply(moved.value());
+      outcome.retries.push_back(Transmission{due.message_id, current, due.invoke_id, true});
+      continue;
+    }
+    apply(moved.value());
+    logical_->onSent(target, now);
+    outcome.retries.push_back(Transmission{due.message_id, target, due.invoke_id, true});
+  }
+  return outcome;
+}
+
+}  // namespace npac::associations

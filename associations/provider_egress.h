@@ -1,0 +1,103 @@
+// ProviderEgress: one provider's outbound side — which association each message leaves
+// on, what a response, a timeout or a lost association does — as pure decisions.
+//
+// It joins the three pieces a provider's strand drives: the LogicalAssociation (which
+// association, NANC 353 / NANC 111), the OutstandingRequests (invoke ids, congestion,
+// timeouts) and the RecoveryState (normal / recovering). Congestion changes reported by
+// the outstanding table are applied to the logical association here, so the caller never
+// has to. The caller owns the durable queue and the sockets: it asks send() for each
+// queued message in FIFO order and writes the Transmission it gets; a Wait means "leave
+// it queued and try again after the next event".
+//
+// Nothing lost (issue 5): a message is acknowledged only by onResponse() (confirmed) or by
+// the caller once written (unconfirmed). When an association is lost, onAssociationLost()
+// re-sends its in-flight requests on survivors as retransmissions, same invoke ids, and
+// returns those it could not place so the caller puts them back to queued.
+//
+// Threading: none; the provider's strand. Time: passed in. No I/O.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "associations/logical_association.h"
+#include "associations/outstanding.h"
+#include "associations/recovery.h"
+
+namespace npac::associations {
+
+struct OutboundMessage {
+  MessageId id = 0;
+  AssociationFunction function = AssociationFunction::kNotifications;
+  bool confirmed = true;  // a request that needs a response (else: unconfirmed / a response)
+  std::uint8_t priority = 0;
+};
+
+struct Transmission {
+  MessageId message = 0;
+  AssociationId association = 0;
+  std::optional<InvokeId> invoke_id;  // confirmed requests only
+  bool retransmission = false;
+};
+
+enum class WaitReason : std::uint8_t {
+  kRecovering,                // recovery mode: nothing is pushed
+  kNoAssociationForFunction,  // no bound association has the function (or none at all)
+  kAllCongested,              // every association with the function is at its window
+  kInvokeIdsExhausted,
+};
+std::string_view toString(WaitReason reason);
+
+struct SendOutcome {
+  std::optional<Transmission> transmission;
+  WaitReason wait = WaitReason::kNoAssociationForFunction;  // when !transmission
+  bool ok() const { return transmission.has_value(); }
+};
+
+struct LossOutcome {
+  std::vector<Transmission> retransmissions;  // write these on the survivors
+  std::vector<MessageId> requeue;             // back to queued in the durable queue
+};
+
+struct TimerOutcome {
+  std::vector<Transmission> retries;   // write these (retransmissions, same invoke id)
+  std::vector<AssociationId> abort;    // abort these, then call onAssociationLost()
+};
+
+class ProviderEgress {
+ public:
+  static Result<std::unique_ptr<ProviderEgress>, dispatch::ConfigError> create(
+      std::string spid, const dispatch::PolicyConfig& policy, OutstandingLimits limits);
+
+  // An admitted bind. For a replacing bind, call onBound() for the new association first,
+  // then onAssociationLost() for the replaced one, so its messages move to the new one.
+  void onBound(const AssociationSpec& spec, bool recovery_mode);
+
+  SendOutcome send(const OutboundMessage& message, TimePoint now);
+
+  // A response arrived: the acknowledged message, or none for an unknown invoke id.
+  std::optional<MessageId> onResponse(InvokeId invoke_id, AssociationId arrived_on,
+                                      TimePoint now);
+
+  LossOutcome onAssociationLost(AssociationId association, TimePoint now);
+
+  TimerOutcome onTimer(TimePoint now);
+
+  LogicalAssociation& logical() { return *logical_; }
+  OutstandingRequests& outstanding() { return outstanding_; }
+  RecoveryState& recovery() { return recovery_; }
+
+ private:
+  ProviderEgress(std::unique_ptr<LogicalAssociation> logical, OutstandingLimits limits)
+      : logical_(std::move(logical)), outstanding_(limits) {}
+  void apply(const std::optional<MemberStateChange>& change);
+  void apply(const std::vector<MemberStateChange>& changes);
+
+  std::unique_ptr<LogicalAssociation> logical_;
+  OutstandingRequests outstanding_;
+  RecoveryState recovery_;
+};
+
+}  // namespace npac::associations

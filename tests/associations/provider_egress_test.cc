@@ -1,0 +1,204 @@
+// ProviderEgress: one provider's outbound decisions end to end, with a simulated provider.
+#include "associations/provider_egress.h"
+
+#include <catch2/catch.hpp>
+
+#include <deque>
+#include <map>
+#include <set>
+
+using namespace npac::associations;
+using namespace std::chrono_literals;
+using F = AssociationFunction;
+
+namespace {
+
+const TimePoint t0 = TimePoint(std::chrono::hours(1000));
+const FunctionMask kSoa = FunctionMask::of({F::kSoaManagement, F::kNotifications, F::kQueries});
+
+AssociationSpec spec(AssociationId id, FunctionMask functions = kSoa) {
+  AssociationSpec s;
+  s.id = id;
+  s.nsap = Nsap::fromIpv4({127, 0, 0, static_cast<std::uint8_t>(id + 1)});
+  s.functions = functions;
+  s.bound_order = id;
+  return s;
+}
+
+std::unique_ptr<ProviderEgress> make(OutstandingLimits limits = {100, 15min, 1}) {
+  auto made = ProviderEgress::create("1234", npac::dispatch::PolicyConfig{}, limits);
+  REQUIRE(made.ok());
+  return std::move(made).value();
+}
+
+OutboundMessage notification(MessageId id) { return OutboundMessage{id, F::kNotifications, true, 0}; }
+
+}  // namespace
+
+TEST_CASE("Losing one of three associations in the middle of 10,000 PDUs loses nothing") {
+  auto egress = make({100, 15min, 1});
+  for (AssociationId id : {1u, 2u, 3u}) egress->onBound(spec(id), false);
+  std::vector<AssociationId> live = {1, 2, 3};
+
+  // The provider: what reached it and is not answered yet, oldest first.
+  std::deque<Transmission> at_provider;
+  std::map<MessageId, int> delivered;  // how often the provider received each message
+  std::map<MessageId, int> acknowledged;
+  std::set<MessageId> retransmitted;
+  std::uint64_t answers = 0;
+  auto answerOldest = [&] {
+    REQUIRE_FALSE(at_provider.empty());
+    const Transmission t = at_provider.front();
+    at_provider.pop_front();
+    // Responses come back on any live association (NANC 353 7.b.iv).
+    const AssociationId arrived_on = live[answers++ % live.size()];
+    if (auto message = egress->onResponse(*t.invoke_id, arrived_on, t0)) ++acknowledged[*message];
+  };
+  auto deliver = [&](const Transmission& t) {
+    ++delivered[t.message];
+    if (t.retransmission) retransmitted.insert(t.message);
+    at_provider.push_back(t);
+  };
+
+  std::set<MessageId> in_flight_on_lost;
+  for (MessageId id = 0; id < 10'000; ++id) {
+    if (id == 5'000) {
+      // Association 2 dies. What it carried and the provider had not answered: half of
+      // it reached the provider (answers will come back on survivors), half was lost.
+      std::deque<Transmission> kept;
+      bool keep = true;
+      for (const Transmission& t : at_provider) {
+        if (t.association == 2) {
+          in_flight_on_lost.insert(t.message);
+          if (!keep) --delivered[t.message];  // never reached the provider
+          if (keep) kept.push_back(t);
+          keep = !keep;
+        } else {
+          kept.push_back(t);
+        }
+      }
+      at_provider = kept;
+      live = {1, 3};
+      const LossOutcome loss = egress->onAssociationLost(2, t0);
+      CHECK(loss.requeue.empty());
+      CHECK(loss.retransmissions.size() == in_flight_on_lost.size());
+      for (const Transmission& t : loss.retransmissions) {
+        CHECK(t.retransmission);
+        CHECK(t.association != 2u);
+        deliver(t);
+      }
+    }
+    SendOutcome outcome = egress->send(notification(id), t0);
+    while (!outcome.ok()) {
+      REQUIRE(outcome.wait == WaitReason::kAllCongested);
+      answerOldest();
+      outcome = egress->send(notification(id), t0);
+    }
+    CHECK_FALSE(outcome.transmission->retransmission);
+    deliver(*outcome.transmission);
+    if (at_provider.size() > 150) answerOldest();  // the provider lags 150 behind
+  }
+  while (!at_provider.empty()) answerOldest();
+
+  CHECK(acknowledged.size() == 10'000);
+  for (const auto& [message, count] : acknowledged) REQUIRE(count == 1);
+  CHECK_FALSE(in_flight_on_lost.empty());
+  CHECK(retransmitted == in_flight_on_lost);  // retransmissions only for what was in flight
+  for (const auto& [message, count] : delivered) {
+    if (count > 1) REQUIRE(retransmitted.count(message) == 1);  // duplicates are marked
+    REQUIRE(count >= 1);
+  }
+  CHECK(egress->outstanding().size() == 0);
+}
+
+TEST_CASE("With no association, messages wait in the queue") {
+  auto egress = make();
+  const SendOutcome outcome = egress->send(notification(1), t0);
+  REQUIRE_FALSE(outcome.ok());
+  CHECK(outcome.wait == WaitReason::kNoAssociationForFunction);
+}
+
+TEST_CASE("In recovery mode nothing is pushed until recovery completes") {
+  auto egress = make();
+  egress->onBound(spec(1), /*recovery_mode=*/true);
+  const SendOutcome held = egress->send(notification(1), t0);
+  REQUIRE_FALSE(held.ok());
+  CHECK(held.wait == WaitReason::kRecovering);
+  REQUIRE(egress->recovery().complete().ok());
+  CHECK(egress->send(notification(1), t0).ok());
+}
+
+TEST_CASE("An association at its window makes messages wait until a response arrives") {
+  auto egress = make({2, 15min, 1});
+  egress->onBound(spec(1), false);
+  auto first = egress->send(notification(1), t0);
+  REQUIRE(first.ok());
+  REQUIRE(egress->send(notification(2), t0).ok());
+  const SendOutcome third = egress->send(notification(3), t0);
+  REQUIRE_FALSE(third.ok());
+  CHECK(third.wait == WaitReason::kAllCongested);
+  CHECK(egress->onResponse(*first.transmission->invoke_id, 1, t0) == 1u);
+  CHECK(egress->send(notification(3), t0).ok());
+}
+
+TEST_CASE("Unconfirmed messages take a turn in the rotation but no invoke id") {
+  auto egress = make();
+  egress->onBound(spec(1), false);
+  egress->onBound(spec(2), false);
+  const auto a = egress->send(OutboundMessage{1, F::kNotifications, false, 0}, t0);
+  const auto b = egress->send(OutboundMessage{2, F::kNotifications, false, 0}, t0);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK_FALSE(a.transmission->invoke_id.has_value());
+  CHECK(a.transmission->association != b.transmission->association);
+  CHECK(egress->outstanding().size() == 0);
+}
+
+TEST_CASE("Losing the only association sends the in-flight messages back to the queue") {
+  auto egress = make();
+  egress->onBound(spec(1), false);
+  REQUIRE(egress->send(notification(10), t0).ok());
+  REQUIRE(egress->send(notification(11), t0 + 1s).ok());
+  const LossOutcome loss = egress->onAssociationLost(1, t0 + 2s);
+  CHECK(loss.retransmissions.empty());
+  CHECK(loss.requeue == std::vector<MessageId>{10, 11});
+  CHECK(egress->outstanding().size() == 0);
+  CHECK_FALSE(egress->logical().available());
+}
+
+TEST_CASE("A replacing bind takes over the outstanding messages of the one it replaces") {
+  auto egress = make();
+  egress->onBound(spec(1), false);
+  const auto sent = egress->send(notification(7), t0);
+  REQUIRE(sent.ok());
+  egress->onBound(spec(2), false);  // same mask, replaces 1 (NANC 386)
+  const LossOutcome loss = egress->onAssociationLost(1, t0 + 1s);
+  REQUIRE(loss.retransmissions.size() == 1);
+  CHECK(loss.retransmissions[0].association == 2u);
+  CHECK(loss.retransmissions[0].invoke_id == sent.transmission->invoke_id);
+  CHECK(egress->onResponse(*sent.transmission->invoke_id, 2, t0 + 2s) == 7u);
+}
+
+TEST_CASE("A timed-out request is retried on another association, then aborts it") {
+  auto egress = make({100, 5min, 2});
+  egress->onBound(spec(1), false);
+  egress->onBound(spec(2), false);
+  const auto sent = egress->send(notification(1), t0);
+  REQUIRE(sent.ok());
+  REQUIRE(sent.transmission->association == 1u);
+  CHECK(egress->onTimer(t0 + 4min).retries.empty());
+  const TimerOutcome first = egress->onTimer(t0 + 5min);
+  REQUIRE(first.retries.size() == 1);
+  CHECK(first.retries[0].association == 2u);  // avoids the one that did not answer
+  CHECK(first.retries[0].retransmission);
+  CHECK(first.abort.empty());
+  const TimerOutcome second = egress->onTimer(t0 + 10min);
+  CHECK(second.retries.empty());
+  CHECK(second.abort == std::vector<AssociationId>{2});
+}
+
+TEST_CASE("A response to an unknown invoke id acknowledges nothing") {
+  auto egress = make();
+  egress->onBound(spec(1), false);
+  CHECK_FALSE(egress->onResponse(12345, 1, t0).has_value());
+}
