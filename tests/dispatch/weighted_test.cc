@@ -277,6 +277,28 @@ TEST_CASE("When a member goes down only its keys move, spread over the rest, and
   CHECK(mapping() == before);
 }
 
+TEST_CASE("A status change in another RC group does not move a key", "[weighted][key]") {
+  WeightedPolicy p;
+  for (MemberId i = 1; i <= 4; ++i) p.addMember(entity(i, 10, 10 * i));
+  for (MemberId i = 11; i <= 13; ++i) p.addMember(entity(i, 20, 30));
+  auto mapping = [&p] {
+    std::vector<MemberId> out;
+    for (std::uint64_t key = 0; key < 2000; ++key) {
+      PickContext ctx;
+      ctx.key = key;
+      ctx.sequenced = true;
+      out.push_back(*p.pick(ctx).member);
+    }
+    return out;
+  };
+  const auto before = mapping();
+  for (MemberId k : before) REQUIRE(k <= 4);  // RC 10 carries every key
+  p.setState(12, MemberState::kProhibited);
+  p.setState(13, MemberState::kCongested);
+  p.setWeight(11, 5);
+  CHECK(mapping() == before);
+}
+
 TEST_CASE("Sequenced traffic stays on a Congested primary; other keyed traffic moves",
           "[weighted][seed000][key]") {
   WeightedPolicy p;
