@@ -10,12 +10,21 @@ using namespace npac::associations;
 namespace {
 
 // Key generation (RSA 2048 especially) is the slow part: do it once per algorithm.
+// CTest runs each test case in its own process, so only what a case uses is generated.
+const KeyPairPem& rsaKeys(int which) {
+  static const KeyPairPem first = generateKeyPair(SignatureAlgorithm::kRsaSha256).value();
+  if (which == 0) return first;
+  static const KeyPairPem second = generateKeyPair(SignatureAlgorithm::kRsaSha256).value();
+  return second;
+}
+const KeyPairPem& edKeys(int which) {
+  static const KeyPairPem first = generateKeyPair(SignatureAlgorithm::kEd25519).value();
+  if (which == 0) return first;
+  static const KeyPairPem second = generateKeyPair(SignatureAlgorithm::kEd25519).value();
+  return second;
+}
 const KeyPairPem& keys(SignatureAlgorithm algorithm, int which = 0) {
-  static const KeyPairPem rsa[2] = {generateKeyPair(SignatureAlgorithm::kRsaSha256).value(),
-                                    generateKeyPair(SignatureAlgorithm::kRsaSha256).value()};
-  static const KeyPairPem ed[2] = {generateKeyPair(SignatureAlgorithm::kEd25519).value(),
-                                   generateKeyPair(SignatureAlgorithm::kEd25519).value()};
-  return algorithm == SignatureAlgorithm::kRsaSha256 ? rsa[which] : ed[which];
+  return algorithm == SignatureAlgorithm::kRsaSha256 ? rsaKeys(which) : edKeys(which);
 }
 
 Bytes message() {
