@@ -253,7 +253,17 @@ void RcGroup::rebuildHomes() {
 void RcGroup::rebuildOwners(std::vector<MemberId>& owners, bool sequenced_view) const {
   const std::size_t slots = homes_.size();
   owners.assign(slots, kNoOwner);
-  if (members_.empty()) return;
+  const std::size_t n = members_.size();
+  // next_usable[i]: the first usable member at or after i, circularly (kNone: none).
+  constexpr std::uint32_t kNone = static_cast<std::uint32_t>(-1);
+  std::vector<std::uint32_t> next_usable(n, kNone);
+  std::uint32_t upcoming = kNone;
+  for (std::size_t k = 2 * n; k-- > 0;) {
+    const std::size_t i = k % n;
+    if (usable(members_[i], sequenced_view)) upcoming = static_cast<std::uint32_t>(i);
+    next_usable[i] = upcoming;
+  }
+  if (n == 0 || next_usable[0] == kNone) return;  // nobody usable: no owners
   for (std::size_t s = 0; s < slots; ++s) {
     const Member& home = members_[homes_[s]];
     if (usable(home, sequenced_view)) {
@@ -265,14 +275,9 @@ void RcGroup::rebuildOwners(std::vector<MemberId>& owners, bool sequenced_view) 
       const Member& cand = members_[homes_[scale(mix((s << 8 | p) ^ kProbeSalt), slots)]];
       if (usable(cand, sequenced_view)) owners[s] = cand.id;
     }
-    // Nearly everything down: a fixed scan from a slot-specific start, still stable
-    // (the first usable member after the start only changes when that member changes).
-    const std::size_t n = members_.size();
-    const std::size_t start = scale(mix(s), n);
-    for (std::size_t k = 0; k < n && owners[s] == kNoOwner; ++k) {
-      const Member& cand = members_[(start + k) % n];
-      if (usable(cand, sequenced_view)) owners[s] = cand.id;
-    }
+    // Nearly everything down: the first usable member from a slot-specific start, in
+    // O(1) — still stable (it only changes when that member or one before it changes).
+    if (owners[s] == kNoOwner) owners[s] = members_[next_usable[scale(mix(s), n)]].id;
   }
 }
 

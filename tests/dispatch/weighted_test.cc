@@ -381,3 +381,21 @@ TEST_CASE("Random churn: never Prohibited, never Congested unless sequenced, key
     last = now;
   }
 }
+
+TEST_CASE("With nearly every member down, keys still land on the survivors", "[weighted][key]") {
+  WeightedPolicy p;
+  for (MemberId i = 1; i <= 200; ++i) p.addMember(entity(i, 10, 1, MemberState::kProhibited));
+  p.setState(7, MemberState::kAvailable);
+  p.setState(150, MemberState::kAvailable);
+  std::map<MemberId, int> seen;
+  for (std::uint64_t key = 0; key < 5000; ++key) {
+    PickContext ctx;
+    ctx.key = key;
+    ctx.sequenced = key % 2 == 0;
+    PickResult r = p.pick(ctx);
+    REQUIRE(r.ok());
+    REQUIRE((*r.member == 7 || *r.member == 150));
+    ++seen[*r.member];
+  }
+  CHECK(seen.size() == 2);
+}
