@@ -65,6 +65,20 @@ void BM_WeightedKeyed(benchmark::State& state) {
   }
 }
 
+// A member flaps and the next pick rebuilds its group's schedule and slot tables:
+// the cost of one status change (O(W log n + S)).
+void BM_WeightedStatusChange(benchmark::State& state) {
+  std::unique_ptr<Policy> p = std::make_unique<WeightedPolicy>();
+  fill(*p, static_cast<std::size_t>(state.range(0)));
+  const PickContext ctx;
+  bool down = false;
+  for (auto _ : state) {
+    down = !down;
+    p->setState(1, down ? MemberState::kProhibited : MemberState::kAvailable);
+    benchmark::DoNotOptimize(p->pick(ctx));
+  }
+}
+
 // LRTM pick alone (the heap's top): what pick() costs.
 void BM_LrtmPick(benchmark::State& state) {
   std::unique_ptr<Policy> p = std::make_unique<LrtmPolicy>();
@@ -128,6 +142,7 @@ void BM_NginxSmoothWrr(benchmark::State& state) {
 BENCHMARK(BM_RoundRobin) MEMBER_COUNTS;
 BENCHMARK(BM_Weighted) MEMBER_COUNTS;
 BENCHMARK(BM_WeightedKeyed) MEMBER_COUNTS;
+BENCHMARK(BM_WeightedStatusChange) MEMBER_COUNTS->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_LrtmPick) MEMBER_COUNTS;
 BENCHMARK(BM_LrtmPickSentCompleted) MEMBER_COUNTS;
 BENCHMARK(BM_NginxSmoothWrr) MEMBER_COUNTS;
