@@ -28,8 +28,29 @@ struct Header {
   size_t length = 0;  // definite length
 };
 
-// Parses identifier and length octets at data[pos]. Offsets in errors are base + pos.
-Result<Header> parseHeader(Bytes data, size_t pos, size_t base) {
+Result<Header> parseHeaderSlow(Bytes data, size_t pos, size_t base);
+
+// Parses identifier and length octets at data[pos] into `h`. Offsets in errors are
+// base + pos. The common case (low tag number, short definite length) is inline.
+inline Status parseHeader(Bytes data, size_t pos, size_t base, Header& h) {
+  if (data.size() - pos >= 2 && pos < data.size()) {
+    const uint8_t first = data[pos];
+    const uint8_t l0 = data[pos + 1];
+    if ((first & kHighTagNumber) != kHighTagNumber && l0 < kLongLengthBit && l0 <= data.size() - pos - 2) {
+      h.tag = Tag{static_cast<TagClass>(first >> 6), (first & kConstructedBit) != 0, static_cast<uint32_t>(first & kHighTagNumber)};
+      h.header_length = 2;
+      h.indefinite = false;
+      h.length = l0;
+      return Status::ok();
+    }
+  }
+  Result<Header> r = parseHeaderSlow(data, pos, base);
+  if (!r.isOk()) return std::move(r).status();
+  h = *r;
+  return Status::ok();
+}
+
+Result<Header> parseHeaderSlow(Bytes data, size_t pos, size_t base) {
   const size_t start = pos;
   if (pos >= data.size()) return err(ErrorCode::kBerTruncated, base + pos, "missing identifier octet");
   Header h;
@@ -92,7 +113,8 @@ Result<size_t> scanIndefinite(Bytes data, size_t pos, size_t base, size_t depth,
     if (data.size() - pos >= 2 && data[pos] == 0 && data[pos + 1] == 0) return pos;
     if (pos >= data.size())
       return err(ErrorCode::kBerMissingEndOfContents, base + pos, "indefinite length without end-of-contents");
-    NPAC_CMIP_ASSIGN_OR_RETURN(Header h, parseHeader(data, pos, base));
+    Header h;
+    NPAC_CMIP_RETURN_IF_ERROR(parseHeader(data, pos, base, h));
     pos += h.header_length;
     if (h.indefinite) {
       NPAC_CMIP_ASSIGN_OR_RETURN(size_t eoc, scanIndefinite(data, pos, base, depth + 1, limits));
@@ -115,7 +137,8 @@ BerReader::BerReader(Bytes data, const DecodeLimits& limits, size_t base_offset,
     : data_(data), limits_(limits), base_(base_offset), depth_(depth) {}
 
 Result<Tlv> BerReader::peek() const {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Header h, parseHeader(data_, pos_, base_));
+  Header h;
+  NPAC_CMIP_RETURN_IF_ERROR(parseHeader(data_, pos_, base_, h));
   Tlv t;
   t.tag = h.tag;
   t.offset = base_ + pos_;
@@ -145,16 +168,17 @@ Result<Tlv> BerReader::next() {
 
 bool BerReader::nextIs(Tag tag) const {
   if (atEnd()) return false;
-  Result<Header> h = parseHeader(data_, pos_, base_);
-  return h.isOk() && h->tag == tag;
+  Header h;
+  return parseHeader(data_, pos_, base_, h).isOk() && h.tag == tag;
 }
 
 Result<Tlv> BerReader::expect(Tag tag) {
   if (atEnd()) return err(ErrorCode::kBerMissingElement, offset(), "expected " + tag.toString() + ", found end of contents");
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, peek());
-  if (!(t.tag == tag))
-    return err(ErrorCode::kBerUnexpectedTag, t.offset, "expected " + tag.toString() + ", found " + t.tag.toString());
-  pos_ += t.encoded.size();
+  Result<Tlv> t = peek();
+  if (!t.isOk()) return t;
+  if (!(t->tag == tag))
+    return err(ErrorCode::kBerUnexpectedTag, t->offset, "expected " + tag.toString() + ", found " + t->tag.toString());
+  pos_ += t->encoded.size();
   return t;
 }
 
