@@ -1,0 +1,116 @@
+// AdminApi: npacd's local HTTP/JSON API (default 127.0.0.1:10180) for the NPAC
+// application that produces messages and for operators (npacctl). docs/API.md lists every
+// route with examples.
+//
+//   provisioning  providers, their NSAPs and keys        SQLite, on the API thread
+//   tunables      catalogue, get/set/clear, srr          TunableRegistry (validated, audited)
+//   messages      submit (ids once committed), status    CoreService / SQLite
+//   inbound       long-poll providers' requests, answer  CoreService
+//   associations  list, abort                            CoreService
+//
+// Every answer is JSON. An error is {"error":{"code":"...","message":"..."}} with a
+// status saying whose fault it is: 400 bad JSON or a refused value (with the
+// tunables/db reason), 404 unknown route/provider/tunable/message, 409 conflict
+// (duplicate), 413 body over the limit, 503 core not attached or overloaded, 500 storage.
+// Every change names an actor ("actor" in the body or the X-Npac-Actor header) and is
+// written with an audit entry in the same transaction (tunables: by the registry).
+//
+// Threading: the AdminApi, its HttpServer, `db` and every store call run on the thread
+// that runs `io` (the API thread). `db` is the API's own connection (not shared with
+// another thread). The TunableRegistry is shared with the core: the API calls set/clear
+// on the API thread (the registry uses its own connection for those); reads are safe
+// anywhere. CoreService completions arrive on any thread and are posted onto `io` before
+// anything else is done with them (core_service.h). attachCore() and stop() must be
+// called on the API thread (or before `io` runs / after it stopped).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+
+#include "db/clock.h"
+#include "db/database.h"
+#include "db/status.h"
+#include "npac/npacd/core_service.h"
+#include "npac/npacd/http_server.h"
+#include "tunables/registry.h"
+
+namespace npac::npacd {
+
+struct ApiRequest;  // admin_api_request.h
+
+inline constexpr std::uint16_t kDefaultAdminApiPort = 10180;
+// Longest wait a long poll may ask for (GET /v1/inbound?wait=): below common proxy and
+// client idle timeouts.
+inline constexpr std::chrono::seconds kMaxInboundWait{60};
+inline constexpr std::size_t kMaxInboundBatch = 1000;
+
+class AdminApi {
+ public:
+  struct Options {
+    HttpServer::Options http;  // address, port (0 = ephemeral), body limit, timeouts
+  };
+
+  static db::Result<std::unique_ptr<AdminApi>> start(boost::asio::io_context& io, Options options,
+                                                     db::Database& db,
+                                                     tunables::TunableRegistry& registry,
+                                                     db::Clock clock);
+  ~AdminApi();
+  AdminApi(const AdminApi&) = delete;
+  AdminApi& operator=(const AdminApi&) = delete;
+
+  // The core answering the message, inbound and association routes; nullptr detaches
+  // (those routes then answer 503).
+  void attachCore(CoreService* core) { core_ = core; }
+  std::uint16_t port() const { return server_->port(); }
+  void stop() { server_->stop(); }
+
+ private:
+  AdminApi(boost::asio::io_context& io, db::Database& db, tunables::TunableRegistry& registry,
+           db::Clock clock);
+
+  void handle(HttpRequest&& request, Responder respond);
+  void route(ApiRequest& request, Responder& respond);
+
+  // admin_api_provisioning.cc
+  HttpResponse addProvider(ApiRequest& r);
+  HttpResponse listProviders(ApiRequest& r);
+  HttpResponse showProvider(ApiRequest& r, const std::string& spid);
+  HttpResponse setProviderEnabled(ApiRequest& r, const std::string& spid, bool enabled);
+  HttpResponse addNsap(ApiRequest& r, const std::string& spid);
+  HttpResponse listNsaps(ApiRequest& r, const std::string& spid);
+  HttpResponse removeNsap(ApiRequest& r, const std::string& spid, const std::string& nsap);
+  HttpResponse addKey(ApiRequest& r, const std::string& spid);
+  HttpResponse listKeys(ApiRequest& r, const std::string& spid);
+  HttpResponse revokeKey(ApiRequest& r, const std::string& spid, const std::string& list,
+                         const std::string& key);
+  // admin_api_tunables.cc
+  HttpResponse listTunables(ApiRequest& r);
+  HttpResponse getTunable(ApiRequest& r, const std::string& name);
+  HttpResponse setTunable(ApiRequest& r, const std::string& name);
+  HttpResponse clearTunable(ApiRequest& r, const std::string& name);
+  HttpResponse setSrr(ApiRequest& r, const std::string& spid);
+  // admin_api_core.cc (answer through `respond`, possibly later)
+  void submitMessages(ApiRequest& r, Responder& respond);
+  HttpResponse messageStatus(ApiRequest& r, const std::string& id);
+  void pollInbound(ApiRequest& r, Responder& respond);
+  void respondInbound(ApiRequest& r, const std::string& id, Responder& respond);
+  void listAssociations(ApiRequest& r, Responder& respond);
+  void abortAssociation(ApiRequest& r, const std::string& id, Responder& respond);
+
+  // A provider that must exist: nullopt and `*error` set otherwise.
+  bool requireProvider(ApiRequest& r, const std::string& spid, HttpResponse* error);
+  // Posts `fn` onto the API thread (for core completions).
+  void post(std::function<void()> fn);
+
+  boost::asio::io_context& io_;
+  db::Database& db_;
+  tunables::TunableRegistry& registry_;
+  db::Clock clock_;
+  CoreService* core_ = nullptr;
+  std::unique_ptr<HttpServer> server_;
+};
+
+}  // namespace npac::npacd

@@ -1,0 +1,171 @@
+// The routes served by the association core (core_service.h): message submission,
+// inbound requests and associations; and message status, read from SQLite. Core
+// completions arrive on any thread and are posted onto the API thread before the answer
+// is built; they capture only the Responder (never the AdminApi), so an answer that comes
+// back after the API stopped is dropped harmlessly.
+#include <charconv>
+
+#include "db/outbound_queue.h"
+#include "db/provider_store.h"
+#include "npac/npacd/admin_api.h"
+#include "npac/npacd/admin_api_request.h"
+#include "npac/npacd/api_json.h"
+#include "tunables/value.h"
+
+namespace npac::npacd {
+
+using nlohmann::json;
+
+namespace {
+
+HttpResponse coreUnavailable() {
+  return errorResponse(http::status::service_unavailable, "core_unavailable",
+                       "the association core is not attached to this API (npacd is starting, "
+                       "stopping or runs without it): retry later");
+}
+
+bool parseInt64(const std::string& text, std::int64_t* out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && end == text.data() + text.size() && *out >= 0;
+}
+
+}  // namespace
+
+void AdminApi::submitMessages(ApiRequest& r, Responder& respond) {
+  Parsed<std::vector<OutboundMessage>> parsed = parseMessages(r.body);
+  if (!parsed.ok()) return respond(errorResponse(http::status::bad_request, parsed.error.code, parsed.error.message));
+  // Unknown providers are refused here with a clear answer rather than as a constraint
+  // failure of the whole submission in the writer.
+  std::vector<std::string> checked;
+  for (std::size_t i = 0; i < parsed.value->size(); ++i) {
+    const std::string& spid = (*parsed.value)[i].message.spid;
+    if (std::find(checked.begin(), checked.end(), spid) != checked.end()) continue;
+    HttpResponse error;
+    if (!requireProvider(r, spid, &error)) return respond(std::move(error));
+    checked.push_back(spid);
+  }
+  if (core_ == nullptr) return respond(coreUnavailable());
+  Responder answer = std::move(respond);
+  boost::asio::io_context* io = &io_;
+  core_->submit(std::move(*parsed.value), [io, answer](db::Result<std::vector<db::MessageId>> ids) mutable {
+    boost::asio::post(*io, [answer = std::move(answer), ids = std::move(ids)]() {
+      if (!ids.isOk()) return answer(dbErrorResponse(ids.status()));
+      answer(jsonResponse(http::status::created, {{"ids", ids.value()}}));
+    });
+  });
+}
+
+HttpResponse AdminApi::messageStatus(ApiRequest&, const std::string& id_text) {
+  std::int64_t id = 0;
+  if (!parseInt64(id_text, &id)) {
+    return errorResponse(http::status::bad_request, "invalid_message_id", "'" + id_text + "' is not a message id");
+  }
+  db::OutboundQueue queue(db_);
+  db::Result<db::QueuedMessage> message = queue.get(id);
+  if (!message.isOk()) {
+    if (message.status().isNotFound()) {
+      return errorResponse(http::status::not_found, "message_not_found",
+                           "no message " + id_text + " (never accepted, or purged after queue_retention)");
+    }
+    return dbErrorResponse(message.status());
+  }
+  return jsonResponse(http::status::ok, toJson(message.value()));
+}
+
+void AdminApi::pollInbound(ApiRequest& r, Responder& respond) {
+  InboundPoll poll;
+  poll.spid = r.queryValue("spid").value_or("");
+  if (!poll.spid.empty() && !db::isValidSpid(poll.spid)) {
+    return respond(errorResponse(http::status::bad_request, "invalid_spid", "'" + poll.spid + "' is not a SPID"));
+  }
+  if (auto wait = r.queryValue("wait")) {
+    tunables::Duration d{0};
+    tunables::Status status = tunables::parseDuration(*wait, &d);
+    if (!status.isOk() || d > kMaxInboundWait) {
+      return respond(errorResponse(http::status::bad_request, "invalid_wait",
+                                   "wait must be a duration 0..60s (\"30s\", \"500ms\"), got '" + *wait + "'"));
+    }
+    poll.wait = d;
+  }
+  if (auto max = r.queryValue("max")) {
+    std::int64_t n = 0;
+    if (!parseInt64(*max, &n) || n < 1 || n > static_cast<std::int64_t>(kMaxInboundBatch)) {
+      return respond(errorResponse(http::status::bad_request, "invalid_max", "max must be an integer 1..1000"));
+    }
+    poll.max = static_cast<std::size_t>(n);
+  }
+  if (core_ == nullptr) return respond(coreUnavailable());
+  Responder answer = std::move(respond);
+  boost::asio::io_context* io = &io_;
+  core_->pollInbound(poll, [io, answer](db::Result<std::vector<InboundRequest>> requests) mutable {
+    boost::asio::post(*io, [answer = std::move(answer), requests = std::move(requests)]() {
+      if (!requests.isOk()) return answer(dbErrorResponse(requests.status()));
+      json list = json::array();
+      for (const InboundRequest& request : requests.value()) list.push_back(toJson(request));
+      answer(jsonResponse(http::status::ok, {{"requests", list}}));
+    });
+  });
+}
+
+void AdminApi::respondInbound(ApiRequest& r, const std::string& id_text, Responder& respond) {
+  std::int64_t id = 0;
+  if (!parseInt64(id_text, &id)) {
+    return respond(errorResponse(http::status::bad_request, "invalid_request_id", "'" + id_text + "' is not a request id"));
+  }
+  Parsed<InboundResponse> parsed = parseInboundResponse(r.body);
+  if (!parsed.ok()) return respond(errorResponse(http::status::bad_request, parsed.error.code, parsed.error.message));
+  parsed.value->actor = r.actor();
+  if (core_ == nullptr) return respond(coreUnavailable());
+  Responder answer = std::move(respond);
+  boost::asio::io_context* io = &io_;
+  core_->respond(static_cast<InboundRequestId>(id), std::move(*parsed.value),
+                 [io, answer, id_text](db::Status status) mutable {
+                   boost::asio::post(*io, [answer = std::move(answer), status = std::move(status), id_text]() {
+                     if (status.isNotFound()) {
+                       return answer(errorResponse(http::status::not_found, "request_not_found",
+                                                   "no unanswered inbound request " + id_text));
+                     }
+                     if (!status.isOk()) return answer(dbErrorResponse(status));
+                     answer(jsonResponse(http::status::ok, {{"request", std::stoll(id_text)}, {"sent", true}}));
+                   });
+                 });
+}
+
+void AdminApi::listAssociations(ApiRequest&, Responder& respond) {
+  if (core_ == nullptr) return respond(coreUnavailable());
+  Responder answer = std::move(respond);
+  boost::asio::io_context* io = &io_;
+  core_->listAssociations([io, answer](db::Result<std::vector<AssociationInfo>> list) mutable {
+    boost::asio::post(*io, [answer = std::move(answer), list = std::move(list)]() {
+      if (!list.isOk()) return answer(dbErrorResponse(list.status()));
+      json out = json::array();
+      for (const AssociationInfo& a : list.value()) out.push_back(toJson(a));
+      answer(jsonResponse(http::status::ok, {{"associations", out}}));
+    });
+  });
+}
+
+void AdminApi::abortAssociation(ApiRequest& r, const std::string& id_text, Responder& respond) {
+  std::int64_t id = 0;
+  if (!parseInt64(id_text, &id)) {
+    return respond(errorResponse(http::status::bad_request, "invalid_association_id",
+                                 "'" + id_text + "' is not an association id"));
+  }
+  std::string actor = r.actor();
+  if (actor.empty()) return respond(actorRequired("aborting an association"));
+  if (core_ == nullptr) return respond(coreUnavailable());
+  Responder answer = std::move(respond);
+  boost::asio::io_context* io = &io_;
+  core_->abortAssociation(id, actor, [io, answer, id](db::Status status) mutable {
+    boost::asio::post(*io, [answer = std::move(answer), status = std::move(status), id]() {
+      if (status.isNotFound()) {
+        return answer(errorResponse(http::status::not_found, "association_not_found",
+                                    "no live association " + std::to_string(id)));
+      }
+      if (!status.isOk()) return answer(dbErrorResponse(status));
+      answer(jsonResponse(http::status::ok, {{"aborted", id}}));
+    });
+  });
+}
+
+}  // namespace npac::npacd

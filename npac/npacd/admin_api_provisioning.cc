@@ -1,0 +1,325 @@
+// The provisioning routes: providers, their NSAPs and their keys. Each change and its
+// audit entry commit in one transaction (db/audit_store.h).
+#include <limits>
+
+#include "associations/nsap.h"
+#include "associations/signature.h"
+#include "db/audit_store.h"
+#include "db/key_store.h"
+#include "db/nsap_store.h"
+#include "db/provider_store.h"
+#include "db/transaction.h"
+#include "npac/npacd/admin_api.h"
+#include "npac/npacd/admin_api_request.h"
+#include "npac/npacd/api_json.h"
+
+namespace npac::npacd {
+
+using nlohmann::json;
+
+namespace {
+
+// Runs `change` and appends `entry` in one transaction: both or neither.
+template <typename Change>
+db::Status audited(db::Database& db, db::AuditEntry entry, Change change) {
+  db::Transaction tx(db);
+  db::Status status = tx.begin();
+  if (!status.isOk()) return status;
+  status = change();
+  if (!status.isOk()) return status;  // the transaction rolls back
+  db::AuditStore audit(db);
+  db::Result<std::int64_t> id = audit.append(entry);
+  if (!id.isOk()) return id.status();
+  return tx.commit();
+}
+
+std::string stringField(const json& body, const char* name) {
+  return body.contains(name) && body[name].is_string() ? body[name].get<std::string>() : "";
+}
+
+HttpResponse invalid(const std::string& code, const std::string& message) {
+  return errorResponse(http::status::bad_request, code, message);
+}
+
+// An NSAP from the path or body: 24 hex digits of the RFC 1277 form, or an IPv4 address.
+std::optional<associations::Nsap> nsapFromText(const std::string& text, std::string* why) {
+  if (text.find('.') != std::string::npos || text.find(':') != std::string::npos) {
+    auto nsap = associations::Nsap::fromAddressString(text);
+    if (nsap.ok()) return nsap.value();
+    *why = "'" + text + "' is not a usable IPv4 address: " + std::string(associations::toString(nsap.error()));
+    return std::nullopt;
+  }
+  auto nsap = associations::Nsap::fromHex(text);
+  if (nsap.ok()) return nsap.value();
+  *why = "'" + text + "' is not an NSAP: " + std::string(associations::toString(nsap.error()));
+  return std::nullopt;
+}
+
+// Optional unsigned integer field in [min, max].
+bool optionalUint(const json& body, const char* name, std::uint32_t min, std::uint32_t max,
+                  std::optional<std::uint32_t>* out) {
+  if (!body.contains(name) || body[name].is_null()) return true;
+  if (!body[name].is_number_integer()) return false;
+  std::int64_t v = body[name].get<std::int64_t>();
+  if (v < min || v > max) return false;
+  *out = static_cast<std::uint32_t>(v);
+  return true;
+}
+
+bool parseId(const std::string& text, std::int64_t* out) {
+  if (text.empty() || text.size() > 10) return false;
+  std::int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  if (v > std::numeric_limits<std::uint32_t>::max()) return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+HttpResponse AdminApi::addProvider(ApiRequest& r) {
+  db::ServiceProvider provider;
+  provider.spid = stringField(r.body, "spid");
+  provider.name = stringField(r.body, "name");
+  if (!db::isValidSpid(provider.spid)) {
+    return invalid("invalid_spid", "spid '" + provider.spid + "' is not a SPID: 4 ASCII letters or digits");
+  }
+  if (provider.name.empty()) return invalid("invalid_provider", "name is required");
+  std::optional<db::SystemType> type = db::parseSystemType(stringField(r.body, "system_type"));
+  if (!type) {
+    return invalid("invalid_system_type", "system_type '" + stringField(r.body, "system_type") +
+                                              "' is not one of soa, lsms, soa-and-lsms, npac");
+  }
+  provider.system_type = *type;
+  if (r.body.contains("enabled")) {
+    if (!r.body["enabled"].is_boolean()) return invalid("invalid_provider", "enabled must be true or false");
+    provider.enabled = r.body["enabled"].get<bool>();
+  }
+  std::string actor = r.actor();
+  if (actor.empty()) return actorRequired("adding a provider");
+  db::ProviderStore providers(db_);
+  db::Status status = audited(
+      db_, {0, clock_(), actor, "provider.add", "provider " + provider.spid, std::nullopt, toJson(provider).dump()},
+      [&] { return providers.add(provider); });
+  if (status.code() == db::Status::Code::kConstraint) {
+    return errorResponse(http::status::conflict, "provider_exists", "provider " + provider.spid + " already exists");
+  }
+  if (!status.isOk()) return dbErrorResponse(status);
+  return jsonResponse(http::status::created, toJson(provider));
+}
+
+HttpResponse AdminApi::listProviders(ApiRequest&) {
+  db::ProviderStore providers(db_);
+  db::Result<std::vector<db::ServiceProvider>> list = providers.list();
+  if (!list.isOk()) return dbErrorResponse(list.status());
+  json out = json::array();
+  for (const db::ServiceProvider& p : list.value()) {
+    json item = toJson(p);
+    item["srr"] = registry_.get(tunables::kSrr, p.spid);
+    out.push_back(std::move(item));
+  }
+  return jsonResponse(http::status::ok, {{"providers", out}});
+}
+
+HttpResponse AdminApi::showProvider(ApiRequest& r, const std::string& spid) {
+  HttpResponse error;
+  if (!requireProvider(r, spid, &error)) return error;
+  db::ProviderStore providers(db_);
+  db::Result<db::ServiceProvider> provider = providers.get(spid);
+  if (!provider.isOk()) return dbErrorResponse(provider.status());
+  json out = toJson(provider.value());
+  out["srr"] = registry_.get(tunables::kSrr, spid);
+  db::NsapStore nsaps(db_);
+  auto nsap_list = nsaps.listForProvider(spid);
+  if (!nsap_list.isOk()) return dbErrorResponse(nsap_list.status());
+  out["nsaps"] = json::array();
+  for (const auto& n : nsap_list.value()) out["nsaps"].push_back(toJson(n));
+  db::KeyStore keys(db_);
+  auto key_list = keys.listForProvider(spid);
+  if (!key_list.isOk()) return dbErrorResponse(key_list.status());
+  out["keys"] = json::array();
+  for (const auto& k : key_list.value()) {
+    json item = toJson(k);
+    item.erase("public_key_pem");
+    out["keys"].push_back(std::move(item));
+  }
+  return jsonResponse(http::status::ok, out);
+}
+
+HttpResponse AdminApi::setProviderEnabled(ApiRequest& r, const std::string& spid, bool enabled) {
+  HttpResponse error;
+  if (!requireProvider(r, spid, &error)) return error;
+  std::string actor = r.actor();
+  if (actor.empty()) return actorRequired(enabled ? "enabling a provider" : "disabling a provider");
+  db::ProviderStore providers(db_);
+  db::Result<db::ServiceProvider> before = providers.get(spid);
+  if (!before.isOk()) return dbErrorResponse(before.status());
+  db::Status status = audited(
+      db_,
+      {0, clock_(), actor, enabled ? "provider.enable" : "provider.disable", "provider " + spid,
+       before->enabled ? "enabled" : "disabled", enabled ? "enabled" : "disabled"},
+      [&] { return providers.setEnabled(spid, enabled); });
+  if (!status.isOk()) return dbErrorResponse(status);
+  db::ServiceProvider after = before.value();
+  after.enabled = enabled;
+  return jsonResponse(http::status::ok, toJson(after));
+}
+
+HttpResponse AdminApi::addNsap(ApiRequest& r, const std::string& spid) {
+  HttpResponse error;
+  if (!requireProvider(r, spid, &error)) return error;
+  std::string text = stringField(r.body, "nsap");
+  if (text.empty()) text = stringField(r.body, "address");
+  if (text.empty()) return invalid("invalid_nsap", "give \"nsap\" (24 hex digits, RFC 1277) or \"address\" (IPv4)");
+  std::string why;
+  std::optional<associations::Nsap> nsap = nsapFromText(text, &why);
+  if (!nsap) return invalid("invalid_nsap", why);
+  db::ProvisionedNsap row{spid, db::Bytes(nsap->octets().begin(), nsap->octets().end()), {}, {}};
+  if (!optionalUint(r.body, "weight", db::kMinNsapWeight, db::kMaxNsapWeight, &row.weight)) {
+    return invalid("invalid_nsap", "weight must be an integer 1..99 (seed 000)");
+  }
+  if (!optionalUint(r.body, "relative_cost", 0, std::numeric_limits<std::int32_t>::max(), &row.relative_cost)) {
+    return invalid("invalid_nsap", "relative_cost must be a non-negative integer");
+  }
+  std::string actor = r.actor();
+  if (actor.empty()) return actorRequired("adding an NSAP");
+  db::NsapStore nsaps(db_);
+  db::Status status = audited(db_,
+                              {0, clock_(), actor, "nsap.add", "nsap " + spid + "/" + nsap->toHex(),
+                               std::nullopt, toJson(row).dump()},
+                              [&] { return nsaps.add(row); });
+  if (status.code() == db::Status::Code::kConstraint) {
+    return errorResponse(http::status::conflict, "nsap_exists",
+                         "NSAP " + nsap->toHex() + " is already provisioned for " + spid);
+  }
+  if (!status.isOk()) return dbErrorResponse(status);
+  return jsonResponse(http::status::created, toJson(row));
+}
+
+HttpResponse AdminApi::listNsaps(ApiRequest& r, const std::string& spid) {
+  HttpResponse error;
+  if (!requireProvider(r, spid, &error)) return error;
+  db::NsapStore nsaps(db_);
+  auto list = nsaps.listForProvider(spid);
+  if (!list.isOk()) return dbErrorResponse(list.status());
+  json out = json::array();
+  for (const auto& n : list.value()) out.push_back(toJson(n));
+  return jsonResponse(http::status::ok, {{"nsaps", out}});
+}
+
+HttpResponse AdminApi::removeNsap(ApiRequest& r, const std::string& spid, const std::string& text) {
+  HttpResponse error;
+  if (!requireProvider(r, spid, &error)) return error;
+  std::string why;
+  std::optional<associations::Nsap> nsap = nsapFromText(text, &why);
+  if (!nsap) return invalid("invalid_nsap", why);
+  std::string actor = r.actor();
+  if (actor.empty()) return actorRequired("removing an NSAP");
+  db::NsapStore nsaps(db_);
+  db::Status status = audited(
+      db_, {0, clock_(), actor, "nsap.remove", "nsap " + spid + "/" + nsap->toHex(), nsap->toHex(), std::nullopt},
+      [&] { return nsaps.remove(spid, nsap->octets()); });
+  if (status.isNotFound()) {
+    return errorResponse(http::status::not_found, "nsap_not_found",
+                         "NSAP " + nsap->toHex() + " is not provisioned for " + spid);
+  }
+  if (!status.isOk()) return dbErrorResponse(status);
+  return jsonResponse(http::status::ok, {{"removed", nsap->toHex()}});
+}
+
+HttpResponse AdminApi::addKey(ApiRequest& r, const std::string& spid) {
+  HttpResponse error;
+  if (!requireProvider(r, spid, &error)) return error;
+  db::ProviderKey key;
+  key.spid = spid;
+  for (const char* field : {"key_list_id", "key_id"}) {
+    const json& v = r.body.value(field, json());
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
+        v.get<std::int64_t>() > std::numeric_limits<std::uint32_t>::max()) {
+      return invalid("invalid_key", std::string(field) + " must be an integer 0..4294967295");
+    }
+    (std::string(field) == "key_id" ? key.key_id : key.list_id) = v.get<std::int64_t>();
+  }
+  std::optional<db::KeyAlgorithm> algorithm = db::parseKeyAlgorithm(stringField(r.body, "algorithm"));
+  if (!algorithm) return invalid("invalid_key", "algorithm must be rsa-sha256 or ed25519");
+  key.algorithm = *algorithm;
+  key.public_key_pem = stringField(r.body, "public_key_pem");
+  auto verifier = associations::SignatureVerifier::fromPem(
+      *algorithm == db::KeyAlgorithm::kEd25519 ? associations::SignatureAlgorithm::kEd25519
+                                               : associations::SignatureAlgorithm::kRsaSha256,
+      key.public_key_pem);
+  if (!verifier.ok()) {
+    return invalid("invalid_key", "public_key_pem: " + std::string(associations::toString(verifier.error().code)) +
+                                      ": " + verifier.error().detail);
+  }
+  const db::TimeMs now = clock_();
+  key.not_before_at = now;
+  if (r.body.contains("not_before")) {
+    std::optional<db::TimeMs> t = parseTime(r.body["not_before"]);
+    if (!t) return invalid("invalid_key", "not_before must be an RFC 3339 UTC time (2026-11-29T15:00:00Z) or epoch ms");
+    key.not_before_at = *t;
+  }
+  key.not_after_at = key.not_before_at + registry_.get(tunables::kKeyLifetime).count();
+  if (r.body.contains("not_after")) {
+    std::optional<db::TimeMs> t = parseTime(r.body["not_after"]);
+    if (!t) return invalid("invalid_key", "not_after must be an RFC 3339 UTC time (2026-11-29T15:00:00Z) or epoch ms");
+    key.not_after_at = *t;
+  }
+  if (key.not_after_at <= key.not_before_at) return invalid("invalid_key", "not_after must be later than not_before");
+  std::string actor = r.actor();
+  if (actor.empty()) return actorRequired("adding a key");
+  std::string subject = "key " + spid + "/" + std::to_string(key.list_id) + "/" + std::to_string(key.key_id);
+  json summary = toJson(key);
+  summary.erase("public_key_pem");
+  db::KeyStore keys(db_);
+  db::Status status = audited(db_, {0, now, actor, "key.add", subject, std::nullopt, summary.dump()},
+                              [&] { return keys.add(key); });
+  if (status.code() == db::Status::Code::kConstraint) {
+    return errorResponse(http::status::conflict, "key_exists", subject + " already exists");
+  }
+  if (!status.isOk()) return dbErrorResponse(status);
+  return jsonResponse(http::status::created, summary);
+}
+
+HttpResponse AdminApi::listKeys(ApiRequest& r, const std::string& spid) {
+  HttpResponse error;
+  if (!requireProvider(r, spid, &error)) return error;
+  db::KeyStore keys(db_);
+  auto list = keys.listForProvider(spid);
+  if (!list.isOk()) return dbErrorResponse(list.status());
+  json out = json::array();
+  for (const auto& k : list.value()) out.push_back(toJson(k));
+  return jsonResponse(http::status::ok, {{"keys", out}});
+}
+
+HttpResponse AdminApi::revokeKey(ApiRequest& r, const std::string& spid, const std::string& list,
+                                 const std::string& key) {
+  HttpResponse error;
+  if (!requireProvider(r, spid, &error)) return error;
+  std::int64_t list_id = 0, key_id = 0;
+  if (!parseId(list, &list_id) || !parseId(key, &key_id)) {
+    return invalid("invalid_key", "key list id and key id must be integers 0..4294967295");
+  }
+  std::string actor = r.actor();
+  if (actor.empty()) return actorRequired("revoking a key");
+  db::KeyStore keys(db_);
+  std::string subject = "key " + spid + "/" + list + "/" + key;
+  db::Result<db::ProviderKey> before = keys.get(spid, list_id, key_id);
+  if (!before.isOk()) {
+    if (before.status().isNotFound()) return errorResponse(http::status::not_found, "key_not_found", "no " + subject);
+    return dbErrorResponse(before.status());
+  }
+  db::Status status = audited(db_, {0, clock_(), actor, "key.revoke", subject, db::toString(before->state), "revoked"},
+                              [&] { return keys.setState(spid, list_id, key_id, db::KeyState::kRevoked); });
+  if (!status.isOk()) return dbErrorResponse(status);
+  db::ProviderKey after = before.value();
+  after.state = db::KeyState::kRevoked;
+  json out = toJson(after);
+  out.erase("public_key_pem");
+  return jsonResponse(http::status::ok, out);
+}
+
+}  // namespace npac::npacd

@@ -1,0 +1,54 @@
+// ApiRequest and the response helpers shared by the admin API's route files
+// (admin_api*.cc): the parsed target (path segments, query), the JSON body, the actor,
+// and the mapping of db / tunables errors to HTTP statuses and JSON error codes.
+//
+// Threading: used on the API thread only.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+
+#include "db/status.h"
+#include "npac/npacd/http_server.h"
+#include "tunables/status.h"
+
+namespace npac::npacd {
+
+namespace http = boost::beast::http;
+
+struct ApiRequest {
+  http::verb method = http::verb::get;
+  std::vector<std::string> path;              // "/v1/providers/0001" → v1, providers, 0001
+  std::map<std::string, std::string> query;   // percent-decoded
+  nlohmann::json body;                        // object ({} when the request had no body)
+  std::string header_actor;                   // X-Npac-Actor
+
+  // The actor of a change: body "actor", else the header, else the query; "" if none.
+  std::string actor() const;
+  std::optional<std::string> queryValue(const std::string& name) const {
+    auto it = query.find(name);
+    return it == query.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+};
+
+// Splits "/a/b%20c?x=1&y" into segments and query; false for a target that is not a path.
+bool parseTarget(const std::string& target, std::vector<std::string>* path,
+                 std::map<std::string, std::string>* query);
+
+HttpResponse jsonResponse(http::status status, const nlohmann::json& body);
+HttpResponse errorResponse(http::status status, const std::string& code, const std::string& message);
+// db::Status → 404 not_found, 400 invalid_argument, 409 conflict, 503 busy/overloaded/
+// shutdown, 500 storage otherwise. The message is the Status's full text.
+HttpResponse dbErrorResponse(const db::Status& status);
+// tunables::Status → 404 unknown_tunable, 400 wrong_type / out_of_range / wrong_scope /
+// unknown_enum_value / invalid_provider / inconsistent / no_actor, 500 storage.
+HttpResponse tunableErrorResponse(const tunables::Status& status);
+// 400 actor_required: "<what> changes the configuration: give \"actor\" ..."
+HttpResponse actorRequired(const std::string& what);
+
+}  // namespace npac::npacd

@@ -1,0 +1,436 @@
+#include "npac/npacd/api_json.h"
+
+#include <cstdio>
+#include <ctime>
+
+#include "associations/bind_facts.h"
+#include "cmip/ber.h"
+
+namespace npac::npacd {
+
+using nlohmann::json;
+
+namespace {
+
+// Priorities an application may give: higher leaves first (db/outbound_queue.h).
+constexpr int kMinPriority = 0;
+constexpr int kMaxPriority = 9;
+
+template <typename T>
+Parsed<T> ok(T value) {
+  return Parsed<T>{std::move(value), {}};
+}
+
+Parsed<cmip::GlobalOrLocal> parseId(const json& object, const char* field) {
+  auto it = object.find(field);
+  if (it == object.end()) return Parsed<cmip::GlobalOrLocal>::fail("invalid_message", std::string(field) + " is required");
+  if (it->is_number_integer()) return ok(cmip::GlobalOrLocal::local(it->get<std::int64_t>()));
+  if (it->is_string()) {
+    cmip::Result<cmip::Oid> oid = cmip::Oid::parse(it->get<std::string>());
+    if (oid.isOk()) return ok(cmip::GlobalOrLocal::global(oid.value()));
+    return Parsed<cmip::GlobalOrLocal>::fail(
+        "invalid_message", std::string(field) + ": '" + it->get<std::string>() +
+                               "' is not a dotted object identifier (" + oid.status().message() + ")");
+  }
+  return Parsed<cmip::GlobalOrLocal>::fail("invalid_message", std::string(field) +
+                                                                  " must be an OID string or a local integer");
+}
+
+Parsed<cmip::RdnSequence> parseRdns(const json& value, const std::string& field) {
+  if (!value.is_array()) return Parsed<cmip::RdnSequence>::fail("invalid_message", field + " must be an array of RDNs");
+  cmip::RdnSequence rdns;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const json& rdn = value[i];
+    std::string at = field + "[" + std::to_string(i) + "]";
+    if (!rdn.is_array() || rdn.empty()) return Parsed<cmip::RdnSequence>::fail("invalid_message", at + " must be a non-empty array of {id, value}");
+    cmip::RelativeDistinguishedName avas;
+    for (std::size_t j = 0; j < rdn.size(); ++j) {
+      std::string ava_at = at + "[" + std::to_string(j) + "]";
+      if (!rdn[j].is_object() || !rdn[j].contains("id") || !rdn[j]["id"].is_string()) {
+        return Parsed<cmip::RdnSequence>::fail("invalid_message", ava_at + " needs an OID string 'id'");
+      }
+      cmip::Result<cmip::Oid> oid = cmip::Oid::parse(rdn[j]["id"].get<std::string>());
+      if (!oid.isOk()) return Parsed<cmip::RdnSequence>::fail("invalid_message", ava_at + ".id is not an OID");
+      Parsed<cmip::OpaqueBer> v = parseBerHex(rdn[j].value("value", json()), ava_at + ".value");
+      if (!v.ok()) return Parsed<cmip::RdnSequence>::fail(v.error.code, v.error.message);
+      avas.push_back(cmip::Ava{oid.value(), *v.value});
+    }
+    rdns.push_back(std::move(avas));
+  }
+  return ok(std::move(rdns));
+}
+
+Parsed<cmip::ObjectInstance> parseInstance(const json& object) {
+  using Form = cmip::ObjectInstance::Form;
+  auto it = object.find("instance");
+  if (it == object.end() || !it->is_object() || it->size() != 1) {
+    return Parsed<cmip::ObjectInstance>::fail(
+        "invalid_message", "instance is required: {\"dn\":[[{id,value}]]}, {\"local_dn\":...} or {\"non_specific\":hex}");
+  }
+  cmip::ObjectInstance instance;
+  if (it->contains("non_specific")) {
+    std::optional<db::Bytes> octets;
+    if ((*it)["non_specific"].is_string()) octets = db::fromHex((*it)["non_specific"].get<std::string>());
+    if (!octets) return Parsed<cmip::ObjectInstance>::fail("invalid_message", "instance.non_specific must be hex");
+    instance.form = Form::kNonSpecific;
+    instance.nonSpecific = std::move(*octets);
+    return ok(std::move(instance));
+  }
+  const bool local = it->contains("local_dn");
+  if (!local && !it->contains("dn")) {
+    return Parsed<cmip::ObjectInstance>::fail("invalid_message", "instance must have dn, local_dn or non_specific");
+  }
+  Parsed<cmip::RdnSequence> rdns = parseRdns(local ? (*it)["local_dn"] : (*it)["dn"],
+                                             local ? "instance.local_dn" : "instance.dn");
+  if (!rdns.ok()) return Parsed<cmip::ObjectInstance>::fail(rdns.error.code, rdns.error.message);
+  instance.form = local ? Form::kLocalDistinguishedName : Form::kDistinguishedName;
+  instance.rdns = std::move(*rdns.value);
+  return ok(std::move(instance));
+}
+
+// [{"id": OID|int, "value": hex}] for create and set.
+Parsed<std::vector<cmip::Attribute>> parseAttributes(const json& object, bool values_required) {
+  std::vector<cmip::Attribute> attributes;
+  auto it = object.find("attributes");
+  if (it == object.end()) return ok(std::move(attributes));
+  if (!it->is_array()) return Parsed<std::vector<cmip::Attribute>>::fail("invalid_message", "attributes must be an array");
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& a = (*it)[i];
+    std::string at = "attributes[" + std::to_string(i) + "]";
+    if (!a.is_object()) return Parsed<std::vector<cmip::Attribute>>::fail("invalid_message", at + " must be an object");
+    Parsed<cmip::GlobalOrLocal> id = parseId(a, "id");
+    if (!id.ok()) return Parsed<std::vector<cmip::Attribute>>::fail("invalid_message", at + "." + id.error.message);
+    cmip::Attribute attribute{*id.value, {}};
+    if (a.contains("value")) {
+      Parsed<cmip::OpaqueBer> v = parseBerHex(a["value"], at + ".value");
+      if (!v.ok()) return Parsed<std::vector<cmip::Attribute>>::fail(v.error.code, v.error.message);
+      attribute.value = *v.value;
+    } else if (values_required) {
+      return Parsed<std::vector<cmip::Attribute>>::fail("invalid_message", at + ".value is required");
+    }
+    attributes.push_back(std::move(attribute));
+  }
+  return ok(std::move(attributes));
+}
+
+struct OperationName {
+  const char* name;
+  cmip::CmipOpcode unconfirmed;
+  cmip::CmipOpcode confirmed;
+  bool confirmable;  // false: X.711 defines only the confirmed form
+};
+constexpr OperationName kOperations[] = {
+    {"event-report", cmip::CmipOpcode::kEventReport, cmip::CmipOpcode::kEventReportConfirmed, true},
+    {"action", cmip::CmipOpcode::kAction, cmip::CmipOpcode::kActionConfirmed, true},
+    {"set", cmip::CmipOpcode::kSet, cmip::CmipOpcode::kSetConfirmed, true},
+    {"create", cmip::CmipOpcode::kCreate, cmip::CmipOpcode::kCreate, false},
+    {"delete", cmip::CmipOpcode::kDelete, cmip::CmipOpcode::kDelete, false},
+    {"get", cmip::CmipOpcode::kGet, cmip::CmipOpcode::kGet, false},
+};
+
+}  // namespace
+
+Parsed<cmip::OpaqueBer> parseBerHex(const json& value, const std::string& field) {
+  if (!value.is_string()) return Parsed<cmip::OpaqueBer>::fail("invalid_message", field + " must be a hex string");
+  std::optional<db::Bytes> bytes = db::fromHex(value.get<std::string>());
+  if (!bytes) return Parsed<cmip::OpaqueBer>::fail("invalid_message", field + " is not an even number of hex digits");
+  cmip::Result<cmip::Tlv> tlv = cmip::decodeSingleTlv(*bytes);
+  if (!tlv.isOk()) {
+    return Parsed<cmip::OpaqueBer>::fail("invalid_message",
+                                         field + " is not one BER value: " + tlv.status().toString());
+  }
+  return ok(cmip::OpaqueBer{std::move(*bytes)});
+}
+
+Parsed<std::uint32_t> parseFunctions(const json& value) {
+  std::vector<json> names;
+  if (value.is_string()) names.push_back(value);
+  else if (value.is_array() && !value.empty()) names.assign(value.begin(), value.end());
+  else return Parsed<std::uint32_t>::fail("invalid_message", "function is required: a function name or a list of them");
+  std::uint32_t mask = 0;
+  for (const json& name : names) {
+    bool found = false;
+    for (std::size_t f = 0; f < associations::kFunctionCount && name.is_string(); ++f) {
+      if (associations::toString(static_cast<associations::AssociationFunction>(f)) == name.get<std::string>()) {
+        mask |= 1u << f;
+        found = true;
+      }
+    }
+    if (!found) {
+      return Parsed<std::uint32_t>::fail(
+          "invalid_message", "unknown function " + name.dump() +
+                                 ": soa-management, lsms-data-download, network-data, notifications or queries");
+    }
+  }
+  return ok(mask);
+}
+
+Parsed<OutboundMessage> parseMessage(const json& object) {
+  using P = Parsed<OutboundMessage>;
+  if (!object.is_object()) return P::fail("invalid_message", "a message must be a JSON object");
+  OutboundMessage out;
+  std::string spid = object.value("spid", json()).is_string() ? object["spid"].get<std::string>() : "";
+  if (!db::isValidSpid(spid)) return P::fail("invalid_message", "spid must be 4 ASCII letters or digits");
+  out.message.spid = spid;
+  Parsed<std::uint32_t> functions = parseFunctions(object.value("function", json()));
+  if (!functions.ok()) return P::fail(functions.error.code, functions.error.message);
+  out.message.function_mask = *functions.value;
+  if (object.contains("priority")) {
+    const json& p = object["priority"];
+    if (!p.is_number_integer() || p.get<std::int64_t>() < kMinPriority || p.get<std::int64_t>() > kMaxPriority) {
+      return P::fail("invalid_message", "priority must be an integer 0..9 (higher leaves first)");
+    }
+    out.message.priority = p.get<int>();
+  }
+  if (object.contains("key")) {
+    if (!object["key"].is_string()) return P::fail("invalid_message", "key must be a string");
+    out.key = object["key"].get<std::string>();
+  }
+  std::string operation = object.value("operation", json()).is_string() ? object["operation"].get<std::string>() : "";
+  const OperationName* op = nullptr;
+  for (const OperationName& candidate : kOperations) {
+    if (operation == candidate.name) op = &candidate;
+  }
+  if (op == nullptr) return P::fail("invalid_message", "operation must be event-report, action, create, delete, set or get");
+  bool confirmed = true;
+  if (object.contains("confirmed")) {
+    if (!object["confirmed"].is_boolean()) return P::fail("invalid_message", "confirmed must be true or false");
+    confirmed = object["confirmed"].get<bool>();
+  }
+  if (!confirmed && !op->confirmable) {
+    return P::fail("invalid_message", std::string(op->name) + " is always confirmed (X.711 defines no unconfirmed form)");
+  }
+  out.opcode = confirmed ? op->confirmed : op->unconfirmed;
+  out.confirmed = confirmed;
+
+  Parsed<cmip::GlobalOrLocal> object_class = parseId(object, "object_class");
+  if (!object_class.ok()) return P::fail(object_class.error.code, object_class.error.message);
+  Parsed<cmip::ObjectInstance> instance = parseInstance(object);
+  if (!instance.ok()) return P::fail(instance.error.code, instance.error.message);
+  std::optional<cmip::OpaqueBer> information;
+  if (object.contains("information")) {
+    Parsed<cmip::OpaqueBer> info = parseBerHex(object["information"], "information");
+    if (!info.ok()) return P::fail(info.error.code, info.error.message);
+    information = *info.value;
+  }
+  cmip::Selection selection{*object_class.value, *instance.value, {}, {}, {}, {}};
+
+  cmip::CmipInvoke invoke;
+  invoke.opcode = out.opcode;
+  const std::string name = op->name;
+  if (name == "event-report" || name == "action") {
+    Parsed<cmip::GlobalOrLocal> type = parseId(object, "type");
+    if (!type.ok()) return P::fail(type.error.code, type.error.message + " (the event or action type)");
+    if (name == "event-report") {
+      invoke.argument = cmip::EventReportArgument{*object_class.value, *instance.value, std::nullopt,
+                                                  *type.value, information};
+    } else {
+      invoke.argument = cmip::ActionArgument{selection, *type.value, information};
+    }
+  } else if (name == "create" || name == "set") {
+    Parsed<std::vector<cmip::Attribute>> attributes = parseAttributes(object, true);
+    if (!attributes.ok()) return P::fail(attributes.error.code, attributes.error.message);
+    if (name == "create") {
+      cmip::CreateArgument create;
+      create.managedObjectClass = *object_class.value;
+      create.managedObjectInstance = *instance.value;
+      if (!attributes.value->empty()) create.attributeList = *attributes.value;
+      invoke.argument = std::move(create);
+    } else {
+      if (attributes.value->empty()) return P::fail("invalid_message", "set needs at least one attribute");
+      cmip::SetArgument set{selection, {}};
+      for (const cmip::Attribute& a : *attributes.value) {
+        set.modificationList.push_back(cmip::Modification{std::nullopt, a.id, a.value});
+      }
+      invoke.argument = std::move(set);
+    }
+  } else if (name == "delete") {
+    invoke.argument = cmip::DeleteArgument{selection};
+  } else {  // get
+    Parsed<std::vector<cmip::Attribute>> attributes = parseAttributes(object, false);
+    if (!attributes.ok()) return P::fail(attributes.error.code, attributes.error.message);
+    cmip::GetArgument get{selection, std::nullopt};
+    if (!attributes.value->empty()) {
+      get.attributeIdList.emplace();
+      for (const cmip::Attribute& a : *attributes.value) get.attributeIdList->push_back(a.id);
+    }
+    invoke.argument = std::move(get);
+  }
+  out.message.pdu = encodeQueuedInvoke(std::move(invoke));
+  return ok(std::move(out));
+}
+
+Parsed<std::vector<OutboundMessage>> parseMessages(const json& body) {
+  using P = Parsed<std::vector<OutboundMessage>>;
+  std::vector<OutboundMessage> out;
+  if (body.is_object() && body.contains("messages")) {
+    const json& list = body["messages"];
+    if (!list.is_array() || list.empty() || list.size() > kMaxBatchMessages) {
+      return P::fail("invalid_message", "messages must be an array of 1.." + std::to_string(kMaxBatchMessages) + " messages");
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      Parsed<OutboundMessage> one = parseMessage(list[i]);
+      if (!one.ok()) return P::fail(one.error.code, "messages[" + std::to_string(i) + "]: " + one.error.message);
+      out.push_back(std::move(*one.value));
+    }
+    return ok(std::move(out));
+  }
+  Parsed<OutboundMessage> one = parseMessage(body);
+  if (!one.ok()) return P::fail(one.error.code, one.error.message);
+  out.push_back(std::move(*one.value));
+  return ok(std::move(out));
+}
+
+Parsed<InboundResponse> parseInboundResponse(const json& body) {
+  using P = Parsed<InboundResponse>;
+  if (!body.is_object()) return P::fail("invalid_response", "the body must be a JSON object");
+  InboundResponse response;
+  std::string outcome = body.value("outcome", json("result")).is_string() ? body.value("outcome", std::string("result")) : "";
+  if (outcome == "result") {
+    response.kind = InboundResponse::Kind::kResult;
+    if (body.contains("result")) {
+      Parsed<cmip::OpaqueBer> result = parseBerHex(body["result"], "result");
+      if (!result.ok()) return P::fail("invalid_response", result.error.message);
+      response.result = *result.value;
+    }
+    return ok(std::move(response));
+  }
+  if (outcome != "error") return P::fail("invalid_response", "outcome must be \"result\" or \"error\"");
+  response.kind = InboundResponse::Kind::kError;
+  const json code = body.value("error_code", json());
+  if (code.is_number_integer() && cmip::isKnownCmipError(code.get<std::int32_t>())) {
+    response.error = static_cast<cmip::CmipError>(code.get<std::int32_t>());
+  } else if (code.is_string()) {
+    bool found = false;
+    for (std::int32_t e = 0; e <= cmip::kMaxCmipError; ++e) {
+      if (code.get<std::string>() == cmip::cmipErrorName(static_cast<cmip::CmipError>(e))) {
+        response.error = static_cast<cmip::CmipError>(e);
+        found = true;
+      }
+    }
+    if (!found) return P::fail("invalid_response", "error_code " + code.dump() + " is not an X.711 CMIP error name");
+  } else {
+    return P::fail("invalid_response", "error_code must be an X.711 error name (\"processingFailure\") or number 0..23");
+  }
+  if (body.contains("parameter")) {
+    Parsed<cmip::OpaqueBer> parameter = parseBerHex(body["parameter"], "parameter");
+    if (!parameter.ok()) return P::fail("invalid_response", parameter.error.message);
+    response.error_parameter = *parameter.value;
+  }
+  return ok(std::move(response));
+}
+
+std::optional<db::TimeMs> parseTime(const json& value) {
+  if (value.is_number_integer()) return value.get<db::TimeMs>();
+  if (!value.is_string()) return std::nullopt;
+  const std::string text = value.get<std::string>();
+  std::tm tm{};
+  int millis = 0;
+  char tail[8] = {};
+  int n = std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%7s", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                      &tm.tm_hour, &tm.tm_min, &tm.tm_sec, tail);
+  if (n != 7) return std::nullopt;
+  std::string rest(tail);
+  if (rest.size() == 5 && rest[0] == '.' && rest[4] == 'Z') {
+    if (std::sscanf(rest.c_str() + 1, "%3d", &millis) != 1) return std::nullopt;
+  } else if (rest != "Z") {
+    return std::nullopt;
+  }
+  if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
+      tm.tm_min > 59 || tm.tm_sec > 60) {
+    return std::nullopt;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<db::TimeMs>(timegm(&tm)) * 1000 + millis;
+}
+
+std::string formatTime(db::TimeMs at) {
+  std::time_t seconds = static_cast<std::time_t>(at / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(at % 1000));
+  return buf;
+}
+
+json toJson(const db::ServiceProvider& provider) {
+  return {{"spid", provider.spid},
+          {"name", provider.name},
+          {"system_type", db::toString(provider.system_type)},
+          {"enabled", provider.enabled}};
+}
+
+json toJson(const db::ProvisionedNsap& nsap) {
+  json out = {{"spid", nsap.spid}, {"nsap", db::toHex(nsap.nsap)}};
+  if (nsap.nsap.size() == associations::kNsapOctets) {
+    associations::Nsap::Octets octets{};
+    std::copy(nsap.nsap.begin(), nsap.nsap.end(), octets.begin());
+    auto decoded = associations::Nsap::fromOctets(octets);
+    if (decoded.ok()) out["address"] = decoded.value().toAddressString();
+  }
+  out["weight"] = nsap.weight ? json(*nsap.weight) : json(nullptr);
+  out["relative_cost"] = nsap.relative_cost ? json(*nsap.relative_cost) : json(nullptr);
+  return out;
+}
+
+json toJson(const db::ProviderKey& key) {
+  return {{"spid", key.spid},
+          {"key_list_id", key.list_id},
+          {"key_id", key.key_id},
+          {"algorithm", db::toString(key.algorithm)},
+          {"state", db::toString(key.state)},
+          {"not_before", formatTime(key.not_before_at)},
+          {"not_after", formatTime(key.not_after_at)},
+          {"last_sequence", key.last_sequence ? json(*key.last_sequence) : json(nullptr)},
+          {"public_key_pem", key.public_key_pem}};
+}
+
+json toJson(const db::QueuedMessage& m) {
+  json out = {{"id", m.id},
+              {"spid", m.spid},
+              {"function_mask", m.function_mask},
+              {"functions", associations::FunctionMask(static_cast<std::uint8_t>(m.function_mask)).toString()},
+              {"priority", m.priority},
+              {"state", db::toString(m.state)},
+              {"attempts", m.attempts},
+              {"retransmission", m.retransmission},
+              {"created_at", formatTime(m.created_at)},
+              {"pdu", db::toHex(m.pdu)}};
+  if (m.sent_at) out["sent_at"] = formatTime(*m.sent_at);
+  if (m.acknowledged_at) out["acknowledged_at"] = formatTime(*m.acknowledged_at);
+  if (m.association_id) out["association_id"] = *m.association_id;
+  if (m.failure_reason) out["failure_reason"] = *m.failure_reason;
+  if (m.failed_at) out["failed_at"] = formatTime(*m.failed_at);
+  return out;
+}
+
+json toJson(const InboundRequest& r) {
+  return {{"id", r.id},
+          {"spid", r.spid},
+          {"association_id", r.association_id},
+          {"nsap", r.nsap_hex},
+          {"invoke_id", r.invoke_id},
+          {"operation", cmip::cmipOpcodeName(r.opcode)},
+          {"pdu", db::toHex(r.pdu)},
+          {"received_at", formatTime(r.received_at)}};
+}
+
+json toJson(const AssociationInfo& a) {
+  return {{"id", a.id},
+          {"spid", a.spid},
+          {"nsap", a.nsap_hex},
+          {"peer", a.peer_address},
+          {"function_mask", a.function_mask},
+          {"functions", a.functions},
+          {"state", a.state},
+          {"recovery_mode", a.recovery_mode},
+          {"bound_at", formatTime(a.bound_at)},
+          {"sent", a.sent},
+          {"received", a.received},
+          {"outstanding", a.outstanding},
+          {"retransmissions", a.retransmissions}};
+}
+
+}  // namespace npac::npacd

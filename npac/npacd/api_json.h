@@ -1,0 +1,79 @@
+// The admin API's JSON vocabulary: request bodies parsed into domain values (with the
+// specific reason when they are wrong) and domain values rendered as JSON. docs/API.md
+// shows every shape; the conversions live here so npacd's HTTP routes stay thin and so
+// other callers (tests, the core) can reuse them.
+//
+// A submitted message (POST /v1/messages) becomes an OutboundMessage whose PDU is the
+// ROSE Invoke of the CMIP operation it describes (encodeQueuedInvoke, core_service.h):
+//
+//   {"spid":"0001","function":"notifications","priority":0,"key":"3035551212",
+//    "operation":"event-report","confirmed":true,
+//    "object_class":"1.3.6.1.4.1.103.7.0.0.1.3",
+//    "instance":{"dn":[[{"id":"2.5.4.3","value":"13044e504143"}]]},
+//    "type":"1.3.6.1.4.1.103.7.0.0.5.1","information":"0400"}
+//
+// Threading: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "db/clock.h"
+#include "db/key_store.h"
+#include "db/nsap_store.h"
+#include "db/outbound_queue.h"
+#include "db/provider_store.h"
+#include "npac/npacd/core_service.h"
+
+namespace npac::npacd {
+
+// Why a request body was refused: a machine-readable code and a sentence for a person.
+struct ApiError {
+  std::string code;     // "invalid_message", "bad_json", ...
+  std::string message;  // "messages[2].information: not hex"
+};
+
+template <typename T>
+struct Parsed {
+  std::optional<T> value;
+  ApiError error;
+  bool ok() const { return value.has_value(); }
+  static Parsed fail(std::string code, std::string message) {
+    return Parsed{std::nullopt, ApiError{std::move(code), std::move(message)}};
+  }
+};
+
+// Most messages in one submission.
+inline constexpr std::size_t kMaxBatchMessages = 1000;
+
+// One message object, or {"messages":[...]} (1..kMaxBatchMessages).
+Parsed<std::vector<OutboundMessage>> parseMessages(const nlohmann::json& body);
+Parsed<OutboundMessage> parseMessage(const nlohmann::json& object);
+
+// "soa-management", "lsms-data-download", "network-data", "notifications", "queries", or
+// an array of them → the function mask bits (associations::AssociationFunction).
+Parsed<std::uint32_t> parseFunctions(const nlohmann::json& value);
+
+// The provider's answer to an inbound request (POST /v1/inbound/{id}/response).
+Parsed<InboundResponse> parseInboundResponse(const nlohmann::json& body);
+
+// Lower-case hex → bytes that are exactly one well-formed BER TLV.
+Parsed<cmip::OpaqueBer> parseBerHex(const nlohmann::json& value, const std::string& field);
+
+// "2026-11-29T15:00:00Z" (or with milliseconds) or a number of ms since the epoch.
+std::optional<db::TimeMs> parseTime(const nlohmann::json& value);
+std::string formatTime(db::TimeMs at);  // "2026-11-29T15:00:00.000Z"
+
+nlohmann::json toJson(const db::ServiceProvider& provider);
+nlohmann::json toJson(const db::ProvisionedNsap& nsap);
+nlohmann::json toJson(const db::ProviderKey& key);
+nlohmann::json toJson(const db::QueuedMessage& message);  // without the PDU bytes' meaning
+nlohmann::json toJson(const InboundRequest& request);
+nlohmann::json toJson(const AssociationInfo& association);
+
+}  // namespace npac::npacd

@@ -1,0 +1,157 @@
+// The admin API in-process for tests: a real SQLite file in a fresh temporary directory,
+// a TunableRegistry on its own connection, and AdminApi listening on an ephemeral
+// loopback port with its io_context on a background thread. call() is a blocking HTTP/1.1
+// client over real TCP (Beast), one connection per call unless a stream is reused.
+#pragma once
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "db/database.h"
+#include "npac/npacd/admin_api.h"
+#include "tunables/registry.h"
+
+namespace npac::npacd::testing {
+
+namespace http = boost::beast::http;
+
+struct Reply {
+  int status = 0;
+  nlohmann::json body;
+  std::string raw;
+  std::string errorCode() const {
+    return body.is_object() && body.contains("error") ? body["error"].value("code", "") : "";
+  }
+  std::string errorMessage() const {
+    return body.is_object() && body.contains("error") ? body["error"].value("message", "") : "";
+  }
+};
+
+class AdminApiFixture {
+ public:
+  explicit AdminApiFixture(HttpServer::Options http = {}) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "npac-api-XXXXXX").string();
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    dir_ = pattern;
+    api_db = openConnection();
+    registry_db = openConnection();
+    tunables::Status opened = tunables::TunableRegistry::open(*registry_db, clock(), &registry);
+    REQUIRE(opened.isOk());
+    http.address = "127.0.0.1";
+    http.port = 0;
+    AdminApi::Options options{http};
+    auto started = AdminApi::start(io, options, *api_db, *registry, clock());
+    INFO(started.status().toString());
+    REQUIRE(started.isOk());
+    api = std::move(started).value();
+    port = api->port();
+    work_ = std::make_unique<Work>(io.get_executor());
+    thread_ = std::thread([this] { io.run(); });
+  }
+  ~AdminApiFixture() {
+    std::promise<void> stopped;
+    boost::asio::post(io, [&] {
+      api->stop();
+      stopped.set_value();
+    });
+    stopped.get_future().wait();
+    work_.reset();
+    io.stop();
+    thread_.join();
+    api.reset();
+    registry.reset();
+    registry_db.reset();
+    api_db.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  AdminApiFixture(const AdminApiFixture&) = delete;
+  AdminApiFixture& operator=(const AdminApiFixture&) = delete;
+
+  std::string path() const { return dir_ + "/npacd.db"; }
+  std::string dir() const { return dir_; }
+  std::string apiAddress() const { return "127.0.0.1:" + std::to_string(port); }
+
+  // The fixed instant every store write is stamped with.
+  static constexpr db::TimeMs kNow = 1'796'000'000'000;  // 2026-11-30T...
+  static db::Clock clock() {
+    return [] { return kNow; };
+  }
+
+  std::unique_ptr<db::Database> openConnection() const {
+    auto opened = db::Database::open(path());
+    INFO(opened.status().toString());
+    REQUIRE(opened.isOk());
+    return std::move(opened).value();
+  }
+
+  // Runs `fn` on the API thread and waits for it (attachCore, stop).
+  void onApiThread(std::function<void()> fn) {
+    std::promise<void> done;
+    boost::asio::post(io, [&] {
+      fn();
+      done.set_value();
+    });
+    done.get_future().wait();
+  }
+
+  Reply call(http::verb method, const std::string& target, const std::string& body = "",
+             const std::string& actor = "") const {
+    boost::asio::io_context client_io;
+    boost::beast::tcp_stream stream(client_io);
+    stream.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port));
+    http::request<http::string_body> request{method, target, 11};
+    request.set(http::field::host, "127.0.0.1");
+    if (!actor.empty()) request.set("X-Npac-Actor", actor);
+    if (!body.empty()) {
+      request.set(http::field::content_type, "application/json");
+      request.body() = body;
+    }
+    request.prepare_payload();
+    http::write(stream, request);
+    return read(stream);
+  }
+  Reply call(http::verb method, const std::string& target, const nlohmann::json& body) const {
+    return call(method, target, body.dump());
+  }
+
+  static Reply read(boost::beast::tcp_stream& stream) {
+    boost::beast::flat_buffer buffer;
+    http::response<http::string_body> response;
+    http::read(stream, buffer, response);
+    Reply reply;
+    reply.status = static_cast<int>(response.result_int());
+    reply.raw = response.body();
+    reply.body = nlohmann::json::parse(reply.raw, nullptr, false);
+    return reply;
+  }
+
+  boost::asio::io_context io;
+  std::unique_ptr<db::Database> api_db;
+  std::unique_ptr<db::Database> registry_db;
+  std::unique_ptr<tunables::TunableRegistry> registry;
+  std::unique_ptr<AdminApi> api;
+  std::uint16_t port = 0;
+
+ private:
+  using Work = boost::asio::executor_work_guard<boost::asio::io_context::executor_type>;
+  std::string dir_;
+  std::unique_ptr<Work> work_;
+  std::thread thread_;
+};
+
+}  // namespace npac::npacd::testing
