@@ -237,7 +237,7 @@ TEST_CASE("Random access-control values round-trip and re-encode canonically", "
   }
 }
 
-TEST_CASE("Mutated access control never crashes the decoder; what decodes is valid",
+TEST_CASE("Mutated access control never crashes the decoder and what decodes is valid",
           "[npac_bind][malformed]") {
   RandomValues rv(386);
   auto seed = encodeAccessControl(sample());
