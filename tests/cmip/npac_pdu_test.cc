@@ -108,3 +108,31 @@ TEST_CASE("npac-pdu encode refuses JSON without frames and an unknown sample kin
   CHECK(runCommand(npacPduPath() + " encode " + dir.file("bad3.json") + " 2>/dev/null").exit_code == 1);
   CHECK(runCommand(npacPduPath() + " sample nonsense 2>/dev/null").exit_code == 1);
 }
+
+TEST_CASE("npac-pdu decodes DT segments into one SDU and encodes them at the same cuts",
+          "[npac-pdu]") {
+  ScratchDir dir("npac-pdu");
+  auto whole = runCommand(npacPduPath() + " sample event-report").out;
+  REQUIRE(whole.size() > 90);
+  std::vector<uint8_t> sdu(whole.begin() + 7, whole.end());  // after TPKT (4) + DT (3)
+  std::string stream;
+  size_t cuts[] = {0, 40, 80, sdu.size()};
+  for (int i = 0; i < 3; ++i) {
+    size_t len = cuts[i + 1] - cuts[i] + 3;
+    std::string tpdu = {'\x02', '\xF0', static_cast<char>(i == 2 ? 0x80 : 0x00)};
+    tpdu.append(sdu.begin() + cuts[i], sdu.begin() + cuts[i + 1]);
+    stream += std::string{'\x03', '\x00', static_cast<char>((len + 4) >> 8), static_cast<char>((len + 4) & 0xFF)} + tpdu;
+  }
+  writeFile(dir.file("seg.bin"), stream);
+  auto json = runCommand(npacPduPath() + " decode " + dir.file("seg.bin"));
+  REQUIRE(json.exit_code == 0);
+  CHECK(json.text().find("\"eot\": false") != std::string::npos);
+  CHECK(json.text().find("m-EventReport-Confirmed") != std::string::npos);
+  writeFile(dir.file("seg.json"), json.text());
+  auto again = runCommand(npacPduPath() + " encode " + dir.file("seg.json"));
+  REQUIRE(again.exit_code == 0);
+  CHECK(again.text() == stream);
+  // Without its final EOT segment the stream is refused.
+  writeFile(dir.file("cut.bin"), stream.substr(0, stream.size() - (sdu.size() - 80 + 7)));
+  CHECK(runCommand(npacPduPath() + " decode " + dir.file("cut.bin") + " 2>/dev/null").exit_code == 1);
+}
