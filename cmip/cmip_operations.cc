@@ -8,6 +8,10 @@
 namespace npac::cmip {
 namespace {
 
+// Room for a typical NPAC argument (an event report with a few hundred octets of
+// information) without growing the buffer mid-encode.
+constexpr size_t kArgumentTailroom = 1024;
+
 // X.711 CMIP-1 component tags.
 constexpr Tag kAccessControl = Tag::context(5, true);    // [5] AccessControl (EXTERNAL)
 constexpr Tag kSynchronization = Tag::context(6);        // [6] IMPLICIT CMISSync
@@ -467,7 +471,7 @@ Status checkArgumentMatchesOpcode(CmipOpcode op, const CmipArgument& arg) {
 }
 
 OpaqueBer encodeArgument(const CmipArgument& arg) {
-  EncodeBuffer buf(0);
+  EncodeBuffer buf(0, kArgumentTailroom);
   BerWriter w(buf);
   std::visit(
       [&](const auto& a) {
@@ -530,7 +534,7 @@ Result<CmipArgument> decodeArgument(CmipOpcode op, std::span<const uint8_t> tlv,
 }
 
 OpaqueBer encodeResult(const CmipResultValue& value) {
-  EncodeBuffer buf(0);
+  EncodeBuffer buf(0, kArgumentTailroom);
   BerWriter w(buf);
   std::visit(
       [&](const auto& v) {
