@@ -129,4 +129,39 @@ TimerOutcome ProviderEgress::onTimer(TimePoint now) {
   return outcome;
 }
 
+SrrOffOutcome ProviderEgress::onSrrTurnedOff(TimePoint now) {
+  SrrOffOutcome outcome;
+  outcome.plan = planSrrOff(logical_->live());
+  for (const SrrOffRelease& step : outcome.plan) logical_->startReleasing(step.release);
+  for (const SrrOffRelease& step : outcome.plan) {
+    for (const OutstandingRequest& request : outstanding_.detach(step.release)) {
+      auto moved = outstanding_.reassign(request.invoke_id, step.move_to, now);
+      if (moved.ok()) {
+        apply(moved.value());
+        logical_->onSent(step.move_to, now);
+        outcome.retransmissions.push_back(
+            Transmission{request.message_id, step.move_to, request.invoke_id, true});
+      } else {
+        outstanding_.drop(request.invoke_id);
+        outcome.requeue.push_back(request.message_id);
+      }
+    }
+  }
+  return outcome;
+}
+
+void ProviderEgress::startRelease(AssociationId association) {
+  logical_->startReleasing(association);
+}
+
+std::vector<AssociationId> ProviderEgress::readyToRelease() const {
+  std::vector<AssociationId> ready;
+  for (const AssociationView& view : logical_->snapshot()) {
+    if (view.state == AssociationState::kReleasing && outstanding_.outstanding(view.spec.id) == 0) {
+      ready.push_back(view.spec.id);
+    }
+  }
+  return ready;
+}
+
 }  // namespace npac::associations

@@ -61,6 +61,12 @@ struct LossOutcome {
   std::vector<MessageId> requeue;             // back to queued in the durable queue
 };
 
+struct SrrOffOutcome {
+  std::vector<SrrOffRelease> plan;            // what planSrrOff() decided
+  std::vector<Transmission> retransmissions;  // moved requests, on the associations that stay
+  std::vector<MessageId> requeue;             // could not be placed (keeper congested)
+};
+
 struct TimerOutcome {
   std::vector<Transmission> retries;   // write these (retransmissions, same invoke id)
   std::vector<AssociationId> abort;    // abort these, then call onAssociationLost()
@@ -84,6 +90,18 @@ class ProviderEgress {
   LossOutcome onAssociationLost(AssociationId association, TimePoint now);
 
   TimerOutcome onTimer(TimePoint now);
+
+  // SRR was turned off (srr_rules.h planSrrOff): per mask the earliest-bound association
+  // stays; each other one leaves the rotation at once and its outstanding requests move to
+  // the one that stays (retransmissions, same invoke ids; a late response on the old
+  // association still completes them). The released ones then have nothing outstanding:
+  // readyToRelease() lists them for a graceful release (RLRQ).
+  SrrOffOutcome onSrrTurnedOff(TimePoint now);
+
+  // Graceful release (operator, shutdown, SRR off): the association takes no new PDU;
+  // once nothing is outstanding on it, readyToRelease() lists it.
+  void startRelease(AssociationId association);
+  std::vector<AssociationId> readyToRelease() const;
 
   LogicalAssociation& logical() { return *logical_; }
   OutstandingRequests& outstanding() { return outstanding_; }

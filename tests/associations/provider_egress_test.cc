@@ -202,3 +202,44 @@ TEST_CASE("A response to an unknown invoke id acknowledges nothing") {
   egress->onBound(spec(1), false);
   CHECK_FALSE(egress->onResponse(12345, 1, t0).has_value());
 }
+
+TEST_CASE("SRR turned off: the earliest-bound stays and the others' requests move to it") {
+  auto egress = make();
+  for (AssociationId id : {1u, 2u, 3u}) egress->onBound(spec(id), false);
+  std::map<AssociationId, std::vector<InvokeId>> sent_on;
+  for (MessageId m = 0; m < 9; ++m) {
+    const auto sent = egress->send(notification(m), t0);
+    REQUIRE(sent.ok());
+    sent_on[sent.transmission->association].push_back(*sent.transmission->invoke_id);
+  }
+  const SrrOffOutcome outcome = egress->onSrrTurnedOff(t0 + 1s);
+  REQUIRE(outcome.plan.size() == 2);
+  CHECK(outcome.requeue.empty());
+  CHECK(outcome.retransmissions.size() == 6);  // three each from associations 2 and 3
+  for (const Transmission& t : outcome.retransmissions) {
+    CHECK(t.association == 1u);
+    CHECK(t.retransmission);
+  }
+  CHECK(egress->outstanding().outstanding(1) == 9);
+  CHECK(egress->readyToRelease() == std::vector<AssociationId>{2, 3});
+  // New traffic goes to the association that stays.
+  for (MessageId m = 100; m < 105; ++m) CHECK(egress->send(notification(m), t0).transmission->association == 1u);
+  CHECK(egress->outstanding().outstanding(1) == 14);
+  // A late response on a releasing association still completes the moved request.
+  CHECK(egress->onResponse(sent_on[2].front(), 2, t0 + 2s).has_value());
+  CHECK(egress->outstanding().outstanding(1) == 13);
+}
+
+TEST_CASE("A graceful release waits until nothing is outstanding on the association") {
+  auto egress = make();
+  egress->onBound(spec(1), false);
+  egress->onBound(spec(2), false);
+  const auto first = egress->send(notification(1), t0);
+  REQUIRE(first.ok());
+  REQUIRE(first.transmission->association == 1u);
+  egress->startRelease(1);
+  CHECK(egress->readyToRelease().empty());
+  CHECK(egress->send(notification(2), t0).transmission->association == 2u);
+  REQUIRE(egress->onResponse(*first.transmission->invoke_id, 2, t0).has_value());
+  CHECK(egress->readyToRelease() == std::vector<AssociationId>{1});
+}
