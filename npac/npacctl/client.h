@@ -1,0 +1,61 @@
+// ApiClient: npacctl's blocking HTTP/1.1 client for npacd's admin API (Boost.Beast, sync).
+//
+// One request per call on a fresh loopback connection. A reply is either the server's
+// status and JSON body, or a transport failure phrased for an operator:
+// "cannot reach npacd at 127.0.0.1:10180: Connection refused — is it running?".
+//
+// Threading: one call at a time per object; no shared state.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <boost/beast/http/verb.hpp>
+#include <nlohmann/json.hpp>
+
+namespace npac::npacctl {
+
+inline constexpr const char* kDefaultApi = "127.0.0.1:10180";
+
+// Exit codes of the server commands.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitApiError = 1;     // npacd answered with an error
+inline constexpr int kExitUsage = 2;        // bad flags (CLI11's own code too)
+inline constexpr int kExitUnreachable = 3;  // npacd could not be reached
+
+struct ApiReply {
+  int status = 0;
+  nlohmann::json body;  // discarded when the body was not JSON
+  bool ok() const { return status >= 200 && status < 300; }
+  // "provider_not_found: no provider 0009 is provisioned" from an error body.
+  std::string errorText() const;
+};
+
+struct ApiOutcome {
+  std::optional<ApiReply> reply;  // empty: transport failure, see `failure`
+  std::string failure;
+};
+
+class ApiClient {
+ public:
+  // `api` is "host:port" (IPv4 or a name); bad text is reported by the first call.
+  explicit ApiClient(std::string api, std::chrono::seconds timeout = std::chrono::seconds(90))
+      : api_(std::move(api)), timeout_(timeout) {}
+
+  ApiOutcome call(boost::beast::http::verb method, const std::string& target,
+                  const std::optional<nlohmann::json>& body = std::nullopt,
+                  const std::string& actor = "") const;
+
+  const std::string& api() const { return api_; }
+
+ private:
+  std::string api_;
+  std::chrono::seconds timeout_;
+};
+
+// Percent-encodes one path segment or query value.
+std::string urlEncode(const std::string& text);
+
+}  // namespace npac::npacctl

@@ -1,0 +1,119 @@
+// `npacctl assoc|send|msg`: the routes npacd's association core answers.
+#include <iostream>
+
+#include "npac/npacctl/server_command.h"
+
+namespace npac::npacctl {
+
+using nlohmann::json;
+using V = boost::beast::http::verb;
+
+namespace {
+
+void addAssoc(CLI::App& app, int& exit_code) {
+  CLI::App* assoc = app.add_subcommand("assoc", "live associations: list, abort");
+  assoc->require_subcommand(1);
+  {
+    auto* c = assoc->add_subcommand("list", "list live associations");
+    auto f = std::make_shared<ServerFlags>();
+    addServerFlags(*c, *f);
+    c->callback([=, &exit_code] {
+      exit_code = runRequest(*f, V::get, "/v1/associations", std::nullopt, [](const json& b) {
+        std::vector<std::vector<std::string>> rows{
+            {"ID", "SPID", "NSAP", "FUNCTIONS", "STATE", "SENT", "RECEIVED", "OUTSTANDING", "RETRANSMITTED"}};
+        for (const json& a : b["associations"]) {
+          rows.push_back({text(a["id"]), text(a["spid"]), text(a["nsap"]), text(a["functions"]), text(a["state"]),
+                          text(a["sent"]), text(a["received"]), text(a["outstanding"]), text(a["retransmissions"])});
+        }
+        return table(rows);
+      });
+    });
+  }
+  {
+    auto* c = assoc->add_subcommand("abort", "abort one association (its in-flight messages move to the others)");
+    auto f = std::make_shared<ServerFlags>();
+    auto id = std::make_shared<std::int64_t>(0);
+    c->add_option("ID", *id)->required();
+    addServerFlags(*c, *f);
+    c->callback([=, &exit_code] {
+      exit_code = runRequest(*f, V::post, "/v1/associations/" + std::to_string(*id) + "/abort", json::object(),
+                             [](const json& b) { return "aborted association " + text(b["aborted"]) + "\n"; });
+    });
+  }
+}
+
+void addSend(CLI::App& app, int& exit_code) {
+  auto* c = app.add_subcommand("send", "submit one message to a provider (ids printed once committed)");
+  auto f = std::make_shared<ServerFlags>();
+  auto m = std::make_shared<json>(json::object());
+  auto spid = std::make_shared<std::string>();
+  auto function = std::make_shared<std::string>();
+  auto operation = std::make_shared<std::string>("event-report");
+  auto object_class = std::make_shared<std::string>();
+  auto instance = std::make_shared<std::string>();
+  auto type = std::make_shared<std::string>();
+  auto info = std::make_shared<std::string>();
+  auto key = std::make_shared<std::string>();
+  auto priority = std::make_shared<int>(0);
+  auto unconfirmed = std::make_shared<bool>(false);
+  c->add_option("--spid", *spid, "provider")->required();
+  c->add_option("--function", *function, "association function it needs (notifications, soa-management, ...)")
+      ->required();
+  c->add_option("--operation", *operation, "event-report, action, create, delete, set, get")->capture_default_str();
+  c->add_option("--class", *object_class, "managed object class OID")->required();
+  c->add_option("--instance", *instance, "managed object instance as JSON: {\"dn\":[[{\"id\":OID,\"value\":HEX}]]}")
+      ->required();
+  c->add_option("--type", *type, "event or action type OID");
+  c->add_option("--info", *info, "event/action information, BER hex");
+  c->add_option("--key", *key, "ordering key");
+  c->add_option("--priority", *priority, "0..9, higher first")->capture_default_str();
+  c->add_flag("--unconfirmed", *unconfirmed, "no response expected");
+  addServerFlags(*c, *f);
+  c->callback([=, &exit_code] {
+    json message{{"spid", *spid},         {"function", *function},      {"operation", *operation},
+                 {"priority", *priority}, {"confirmed", !*unconfirmed}, {"object_class", *object_class}};
+    message["instance"] = json::parse(*instance, nullptr, false);
+    if (message["instance"].is_discarded()) {
+      std::cerr << "npacctl: --instance is not JSON: " << *instance << "\n";
+      exit_code = kExitUsage;
+      return;
+    }
+    if (!type->empty()) message["type"] = *type;
+    if (!info->empty()) message["information"] = *info;
+    if (!key->empty()) message["key"] = *key;
+    exit_code = runRequest(*f, V::post, "/v1/messages", message, [](const json& b) {
+      std::string out = "accepted";
+      for (const json& id : b["ids"]) out += " " + text(id);
+      return out + "\n";
+    });
+  });
+}
+
+void addMsg(CLI::App& app, int& exit_code) {
+  CLI::App* msg = app.add_subcommand("msg", "messages: status");
+  msg->require_subcommand(1);
+  auto* c = msg->add_subcommand("status", "state of one submitted message");
+  auto f = std::make_shared<ServerFlags>();
+  auto id = std::make_shared<std::int64_t>(0);
+  c->add_option("ID", *id)->required();
+  addServerFlags(*c, *f);
+  c->callback([=, &exit_code] {
+    exit_code = runRequest(*f, V::get, "/v1/messages/" + std::to_string(*id), std::nullopt, [](const json& m) {
+      std::string out = "message " + text(m["id"]) + " for " + text(m["spid"]) + ": " + text(m["state"]) +
+                        " (attempts " + text(m["attempts"]) + ", created " + text(m["created_at"]);
+      if (m.contains("acknowledged_at")) out += ", acknowledged " + text(m["acknowledged_at"]);
+      if (m.contains("failure_reason")) out += ", failed: " + text(m["failure_reason"]);
+      return out + ")\n";
+    });
+  });
+}
+
+}  // namespace
+
+void addCoreCommands(CLI::App& app, int& exit_code) {
+  addAssoc(app, exit_code);
+  addSend(app, exit_code);
+  addMsg(app, exit_code);
+}
+
+}  // namespace npac::npacctl

@@ -1,0 +1,46 @@
+// The npacctl commands that talk to a running npacd through its admin API
+// (docs/API.md): sp, nsap, key, srr, tunable (server_commands.cc) and assoc, send, msg
+// (core_commands.cc). Each leaf takes --api HOST:PORT (default 127.0.0.1:10180), --json
+// (print the API's JSON instead of the human form) and, for changes, --actor (default
+// "npacctl:$USER") for the audit log. Exit codes: client.h.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "npac/npacctl/client.h"
+
+namespace npac::npacctl {
+
+struct ServerFlags {
+  std::string api = kDefaultApi;
+  bool json = false;
+  std::string actor;
+};
+
+// Adds --api, --json and --actor to `command`, bound to `flags`.
+void addServerFlags(CLI::App& command, ServerFlags& flags);
+
+// Sends one request and prints the outcome: the JSON (--json) or render(body) on success,
+// "npacctl: <code>: <message>" on stderr otherwise. Returns the exit code.
+int runRequest(const ServerFlags& flags, boost::beast::http::verb method, const std::string& target,
+               const std::optional<nlohmann::json>& body,
+               const std::function<std::string(const nlohmann::json&)>& render);
+
+// The actor of a change: --actor, else "npacctl:$USER", else "npacctl".
+std::string actorOf(const ServerFlags& flags);
+
+// Left-aligned columns, for the human listings.
+std::string table(const std::vector<std::vector<std::string>>& rows);
+// A JSON scalar as text ("0001", 5, true → "0001", "5", "true"; null → "-").
+std::string text(const nlohmann::json& value);
+
+void addServerCommands(CLI::App& app, int& exit_code);  // sp, nsap, key, srr, tunable
+void addCoreCommands(CLI::App& app, int& exit_code);    // assoc, send, msg
+
+}  // namespace npac::npacctl
