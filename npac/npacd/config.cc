@@ -1,0 +1,27 @@
+#include "npac/npacd/config.h"
+
+#include <charconv>
+
+namespace npac::npacd {
+
+bool parseEndpoint(const std::string& text, std::string* host, std::uint16_t* port,
+                   std::string* error) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
+    *error = "expected host:port, got '" + text + "'";
+    return false;
+  }
+  unsigned value = 0;
+  const char* first = text.data() + colon + 1;
+  const char* last = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(first, last, value);
+  if (ec != std::errc() || ptr != last || value > 65535) {
+    *error = "bad port in '" + text + "'";
+    return false;
+  }
+  *host = text.substr(0, colon);
+  *port = static_cast<std::uint16_t>(value);
+  return true;
+}
+
+}  // namespace npac::npacd
