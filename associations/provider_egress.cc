@@ -34,7 +34,7 @@ void ProviderEgress::onBound(const AssociationSpec& spec, bool recovery_mode) {
 
 SendOutcome ProviderEgress::send(const OutboundMessage& message, TimePoint now) {
   SendOutcome outcome;
-  if (!recovery_.mayPush()) {
+  if (message.purpose == OutboundMessage::Purpose::kPush && !recovery_.mayPush()) {
     outcome.wait = WaitReason::kRecovering;
     return outcome;
   }
@@ -49,7 +49,7 @@ SendOutcome ProviderEgress::send(const OutboundMessage& message, TimePoint now) 
     return outcome;
   }
   Transmission transmission{message.id, *route.association, std::nullopt, false};
-  if (message.confirmed) {
+  if (message.confirmed && message.purpose != OutboundMessage::Purpose::kResponse) {
     auto sent = outstanding_.send(message.id, message.function, *route.association, now);
     if (!sent.ok()) {
       outcome.wait = sent.error() == SendError::kInvokeIdsExhausted ? WaitReason::kInvokeIdsExhausted

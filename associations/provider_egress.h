@@ -29,10 +29,16 @@
 namespace npac::associations {
 
 struct OutboundMessage {
+  // Why the message goes out. Recovery mode stops only kPush: the response to a
+  // provider's own request (its recovery actions included) and the messages a recovery
+  // request selected (RecoveryState::answer) still leave.
+  enum class Purpose : std::uint8_t { kPush, kResponse, kRecoveryAnswer };
+
   MessageId id = 0;
   AssociationFunction function = AssociationFunction::kNotifications;
-  bool confirmed = true;  // a request that needs a response (else: unconfirmed / a response)
+  bool confirmed = true;  // an NPAC request that needs a response; never for kResponse
   std::uint8_t priority = 0;
+  Purpose purpose = Purpose::kPush;
 };
 
 struct Transmission {

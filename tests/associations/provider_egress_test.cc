@@ -243,3 +243,32 @@ TEST_CASE("A graceful release waits until nothing is outstanding on the associat
   REQUIRE(egress->onResponse(*first.transmission->invoke_id, 2, t0).has_value());
   CHECK(egress->readyToRelease() == std::vector<AssociationId>{1});
 }
+
+TEST_CASE("In recovery, responses and the recovery answer leave while pushes are held") {
+  auto egress = make();
+  egress->onBound(spec(1), /*recovery_mode=*/true);
+  OutboundMessage push = notification(1);
+  REQUIRE(egress->send(push, t0).wait == WaitReason::kRecovering);
+
+  OutboundMessage response{2, F::kSoaManagement, false, 0, OutboundMessage::Purpose::kResponse};
+  const auto answered = egress->send(response, t0);
+  REQUIRE(answered.ok());
+  CHECK_FALSE(answered.transmission->invoke_id.has_value());
+
+  OutboundMessage recovered = notification(3);
+  recovered.purpose = OutboundMessage::Purpose::kRecoveryAnswer;
+  const auto resent = egress->send(recovered, t0);
+  REQUIRE(resent.ok());
+  CHECK(resent.transmission->invoke_id.has_value());  // still a request: it is acknowledged
+  CHECK(egress->outstanding().size() == 1);
+}
+
+TEST_CASE("A response never becomes an outstanding request, even if marked confirmed") {
+  auto egress = make();
+  egress->onBound(spec(1), false);
+  OutboundMessage response{2, F::kQueries, true, 0, OutboundMessage::Purpose::kResponse};
+  const auto sent = egress->send(response, t0);
+  REQUIRE(sent.ok());
+  CHECK_FALSE(sent.transmission->invoke_id.has_value());
+  CHECK(egress->outstanding().size() == 0);
+}
