@@ -153,8 +153,6 @@ db::Result<std::unique_ptr<AdminApi>> AdminApi::start(boost::asio::io_context& i
   return api;
 }
 
-void AdminApi::post(std::function<void()> fn) { boost::asio::post(io_, std::move(fn)); }
-
 void AdminApi::handle(HttpRequest&& request, Responder respond) {
   ApiRequest r;
   r.method = request.method();

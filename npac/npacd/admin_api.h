@@ -100,10 +100,8 @@ class AdminApi {
   void listAssociations(ApiRequest& r, Responder& respond);
   void abortAssociation(ApiRequest& r, const std::string& id, Responder& respond);
 
-  // A provider that must exist: nullopt and `*error` set otherwise.
+  // True if `spid` is a provisioned provider; otherwise false and `*error` says why.
   bool requireProvider(ApiRequest& r, const std::string& spid, HttpResponse* error);
-  // Posts `fn` onto the API thread (for core completions).
-  void post(std::function<void()> fn);
 
   boost::asio::io_context& io_;
   db::Database& db_;

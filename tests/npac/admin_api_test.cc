@@ -420,5 +420,80 @@ TEST_CASE("Inbound requests are long-polled and answered through the core; an un
   f.onApiThread([&] { f.api->attachCore(nullptr); });
 }
 
+TEST_CASE("Each operation is queued as its X.711 argument inside a ROSE Invoke with the placeholder invoke id") {
+  auto decode = [](const json& message) {
+    Parsed<OutboundMessage> parsed = parseMessage(message);
+    INFO(parsed.error.message);
+    REQUIRE(parsed.ok());
+    auto apdu = cmip::decodeRoseApdu(parsed.value->message.pdu);
+    REQUIRE(apdu.isOk());
+    CHECK(std::get<cmip::RoseInvoke>(apdu.value()).invokeId == kPlaceholderInvokeId);
+    auto typed = cmip::fromRose(std::get<cmip::RoseInvoke>(apdu.value()));
+    REQUIRE(typed.isOk());
+    CHECK(typed.value().opcode == parsed.value->opcode);
+    return typed.value();
+  };
+  json base = notification("0001");
+  json unconfirmed = base;
+  unconfirmed["confirmed"] = false;
+  CHECK(decode(unconfirmed).opcode == cmip::CmipOpcode::kEventReport);
+
+  json action = base;
+  action["operation"] = "action";
+  action["type"] = 3;  // local form
+  cmip::CmipInvoke a = decode(action);
+  CHECK(a.opcode == cmip::CmipOpcode::kActionConfirmed);
+  auto& action_arg = std::get<cmip::ActionArgument>(a.argument);
+  CHECK(action_arg.actionType.localValue() == 3);
+  CHECK(action_arg.selection.baseClass.oid().toString() == "1.3.6.1.4.1.103.7.0.0.1.3");
+  CHECK(action_arg.selection.baseInstance.rdns.at(0).at(0).id.toString() == "2.5.4.3");
+  CHECK(action_arg.actionInfoArg->bytes == std::vector<std::uint8_t>{0x04, 0x00});
+
+  json set = base;
+  set["operation"] = "set";
+  set["attributes"] = json::array({{{"id", "1.3.6.1.4.1.103.7.0.0.3.9"}, {"value", "020105"}}});
+  cmip::SetArgument set_arg = std::get<cmip::SetArgument>(decode(set).argument);
+  REQUIRE(set_arg.modificationList.size() == 1);
+  CHECK(set_arg.modificationList[0].attributeValue->bytes == std::vector<std::uint8_t>{0x02, 0x01, 0x05});
+
+  json get = base;
+  get["operation"] = "get";
+  get["attributes"] = json::array({{{"id", "1.3.6.1.4.1.103.7.0.0.3.9"}}});
+  CHECK(std::get<cmip::GetArgument>(decode(get).argument).attributeIdList->size() == 1);
+
+  json create = base;
+  create["operation"] = "create";
+  create["instance"] = {{"non_specific", "0102"}};
+  cmip::CreateArgument create_arg = std::get<cmip::CreateArgument>(decode(create).argument);
+  CHECK(create_arg.managedObjectInstance->nonSpecific == std::vector<std::uint8_t>{0x01, 0x02});
+
+  json del = base;
+  del["operation"] = "delete";
+  CHECK(std::holds_alternative<cmip::DeleteArgument>(decode(del).argument));
+}
+
+TEST_CASE("An inbound response is encoded as a ReturnResult or ReturnError carrying the request's invoke id") {
+  InboundRequest request;
+  request.invoke_id = 31;
+  request.opcode = cmip::CmipOpcode::kActionConfirmed;
+  InboundResponse error;
+  error.kind = InboundResponse::Kind::kError;
+  error.error = cmip::CmipError::kNoSuchAction;
+  auto e = cmip::decodeRoseApdu(encodeInboundResponse(request, error));
+  REQUIRE(e.isOk());
+  auto& return_error = std::get<cmip::RoseReturnError>(e.value());
+  CHECK(return_error.invokeId.present == 31);
+  CHECK(return_error.errcode.localValue() == static_cast<std::int32_t>(cmip::CmipError::kNoSuchAction));
+  InboundResponse result;
+  result.result = cmip::OpaqueBer{{0x30, 0x00}};
+  auto r = cmip::decodeRoseApdu(encodeInboundResponse(request, result));
+  REQUIRE(r.isOk());
+  auto& return_result = std::get<cmip::RoseReturnResult>(r.value());
+  CHECK(return_result.invokeId.present == 31);
+  REQUIRE(return_result.result);
+  CHECK(return_result.result->opcode.localValue() == static_cast<std::int32_t>(cmip::CmipOpcode::kActionConfirmed));
+  CHECK(return_result.result->result.bytes == std::vector<std::uint8_t>{0x30, 0x00});
+}
+
 }  // namespace
 }  // namespace npac::npacd
