@@ -299,7 +299,7 @@ TEST_CASE("A status change in another RC group does not move a key", "[weighted]
   CHECK(mapping() == before);
 }
 
-TEST_CASE("Sequenced traffic stays on a Congested primary; other keyed traffic moves",
+TEST_CASE("Sequenced traffic stays on a Congested primary while other keyed traffic moves",
           "[weighted][seed000][key]") {
   WeightedPolicy p;
   for (MemberId i = 1; i <= 4; ++i) p.addMember(entity(i, 10, 25));
