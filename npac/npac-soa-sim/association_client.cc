@@ -190,7 +190,7 @@ void AssociationClient::handle(cmip::UpperLayersEvent& event) {
   } else if (std::get_if<cmip::ReleaseIndication>(&event)) {
     input_stopped_ = true;
     (void)upper_.respondRelease(cmip::Rlre{cmip::ReleaseResponseReason::kNormal, {}}, out);
-    enqueue(Outgoing{std::move(out), {}, 0, DropMode::kAbort});
+    enqueue(Outgoing{std::move(out), {}, 0, DropMode::kClose});
     end("released-by-peer", "the NPAC sent RLRQ; answered RLRE");
   } else if (std::get_if<cmip::ReleaseConfirm>(&event)) {
     end("released", "RLRQ answered by RLRE");
@@ -206,7 +206,7 @@ void AssociationClient::handle(cmip::UpperLayersEvent& event) {
       enqueue(Outgoing{std::move(out), {}, 0, std::nullopt});
     } else {
       input_stopped_ = true;
-      enqueue(Outgoing{std::move(out), {}, 0, DropMode::kAbort});
+      enqueue(Outgoing{std::move(out), {}, 0, DropMode::kClose});
       end("protocol-error", pe->status.toString());
     }
   }
@@ -278,9 +278,13 @@ awaitable<void> AssociationClient::writer() {
     }
     if (item.tag != 0) observer_.onWritten(index_, item.tag);
     if (item.then_drop) {
-      if (!ended_) end(*item.then_drop == DropMode::kTcp ? "dropped-tcp" : "dropped-abort",
-                       *item.then_drop == DropMode::kTcp ? "closed the TCP connection without release (RST)"
-                                                         : "sent ABRT (acse-service-user) and closed");
+      if (!ended_) {
+        switch (*item.then_drop) {
+          case DropMode::kTcp: end("dropped-tcp", "reset the TCP connection without release (RST)"); break;
+          case DropMode::kClose: end("dropped-close", "closed the TCP connection without release (FIN)"); break;
+          case DropMode::kAbort: end("dropped-abort", "sent ABRT (acse-service-user) and closed"); break;
+        }
+      }
       closeSocket(*item.then_drop == DropMode::kTcp);
       break;
     }

@@ -83,7 +83,7 @@ class AssociationClient : public std::enable_shared_from_this<AssociationClient>
     std::vector<uint8_t> bytes;
     std::chrono::steady_clock::time_point not_before;
     uint64_t tag = 0;
-    std::optional<DropMode> then_drop;  // close after writing (kAbort: graceful close)
+    std::optional<DropMode> then_drop;  // close after writing (kTcp: with a reset)
   };
 
   asio::awaitable<void> reader();

@@ -98,7 +98,7 @@ std::string resolve(const RawOptions& raw, SimOptions& o) {
     for (size_t i = 0; i < k; ++i)
       if (ix.value->first == 0 || ix.value->first == i + 1) o.associations[i].drop_after = n;
   }
-  o.drop_mode = raw.drop_mode == "abort" ? DropMode::kAbort : DropMode::kTcp;
+  o.drop_mode = raw.drop_mode == "abort" ? DropMode::kAbort : raw.drop_mode == "close" ? DropMode::kClose : DropMode::kTcp;
   o.request_kind = raw.request_kind == "create" ? RequestKind::kCreate : RequestKind::kAction;
 
   if (raw.recover_all || !raw.recover_from.empty() || !raw.recover_to.empty()) o.recovery.enabled = true;
@@ -117,13 +117,15 @@ std::string resolve(const RawOptions& raw, SimOptions& o) {
       o.recovery.to = *to.value;
     }
   }
-  for (auto [text, target, flag] : {std::tuple{&raw.duration, &o.duration, "--duration"},
-                                    std::tuple{&raw.bind_timeout, &o.bind_timeout, "--bind-timeout"},
-                                    std::tuple{&raw.release_timeout, &o.release_timeout, "--release-timeout"}}) {
-    auto d = parseDuration(*text);
-    if (!d.ok()) return std::string(flag) + ": " + d.error;
-    *target = *d.value;
-  }
+  auto duration = [](const std::string& text, Millis& target, const char* flag) -> std::string {
+    auto d = parseDuration(text);
+    if (!d.ok()) return std::string(flag).append(": ").append(d.error);
+    target = *d.value;
+    return "";
+  };
+  if (auto e = duration(raw.duration, o.duration, "--duration"); !e.empty()) return e;
+  if (auto e = duration(raw.bind_timeout, o.bind_timeout, "--bind-timeout"); !e.empty()) return e;
+  if (auto e = duration(raw.release_timeout, o.release_timeout, "--release-timeout"); !e.empty()) return e;
   if (o.sequence && *o.sequence > kMaxSequenceNumber) return "--sequence must be at most 4294967295";
   return "";
 }
@@ -188,8 +190,9 @@ int main(int argc, char** argv) {
   app.add_option("--delay", raw.delay, "answer delay, [I=]DURATION (e.g. 2=50ms); repeatable");
   app.add_option("--silent", raw.silent, "association I never answers (heartbeats included); repeatable");
   app.add_option("--drop-after", raw.drop_after, "[I=]N: drop association I after N received messages; repeatable");
-  app.add_option("--drop-mode", raw.drop_mode, "tcp (close with RST, no release) or abort (ACSE ABRT)")
-      ->check(CLI::IsMember({"tcp", "abort"}))
+  app.add_option("--drop-mode", raw.drop_mode,
+                 "tcp (TCP reset, no release), close (TCP FIN, no release) or abort (ACSE ABRT)")
+      ->check(CLI::IsMember({"tcp", "close", "abort"}))
       ->capture_default_str();
   app.add_option("--send-requests", o.send_requests, "send N confirmed requests of our own, round robin");
   app.add_option("--request-kind", raw.request_kind, "action (M-ACTION) or create (M-CREATE)")

@@ -32,7 +32,9 @@ struct Parsed {
 
 // How an association is dropped by --drop-after.
 enum class DropMode {
-  kTcp,    // close the TCP connection with SO_LINGER 0 (RST): no release, no ABRT
+  kTcp,    // close the TCP connection with SO_LINGER 0 (RST): no release, no ABRT. The
+           // peer's stack may discard what it had not read yet, answers included.
+  kClose,  // close the TCP connection normally (FIN): no release, no ABRT
   kAbort,  // send an ACSE ABRT (source acse-service-user), then close
 };
 

@@ -64,7 +64,8 @@ std::string functionsText(cmip::AssociationFunctionMask mask) {
 }
 
 bool ownEnd(const std::string& reason) {
-  return reason == "released" || reason == "release-timeout" || reason == "dropped-tcp" || reason == "dropped-abort" ||
+  return reason == "released" || reason == "release-timeout" || reason == "dropped-tcp" || reason == "dropped-close" ||
+         reason == "dropped-abort" ||
          reason == "stopped";
 }
 
@@ -199,8 +200,8 @@ awaitable<void> Simulation::main() {
     }
   }
   if (bound && !stopping_) {
-    co_await waitUntil([this] { return goalsMet() || !anyUp(); });
-    if (!stopping_ && goalsMet() && options_.keep_running) co_await waitUntil([this] { return !anyUp(); });
+    co_await waitUntil([this] { return (hasGoals() && goalsMet()) || !anyUp(); });
+    if (!stopping_ && anyUp() && options_.keep_running) co_await waitUntil([this] { return !anyUp(); });
     if (!stopping_) stop(anyUp() ? "goals-met" : "all-associations-down");
   }
   co_await releaseAll();
@@ -477,6 +478,10 @@ bool Simulation::anyUp() const {
   return false;
 }
 
+bool Simulation::hasGoals() const {
+  return options_.expect || options_.send_requests > 0 || options_.recovery.enabled;
+}
+
 bool Simulation::goalsMet() const {
   if (options_.expect) {
     if (report_.received.size() < *options_.expect) return false;
@@ -491,8 +496,7 @@ bool Simulation::goalsMet() const {
 int Simulation::exitCode() const {
   if (bind_failure_exit_ != kExitOk) return bind_failure_exit_;
   if (recovery_ == RecoveryPhase::kFailed) return kExitRecoveryFailed;
-  bool has_goals = options_.expect || options_.send_requests > 0 || options_.recovery.enabled;
-  if (has_goals) {
+  if (hasGoals()) {
     if (goalsMet()) return kExitOk;
     return report_.stop_reason == "all-associations-down" ? kExitAllLost : kExitGoalsNotMet;
   }

@@ -69,7 +69,8 @@ class Simulation : public AssociationObserver {
   void maybeCompleteRecovery();
   void stop(std::string reason);
   void notify() { progress_.cancel(); }
-  bool goalsMet() const;
+  bool hasGoals() const;
+  bool goalsMet() const;  // true when there are none
   bool anyUp() const;
   int exitCode() const;
   int64_t nowMillis() const;
