@@ -129,8 +129,14 @@ Result<size_t> scanIndefinite(Bytes data, size_t pos, size_t base, size_t depth,
 
 std::string Tag::toString() const {
   static const char* const kClassNames[] = {"UNIVERSAL ", "APPLICATION ", "", "PRIVATE "};
-  return "[" + std::string(kClassNames[static_cast<int>(cls) & 3]) + std::to_string(number) + "] " +
-         (constructed ? "constructed" : "primitive");
+  // Appended piece by piece: `"[" + std::string(...)` trips g++ 12's false -Wrestrict
+  // (GCC bug 105329) at -O3.
+  std::string out = "[";
+  out += kClassNames[static_cast<int>(cls) & 3];
+  out += std::to_string(number);
+  out += "] ";
+  out += constructed ? "constructed" : "primitive";
+  return out;
 }
 
 BerReader::BerReader(Bytes data, const DecodeLimits& limits, size_t base_offset, size_t depth)
