@@ -10,7 +10,9 @@
 #include <catch2/catch.hpp>
 
 #include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <utility>
 
@@ -87,6 +89,7 @@ struct Script {
   bool answer_on_other = false;  // answer the simulator's requests on the other connection
   int recovery_messages = 0;   // on lnpRecoveryRequest: this many events, then messageCount
   int held_messages = 0;       // sent after lnpRecoveryComplete is answered
+  bool resend_last = false;    // send the last event again, same invoke id and argument
 };
 
 struct ConnectionLog {
@@ -112,6 +115,12 @@ class Responder {
     for (auto& t : threads_) t.join();
   }
   uint16_t port() const { return acceptor_.local_endpoint().port(); }
+  size_t acceptedBinds() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    size_t n = 0;
+    for (const ConnectionLog& l : logs_) n += l.accepted ? 1 : 0;
+    return n;
+  }
   // Problems the responder threads met (Catch2 assertions are for the test thread only).
   std::vector<std::string> problems() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -219,9 +228,12 @@ class Responder {
       sendRose(c, eventReport(nextInvoke(), oids::kNpacHeartbeatEvent,
                               encodeHeartbeat(GeneralizedTime::fromUnixMillis(1795964353000))));
     }
+    std::optional<RoseApdu> last;
     for (int i = 0; i < script_.events; ++i) {
-      sendRose(c, eventReport(nextInvoke(), kTestEvent, octets(label("c", c.index).append(label("-m", static_cast<size_t>(i))))));
+      last = eventReport(nextInvoke(), kTestEvent, octets(label("c", c.index).append(label("-m", static_cast<size_t>(i)))));
+      sendRose(c, *last);
     }
+    if (script_.resend_last && last) sendRose(c, *last);
   }
 
   void onInvokeFromSim(Connection& c, const RoseInvoke& inv) {
@@ -392,6 +404,25 @@ std::pair<std::string, std::string> makeKey(const Scratch& scratch, const std::s
                     " >/dev/null";
   REQUIRE(std::system(cmd.c_str()) == 0);
   return {priv, slurp(pub)};
+}
+
+// The simulator as a child we can signal: stdout and stderr go to files.
+pid_t spawnSim(const Scratch& scratch, const std::string& args) {
+  std::vector<std::string> words{simPath()};
+  std::istringstream in(args + " --duration 10s --log-level warn");
+  for (std::string w; in >> w;) words.push_back(w);
+  std::string out = scratch.file("spawned.json"), err = scratch.file("spawned.err");
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    std::freopen(out.c_str(), "w", stdout);
+    std::freopen(err.c_str(), "w", stderr);
+    std::vector<char*> argv;
+    for (auto& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    std::_Exit(127);
+  }
+  return pid;
 }
 
 std::string baseArgs(uint16_t port, const std::string& key) {
@@ -681,4 +712,50 @@ TEST_CASE("keygen writes a key pair whose private half signs and whose public ha
     CHECK((std::filesystem::status(key).permissions() & std::filesystem::perms::others_read) ==
           std::filesystem::perms::none);
   }
+}
+
+TEST_CASE("SIGTERM releases every association with RLRQ and RLRE before the report is written", "[soa-sim]") {
+  Scratch scratch;
+  auto [key, pub] = makeKey(scratch, "ed25519");
+  Responder npac(Script{pub, false, 1});
+  pid_t pid = spawnSim(scratch, baseArgs(npac.port(), key) + " --from 127.0.0.2 --from 127.0.0.3");
+  REQUIRE(pid > 0);
+  // Wait (bounded) until both binds are accepted; the simulator has no goal and waits.
+  for (int i = 0; i < 1000 && npac.acceptedBinds() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(npac.acceptedBinds() == 2);
+  REQUIRE(::kill(pid, SIGTERM) == 0);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  std::string out = slurp(scratch.file("spawned.json"));
+  INFO("stderr: " << slurp(scratch.file("spawned.err")) << "\nreport: " << out);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  Json report = Json::parse(out, nullptr, false);
+  CHECK(report["stop_reason"] == "signal");
+  CHECK(report["associations"][0]["end"]["reason"] == "released");
+  CHECK(report["associations"][1]["end"]["reason"] == "released");
+  auto logs = npac.logs();
+  CHECK(npac.problems().empty());
+  REQUIRE(logs.size() == 2);
+  CHECK(logs[0].release_requested);
+  CHECK(logs[1].release_requested);
+}
+
+TEST_CASE("An invoke received again with the same invoke id and argument is marked as a retransmission", "[soa-sim]") {
+  Scratch scratch;
+  auto [key, pub] = makeKey(scratch, "ed25519");
+  Script script{pub, false, 2};
+  script.resend_last = true;
+  Responder npac(script);
+  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --expect 3");
+  INFO(run.transcript);
+  REQUIRE(run.exit_code == 0);
+  const Json& order = run.report["received"];
+  REQUIRE(order.size() == 3);
+  CHECK(order[0]["retransmission"] == false);
+  CHECK(order[1]["retransmission"] == false);
+  CHECK(order[2]["retransmission"] == true);
+  CHECK(order[2]["duplicate_of"] == 2);
+  CHECK(order[2]["invoke_id"] == order[1]["invoke_id"]);
+  CHECK(order[2]["answered"] == true);
 }
