@@ -431,7 +431,7 @@ std::string baseArgs(uint16_t port, const std::string& key) {
 
 }  // namespace
 
-TEST_CASE("The simulator signs its bind, answers each event report with a ReturnResult of the same invoke id and opcode, and releases",
+TEST_CASE("The simulator signs its bind and answers each event report with a ReturnResult of the same invoke id and opcode then releases",
           "[soa-sim]") {
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
@@ -493,7 +493,7 @@ TEST_CASE("An RSA key made by keygen signs a bind the NPAC side verifies", "[soa
   CHECK(logs[0].signature_verified);
 }
 
-TEST_CASE("Associations bound with --from arrive from those local addresses, in order, with increasing sequence numbers",
+TEST_CASE("Associations bound with --from arrive from those local addresses in order with increasing sequence numbers",
           "[soa-sim]") {
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
@@ -559,7 +559,7 @@ TEST_CASE("Replies to the simulator's own requests are counted on the associatio
   CHECK(ids.size() == 4);
 }
 
-TEST_CASE("The recovery sequence binds in recovery mode, counts the recovered messages, then completes", "[soa-sim]") {
+TEST_CASE("The recovery sequence binds in recovery mode and counts the recovered messages before it completes", "[soa-sim]") {
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
   Script script{pub, false, 0};
@@ -595,7 +595,7 @@ TEST_CASE("The recovery sequence binds in recovery mode, counts the recovered me
   REQUIRE(complete != nullptr);
 }
 
-TEST_CASE("--drop-after closes the TCP connection without release after the given number of messages", "[soa-sim]") {
+TEST_CASE("Drop mode tcp resets the TCP connection without release after the given number of messages", "[soa-sim]") {
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
   Responder npac(Script{pub, false, 4});
@@ -614,7 +614,7 @@ TEST_CASE("--drop-after closes the TCP connection without release after the give
   CHECK(logs[0].from_sim.size() <= 2);
 }
 
-TEST_CASE("--drop-mode close ends the TCP connection with FIN after the answers, without release", "[soa-sim]") {
+TEST_CASE("Drop mode close ends the TCP connection with FIN after the answers and without release", "[soa-sim]") {
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
   Responder npac(Script{pub, false, 4});
@@ -630,7 +630,7 @@ TEST_CASE("--drop-mode close ends the TCP connection with FIN after the answers,
   CHECK(logs[0].from_sim.size() == 3);
 }
 
-TEST_CASE("--drop-mode abort sends an ACSE ABRT", "[soa-sim]") {
+TEST_CASE("Drop mode abort sends an ACSE ABRT", "[soa-sim]") {
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
   Responder npac(Script{pub, false, 3});
@@ -660,17 +660,21 @@ TEST_CASE("A silent association answers nothing and --expect is still met by rec
   CHECK(logs[0].release_requested);
 }
 
-TEST_CASE("Unmet goals at --duration exit 6; connection refused exits 4; bad flags exit 2; a bad key exits 3",
-          "[soa-sim]") {
+TEST_CASE("Goals not met when the duration runs out exit 6", "[soa-sim]") {
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
-  {
-    Responder npac(Script{pub, false, 1});
-    SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --expect 3", "1s");
-    INFO(run.transcript);
-    CHECK(run.exit_code == 6);
-    CHECK(run.report["stop_reason"] == "duration");
-  }
+  Responder npac(Script{pub, false, 1});
+  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --expect 3", "1s");
+  INFO(run.transcript);
+  CHECK(run.exit_code == 6);
+  CHECK(run.report["stop_reason"] == "duration");
+  CHECK(run.report["goals_met"] == false);
+  CHECK(run.report["associations"][0]["received"] == 1);
+}
+
+TEST_CASE("A refused connection exits 4 with the reason on stderr", "[soa-sim]") {
+  Scratch scratch;
+  auto [key, pub] = makeKey(scratch, "ed25519");
   uint16_t closed_port = 0;
   {
     asio::io_context io;
@@ -681,18 +685,29 @@ TEST_CASE("Unmet goals at --duration exit 6; connection refused exits 4; bad fla
   INFO(refused.transcript);
   CHECK(refused.exit_code == 4);
   CHECK(refused.stderr_text.find("Connection refused") != std::string::npos);
+  CHECK(refused.report["associations"][0]["bind"]["outcome"] == "connect-failed");
+}
 
+TEST_CASE("A flag naming an association that does not exist exits 2 before connecting", "[soa-sim]") {
+  Scratch scratch;
+  auto [key, pub] = makeKey(scratch, "ed25519");
   SimRun bad_flag = runSim(scratch, baseArgs(1, key) + " --delay 3=50ms");
-
   INFO(bad_flag.transcript);
   CHECK(bad_flag.exit_code == 2);
   CHECK(bad_flag.stderr_text.find("association 3 does not exist") != std::string::npos);
+}
 
+TEST_CASE("A key file that is not a private key exits 3 naming the file", "[soa-sim]") {
+  Scratch scratch;
   std::ofstream(scratch.file("garbage.pem")) << "not a key\n";
   SimRun bad_key = runSim(scratch, baseArgs(1, scratch.file("garbage.pem")));
   INFO(bad_key.transcript);
   CHECK(bad_key.exit_code == 3);
   CHECK(bad_key.stderr_text.find("garbage.pem") != std::string::npos);
+  SimRun missing = runSim(scratch, baseArgs(1, scratch.file("missing.pem")));
+  INFO(missing.transcript);
+  CHECK(missing.exit_code == 3);
+  CHECK(missing.stderr_text.find("cannot read key file") != std::string::npos);
 }
 
 TEST_CASE("keygen writes a key pair whose private half signs and whose public half verifies", "[soa-sim]") {
