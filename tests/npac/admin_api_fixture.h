@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -22,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "db/database.h"
+#include "db/queue_writer.h"
 #include "npac/npacd/admin_api.h"
 #include "tunables/registry.h"
 
@@ -152,6 +154,56 @@ class AdminApiFixture {
   std::string dir_;
   std::unique_ptr<Work> work_;
   std::thread thread_;
+};
+
+// A CoreService for the core routes: submit() goes to a real QueueWriter (group commit on
+// its own connection, completing on the writer thread); pollInbound answers request 41
+// from another thread, or holds the completion while hold_polls is set; the other
+// operations record what they were asked.
+class QueueBackedCore : public CoreService {
+ public:
+  explicit QueueBackedCore(db::QueueWriter& writer) : writer_(writer) {}
+  void submit(std::vector<OutboundMessage> messages, SubmitDone done) override {
+    std::vector<db::NewMessage> rows;
+    for (OutboundMessage& m : messages) {
+      keys.push_back(m.key.value_or(""));
+      rows.push_back(std::move(m.message));
+    }
+    writer_.submit(std::move(rows), std::move(done));  // completes on the writer thread
+  }
+  void pollInbound(InboundPoll poll, PollDone done) override {
+    if (hold_polls) {
+      std::lock_guard lock(mutex);
+      held_polls.push_back(std::move(done));
+      return;
+    }
+    InboundRequest request;
+    request.id = 41;
+    request.spid = poll.spid;
+    request.invoke_id = 9;
+    request.opcode = cmip::CmipOpcode::kActionConfirmed;
+    std::thread([done, request] { done(std::vector<InboundRequest>{request}); }).detach();
+  }
+  void respond(InboundRequestId id, InboundResponse response, StatusDone done) override {
+    if (id != 41) return done(db::Status::notFound("no such request"));
+    last_response = response;
+    done(db::Status::ok());
+  }
+  void listAssociations(ListDone done) override { done(std::vector<AssociationInfo>{}); }
+  void abortAssociation(db::AssociationId id, std::string actor, StatusDone done) override {
+    aborted = std::to_string(id) + " by " + actor;
+    done(db::Status::ok());
+  }
+
+  bool hold_polls = false;
+  std::mutex mutex;
+  std::vector<PollDone> held_polls;
+  std::vector<std::string> keys;
+  std::optional<InboundResponse> last_response;
+  std::string aborted;
+
+ private:
+  db::QueueWriter& writer_;
 };
 
 }  // namespace npac::npacd::testing

@@ -2,6 +2,7 @@
 // validation errors with their specific reasons, tunables (persisted, audited, notified),
 // the core routes with and without a core, and HTTP-level failures.
 #include <atomic>
+#include <future>
 #include <mutex>
 
 #include <catch2/catch.hpp>
@@ -17,6 +18,7 @@ namespace npac::npacd {
 namespace {
 
 using testing::AdminApiFixture;
+using testing::QueueBackedCore;
 using testing::Reply;
 using nlohmann::json;
 using V = boost::beast::http::verb;
@@ -292,46 +294,6 @@ TEST_CASE("One keep-alive connection carries several requests") {
   }
 }
 
-// A CoreService for the message route: submit() goes to a real QueueWriter (group commit
-// on its own connection); the other operations record what they were asked.
-class QueueBackedCore : public CoreService {
- public:
-  explicit QueueBackedCore(db::QueueWriter& writer) : writer_(writer) {}
-  void submit(std::vector<OutboundMessage> messages, SubmitDone done) override {
-    std::vector<db::NewMessage> rows;
-    for (OutboundMessage& m : messages) {
-      keys.push_back(m.key.value_or(""));
-      rows.push_back(std::move(m.message));
-    }
-    writer_.submit(std::move(rows), std::move(done));  // completes on the writer thread
-  }
-  void pollInbound(InboundPoll poll, PollDone done) override {
-    InboundRequest request;
-    request.id = 41;
-    request.spid = poll.spid;
-    request.invoke_id = 9;
-    request.opcode = cmip::CmipOpcode::kActionConfirmed;
-    std::thread([done, request] { done(std::vector<InboundRequest>{request}); }).detach();
-  }
-  void respond(InboundRequestId id, InboundResponse response, StatusDone done) override {
-    if (id != 41) return done(db::Status::notFound("no such request"));
-    last_response = response;
-    done(db::Status::ok());
-  }
-  void listAssociations(ListDone done) override { done(std::vector<AssociationInfo>{}); }
-  void abortAssociation(db::AssociationId id, std::string actor, StatusDone done) override {
-    aborted = std::to_string(id) + " by " + actor;
-    done(db::Status::ok());
-  }
-
-  std::vector<std::string> keys;
-  std::optional<InboundResponse> last_response;
-  std::string aborted;
-
- private:
-  db::QueueWriter& writer_;
-};
-
 TEST_CASE("Submitted messages get ids once committed, and are stored as a ROSE Invoke with invoke id 0") {
   AdminApiFixture f;
   addProvider(f, "0001");
@@ -493,6 +455,35 @@ TEST_CASE("An inbound response is encoded as a ReturnResult or ReturnError carry
   REQUIRE(return_result.result);
   CHECK(return_result.result->opcode.localValue() == static_cast<std::int32_t>(cmip::CmipOpcode::kActionConfirmed));
   CHECK(return_result.result->result.bytes == std::vector<std::uint8_t>{0x30, 0x00});
+}
+
+TEST_CASE("A pending long poll holds up neither other connections nor the API thread") {
+  AdminApiFixture f;
+  auto writer = db::QueueWriter::start(f.path(), {}, AdminApiFixture::clock());
+  REQUIRE(writer.isOk());
+  QueueBackedCore core(*writer.value());
+  core.hold_polls = true;
+  f.onApiThread([&] { f.api->attachCore(&core); });
+  auto poll = std::async(std::launch::async, [&] { return f.call(V::get, "/v1/inbound?wait=30s"); });
+  for (;;) {  // until the core holds the poll's completion
+    {
+      std::lock_guard lock(core.mutex);
+      if (core.held_polls.size() == 1) break;
+    }
+    std::this_thread::yield();
+  }
+  addProvider(f, "0001");  // answered while the poll waits
+  CHECK(f.call(V::get, "/v1/providers").body["providers"].size() == 1);
+  CoreService::PollDone done;
+  {
+    std::lock_guard lock(core.mutex);
+    done = core.held_polls[0];
+  }
+  done(std::vector<InboundRequest>{});  // the wait elapsed with nothing
+  Reply answered = poll.get();
+  CHECK(answered.status == 200);
+  CHECK(answered.body["requests"].empty());
+  f.onApiThread([&] { f.api->attachCore(nullptr); });
 }
 
 }  // namespace

@@ -126,5 +126,32 @@ TEST_CASE("npacctl tunable set and get round-trip, and a refused value keeps the
   CHECK(cleared.output == "congestion_window@0003 = 100\n");
 }
 
+TEST_CASE("npacctl send prints the committed id and npacctl msg status reads it back") {
+  AdminApiFixture f;
+  REQUIRE(npacctl("sp add 0001 --name A --type soa" + api(f)).exit_code == 0);
+  auto writer = db::QueueWriter::start(f.path(), {}, AdminApiFixture::clock());
+  REQUIRE(writer.isOk());
+  testing::QueueBackedCore core(*writer.value());
+  f.onApiThread([&] { f.api->attachCore(&core); });
+  Run sent = npacctl("send --spid 0001 --function notifications --class 1.3.6.1.4.1.103.7.0.0.1.3"
+                     " --instance '{\"dn\":[[{\"id\":\"2.5.4.3\",\"value\":\"13044e504143\"}]]}'"
+                     " --type 1.3.6.1.4.1.103.7.0.0.5.1 --info 0400 --priority 2 --key 3035551212" + api(f));
+  INFO(sent.output);
+  REQUIRE(sent.exit_code == 0);
+  CHECK(sent.output == "accepted 1\n");
+  CHECK(core.keys == std::vector<std::string>{"3035551212"});
+  Run status = npacctl("msg status 1" + api(f));
+  INFO(status.output);
+  CHECK(status.exit_code == 0);
+  CHECK_THAT(status.output, Catch::StartsWith("message 1 for 0001: queued (attempts 0"));
+  Run missing = npacctl("msg status 99" + api(f));
+  CHECK(missing.exit_code == 1);
+  CHECK_THAT(missing.output, Catch::Contains("message_not_found"));
+  f.onApiThread([&] { f.api->attachCore(nullptr); });
+  Run no_core = npacctl("assoc list" + api(f));
+  CHECK(no_core.exit_code == 1);
+  CHECK_THAT(no_core.output, Catch::Contains("core_unavailable"));
+}
+
 }  // namespace
 }  // namespace npac::npacd
