@@ -1,7 +1,146 @@
-// npacd — placeholder until the association core is wired (asseng replaces this file).
+// npacd — the NPAC SMS association manager: accepts providers' associations (RFC 1006 /
+// OSI upper layers, NPAC bind), delivers the durable outbound queue through each
+// provider's logical association, and serves the admin HTTP/JSON API.
+//
+// Threads: the core io_context (network + AssociationManager), the admin API's
+// io_context, the QueueWriter's writer thread. SIGTERM/SIGINT: graceful shutdown.
+#include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
 
-int main() {
-  std::fputs("npacd: not wired yet\n", stderr);
-  return 1;
+#include <CLI/CLI.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <spdlog/spdlog.h>
+
+#include "db/database.h"
+#include "db/queue_writer.h"
+#include "npac/npacd/admin_api.h"
+#include "npac/npacd/association_manager.h"
+#include "npac/npacd/config.h"
+#include "tunables/registry.h"
+
+namespace {
+
+using namespace npac;
+
+std::unique_ptr<db::Database> openOrExit(const std::string& path, const db::OpenOptions& options) {
+  auto opened = db::Database::open(path, options);
+  if (!opened.isOk()) {
+    std::fprintf(stderr, "npacd: cannot open the database: %s\n", opened.status().toString().c_str());
+    std::exit(2);
+  }
+  return std::move(opened).value();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  npacd::NpacdConfig config;
+  std::string listen = "127.0.0.1:" + std::to_string(npacd::kDefaultAssociationPort);
+  std::string api = "127.0.0.1:" + std::to_string(npacd::kDefaultAdminApiPort);
+  std::string durability = "full";
+  CLI::App app{"npacd: NPAC SMS association manager"};
+  app.add_option("--db", config.db_path, "SQLite database (created on first start)")->capture_default_str();
+  app.add_option("--listen", listen, "associations: host:port (the standard RFC 1006 port is 102)")->capture_default_str();
+  app.add_option("--api", api, "admin HTTP/JSON API: host:port")->capture_default_str();
+  app.add_option("--durability", durability, "full (fsync every commit) or normal")->capture_default_str();
+  app.add_option("--log-level", config.log_level, "trace, debug, info, warn, error, off")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  std::string error;
+  if (!npacd::parseEndpoint(listen, &config.listen_address, &config.listen_port, &error) ||
+      !npacd::parseEndpoint(api, &config.api_address, &config.api_port, &error)) {
+    std::fprintf(stderr, "npacd: %s\n", error.c_str());
+    return 2;
+  }
+  auto parsed_durability = db::parseDurability(durability);
+  if (!parsed_durability) {
+    std::fprintf(stderr, "npacd: --durability must be full or normal, got '%s'\n", durability.c_str());
+    return 2;
+  }
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+
+  std::error_code fs_error;
+  const auto parent = std::filesystem::path(config.db_path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, fs_error);
+  db::OpenOptions open_options;
+  open_options.durability = *parsed_durability;
+  // One connection per user thread (db/database.h): core, API, registry; the QueueWriter
+  // opens its own.
+  auto core_db = openOrExit(config.db_path, open_options);
+  auto api_db = openOrExit(config.db_path, open_options);
+  auto registry_db = openOrExit(config.db_path, open_options);
+  db::Clock clock = db::systemClock();
+
+  std::unique_ptr<tunables::TunableRegistry> registry;
+  tunables::Status opened = tunables::TunableRegistry::open(*registry_db, clock, &registry);
+  if (!opened.isOk()) {
+    std::fprintf(stderr, "npacd: cannot load the tunables: %s\n", opened.toString().c_str());
+    return 2;
+  }
+  for (const std::string& ignored : registry->ignoredAtLoad()) spdlog::warn("tunables: {}", ignored);
+
+  auto writer = db::QueueWriter::start(config.db_path, open_options, clock);
+  if (!writer.isOk()) {
+    std::fprintf(stderr, "npacd: cannot start the queue writer: %s\n", writer.status().toString().c_str());
+    return 2;
+  }
+
+  boost::asio::io_context core_io;
+  boost::asio::io_context api_io;
+  auto manager = std::make_unique<npacd::AssociationManager>(core_io, *core_db, **writer, *registry, clock);
+  db::Status recovered = manager->recoverInterrupted();
+  if (!recovered.isOk()) {
+    std::fprintf(stderr, "npacd: cannot requeue interrupted messages: %s\n", recovered.toString().c_str());
+    return 2;
+  }
+  boost::system::error_code ec;
+  auto listen_address = boost::asio::ip::make_address(config.listen_address, ec);
+  if (ec) {
+    std::fprintf(stderr, "npacd: bad --listen address '%s'\n", config.listen_address.c_str());
+    return 2;
+  }
+  if (!manager->listen({listen_address, config.listen_port}, &error)) {
+    std::fprintf(stderr, "npacd: %s\n", error.c_str());
+    return 2;
+  }
+
+  npacd::AdminApi::Options api_options;
+  api_options.http.address = config.api_address;
+  api_options.http.port = config.api_port;
+  auto admin = npacd::AdminApi::start(api_io, api_options, *api_db, *registry, clock);
+  if (!admin.isOk()) {
+    std::fprintf(stderr, "npacd: cannot start the admin API: %s\n", admin.status().toString().c_str());
+    return 2;
+  }
+  (*admin)->attachCore(manager.get());
+  spdlog::info("npacd listening for associations on {}:{}, admin API on {}:{}, database {} ({})",
+               config.listen_address, manager->port(), config.api_address, (*admin)->port(),
+               config.db_path, durability);
+
+  auto api_work = boost::asio::make_work_guard(api_io);
+  std::thread api_thread([&] { api_io.run(); });
+
+  boost::asio::signal_set signals(core_io, SIGTERM, SIGINT);
+  signals.async_wait([&](boost::system::error_code signal_ec, int signal) {
+    if (signal_ec) return;
+    spdlog::info("signal {}: releasing associations and stopping", signal);
+    manager->shutdown([&] { core_io.stop(); });
+  });
+  auto core_work = boost::asio::make_work_guard(core_io);
+  core_io.run();
+
+  boost::asio::post(api_io, [&] { (*admin)->stop(); });
+  api_work.reset();
+  api_io.stop();
+  api_thread.join();
+  (*writer)->stop();
+  spdlog::info("npacd stopped");
+  return 0;
 }

@@ -1,0 +1,688 @@
+#include "npac/npacd/association_manager.h"
+
+#include <algorithm>
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "associations/cmip_bind.h"
+#include "associations/provisioning.h"
+#include "db/association_log_store.h"
+#include "db/statement.h"
+#include "tunables/catalogue.h"
+
+namespace npac::npacd {
+namespace asio = boost::asio;
+namespace as = npac::associations;
+
+namespace {
+
+as::TimePoint steadyNow() { return as::TimePoint::clock::now(); }
+
+dispatch::PolicyConfig policyFor(tunables::EgressPolicy policy) {
+  dispatch::PolicyConfig config;
+  switch (policy) {
+    case tunables::EgressPolicy::kRoundRobin: config.name = dispatch::kRoundRobinName; break;
+    case tunables::EgressPolicy::kWeighted: config.name = dispatch::kWeightedName; break;
+    case tunables::EgressPolicy::kLrtm: config.name = dispatch::kLrtmName; break;
+  }
+  return config;
+}
+
+// The association function a queued message is routed by: the lowest one it needs (the
+// queue only hands out messages whose every function the association has, NANC 111).
+as::AssociationFunction routingFunction(std::uint32_t mask) {
+  for (unsigned bit = 0; bit < as::kFunctionCount; ++bit) {
+    if (mask >> bit & 1u) return static_cast<as::AssociationFunction>(bit);
+  }
+  return as::AssociationFunction::kNotifications;
+}
+
+std::optional<std::int32_t> invokeIdOf(const cmip::InvokeId& id) { return id.present; }
+
+}  // namespace
+
+AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
+                                       db::QueueWriter& writer,
+                                       tunables::TunableRegistry& registry, db::Clock clock)
+    : io_(io),
+      db_(db),
+      queue_(db),
+      writer_(writer),
+      registry_(registry),
+      clock_(std::move(clock)),
+      acceptor_(io),
+      timer_(io),
+      next_association_id_(0) {
+  subscriptions_.push_back(registry_.subscribe(
+      tunables::kSrr, "", [this](const tunables::TunableRegistry::Change& change) {
+        const bool* value = std::get_if<bool>(&change.new_value);
+        const bool on = value != nullptr && *value;
+        std::string spid = change.spid;
+        asio::post(io_, [this, spid, on] {
+          if (on) return;  // SRR on: new binds are accepted at once (decideBind reads it)
+          auto it = providers_.find(spid);
+          if (it == providers_.end() || !it->second.egress) return;
+          as::SrrOffOutcome outcome = it->second.egress->onSrrTurnedOff(steadyNow());
+          for (const auto& t : outcome.retransmissions) {
+            auto stored = queue_.get(static_cast<db::MessageId>(t.message));
+            if (stored.isOk()) writeTransmission(it->second, t, stored->pdu);
+          }
+          spdlog::info("SPID {}: SRR turned off, {} association(s) to release", spid,
+                       outcome.plan.size());
+          for (as::AssociationId ready : it->second.egress->readyToRelease()) {
+            auto s = it->second.sessions.find(ready);
+            if (s != it->second.sessions.end()) s->second->requestRelease();
+          }
+        });
+      }));
+}
+
+AssociationManager::~AssociationManager() { subscriptions_.clear(); }
+
+bool AssociationManager::listen(const asio::ip::tcp::endpoint& endpoint, std::string* error) {
+  boost::system::error_code ec;
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    *error = "cannot listen on " + endpoint.address().to_string() + ":" +
+             std::to_string(endpoint.port()) + ": " + ec.message();
+    return false;
+  }
+  acceptLoop();
+  timer_.expires_after(kTimerPeriod);
+  timer_.async_wait([this](boost::system::error_code ec2) {
+    if (!ec2) onTimer();
+  });
+  return true;
+}
+
+std::uint16_t AssociationManager::port() const {
+  boost::system::error_code ec;
+  auto endpoint = acceptor_.local_endpoint(ec);
+  return ec ? 0 : endpoint.port();
+}
+
+db::Status AssociationManager::recoverInterrupted() {
+  // Association ids are unique across runs (the queue and the log remember them) and fit
+  // the dispatch core's 32-bit member id.
+  auto last = db_.prepare(
+      "SELECT MAX(m) FROM (SELECT MAX(association_id) AS m FROM outbound_queue "
+      "UNION ALL SELECT MAX(association_id) FROM association_log)");
+  if (!last.isOk()) return last.status();
+  auto has_row = last->step();
+  if (!has_row.isOk()) return has_row.status();
+  if (*has_row) next_association_id_ = last->columnInt64(0);
+  auto statement = db_.prepare(
+      "SELECT DISTINCT association_id FROM outbound_queue WHERE state = 'sent'");
+  if (!statement.isOk()) return statement.status();
+  std::vector<std::int64_t> associations;
+  while (true) {
+    auto row = statement->step();
+    if (!row.isOk()) return row.status();
+    if (!*row) break;
+    associations.push_back(statement->columnInt64(0));
+  }
+  std::size_t total = 0;
+  for (std::int64_t id : associations) {
+    auto moved = queue_.requeueAssociation(id);
+    if (!moved.isOk()) return moved.status();
+    total += *moved;
+  }
+  if (total > 0) spdlog::info("{} message(s) in flight at the last stop are queued again", total);
+  return db::Status::ok();
+}
+
+void AssociationManager::acceptLoop() {
+  acceptor_.async_accept([this](boost::system::error_code ec, asio::ip::tcp::socket socket) {
+    if (ec) {
+      if (ec != asio::error::operation_aborted && !stopping_) acceptLoop();
+      return;
+    }
+    boost::system::error_code peer_ec;
+    auto peer = socket.remote_endpoint(peer_ec);
+    auto nsap = as::Nsap::fromAddressString(peer.address().to_string());
+    std::string peer_text = peer.address().to_string() + ":" + std::to_string(peer.port());
+    if (peer_ec || !nsap.ok()) {
+      spdlog::warn("connection from {} refused: no NSAP for that address", peer_text);
+      boost::system::error_code ignored;
+      socket.close(ignored);
+    } else {
+      auto session = std::make_shared<Session>(std::move(socket), nsap.value(), peer_text, *this);
+      unbound_.insert(session);
+      session->start(registry_.get(tunables::kBindTimeout));
+      // Forget it once it bound or closed (bounded by the bind timeout).
+      auto forget = std::make_shared<asio::steady_timer>(io_);
+      forget->expires_after(registry_.get(tunables::kBindTimeout) + std::chrono::seconds(1));
+      forget->async_wait([this, session, forget](boost::system::error_code) {
+        unbound_.erase(session);
+      });
+    }
+    if (!stopping_) acceptLoop();
+  });
+}
+
+void AssociationManager::rejectBind(const std::shared_ptr<Session>& session,
+                                    const cmip::ConnectIndication& ind, const std::string& spid,
+                                    std::uint32_t mask, bool recovery, const std::string& code,
+                                    const std::string& reason, std::int32_t diagnostic) {
+  spdlog::warn("bind rejected: SPID {} NSAP {} mask {} from {}: {} ({})", spid.empty() ? "-" : spid,
+               session->nsap().toHex(), as::FunctionMask(static_cast<std::uint8_t>(mask)).toString(),
+               session->peer(), reason, code);
+  db::AssociationEvent event;
+  event.at = nowMs();
+  event.kind = db::AssociationEventKind::kReject;
+  event.spid = spid;
+  event.nsap.assign(session->nsap().octets().begin(), session->nsap().octets().end());
+  event.function_mask = mask;
+  event.recovery_mode = recovery;
+  event.reason = reason;
+  event.diagnostic = code;
+  db::AssociationLogStore(db_).append(event);
+  session->reject(cmip::refusalFor(ind.aarq, {cmip::DiagnosticSource::kServiceUser, diagnostic}));
+  unbound_.erase(session);
+}
+
+void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& session,
+                                             const cmip::ConnectIndication& ind) {
+  if (stopping_) {
+    rejectBind(session, ind, "", 0, false, "shutting-down", "npacd is shutting down",
+               cmip::user_diagnostic::kNoReasonGiven);
+    return;
+  }
+  if (ind.acse_refusal) {
+    session->reject(cmip::refusalFor(ind.aarq, *ind.acse_refusal));
+    unbound_.erase(session);
+    return;
+  }
+  std::optional<as::BindRequest> request;
+  if (ind.access_control) request = as::bindRequestFrom(*ind.access_control);
+  if (!request) {
+    rejectBind(session, ind, "", 0, false, "bad-access-control",
+               "the bind carries no decodable NPAC access control: " + ind.bind_status.toString(),
+               cmip::user_diagnostic::kAuthenticationFailure);
+    return;
+  }
+  const std::string spid = request->spid;
+  const std::uint32_t mask = request->functions.bits();
+  auto facts = as::loadBindFacts(db_, *request);
+  if (!facts.isOk()) {
+    rejectBind(session, ind, spid, mask, request->recovery_mode, "storage",
+               "provisioning unreadable: " + facts.status().toString(),
+               cmip::user_diagnostic::kNoReasonGiven);
+    return;
+  }
+  Provider* provider = providerFor(spid, false);
+  std::vector<as::LiveAssociation> live;
+  if (provider != nullptr && provider->egress) live = provider->egress->logical().live();
+  as::BindTunables tunables;
+  tunables.srr = registry_.get(tunables::kSrr, spid);
+  tunables.duplicate_bind = registry_.get(tunables::kDuplicateBind, spid) ==
+                                    tunables::DuplicateBind::kReject
+                                ? as::DuplicateBind::kReject
+                                : as::DuplicateBind::kReplace;
+  tunables.max_associations_per_sp =
+      static_cast<std::uint32_t>(registry_.get(tunables::kMaxAssociationsPerSp, spid));
+  tunables.departure_time_window = std::chrono::duration_cast<std::chrono::seconds>(
+      registry_.get(tunables::kDepartureTimeWindow, spid));
+  const as::ProviderRecord* provider_record = facts->provider ? &*facts->provider : nullptr;
+  const as::KeyRecord* key_record = facts->key ? &*facts->key : nullptr;
+  as::BindInput input{*request, session->nsap(), provider_record, key_record, live, tunables,
+                      as::WallClock::now()};
+  as::BindVerdict verdict = gate_.check(input);
+  if (verdict.consume_sequence) {
+    db::Status recorded = as::recordSequence(db_, *request, *verdict.consume_sequence);
+    if (!recorded.isOk() && verdict.admitted()) {
+      verdict.rejection = as::BindDiagnostic::kSequenceReplayed;
+      verdict.reason = "sequence number already used: " + recorded.toString();
+    }
+  }
+  if (!verdict.admitted()) {
+    rejectBind(session, ind, spid, mask, request->recovery_mode,
+               std::string(as::toString(*verdict.rejection)), verdict.reason,
+               static_cast<std::int32_t>(as::acseDiagnostic(*verdict.rejection)));
+    return;
+  }
+  provider = providerFor(spid, true);
+  if (provider == nullptr) {
+    rejectBind(session, ind, spid, mask, request->recovery_mode, "internal",
+               "the egress policy could not be built", cmip::user_diagnostic::kNoReasonGiven);
+    return;
+  }
+  const std::int64_t id = ++next_association_id_;
+  as::NsapTraffic traffic = as::trafficFor(*facts, session->nsap());
+  as::AssociationSpec spec;
+  spec.id = static_cast<as::AssociationId>(id);
+  spec.nsap = session->nsap();
+  spec.functions = request->functions;
+  spec.bound_order = ++bind_order_;
+  spec.weight = traffic.weight;
+  spec.relative_cost = traffic.relative_cost;
+  session->spid = spid;
+  session->function_mask = mask;
+  session->recovery_mode = request->recovery_mode;
+  session->bound_at_ms = nowMs();
+  session->accept(id);
+  unbound_.erase(session);
+  provider->sessions[id] = session;
+  provider->egress->onBound(spec, request->recovery_mode);
+  logEvent(db::AssociationEventKind::kBind, *session,
+           verdict.decision.replaced ? "bind accepted, replacing an association" : "bind accepted");
+  spdlog::info("bind accepted: SPID {} NSAP {} mask {} association {} from {}{}", spid,
+               session->nsap().toHex(), request->functions.toString(), id, session->peer(),
+               request->recovery_mode ? " (recovery mode)" : "");
+  if (verdict.decision.replaced) {
+    auto old = provider->sessions.find(static_cast<std::int64_t>(*verdict.decision.replaced));
+    if (old != provider->sessions.end()) {
+      auto old_session = old->second;
+      old_session->abort("replaced by a new bind (NANC 386)");
+    }
+  }
+  scheduleDelivery(spid);
+}
+
+AssociationManager::Provider* AssociationManager::providerFor(const std::string& spid,
+                                                              bool create) {
+  auto it = providers_.find(spid);
+  if (it != providers_.end() && it->second.egress) return &it->second;
+  if (!create) return nullptr;
+  as::OutstandingLimits limits;
+  limits.congestion_window =
+      static_cast<std::uint32_t>(registry_.get(tunables::kCongestionWindow, spid));
+  limits.response_timeout = registry_.get(tunables::kResponseTimeout, spid);
+  limits.retry_attempts = static_cast<std::uint32_t>(registry_.get(tunables::kRetryAttempts, spid));
+  auto egress = as::ProviderEgress::create(
+      spid, policyFor(registry_.get(tunables::kEgressPolicy, spid)), limits);
+  if (!egress.ok()) {
+    egress = as::ProviderEgress::create(spid, dispatch::PolicyConfig{}, limits);
+    if (!egress.ok()) return nullptr;
+  }
+  Provider& provider = providers_[spid];
+  provider.egress = std::move(egress).value();
+  return &provider;
+}
+
+void AssociationManager::scheduleDelivery(const std::string& spid) {
+  if (!delivery_scheduled_.insert(spid).second) return;
+  asio::post(io_, [this, spid] {
+    delivery_scheduled_.erase(spid);
+    deliver(spid);
+  });
+}
+
+bool AssociationManager::writeTransmission(Provider& provider, const as::Transmission& t,
+                                           const std::vector<std::uint8_t>& queued_pdu) {
+  auto session = provider.sessions.find(static_cast<std::int64_t>(t.association));
+  if (session == provider.sessions.end()) return false;
+  const std::int32_t invoke_id = t.invoke_id ? *t.invoke_id : provider.next_unconfirmed_id++;
+  if (provider.next_unconfirmed_id == as::kMaxInvokeId) provider.next_unconfirmed_id = 0x40000000;
+  auto pdu = withInvokeId(queued_pdu, invoke_id);
+  if (!pdu.isOk()) return false;
+  return session->second->sendRoseEncoded(pdu.value());
+}
+
+void AssociationManager::deliver(const std::string& spid) {
+  Provider* provider = providerFor(spid, false);
+  if (provider == nullptr || provider->sessions.empty()) return;
+  std::uint32_t functions = 0;
+  for (auto& [id, session] : provider->sessions) {
+    if (session->bound() && !session->releasing()) functions |= session->function_mask;
+  }
+  if (functions == 0) return;
+  auto batch = queue_.nextQueued(spid, functions, kDeliveryBatch);
+  if (!batch.isOk()) {
+    spdlog::error("SPID {}: reading the outbound queue failed: {}", spid, batch.status().toString());
+    return;
+  }
+  const as::TimePoint now = steadyNow();
+  const db::TimeMs now_ms = nowMs();
+  std::map<std::int64_t, std::vector<db::MessageId>> sent;
+  std::vector<db::MessageId> written_unconfirmed;
+  bool waited = false;
+  for (const db::QueuedMessage& message : *batch) {
+    auto apdu = cmip::decodeRoseApdu(message.pdu);
+    auto* invoke = apdu.isOk() ? std::get_if<cmip::RoseInvoke>(&apdu.value()) : nullptr;
+    if (invoke == nullptr) {
+      queue_.markFailed(message.id, "stored PDU is not a ROSE Invoke", now_ms);
+      continue;
+    }
+    const bool confirmed =
+        invoke->opcode.isLocal() &&
+        cmip::isConfirmedCmipOpcode(static_cast<cmip::CmipOpcode>(invoke->opcode.localValue()));
+    as::OutboundMessage out;
+    out.id = static_cast<as::MessageId>(message.id);
+    out.function = routingFunction(message.function_mask);
+    out.confirmed = confirmed;
+    out.priority = static_cast<std::uint8_t>(std::clamp(message.priority, 0, 255));
+    as::SendOutcome outcome = provider->egress->send(out, now);
+    if (!outcome.ok()) {
+      waited = true;
+      break;
+    }
+    const as::Transmission& t = *outcome.transmission;
+    if (!writeTransmission(*provider, t, message.pdu)) {
+      // The session went away under us: treat as in flight there; its loss requeues it.
+      sent[static_cast<std::int64_t>(t.association)].push_back(message.id);
+      continue;
+    }
+    sent[static_cast<std::int64_t>(t.association)].push_back(message.id);
+    if (!confirmed) written_unconfirmed.push_back(message.id);
+  }
+  for (auto& [association, ids] : sent) {
+    db::Status status = queue_.markSent(ids, association, now_ms);
+    if (!status.isOk()) spdlog::error("SPID {}: markSent failed: {}", spid, status.toString());
+  }
+  if (!written_unconfirmed.empty()) queue_.markAcknowledged(written_unconfirmed, now_ms);
+  if (!waited && batch->size() == kDeliveryBatch) scheduleDelivery(spid);
+}
+
+void AssociationManager::onRose(const std::shared_ptr<Session>& session, cmip::RoseApdu apdu) {
+  Provider* provider = providerFor(session->spid, false);
+  if (provider == nullptr) return;
+  std::optional<std::int32_t> answered;
+  bool error = false;
+  if (auto* result = std::get_if<cmip::RoseReturnResult>(&apdu)) {
+    answered = invokeIdOf(result->invokeId);
+  } else if (auto* err = std::get_if<cmip::RoseReturnError>(&apdu)) {
+    answered = invokeIdOf(err->invokeId);
+    error = true;
+  } else if (auto* reject = std::get_if<cmip::RoseReject>(&apdu)) {
+    answered = invokeIdOf(reject->invokeId);
+    error = true;
+  }
+  if (answered) {
+    auto message = provider->egress->onResponse(*answered, session->associationId(), steadyNow());
+    if (message) {
+      if (error) {
+        queue_.markFailed(static_cast<db::MessageId>(*message), "the provider answered with an error",
+                          nowMs());
+      } else {
+        pending_acks_.push_back(static_cast<db::MessageId>(*message));
+        if (!ack_flush_scheduled_) {
+          ack_flush_scheduled_ = true;
+          asio::post(io_, [this] { flushAcks(); });
+        }
+      }
+    }
+    scheduleDelivery(session->spid);
+    for (as::AssociationId ready : provider->egress->readyToRelease()) {
+      auto s = provider->sessions.find(ready);
+      if (s != provider->sessions.end()) s->second->requestRelease();
+    }
+    return;
+  }
+  auto& invoke = std::get<cmip::RoseInvoke>(apdu);
+  InboundRequest request;
+  request.id = next_inbound_id_++;
+  request.spid = session->spid;
+  request.association_id = session->associationId();
+  request.nsap_hex = session->nsap().toHex();
+  request.invoke_id = invoke.invokeId;
+  request.opcode = static_cast<cmip::CmipOpcode>(invoke.opcode.localValue());
+  request.pdu = cmip::encodeRoseApdu(apdu);
+  request.received_at = nowMs();
+  inbound_waiting_.emplace(request.id, std::move(request));
+  answerPolls();
+}
+
+void AssociationManager::flushAcks() {
+  ack_flush_scheduled_ = false;
+  if (pending_acks_.empty()) return;
+  db::Status status = queue_.markAcknowledged(pending_acks_, nowMs());
+  if (!status.isOk()) spdlog::error("markAcknowledged failed: {}", status.toString());
+  pending_acks_.clear();
+}
+
+void AssociationManager::lose(Provider& provider, const std::string& spid,
+                              std::int64_t association) {
+  provider.sessions.erase(association);
+  flushAcks();
+  // Everything in flight there goes back to queued (flagged); what the egress re-sends
+  // on a survivor is marked sent again below.
+  queue_.requeueAssociation(association);
+  as::LossOutcome outcome =
+      provider.egress->onAssociationLost(static_cast<as::AssociationId>(association), steadyNow());
+  const db::TimeMs now_ms = nowMs();
+  for (const as::Transmission& t : outcome.retransmissions) {
+    auto stored = queue_.get(static_cast<db::MessageId>(t.message));
+    if (!stored.isOk()) continue;
+    writeTransmission(provider, t, stored->pdu);
+    queue_.markSent(stored->id, static_cast<std::int64_t>(t.association), now_ms);
+  }
+  scheduleDelivery(spid);
+}
+
+void AssociationManager::onClosed(const std::shared_ptr<Session>& session,
+                                  const std::string& reason, bool orderly) {
+  logEvent(orderly ? db::AssociationEventKind::kRelease : db::AssociationEventKind::kAbort,
+           *session, reason);
+  spdlog::info("association {} {}: SPID {} NSAP {} mask {}: {}", session->associationId(),
+               orderly ? "released" : "aborted", session->spid, session->nsap().toHex(),
+               as::FunctionMask(static_cast<std::uint8_t>(session->function_mask)).toString(),
+               reason);
+  Provider* provider = providerFor(session->spid, false);
+  if (provider != nullptr) lose(*provider, session->spid, session->associationId());
+}
+
+void AssociationManager::logEvent(db::AssociationEventKind kind, const Session& session,
+                                  const std::string& reason) {
+  db::AssociationEvent event;
+  event.at = nowMs();
+  event.kind = kind;
+  event.spid = session.spid;
+  event.nsap.assign(session.nsap().octets().begin(), session.nsap().octets().end());
+  event.association_id = session.associationId();
+  event.function_mask = session.function_mask;
+  event.recovery_mode = session.recovery_mode;
+  if (kind != db::AssociationEventKind::kBind) event.bound_at = session.bound_at_ms;
+  event.reason = reason;
+  db::Status status = db::AssociationLogStore(db_).append(event).status();
+  if (!status.isOk()) spdlog::error("association log: {}", status.toString());
+}
+
+void AssociationManager::onTimer() {
+  const as::TimePoint now = steadyNow();
+  for (auto& [spid, provider] : providers_) {
+    if (!provider.egress) continue;
+    as::TimerOutcome outcome = provider.egress->onTimer(now);
+    for (const as::Transmission& t : outcome.retries) {
+      auto stored = queue_.get(static_cast<db::MessageId>(t.message));
+      if (stored.isOk()) writeTransmission(provider, t, stored->pdu);
+    }
+    for (as::AssociationId id : outcome.abort) {
+      auto s = provider.sessions.find(static_cast<std::int64_t>(id));
+      if (s != provider.sessions.end()) {
+        auto session = s->second;
+        session->abort("no response within response_timeout after retry_attempts");
+      }
+    }
+  }
+  if (stopping_) return;
+  timer_.expires_after(kTimerPeriod);
+  timer_.async_wait([this](boost::system::error_code ec) {
+    if (!ec) onTimer();
+  });
+}
+
+void AssociationManager::shutdown(std::function<void()> done) {
+  asio::post(io_, [this, done = std::move(done)] {
+    stopping_ = true;
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    timer_.cancel();
+    for (auto& session : unbound_) session->close("npacd shutting down");
+    unbound_.clear();
+    flushAcks();
+    for (auto& [spid, provider] : providers_) {
+      for (auto& [id, session] : provider.sessions) session->requestRelease();
+    }
+    for (auto& poll : polls_) poll->done(db::Status::shutdown("npacd is stopping"));
+    polls_.clear();
+    // Bounded: the release timeout closes whatever did not answer.
+    auto deadline = std::make_shared<asio::steady_timer>(io_);
+    deadline->expires_after(kReleaseTimeout + std::chrono::milliseconds(200));
+    deadline->async_wait([this, deadline, done](boost::system::error_code) {
+      flushAcks();
+      done();
+    });
+  });
+}
+
+// ---- CoreService -------------------------------------------------------------------
+
+void AssociationManager::submit(std::vector<OutboundMessage> messages, SubmitDone done) {
+  std::vector<db::NewMessage> rows;
+  rows.reserve(messages.size());
+  std::set<std::string> spids;
+  for (OutboundMessage& m : messages) {
+    spids.insert(m.message.spid);
+    rows.push_back(std::move(m.message));
+  }
+  writer_.submit(std::move(rows), [this, spids = std::move(spids), done = std::move(done)](
+                                      db::Result<std::vector<db::MessageId>> result) {
+    const bool ok = result.isOk();
+    done(std::move(result));
+    if (ok) {
+      asio::post(io_, [this, spids] {
+        for (const std::string& spid : spids) scheduleDelivery(spid);
+      });
+    }
+  });
+}
+
+void AssociationManager::answerPolls() {
+  while (!polls_.empty() && !inbound_waiting_.empty()) {
+    bool served = false;
+    for (auto it = polls_.begin(); it != polls_.end(); ++it) {
+      auto poll = *it;
+      std::vector<InboundRequest> out;
+      for (auto r = inbound_waiting_.begin(); r != inbound_waiting_.end() && out.size() < poll->poll.max;) {
+        if (poll->poll.spid.empty() || poll->poll.spid == r->second.spid) {
+          inbound_open_.emplace(r->first, r->second);
+          out.push_back(r->second);
+          r = inbound_waiting_.erase(r);
+        } else {
+          ++r;
+        }
+      }
+      if (!out.empty()) {
+        polls_.erase(it);
+        if (poll->timer) poll->timer->cancel();
+        poll->done(std::move(out));
+        served = true;
+        break;
+      }
+    }
+    if (!served) break;
+  }
+}
+
+void AssociationManager::pollInbound(InboundPoll poll, PollDone done) {
+  asio::post(io_, [this, poll = std::move(poll), done = std::move(done)]() mutable {
+    if (stopping_) {
+      done(db::Status::shutdown("npacd is stopping"));
+      return;
+    }
+    auto pending = std::make_shared<PendingPoll>();
+    pending->poll = std::move(poll);
+    pending->done = std::move(done);
+    polls_.push_back(pending);
+    answerPolls();
+    if (std::find(polls_.begin(), polls_.end(), pending) == polls_.end()) return;
+    if (pending->poll.wait.count() == 0) {
+      polls_.erase(std::find(polls_.begin(), polls_.end(), pending));
+      pending->done(std::vector<InboundRequest>{});
+      return;
+    }
+    pending->timer = std::make_shared<asio::steady_timer>(io_);
+    pending->timer->expires_after(pending->poll.wait);
+    pending->timer->async_wait([this, pending](boost::system::error_code ec) {
+      if (ec) return;
+      auto it = std::find(polls_.begin(), polls_.end(), pending);
+      if (it == polls_.end()) return;
+      polls_.erase(it);
+      pending->done(std::vector<InboundRequest>{});
+    });
+  });
+}
+
+void AssociationManager::respond(InboundRequestId id, InboundResponse response, StatusDone done) {
+  asio::post(io_, [this, id, response = std::move(response), done = std::move(done)] {
+    auto it = inbound_open_.find(id);
+    if (it == inbound_open_.end()) {
+      done(db::Status::notFound("inbound request " + std::to_string(id) +
+                                " unknown or already answered"));
+      return;
+    }
+    InboundRequest request = it->second;
+    Provider* provider = providerFor(request.spid, false);
+    if (provider == nullptr || provider->sessions.empty()) {
+      done(db::Status::shutdown("no association of " + request.spid + " is up"));
+      return;
+    }
+    as::OutboundMessage out;
+    out.id = 0;
+    std::uint32_t mask = 0;
+    auto origin = provider->sessions.find(request.association_id);
+    mask = origin != provider->sessions.end() ? origin->second->function_mask
+                                              : provider->sessions.begin()->second->function_mask;
+    out.function = routingFunction(mask);
+    out.confirmed = false;
+    out.purpose = as::OutboundMessage::Purpose::kResponse;
+    as::SendOutcome outcome = provider->egress->send(out, steadyNow());
+    std::vector<std::uint8_t> bytes = encodeInboundResponse(request, response);
+    auto target = provider->sessions.end();
+    if (outcome.ok()) target = provider->sessions.find(static_cast<std::int64_t>(outcome.transmission->association));
+    if (target == provider->sessions.end()) target = origin;
+    if (target == provider->sessions.end() || !target->second->sendRoseEncoded(bytes)) {
+      done(db::Status::internal("the response could not be written: " +
+                                std::string(as::toString(outcome.wait))));
+      return;
+    }
+    inbound_open_.erase(it);
+    done(db::Status::ok());
+  });
+}
+
+void AssociationManager::listAssociations(ListDone done) {
+  asio::post(io_, [this, done = std::move(done)] {
+    std::vector<AssociationInfo> list;
+    for (auto& [spid, provider] : providers_) {
+      for (auto& [id, session] : provider.sessions) {
+        AssociationInfo info;
+        info.id = id;
+        info.spid = spid;
+        info.nsap_hex = session->nsap().toHex();
+        info.peer_address = session->peer();
+        info.function_mask = session->function_mask;
+        info.functions = as::FunctionMask(static_cast<std::uint8_t>(session->function_mask)).toString();
+        info.state = session->releasing() ? "releasing" : "bound";
+        info.recovery_mode = session->recovery_mode;
+        info.bound_at = session->bound_at_ms;
+        info.sent = session->sent();
+        info.received = session->received();
+        list.push_back(std::move(info));
+      }
+    }
+    std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    done(std::move(list));
+  });
+}
+
+void AssociationManager::abortAssociation(db::AssociationId id, std::string actor, StatusDone done) {
+  asio::post(io_, [this, id, actor = std::move(actor), done = std::move(done)] {
+    for (auto& [spid, provider] : providers_) {
+      auto it = provider.sessions.find(id);
+      if (it == provider.sessions.end()) continue;
+      auto session = it->second;
+      session->abort("aborted by operator " + actor);
+      done(db::Status::ok());
+      return;
+    }
+    done(db::Status::notFound("association " + std::to_string(id) + " is not live"));
+  });
+}
+
+}  // namespace npac::npacd

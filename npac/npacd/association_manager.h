@@ -1,0 +1,131 @@
+// AssociationManager: the running core of npacd — every live association, one
+// ProviderEgress per provider, the durable outbound queue, and the CoreService the admin
+// API calls. It is the SessionOwner of every Session: binds are admitted here (cmip_bind →
+// provisioning → BindGate with the live tunables and associations), outbound messages are
+// pulled from the OutboundQueue for providers with bound associations and placed one PDU
+// per association by ProviderEgress (round robin by default, NANC 353), responses from
+// any association of the provider acknowledge them, a lost association's in-flight
+// requests go to the survivors or back to the queue (nothing lost, issue 5).
+//
+// Threading: single strand. Every method except the CoreService ones runs on the core
+// io_context thread, which also runs every Session; no locks. The CoreService methods are
+// called from the admin API's thread and only post onto the core io_context. The
+// QueueWriter completes on its own thread; its completions are posted back as well.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "associations/bind_gate.h"
+#include "associations/provider_egress.h"
+#include "db/association_log_store.h"
+#include "db/database.h"
+#include "db/outbound_queue.h"
+#include "db/queue_writer.h"
+#include "npac/npacd/core_service.h"
+#include "npac/npacd/server_session.h"
+#include "tunables/registry.h"
+
+namespace npac::npacd {
+
+// Messages pulled from the queue per provider per delivery round.
+inline constexpr std::size_t kDeliveryBatch = 256;
+// Period of the response-timeout / retry scan.
+inline constexpr std::chrono::milliseconds kTimerPeriod{500};
+
+class AssociationManager : public CoreService, public SessionOwner {
+ public:
+  // `db` is the core's own connection (used on the core thread only).
+  AssociationManager(boost::asio::io_context& io, db::Database& db, db::QueueWriter& writer,
+                     tunables::TunableRegistry& registry, db::Clock clock);
+  ~AssociationManager() override;
+
+  // Listens for associations on `endpoint`; false (and `*error`) if it cannot bind.
+  bool listen(const boost::asio::ip::tcp::endpoint& endpoint, std::string* error);
+  std::uint16_t port() const;
+  // Startup: messages left "sent" by a previous run go back to queued (nothing lost
+  // across kill -9). Call before io runs.
+  db::Status recoverInterrupted();
+  // Graceful shutdown: stop accepting, release every association after draining
+  // (bounded), then `done` on the core thread.
+  void shutdown(std::function<void()> done);
+
+  // CoreService (API thread; posts onto the core).
+  void submit(std::vector<OutboundMessage> messages, SubmitDone done) override;
+  void pollInbound(InboundPoll poll, PollDone done) override;
+  void respond(InboundRequestId id, InboundResponse response, StatusDone done) override;
+  void listAssociations(ListDone done) override;
+  void abortAssociation(db::AssociationId id, std::string actor, StatusDone done) override;
+
+  // SessionOwner (core thread).
+  void onConnectIndication(const std::shared_ptr<Session>& session,
+                           const cmip::ConnectIndication& indication) override;
+  void onRose(const std::shared_ptr<Session>& session, cmip::RoseApdu apdu) override;
+  void onClosed(const std::shared_ptr<Session>& session, const std::string& reason,
+                bool orderly) override;
+
+ private:
+  struct Provider {
+    std::unique_ptr<associations::ProviderEgress> egress;
+    std::map<std::int64_t, std::shared_ptr<Session>> sessions;  // bound, by association id
+    std::map<associations::InvokeId, bool> unused;
+    associations::InvokeId next_unconfirmed_id = 0x40000000;
+  };
+  struct PendingPoll {
+    InboundPoll poll;
+    PollDone done;
+    std::shared_ptr<boost::asio::steady_timer> timer;
+  };
+
+  void acceptLoop();
+  void rejectBind(const std::shared_ptr<Session>& session, const cmip::ConnectIndication& ind,
+                  const std::string& spid, std::uint32_t mask, bool recovery,
+                  const std::string& code, const std::string& reason, std::int32_t diagnostic);
+  Provider* providerFor(const std::string& spid, bool create);
+  void deliver(const std::string& spid);
+  void scheduleDelivery(const std::string& spid);
+  bool writeTransmission(Provider& provider, const associations::Transmission& t,
+                         const std::vector<std::uint8_t>& queued_pdu);
+  void lose(Provider& provider, const std::string& spid, std::int64_t association);
+  void flushAcks();
+  void onTimer();
+  void answerPolls();
+  void logEvent(db::AssociationEventKind kind, const Session& session, const std::string& reason);
+  db::TimeMs nowMs() const { return clock_(); }
+
+  boost::asio::io_context& io_;
+  db::Database& db_;
+  db::OutboundQueue queue_;
+  db::QueueWriter& writer_;
+  tunables::TunableRegistry& registry_;
+  db::Clock clock_;
+  associations::BindGate gate_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer timer_;
+  std::map<std::string, Provider> providers_;
+  std::set<std::shared_ptr<Session>> unbound_;  // accepted TCP, not yet bound
+  std::set<std::string> delivery_scheduled_;
+  std::vector<db::MessageId> pending_acks_;
+  bool ack_flush_scheduled_ = false;
+  std::int64_t next_association_id_;
+  std::uint64_t bind_order_ = 0;
+  // Inbound requests from providers, for the NPAC application.
+  std::map<InboundRequestId, InboundRequest> inbound_waiting_;  // not yet handed out
+  std::map<InboundRequestId, InboundRequest> inbound_open_;     // handed out, unanswered
+  InboundRequestId next_inbound_id_ = 1;
+  std::vector<std::shared_ptr<PendingPoll>> polls_;
+  bool stopping_ = false;
+  std::vector<tunables::TunableRegistry::Subscription> subscriptions_;
+};
+
+}  // namespace npac::npacd

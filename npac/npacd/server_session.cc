@@ -1,0 +1,226 @@
+#include "npac/npacd/server_session.h"
+
+#include <boost/asio/write.hpp>
+#include <spdlog/spdlog.h>
+
+namespace npac::npacd {
+namespace {
+
+constexpr std::size_t kReadChunk = 64 * 1024;
+
+cmip::UpperLayersConfig responderConfig() {
+  cmip::UpperLayersConfig config;
+  config.role = cmip::UpperLayersRole::kResponder;
+  return config;
+}
+
+}  // namespace
+
+Session::Session(boost::asio::ip::tcp::socket socket, associations::Nsap nsap, std::string peer,
+                 SessionOwner& owner)
+    : socket_(std::move(socket)),
+      nsap_(nsap),
+      peer_(std::move(peer)),
+      owner_(owner),
+      upper_(responderConfig()),
+      timer_(socket_.get_executor()),
+      read_buffer_(kReadChunk) {}
+
+void Session::start(std::chrono::milliseconds bind_timeout) {
+  boost::system::error_code ignored;
+  socket_.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
+  timer_.expires_after(bind_timeout);
+  timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (ec || self->bound_ || self->closed_) return;
+    spdlog::warn("association from {} (NSAP {}) not bound within bind_timeout: dropped",
+                 self->peer_, self->nsap_.toHex());
+    self->close("bind timeout");
+  });
+  readLoop();
+}
+
+void Session::readLoop() {
+  socket_.async_read_some(
+      boost::asio::buffer(read_buffer_),
+      [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
+        if (self->closed_) return;
+        if (ec) {
+          self->finish(ec == boost::asio::error::eof ? "connection closed by peer"
+                                                     : "connection lost: " + ec.message(),
+                       false);
+          return;
+        }
+        std::vector<cmip::UpperLayersEvent> events;
+        std::vector<std::uint8_t> out;
+        self->upper_.receive(cmip::Bytes(self->read_buffer_.data(), n), events, out);
+        if (!out.empty()) self->enqueue(std::move(out));
+        self->handle(events);
+        if (!self->closed_ && !self->close_after_write_) self->readLoop();
+      });
+}
+
+void Session::handle(std::vector<cmip::UpperLayersEvent>& events) {
+  auto self = shared_from_this();
+  for (cmip::UpperLayersEvent& event : events) {
+    if (closed_ || close_after_write_) return;
+    if (auto* connect = std::get_if<cmip::ConnectIndication>(&event)) {
+      owner_.onConnectIndication(self, *connect);
+    } else if (auto* data = std::get_if<cmip::DataIndication>(&event)) {
+      ++received_;
+      if (bound_) owner_.onRose(self, std::move(data->apdu));
+    } else if (std::get_if<cmip::ReleaseIndication>(&event)) {
+      std::vector<std::uint8_t> out;
+      (void)upper_.respondRelease(cmip::Rlre{cmip::ReleaseResponseReason::kNormal, {}}, out);
+      enqueue(std::move(out));
+      close_after_write_ = true;
+      finish("released by peer", true);
+    } else if (std::get_if<cmip::ReleaseConfirm>(&event)) {
+      finish("released", true);
+    } else if (auto* abort = std::get_if<cmip::AbortIndication>(&event)) {
+      finish("aborted by peer: " + abort->detail.toString(), false);
+    } else if (auto* error = std::get_if<cmip::ProtocolError>(&event)) {
+      std::vector<std::uint8_t> out;
+      (void)upper_.respondToError(*error, out);
+      if (!out.empty()) enqueue(std::move(out));
+      if (error->response == cmip::ErrorResponse::kRoseReject) continue;
+      spdlog::warn("association from {} (NSAP {}, SPID {}) aborted: protocol error: {}", peer_,
+                   nsap_.toHex(), spid.empty() ? "-" : spid, error->status.toString());
+      close_after_write_ = true;
+      finish("protocol error: " + error->status.toString(), false);
+    }
+  }
+  if (upper_.state() == cmip::UpperLayers::State::kClosed && !closed_) {
+    close_after_write_ = true;
+    finish("closed by the stack", false);
+  }
+}
+
+void Session::accept(std::int64_t association_id) {
+  cmip::Aare aare;
+  aare.applicationContext = cmip::oids::kSystemsManagementContext;
+  std::vector<std::uint8_t> out;
+  cmip::Status status = upper_.acceptAssociation(aare, out);
+  if (!status.isOk()) {
+    close("accept failed: " + status.toString());
+    return;
+  }
+  association_id_ = association_id;
+  bound_ = true;
+  timer_.cancel();
+  enqueue(std::move(out));
+}
+
+void Session::reject(const cmip::Aare& refusal) {
+  std::vector<std::uint8_t> out;
+  (void)upper_.rejectAssociation(refusal, out);
+  timer_.cancel();
+  enqueue(std::move(out));
+  close_after_write_ = true;
+  if (!writing_) close("rejected");
+}
+
+bool Session::sendRoseEncoded(const std::vector<std::uint8_t>& apdu) {
+  if (!bound() || close_after_write_) return false;
+  std::vector<std::uint8_t> out;
+  cmip::Status status = upper_.sendRoseEncoded(cmip::Bytes(apdu.data(), apdu.size()), out);
+  if (!status.isOk()) return false;
+  ++sent_;
+  enqueue(std::move(out));
+  return !closed_;
+}
+
+void Session::requestRelease() {
+  if (!bound() || releasing_) return;
+  releasing_ = true;
+  std::vector<std::uint8_t> out;
+  if (!upper_.requestRelease(cmip::Rlrq{cmip::ReleaseRequestReason::kNormal, {}}, out).isOk()) {
+    close("release refused by the stack");
+    return;
+  }
+  enqueue(std::move(out));
+  timer_.expires_after(kReleaseTimeout);
+  timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (!ec && !self->closed_) self->close("no RLRE within the release timeout");
+  });
+}
+
+void Session::abort(const std::string& reason) {
+  if (closed_) return;
+  std::vector<std::uint8_t> out;
+  (void)upper_.abort(cmip::Abrt{cmip::AbortSource::kServiceUser, std::nullopt, {}}, out);
+  if (!out.empty()) enqueue(std::move(out));
+  close_after_write_ = true;
+  finish(reason, false);
+  if (!writing_) close(reason);
+}
+
+void Session::close(const std::string& reason) {
+  if (!closed_) finish(reason, false);
+  boost::system::error_code ignored;
+  timer_.cancel();
+  socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+}
+
+// Reports the end once; the socket is closed after the queued bytes are written.
+void Session::finish(const std::string& reason, bool orderly) {
+  if (closed_) return;
+  closed_ = true;
+  const bool was_bound = bound_;
+  bound_ = false;
+  if (was_bound) owner_.onClosed(shared_from_this(), reason, orderly);
+  if (!writing_ && write_queue_.empty()) {
+    boost::system::error_code ignored;
+    timer_.cancel();
+    socket_.close(ignored);
+  }
+}
+
+void Session::enqueue(std::vector<std::uint8_t> bytes) {
+  if (bytes.empty() || !socket_.is_open()) return;
+  queued_bytes_ += bytes.size();
+  write_queue_.push_back(std::move(bytes));
+  if (queued_bytes_ > kMaxQueuedWriteBytes) {
+    spdlog::warn("association from {} (SPID {}): peer not reading, {} bytes queued: aborted",
+                 peer_, spid.empty() ? "-" : spid, queued_bytes_);
+    write_queue_.clear();
+    queued_bytes_ = 0;
+    finish("write queue over its limit", false);
+    close("write queue over its limit");
+    return;
+  }
+  if (!writing_) writeNext();
+}
+
+void Session::writeNext() {
+  if (write_queue_.empty()) {
+    writing_ = false;
+    if (closed_ || close_after_write_) {
+      boost::system::error_code ignored;
+      timer_.cancel();
+      socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+      socket_.close(ignored);
+    }
+    return;
+  }
+  writing_ = true;
+  boost::asio::async_write(
+      socket_, boost::asio::buffer(write_queue_.front()),
+      [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
+        if (self->write_queue_.empty()) return;
+        self->queued_bytes_ -= self->write_queue_.front().size();
+        self->write_queue_.pop_front();
+        if (ec) {
+          self->write_queue_.clear();
+          self->queued_bytes_ = 0;
+          self->writing_ = false;
+          self->finish("write failed: " + ec.message(), false);
+          boost::system::error_code ignored;
+          self->socket_.close(ignored);
+          return;
+        }
+        self->writeNext();
+      });
+}
+
+}  // namespace npac::npacd

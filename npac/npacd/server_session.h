@@ -1,0 +1,112 @@
+// Session: one TCP connection to a provider — the socket, its cmip::UpperLayers (responder
+// role), a reader coroutine feeding received bytes to the stack and a writer coroutine
+// draining a bounded queue of frames. The Asio examples' "session" role: it owns the
+// socket, lives as long as a coroutine holds shared_from_this(), and reports everything
+// it learns to its SessionOwner (the AssociationManager), which decides.
+//
+// Life: start() → the bind timer runs (bind_timeout) → the owner answers the
+// ConnectIndication with accept()/reject() → bound: ROSE APDUs both ways → release
+// (ours: requestRelease(); theirs: answered at once) or abort (ours, theirs, a protocol
+// error, the write queue over its limit, or the connection lost). Whatever the end, the
+// owner hears onClosed() exactly once (only for a session it accepted; a session refused
+// or timed out before binding is simply closed).
+//
+// Threading: every method runs on the core io_context thread (single-threaded core).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "associations/nsap.h"
+#include "cmip/upper_layers.h"
+
+namespace npac::npacd {
+
+class Session;
+
+class SessionOwner {
+ public:
+  virtual ~SessionOwner() = default;
+  // The peer's AARQ. The owner answers with session->accept() or session->reject().
+  virtual void onConnectIndication(const std::shared_ptr<Session>& session,
+                                   const cmip::ConnectIndication& indication) = 0;
+  // A ROSE APDU on a bound association.
+  virtual void onRose(const std::shared_ptr<Session>& session, cmip::RoseApdu apdu) = 0;
+  // A bound association ended (released, aborted by either side, or connection lost).
+  virtual void onClosed(const std::shared_ptr<Session>& session, const std::string& reason,
+                        bool orderly) = 0;
+};
+
+// Bytes queued for writing on one connection, at most; beyond it the peer is not reading
+// and the association is aborted rather than growing memory (Asio examples: queue limits).
+inline constexpr std::size_t kMaxQueuedWriteBytes = 32 * 1024 * 1024;
+// Wait for the peer's RLRE after our RLRQ before closing anyway.
+inline constexpr std::chrono::seconds kReleaseTimeout{3};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(boost::asio::ip::tcp::socket socket, associations::Nsap nsap, std::string peer,
+          SessionOwner& owner);
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Starts the reader and the writer; drops the connection if no AARQ was answered
+  // within `bind_timeout`.
+  void start(std::chrono::milliseconds bind_timeout);
+
+  void accept(std::int64_t association_id);      // AARE accepted
+  void reject(const cmip::Aare& refusal);        // AARE rejected, then close
+  // A pre-encoded ROSE APDU; false if the association is not bound (or went away).
+  bool sendRoseEncoded(const std::vector<std::uint8_t>& apdu);
+  void requestRelease();                          // RLRQ normal; close on RLRE or timeout
+  void abort(const std::string& reason);          // ABRT (service user), then close
+  void close(const std::string& reason);          // TCP close; onClosed if it was bound
+
+  bool bound() const { return bound_ && !closed_; }
+  bool releasing() const { return releasing_; }
+  std::int64_t associationId() const { return association_id_; }
+  const associations::Nsap& nsap() const { return nsap_; }
+  const std::string& peer() const { return peer_; }
+  std::uint64_t sent() const { return sent_; }
+  std::uint64_t received() const { return received_; }
+
+  // Set by the owner once bound (for listings and logs).
+  std::string spid;
+  std::uint32_t function_mask = 0;
+  bool recovery_mode = false;
+  std::int64_t bound_at_ms = 0;
+
+ private:
+  void readLoop();
+  void handle(std::vector<cmip::UpperLayersEvent>& events);
+  void enqueue(std::vector<std::uint8_t> bytes);
+  void writeNext();
+  void finish(const std::string& reason, bool orderly);
+
+  boost::asio::ip::tcp::socket socket_;
+  associations::Nsap nsap_;
+  std::string peer_;
+  SessionOwner& owner_;
+  cmip::UpperLayers upper_;
+  boost::asio::steady_timer timer_;  // bind timeout, then release timeout
+  std::vector<std::uint8_t> read_buffer_;
+  std::deque<std::vector<std::uint8_t>> write_queue_;
+  std::size_t queued_bytes_ = 0;
+  bool writing_ = false;
+  bool close_after_write_ = false;
+  bool bound_ = false;
+  bool releasing_ = false;
+  bool closed_ = false;
+  std::int64_t association_id_ = 0;
+  std::uint64_t sent_ = 0;
+  std::uint64_t received_ = 0;
+};
+
+}  // namespace npac::npacd
