@@ -1,0 +1,297 @@
+// NpacdProcess: the real npacd binary ($NPAC_BIN/npacd) as a child process on a real
+// SQLite file in a fresh temp directory, with ephemeral ports (--listen/--api port 0; the
+// ports are read back from its start-up log line), an HTTP/JSON client for its admin API,
+// and a runner for $NPAC_BIN/npac-soa-sim with a bounded wait. Every wait is bounded;
+// children are killed (SIGKILL) if a test fails or ends early.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+
+namespace npacd_test {
+
+namespace fs = std::filesystem;
+namespace http = boost::beast::http;
+using Json = nlohmann::json;
+using namespace std::chrono_literals;
+
+// "prefix" + n, appended: g++ 12 warns (-Wrestrict, PR105651) on "literal" + std::string.
+inline std::string label(const char* prefix, long n) {
+  std::string s(prefix);
+  s.append(std::to_string(n));
+  return s;
+}
+
+inline std::string binDir() {
+  const char* bin = std::getenv("NPAC_BIN");
+  return bin != nullptr ? bin : NPAC_BINARY_DIR "/bin";
+}
+
+inline std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// fork + exec with stdout/stderr to `log`; returns the pid.
+inline pid_t spawn(const std::vector<std::string>& argv, const fs::path& log) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    FILE* out = std::fopen(log.c_str(), "a");
+    if (out != nullptr) {
+      dup2(fileno(out), 1);
+      dup2(fileno(out), 2);
+    }
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// Waits for `pid` at most `limit`; kills it (SIGKILL) past that. The exit code, or -1.
+inline int waitFor(pid_t pid, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::this_thread::sleep_for(10ms);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return -1;
+}
+
+struct Reply {
+  int status = 0;
+  Json body;
+};
+
+// A sim run started in the background.
+struct SimRun {
+  pid_t pid = -1;
+  fs::path report;
+  fs::path log;
+  int exit_code = -2;
+  Json result;
+  int wait(std::chrono::milliseconds limit = 20s) {
+    if (pid > 0) {
+      exit_code = waitFor(pid, limit);
+      pid = -1;
+      result = Json::parse(slurp(report), nullptr, false);
+    }
+    return exit_code;
+  }
+  ~SimRun() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+class NpacdProcess {
+ public:
+  NpacdProcess() {
+    static std::atomic<int> counter{0};
+    dir_ = fs::temp_directory_path() /
+           ("npacd-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    start();
+  }
+  ~NpacdProcess() {
+    stopHard();
+    fs::remove_all(dir_);
+  }
+  NpacdProcess(const NpacdProcess&) = delete;
+  NpacdProcess& operator=(const NpacdProcess&) = delete;
+
+  const fs::path& dir() const { return dir_; }
+  std::uint16_t port() const { return port_; }
+  std::string log() const { return slurp(dir_ / "npacd.log"); }
+
+  void start() {
+    const fs::path log = dir_ / "npacd.log";
+    const std::size_t before = fs::exists(log) ? slurp(log).size() : 0;
+    pid_ = spawn({binDir() + "/npacd", "--db", (dir_ / "npacd.db").string(), "--listen",
+                  "127.0.0.1:0", "--api", "127.0.0.1:0", "--durability", "normal"},
+                 log);
+    const std::regex ready(R"(listening for associations on 127\.0\.0\.1:(\d+), admin API on 127\.0\.0\.1:(\d+))");
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::string text = slurp(log).substr(before);
+      std::smatch m;
+      if (std::regex_search(text, m, ready)) {
+        port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
+        api_port_ = static_cast<std::uint16_t>(std::stoi(m[2]));
+        return;
+      }
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        FAIL("npacd exited at start: " << slurp(log));
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    FAIL("npacd did not start: " << slurp(log));
+  }
+  // SIGTERM and the exit code (graceful shutdown).
+  int stop() {
+    if (pid_ <= 0) return -1;
+    kill(pid_, SIGTERM);
+    int code = waitFor(pid_, 10s);
+    pid_ = -1;
+    return code;
+  }
+  void stopHard() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+  Reply call(http::verb method, const std::string& target, const Json& body = nullptr) const {
+    boost::asio::io_context io;
+    boost::beast::tcp_stream stream(io);
+    stream.expires_after(30s);
+    stream.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), api_port_));
+    http::request<http::string_body> request{method, target, 11};
+    request.set(http::field::host, "127.0.0.1");
+    request.set("X-Npac-Actor", "npacd-test");
+    if (!body.is_null()) {
+      request.set(http::field::content_type, "application/json");
+      request.body() = body.dump();
+    }
+    request.prepare_payload();
+    http::write(stream, request);
+    boost::beast::flat_buffer buffer;
+    http::response<http::string_body> response;
+    http::read(stream, buffer, response);
+    return Reply{static_cast<int>(response.result_int()), Json::parse(response.body(), nullptr, false)};
+  }
+
+  // A provisioned SOA provider with an Ed25519 key (list 1, key 1) made by the sim's
+  // keygen; returns the private key file.
+  fs::path provision(const std::string& spid, bool srr = false) {
+    REQUIRE(call(http::verb::post, "/v1/providers",
+                 Json{{"spid", spid}, {"name", "Provider " + spid}, {"system_type", "soa"}})
+                .status == 201);
+    const fs::path key = dir_ / ("key-" + spid + ".pem");
+    pid_t kg = spawn({binDir() + "/npac-soa-sim", "keygen", "--out", key.string()}, dir_ / "keygen.log");
+    REQUIRE(waitFor(kg, 20s) == 0);
+    Reply added = call(http::verb::post, "/v1/providers/" + spid + "/keys",
+                       Json{{"key_list_id", 1}, {"key_id", 1}, {"algorithm", "ed25519"},
+                            {"public_key_pem", slurp(key.string() + ".pub")}});
+    REQUIRE(added.status == 201);
+    if (srr) {
+      REQUIRE(call(http::verb::put, "/v1/providers/" + spid + "/srr", Json{{"on", true}}).status == 200);
+    }
+    return key;
+  }
+
+  // A notification for `spid` whose information is the OCTET STRING `tag` (so the sim's
+  // report names each message).
+  static Json notification(const std::string& spid, const std::string& tag) {
+    std::ostringstream hex;
+    hex << "04" << std::hex;
+    hex.width(2);
+    hex.fill('0');
+    hex << tag.size();
+    for (unsigned char c : tag) {
+      hex.width(2);
+      hex << static_cast<int>(c);
+    }
+    return Json{{"spid", spid},
+                {"function", "notifications"},
+                {"operation", "event-report"},
+                {"object_class", "1.3.6.1.4.1.103.7.0.0.1.3"},
+                {"instance", {{"dn", Json::array({Json::array({{{"id", "2.5.4.3"}, {"value", "13044e504143"}}})})}}},
+                {"type", "1.3.6.1.4.1.103.7.0.0.5.1"},
+                {"information", hex.str()}};
+  }
+  static std::string tagHex(const std::string& tag) {
+    return notification("x", tag)["information"].get<std::string>();
+  }
+
+  // Submits `count` notifications tagged prefix0..prefixN-1 in batches; their ids.
+  std::vector<std::int64_t> submit(const std::string& spid, const std::string& prefix, int count) {
+    std::vector<std::int64_t> ids;
+    for (int first = 0; first < count; first += 1000) {
+      Json batch = Json::array();
+      for (int i = first; i < std::min(count, first + 1000); ++i) {
+        batch.push_back(notification(spid, std::string(prefix).append(std::to_string(i))));
+      }
+      Reply r = call(http::verb::post, "/v1/messages", Json{{"messages", batch}});
+      REQUIRE(r.status == 201);
+      for (auto& id : r.body["ids"]) ids.push_back(id.get<std::int64_t>());
+    }
+    return ids;
+  }
+
+  std::string messageState(std::int64_t id) const {
+    return call(http::verb::get, "/v1/messages/" + std::to_string(id)).body.value("state", "");
+  }
+
+  // Starts npac-soa-sim bound to this npacd with `args` added.
+  std::unique_ptr<SimRun> sim(const std::string& spid, const fs::path& key,
+                              std::vector<std::string> args) {
+    static std::atomic<int> runs{0};
+    auto run = std::make_unique<SimRun>();
+    const int n = runs++;
+    run->report = dir_ / ("sim-" + std::to_string(n) + ".json");
+    run->log = dir_ / ("sim-" + std::to_string(n) + ".log");
+    std::vector<std::string> argv{binDir() + "/npac-soa-sim", "--npac",
+                                  "127.0.0.1:" + std::to_string(port_), "--spid", spid, "--key",
+                                  key.string(), "--functions", "soa-management,notifications",
+                                  "--report", run->report.string(), "--log-level", "warn"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    run->pid = spawn(argv, run->log);
+    return run;
+  }
+
+  // Waits (bounded) until npacd lists `count` associations.
+  bool waitForAssociations(std::size_t count, std::chrono::milliseconds limit = 10s) const {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      Reply r = call(http::verb::get, "/v1/associations");
+      if (r.status == 200 && r.body["associations"].size() == count) return true;
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+
+ private:
+  fs::path dir_;
+  pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
+  std::uint16_t api_port_ = 0;
+};
+
+}  // namespace npacd_test
