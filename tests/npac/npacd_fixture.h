@@ -270,7 +270,11 @@ class NpacdProcess {
     std::vector<std::string> argv{binDir() + "/npac-soa-sim", "--npac",
                                   "127.0.0.1:" + std::to_string(port_), "--spid", spid, "--key",
                                   key.string(), "--functions", "soa-management,notifications",
-                                  "--report", run->report.string(), "--log-level", "warn"};
+                                  "--report", run->report.string(), "--log-level", "warn",
+                                  // Explicit, increasing bind sequence numbers: the default
+                                  // (tenths of a second) repeats for two runs in 100 ms.
+                                  "--sequence", std::to_string(next_sequence_)};
+    next_sequence_ += 100;
     argv.insert(argv.end(), args.begin(), args.end());
     run->pid = spawn(argv, run->log);
     return run;
@@ -292,6 +296,7 @@ class NpacdProcess {
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;
   std::uint16_t api_port_ = 0;
+  std::uint64_t next_sequence_ = 1000;
 };
 
 }  // namespace npacd_test

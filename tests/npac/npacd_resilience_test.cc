@@ -1,0 +1,161 @@
+// npacd end to end: admission refusals, nothing lost across kill -9 and association loss,
+// garbage bytes and silent connections. The real binary, real SQLite, loopback TCP,
+// providers played by npac-soa-sim.
+#include "npacd_fixture.h"
+
+#include <map>
+
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+
+#include "db/database.h"
+#include "db/outbound_queue.h"
+
+using namespace npacd_test;
+namespace asio = boost::asio;
+
+namespace {
+
+std::size_t countIn(const fs::path& db_path, npac::db::MessageState state) {
+  auto db = npac::db::Database::open(db_path.string());
+  REQUIRE(db.isOk());
+  auto n = npac::db::OutboundQueue(**db).count(state);
+  REQUIRE(n.isOk());
+  return *n;
+}
+
+bool waitUntilAcknowledged(const fs::path& db_path, std::size_t count, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (countIn(db_path, npac::db::MessageState::kAcknowledged) == count) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return false;
+}
+
+// The order of the tags a sim report received (info hex), first copies only.
+std::vector<std::string> receivedOrder(const Json& report) {
+  std::vector<std::string> order;
+  for (const Json& r : report["received"]) {
+    if (!r["retransmission"].get<bool>()) order.push_back(r["info"].get<std::string>());
+  }
+  return order;
+}
+
+}  // namespace
+
+TEST_CASE("binds with an unknown SPID or a bad signature are refused with their diagnostic while another provider keeps working") {
+  NpacdProcess npacd;
+  auto good_key = npacd.provision("0001");
+  auto other_key = npacd.provision("0002");
+  auto working = npacd.sim("0001", good_key, {"--from", "127.0.0.2", "--expect", "20", "--duration", "15s"});
+  REQUIRE(npacd.waitForAssociations(1));
+
+  auto unknown = npacd.sim("9999", good_key, {"--from", "127.0.0.3", "--duration", "5s"});
+  // 0002's bind signed with 0001's key: the signature does not verify with 0002's key.
+  auto forged = npacd.sim("0002", good_key, {"--from", "127.0.0.4", "--duration", "5s"});
+  CHECK(unknown->wait() == 5);
+  CHECK(forged->wait() == 5);
+  npacd.submit("0001", "w", 20);
+  REQUIRE(working->wait() == 0);
+  CHECK(working->result["totals"]["received"] == 20);
+
+  const Json& unknown_bind = unknown->result["associations"][0]["bind"];
+  CHECK(unknown_bind["outcome"] == "rejected");
+  CHECK(unknown_bind["diagnostic_source"] == "acse-service-user");
+  const Json& forged_bind = forged->result["associations"][0]["bind"];
+  CHECK(forged_bind["outcome"] == "rejected");
+  CHECK(forged_bind["diagnostic"] == 13);  // authentication-failure (X.227)
+  const std::string log = npacd.log();
+  CHECK(log.find("bind rejected: SPID 9999") != std::string::npos);
+  CHECK(log.find("(unknown-spid)") != std::string::npos);
+  CHECK(log.find("bind rejected: SPID 0002") != std::string::npos);
+  CHECK(log.find("(signature-invalid)") != std::string::npos);
+  (void)other_key;
+}
+
+TEST_CASE("messages queued while no association is up survive kill -9 and a normal bind delivers them in order") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001");
+  // 10 go out on an association that never answers, then npacd is killed with them in
+  // flight; 40 more wait in the queue with no association at all.
+  auto silent = npacd.sim("0001", key, {"--from", "127.0.0.2", "--silent", "1", "--duration", "20s"});
+  REQUIRE(npacd.waitForAssociations(1));
+  npacd.submit("0001", "k", 10);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (countIn(npacd.dir() / "npacd.db", npac::db::MessageState::kSent) < 10 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  REQUIRE(countIn(npacd.dir() / "npacd.db", npac::db::MessageState::kSent) == 10);
+  npacd.stopHard();
+  silent.reset();  // SIGKILL the silent provider too
+  npacd.start();
+  REQUIRE(npacd.waitForAssociations(0));
+  std::vector<std::int64_t> ids = npacd.submit("0001", "q", 40);
+  CHECK(countIn(npacd.dir() / "npacd.db", npac::db::MessageState::kQueued) == 50);
+
+  npacd.stopHard();
+  npacd.start();
+  auto normal = npacd.sim("0001", key, {"--from", "127.0.0.3", "--expect", "50", "--duration", "15s"});
+  const int normal_exit = normal->wait();
+  INFO(npacd.log());
+  REQUIRE(normal_exit == 0);
+  std::vector<std::string> expected;
+  for (int i = 0; i < 10; ++i) expected.push_back(NpacdProcess::tagHex(label("k", i)));
+  for (int i = 0; i < 40; ++i) expected.push_back(NpacdProcess::tagHex(label("q", i)));
+  CHECK(receivedOrder(normal->result) == expected);
+  CHECK(waitUntilAcknowledged(npacd.dir() / "npacd.db", 50, 10s));
+}
+
+TEST_CASE("losing one association mid-stream leaves every PDU acknowledged, repeated only as marked retransmissions") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001", /*srr=*/true);
+  constexpr int kMessages = 3000;
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--from", "127.0.0.4",
+                                     "--drop-after", "2=300", "--keep-going", "--duration", "40s"});
+  REQUIRE(npacd.waitForAssociations(3));
+  npacd.submit("0001", "d", kMessages);
+  CHECK(waitUntilAcknowledged(npacd.dir() / "npacd.db", kMessages, 30s));
+  kill(sim->pid, SIGTERM);
+  sim->wait(10s);
+  const Json& report = sim->result;
+  REQUIRE(report.is_object());
+  std::map<std::string, int> copies;
+  for (const Json& r : report["received"]) {
+    const std::string tag = r["info"].get<std::string>();
+    if (++copies[tag] > 1) CHECK(r["retransmission"].get<bool>());
+  }
+  for (int i = 0; i < kMessages; ++i) CHECK(copies.count(NpacdProcess::tagHex(label("d", i))) == 1);
+  CHECK(report["associations"][1]["received"] == 300);
+  CHECK(npacd.log().find("aborted") != std::string::npos);
+}
+
+TEST_CASE("garbage bytes abort only their own connection and a silent connection is dropped at bind_timeout") {
+  NpacdProcess npacd;
+  REQUIRE(npacd.call(http::verb::put, "/v1/tunables/bind_timeout", Json{{"value", "1s"}}).status == 200);
+  auto key = npacd.provision("0001");
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--expect", "3", "--duration", "15s"});
+  REQUIRE(npacd.waitForAssociations(1));
+
+  asio::io_context io;
+  const asio::ip::tcp::endpoint npac(asio::ip::make_address("127.0.0.1"), npacd.port());
+  asio::ip::tcp::socket garbage(io), silent(io);
+  garbage.connect(npac);
+  silent.connect(npac);
+  const std::string junk = "GET / HTTP/1.1\r\n\r\n";
+  asio::write(garbage, asio::buffer(junk));
+  // Both are closed by npacd: read until EOF (bounded by the socket timeout below).
+  for (auto* s : {&garbage, &silent}) {
+    timeval tv{5, 0};
+    setsockopt(s->native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char buf[256];
+    boost::system::error_code ec;
+    while (!ec) s->read_some(asio::buffer(buf), ec);
+    CHECK(ec == asio::error::eof);
+  }
+  CHECK(npacd.waitForAssociations(1));
+  npacd.submit("0001", "g", 3);
+  REQUIRE(sim->wait() == 0);
+  CHECK(npacd.log().find("not bound within bind_timeout") != std::string::npos);
+}
