@@ -29,18 +29,16 @@ dispatch::PolicyConfig policyFor(tunables::EgressPolicy policy) {
   return config;
 }
 
-// The association function a queued message is routed by: the lowest one it needs (the
-// queue only hands out messages whose every function the association has, NANC 111).
+std::optional<std::int32_t> invokeIdOf(const cmip::InvokeId& id) { return id.present; }
+
+}  // namespace
+
 as::AssociationFunction routingFunction(std::uint32_t mask) {
   for (unsigned bit = 0; bit < as::kFunctionCount; ++bit) {
     if (mask >> bit & 1u) return static_cast<as::AssociationFunction>(bit);
   }
   return as::AssociationFunction::kNotifications;
 }
-
-std::optional<std::int32_t> invokeIdOf(const cmip::InvokeId& id) { return id.present; }
-
-}  // namespace
 
 AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
                                        db::QueueWriter& writer,
@@ -414,6 +412,7 @@ void AssociationManager::onRose(const std::shared_ptr<Session>& session, cmip::R
     return;
   }
   auto& invoke = std::get<cmip::RoseInvoke>(apdu);
+  if (handleProviderAction(session, invoke)) return;
   InboundRequest request;
   request.id = next_inbound_id_++;
   request.spid = session->spid;
@@ -535,20 +534,29 @@ void AssociationManager::shutdown(std::function<void()> done) {
 void AssociationManager::submit(std::vector<OutboundMessage> messages, SubmitDone done) {
   std::vector<db::NewMessage> rows;
   rows.reserve(messages.size());
-  std::set<std::string> spids;
+  std::vector<std::string> spids;
   for (OutboundMessage& m : messages) {
-    spids.insert(m.message.spid);
+    spids.push_back(m.message.spid);
     rows.push_back(std::move(m.message));
   }
   writer_.submit(std::move(rows), [this, spids = std::move(spids), done = std::move(done)](
                                       db::Result<std::vector<db::MessageId>> result) {
-    const bool ok = result.isOk();
+    std::vector<db::MessageId> ids;
+    if (result.isOk()) ids = result.value();
     done(std::move(result));
-    if (ok) {
-      asio::post(io_, [this, spids] {
-        for (const std::string& spid : spids) scheduleDelivery(spid);
-      });
-    }
+    if (ids.empty()) return;
+    asio::post(io_, [this, spids, ids] {
+      // A provider in recovery holds new messages (they stay queued until it completes).
+      for (std::size_t i = 0; i < ids.size() && i < spids.size(); ++i) {
+        Provider* provider = providerFor(spids[i], false);
+        if (provider != nullptr && !provider->egress->recovery().mayPush()) {
+          provider->egress->recovery().onNewMessage(static_cast<as::MessageId>(ids[i]));
+        }
+      }
+      for (const std::string& spid : std::set<std::string>(spids.begin(), spids.end())) {
+        scheduleDelivery(spid);
+      }
+    });
   });
 }
 

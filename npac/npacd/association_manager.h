@@ -43,6 +43,10 @@ inline constexpr std::size_t kDeliveryBatch = 256;
 // Period of the response-timeout / retry scan.
 inline constexpr std::chrono::milliseconds kTimerPeriod{500};
 
+// The association function a queued message is routed by: the lowest one it needs (the
+// queue only hands out messages whose every function the association has, NANC 111).
+associations::AssociationFunction routingFunction(std::uint32_t mask);
+
 class AssociationManager : public CoreService, public SessionOwner {
  public:
   // `db` is the core's own connection (used on the core thread only).
@@ -88,6 +92,9 @@ class AssociationManager : public CoreService, public SessionOwner {
   };
 
   void acceptLoop();
+  // association_manager_recovery.cc: lnpRecoveryRequest / lnpRecoveryComplete; false if
+  // `invoke` is not one of them.
+  bool handleProviderAction(const std::shared_ptr<Session>& session, const cmip::RoseInvoke& invoke);
   void rejectBind(const std::shared_ptr<Session>& session, const cmip::ConnectIndication& ind,
                   const std::string& spid, std::uint32_t mask, bool recovery,
                   const std::string& code, const std::string& reason, std::int32_t diagnostic);

@@ -159,3 +159,33 @@ TEST_CASE("garbage bytes abort only their own connection and a silent connection
   REQUIRE(sim->wait() == 0);
   CHECK(npacd.log().find("not bound within bind_timeout") != std::string::npos);
 }
+
+TEST_CASE("a recovery-mode bind gets exactly the missed messages on its recovery request, then normal delivery after recovery complete") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001");
+  npacd.submit("0001", "missed", 5);
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--recovery", "--recover-all",
+                                     "--keep-running", "--duration", "20s"});
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (npacd.log().find("recovery complete") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  REQUIRE(npacd.log().find("recovery request answered with 5 message(s)") != std::string::npos);
+  REQUIRE(npacd.log().find("recovery complete") != std::string::npos);
+  npacd.submit("0001", "after", 3);
+  CHECK(waitUntilAcknowledged(npacd.dir() / "npacd.db", 8, 10s));
+  kill(sim->pid, SIGTERM);
+  sim->wait(10s);
+  const Json& report = sim->result;
+  REQUIRE(report.is_object());
+  CHECK(report["recovery"]["message_count"] == 5);
+  CHECK(report["recovery"]["received_during"] == 5);
+  CHECK(report["recovery"]["completed"] == true);
+  REQUIRE(report["received"].size() == 8);
+  for (int i = 0; i < 8; ++i) {
+    const Json& r = report["received"][i];
+    CHECK(r["during_recovery"] == (i < 5));
+    CHECK(r["info"] == NpacdProcess::tagHex(i < 5 ? label("missed", i) : label("after", i - 5)));
+  }
+}

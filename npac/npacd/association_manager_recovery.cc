@@ -1,0 +1,117 @@
+// AssociationManager: the provider's recovery actions (NANC 351 SWIM, docs/PROTOCOL.md):
+//   lnpRecoveryRequest  1.3.6.1.4.1.103.7.0.0.90.6.1  M-ACTION, info RecoveryRequest (a
+//                       time range or "everything not acknowledged"): the selected
+//                       messages are sent, then the ActionResult with messageCount.
+//   lnpRecoveryComplete 1.3.6.1.4.1.103.7.0.0.90.6.2  M-ACTION: back to normal mode; the
+//                       messages held meanwhile (still queued) are delivered in order.
+#include <spdlog/spdlog.h>
+
+#include "associations/cmip_bind.h"
+#include "npac/npacd/association_manager.h"
+
+namespace npac::npacd {
+namespace as = npac::associations;
+
+namespace {
+
+// Recovery answers more than this many messages in one request only in part (bounded work
+// per event; the provider asks again).
+constexpr std::size_t kMaxRecoveryMessages = 100000;
+
+db::TimeMs toMs(as::WallTime time) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
+}
+as::WallTime fromMs(db::TimeMs ms) { return as::WallTime(std::chrono::milliseconds(ms)); }
+
+}  // namespace
+
+bool AssociationManager::handleProviderAction(const std::shared_ptr<Session>& session,
+                                              const cmip::RoseInvoke& invoke) {
+  auto decoded = cmip::fromRose(invoke);
+  if (!decoded.isOk()) return false;
+  auto* action = std::get_if<cmip::ActionArgument>(&decoded->argument);
+  if (action == nullptr) return false;
+  const bool request = action->actionType == cmip::ActionTypeId::global(cmip::oids::kLnpRecoveryRequestAction);
+  const bool complete = action->actionType == cmip::ActionTypeId::global(cmip::oids::kLnpRecoveryCompleteAction);
+  if (!request && !complete) return false;
+  Provider* provider = providerFor(session->spid, false);
+  if (provider == nullptr) return false;
+  const std::string& spid = session->spid;
+
+  auto answerError = [&](const std::string& why) {
+    spdlog::warn("SPID {}: recovery action refused: {}", spid, why);
+    cmip::CmipErrorReply error{cmip::InvokeId{invoke.invokeId}, cmip::CmipError::kProcessingFailure, std::nullopt};
+    session->sendRoseEncoded(cmip::encodeRoseApdu(cmip::toRose(error)));
+  };
+  auto answerResult = [&](std::optional<std::int64_t> count) {
+    cmip::ActionResult result;
+    if (count) result.actionReply = cmip::ActionResult::ActionReply{action->actionType, cmip::encodeRecoveryReply(*count)};
+    cmip::CmipResult reply{invoke.invokeId, cmip::CmipOpcode::kActionConfirmed, result};
+    session->sendRoseEncoded(cmip::encodeRoseApdu(cmip::toRose(reply)));
+  };
+
+  if (complete) {
+    auto released = provider->egress->recovery().complete();
+    if (!released.ok()) {
+      answerError(std::string(as::toString(released.error())));
+      return true;
+    }
+    answerResult(std::nullopt);
+    spdlog::info("SPID {}: recovery complete, normal mode; {} held message(s) follow", spid,
+                 released.value().size());
+    scheduleDelivery(spid);
+    return true;
+  }
+
+  as::RecoveryRequest wanted;
+  if (action->actionInfoArg) {
+    auto range = cmip::decodeRecoveryRequest(action->actionInfoArg->bytes);
+    if (!range.isOk()) {
+      answerError("undecodable recovery request: " + range.status().toString());
+      return true;
+    }
+    wanted = as::recoveryRequestFrom(range.value());
+  }
+  auto rows = wanted.kind == as::RecoveryRequest::Kind::kUnacknowledged
+                  ? queue_.unacknowledged(spid, kMaxRecoveryMessages)
+                  : queue_.createdBetween(spid, toMs(wanted.from), toMs(wanted.to) + 1, kMaxRecoveryMessages);
+  if (!rows.isOk()) {
+    answerError("outbound queue unreadable: " + rows.status().toString());
+    return true;
+  }
+  std::vector<as::RecoveryMessage> candidates;
+  std::map<as::MessageId, const db::QueuedMessage*> by_id;
+  for (const db::QueuedMessage& row : *rows) {
+    candidates.push_back({static_cast<as::MessageId>(row.id), fromMs(row.created_at),
+                          row.state == db::MessageState::kAcknowledged});
+    by_id[static_cast<as::MessageId>(row.id)] = &row;
+  }
+  auto selected = provider->egress->recovery().answer(wanted, candidates);
+  if (!selected.ok()) {
+    answerError(std::string(as::toString(selected.error())));
+    return true;
+  }
+  const as::TimePoint now = as::TimePoint::clock::now();
+  const db::TimeMs now_ms = nowMs();
+  std::int64_t count = 0;
+  for (as::MessageId id : selected.value()) {
+    const db::QueuedMessage& row = *by_id[id];
+    as::OutboundMessage out;
+    out.id = id;
+    out.function = routingFunction(row.function_mask);
+    out.confirmed = true;
+    out.purpose = as::OutboundMessage::Purpose::kRecoveryAnswer;
+    as::SendOutcome outcome = provider->egress->send(out, now);
+    if (!outcome.ok()) break;  // window full: the provider asks again for the rest
+    if (!writeTransmission(*provider, *outcome.transmission, row.pdu)) break;
+    if (row.state == db::MessageState::kQueued) {
+      (void)queue_.markSent(row.id, static_cast<std::int64_t>(outcome.transmission->association), now_ms);
+    }
+    ++count;
+  }
+  answerResult(count);
+  spdlog::info("SPID {}: recovery request answered with {} message(s)", spid, count);
+  return true;
+}
+
+}  // namespace npac::npacd
