@@ -29,7 +29,11 @@ HttpResponse jsonErrorResponse(http::status status, const std::string& code,
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   HttpSession(tcp::socket socket, HttpServer& server)
-      : stream_(std::move(socket)), server_(&server), alive_(server.alive_) {}
+      : stream_(std::move(socket)),
+        server_(&server),
+        alive_(server.alive_),
+        body_limit_(server.options_.body_limit),
+        idle_timeout_(server.options_.idle_timeout) {}
 
   ~HttpSession() {
     if (*alive_) server_->forget(this);
@@ -46,8 +50,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
  private:
   void read() {
     parser_.emplace();
-    parser_->body_limit(server_->options_.body_limit);
-    stream_.expires_after(server_->options_.idle_timeout);
+    parser_->body_limit(body_limit_);
+    stream_.expires_after(idle_timeout_);
     http::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
                        self->onRead(ec);
@@ -63,7 +67,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (ec == http::error::body_limit) {
       return writeFinal(jsonErrorResponse(
           http::status::payload_too_large, "body_too_large",
-          "request body exceeds " + std::to_string(server_->options_.body_limit) + " bytes"));
+          "request body exceeds " + std::to_string(body_limit_) + " bytes"));
     }
     if (ec) {
       return writeFinal(jsonErrorResponse(http::status::bad_request, "bad_http",
@@ -73,6 +77,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     keep_alive_ = request.keep_alive();
     version_ = request.version();
     stream_.expires_never();  // a long poll may take its time; the handler bounds it
+    if (!*alive_) {  // the server is gone: nobody to hand the request to
+      return writeFinal(jsonErrorResponse(http::status::service_unavailable, "shutting_down",
+                                          "the admin API is stopping"));
+    }
     // The responder keeps the session alive while the handler works (a long poll, a
     // commit): no socket operation is pending meanwhile.
     server_->handler_(std::move(request), [self = shared_from_this()](HttpResponse response) {
@@ -85,7 +93,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     response.keep_alive(keep_alive_);
     response.prepare_payload();
     auto shared = std::make_shared<HttpResponse>(std::move(response));
-    stream_.expires_after(server_->options_.idle_timeout);
+    stream_.expires_after(idle_timeout_);
     http::async_write(stream_, *shared,
                       [self = shared_from_this(), shared](beast::error_code ec, std::size_t) {
                         if (ec || !self->keep_alive_) return self->finish();
@@ -102,7 +110,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   beast::tcp_stream stream_;
   HttpServer* server_;
-  std::shared_ptr<bool> alive_;
+  std::shared_ptr<bool> alive_;  // false once the server is destroyed: server_ dangles
+  std::size_t body_limit_;
+  std::chrono::seconds idle_timeout_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   bool keep_alive_ = false;

@@ -166,7 +166,8 @@ class QueueBackedCore : public CoreService {
   void submit(std::vector<OutboundMessage> messages, SubmitDone done) override {
     std::vector<db::NewMessage> rows;
     for (OutboundMessage& m : messages) {
-      keys.push_back(m.key.value_or(""));
+      std::lock_guard lock(mutex);
+      seen_.keys.push_back(m.key.value_or(""));
       rows.push_back(std::move(m.message));
     }
     writer_.submit(std::move(rows), std::move(done));  // completes on the writer thread
@@ -186,24 +187,39 @@ class QueueBackedCore : public CoreService {
   }
   void respond(InboundRequestId id, InboundResponse response, StatusDone done) override {
     if (id != 41) return done(db::Status::notFound("no such request"));
-    last_response = response;
+    {
+      std::lock_guard lock(mutex);
+      seen_.last_response = response;
+    }
     done(db::Status::ok());
   }
   void listAssociations(ListDone done) override { done(std::vector<AssociationInfo>{}); }
   void abortAssociation(db::AssociationId id, std::string actor, StatusDone done) override {
-    aborted = std::to_string(id) + " by " + actor;
+    {
+      std::lock_guard lock(mutex);
+      seen_.aborted = std::to_string(id) + " by " + actor;
+    }
     done(db::Status::ok());
   }
 
-  bool hold_polls = false;
+  // What the core was asked, copied under the mutex (the API thread writes it).
+  struct Seen {
+    std::vector<std::string> keys;  // each submitted message's key, "" when none
+    std::optional<InboundResponse> last_response;
+    std::string aborted;  // "<id> by <actor>"
+  };
+  Seen seen() {
+    std::lock_guard lock(mutex);
+    return seen_;
+  }
+
+  bool hold_polls = false;  // set before attaching
   std::mutex mutex;
   std::vector<PollDone> held_polls;
-  std::vector<std::string> keys;
-  std::optional<InboundResponse> last_response;
-  std::string aborted;
 
  private:
   db::QueueWriter& writer_;
+  Seen seen_;
 };
 
 }  // namespace npac::npacd::testing

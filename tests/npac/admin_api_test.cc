@@ -308,7 +308,7 @@ TEST_CASE("Submitted messages get ids once committed, and are stored as a ROSE I
   INFO(submitted.raw);
   REQUIRE(submitted.status == 201);
   REQUIRE(submitted.body["ids"].size() == 2);
-  CHECK(core.keys == std::vector<std::string>{"", "3035551212"});
+  CHECK(core.seen().keys == std::vector<std::string>{"", "3035551212"});
   std::int64_t id = submitted.body["ids"][1].get<std::int64_t>();
 
   Reply status = f.call(V::get, "/v1/messages/" + std::to_string(id));
@@ -373,12 +373,13 @@ TEST_CASE("Inbound requests are long-polled and answered through the core; an un
   Reply answered = f.call(V::post, "/v1/inbound/41/response",
                           json{{"outcome", "error"}, {"error_code", "noSuchAction"}, {"actor", "app"}});
   REQUIRE(answered.status == 200);
-  REQUIRE(core.last_response);
-  CHECK(core.last_response->error == cmip::CmipError::kNoSuchAction);
-  CHECK(core.last_response->actor == "app");
+  auto last = core.seen().last_response;
+  REQUIRE(last);
+  CHECK(last->error == cmip::CmipError::kNoSuchAction);
+  CHECK(last->actor == "app");
   CHECK(f.call(V::post, "/v1/inbound/42/response", json{{"outcome", "result"}}).errorCode() == "request_not_found");
   CHECK(f.call(V::post, "/v1/associations/3/abort", "", "ops").status == 200);
-  CHECK(core.aborted == "3 by ops");
+  CHECK(core.seen().aborted == "3 by ops");
   f.onApiThread([&] { f.api->attachCore(nullptr); });
 }
 

@@ -139,7 +139,7 @@ TEST_CASE("npacctl send prints the committed id and npacctl msg status reads it 
   INFO(sent.output);
   REQUIRE(sent.exit_code == 0);
   CHECK(sent.output == "accepted 1\n");
-  CHECK(core.keys == std::vector<std::string>{"3035551212"});
+  CHECK(core.seen().keys == std::vector<std::string>{"3035551212"});
   Run status = npacctl("msg status 1" + api(f));
   INFO(status.output);
   CHECK(status.exit_code == 0);
