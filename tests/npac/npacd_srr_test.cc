@@ -1,0 +1,101 @@
+// npacd end to end: the SRR rows of issue 5 and a provider's own requests answered
+// through the rotation (NANC 353 7.b.iv). Real binary, SQLite, loopback, npac-soa-sim.
+#include "npacd_fixture.h"
+
+#include <set>
+
+using namespace npacd_test;
+
+namespace {
+
+std::vector<std::string> peers(const NpacdProcess& npacd) {
+  std::vector<std::string> out;
+  const Reply listed = npacd.call(http::verb::get, "/v1/associations");
+  for (const Json& a : listed.body["associations"]) {
+    out.push_back(a.value("peer", a.value("peer_address", "")));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("with SRR off a bind with the same mask from another NSAP replaces the live association") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001");
+  auto first = npacd.sim("0001", key, {"--from", "127.0.0.2", "--keep-running", "--duration", "15s"});
+  REQUIRE(npacd.waitForAssociations(1));
+  auto second = npacd.sim("0001", key, {"--from", "127.0.0.3", "--keep-running", "--duration", "15s"});
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  std::vector<std::string> now;
+  while (std::chrono::steady_clock::now() < deadline) {
+    now = peers(npacd);
+    if (now.size() == 1 && now[0].rfind("127.0.0.3:", 0) == 0) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  INFO(npacd.log());
+  REQUIRE(now.size() == 1);
+  CHECK(now[0].rfind("127.0.0.3:", 0) == 0);
+  first->wait(10s);
+  CHECK(first->result["associations"][0]["end"]["reason"] == "aborted-by-peer");
+  CHECK(npacd.log().find("replaced by a new bind (NANC 386)") != std::string::npos);
+  kill(second->pid, SIGTERM);
+  second->wait(10s);
+}
+
+TEST_CASE("turning SRR off with three associations up keeps the earliest-bound and releases the others gracefully") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001", /*srr=*/true);
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--from", "127.0.0.4",
+                                     "--keep-going", "--keep-running", "--duration", "20s"});
+  REQUIRE(npacd.waitForAssociations(3));
+  REQUIRE(npacd.call(http::verb::put, "/v1/providers/0001/srr", Json{{"on", false}}).status == 200);
+  REQUIRE(npacd.waitForAssociations(1));
+  std::vector<std::string> left = peers(npacd);
+  REQUIRE(left.size() == 1);
+  CHECK(left[0].rfind("127.0.0.2:", 0) == 0);
+  npacd.submit("0001", "s", 10);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  auto sentOnFirst = [&] {
+    const Reply listed = npacd.call(http::verb::get, "/v1/associations");
+    return listed.body["associations"].empty() ? Json(0) : listed.body["associations"][0]["sent"];
+  };
+  while (std::chrono::steady_clock::now() < deadline && sentOnFirst() != 10) {
+    std::this_thread::sleep_for(20ms);
+  }
+  kill(sim->pid, SIGTERM);
+  sim->wait(10s);
+  const Json& report = sim->result;
+  REQUIRE(report.is_object());
+  CHECK(report["associations"][0]["received"] == 10);
+  CHECK(report["associations"][1]["end"]["reason"] == "released-by-peer");
+  CHECK(report["associations"][2]["end"]["reason"] == "released-by-peer");
+}
+
+TEST_CASE("a provider's requests reach the NPAC application and its answers leave through the rotation") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001", /*srr=*/true);
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--send-requests", "4",
+                                     "--duration", "15s"});
+  std::size_t answered = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (answered < 4 && std::chrono::steady_clock::now() < deadline) {
+    Reply polled = npacd.call(http::verb::get, "/v1/inbound?wait=2s&max=10");
+    REQUIRE(polled.status == 200);
+    for (const Json& request : polled.body["requests"]) {
+      Reply r = npacd.call(http::verb::post, "/v1/inbound/" + std::to_string(request["id"].get<std::uint64_t>()) + "/response",
+                           Json{{"outcome", "result"}});
+      CHECK(r.status == 200);
+      ++answered;
+    }
+  }
+  REQUIRE(answered == 4);
+  REQUIRE(sim->wait() == 0);
+  std::multiset<std::size_t> reply_on;
+  for (const Json& q : sim->result["requests"]) {
+    CHECK(q["reply"] == "returnResult");
+    reply_on.insert(q["reply_on"].get<std::size_t>());
+  }
+  // Four answers over two associations in rotation: two each.
+  CHECK(reply_on.count(1) == 2);
+  CHECK(reply_on.count(2) == 2);
+}
