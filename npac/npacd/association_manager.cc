@@ -514,18 +514,46 @@ void AssociationManager::shutdown(std::function<void()> done) {
     for (auto& session : unbound_) session->close("npacd shutting down");
     unbound_.clear();
     flushAcks();
-    for (auto& [spid, provider] : providers_) {
-      for (auto& [id, session] : provider.sessions) session->requestRelease();
-    }
     for (auto& poll : polls_) poll->done(db::Status::shutdown("npacd is stopping"));
     polls_.clear();
-    // Bounded: the release timeout closes whatever did not answer.
-    auto deadline = std::make_shared<asio::steady_timer>(io_);
-    deadline->expires_after(kReleaseTimeout + std::chrono::milliseconds(200));
-    deadline->async_wait([this, deadline, done](boost::system::error_code) {
+    // Drain: no new PDU leaves; each association is released (RLRQ) once nothing is
+    // outstanding on it, or at kDrainTimeout whatever remains; the release timeout then
+    // closes what did not answer. Done as soon as every association is gone.
+    for (auto& [spid, provider] : providers_) {
+      for (auto& [id, session] : provider.sessions) {
+        provider.egress->startRelease(static_cast<as::AssociationId>(id));
+      }
+    }
+    const auto drain_deadline = std::chrono::steady_clock::now() + kDrainTimeout;
+    const auto final_deadline = drain_deadline + kReleaseTimeout + std::chrono::milliseconds(200);
+    auto tick = std::make_shared<asio::steady_timer>(io_);
+    auto step = std::make_shared<std::function<void()>>();
+    *step = [this, tick, step, done, drain_deadline, final_deadline] {
+      const auto now = std::chrono::steady_clock::now();
+      bool any = false;
+      for (auto& [spid, provider] : providers_) {
+        std::set<as::AssociationId> ready;
+        for (as::AssociationId id : provider.egress->readyToRelease()) ready.insert(id);
+        for (auto& [id, session] : provider.sessions) {
+          any = true;
+          if (now >= drain_deadline || ready.count(static_cast<as::AssociationId>(id)) != 0) {
+            session->requestRelease();
+          }
+        }
+      }
       flushAcks();
-      done();
-    });
+      if (!any || now >= final_deadline) {
+        auto finished = done;  // a copy: clearing *step destroys this lambda's captures
+        *step = nullptr;       // break the self-reference
+        finished();
+        return;
+      }
+      tick->expires_after(std::chrono::milliseconds(20));
+      tick->async_wait([step](boost::system::error_code) {
+        if (*step) (*step)();
+      });
+    };
+    (*step)();
   });
 }
 

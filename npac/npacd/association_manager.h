@@ -42,6 +42,9 @@ namespace npac::npacd {
 inline constexpr std::size_t kDeliveryBatch = 256;
 // Period of the response-timeout / retry scan.
 inline constexpr std::chrono::milliseconds kTimerPeriod{500};
+// Graceful shutdown: how long associations may keep answering what is outstanding
+// before they are released anyway.
+inline constexpr std::chrono::seconds kDrainTimeout{2};
 
 // The association function a queued message is routed by: the lowest one it needs (the
 // queue only hands out messages whose every function the association has, NANC 111).

@@ -65,3 +65,16 @@ TEST_CASE("with SRR on three associations share 300 PDUs in strict rotation, non
   for (int i = 3; i < 300; ++i) CHECK(by_submission[i] == by_submission[i - 3]);
   for (const Json& r : report["received"]) CHECK_FALSE(r["retransmission"].get<bool>());
 }
+
+TEST_CASE("SIGTERM releases every association with RLRQ and npacd exits 0") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001", /*srr=*/true);
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--keep-running",
+                                     "--duration", "15s"});
+  REQUIRE(npacd.waitForAssociations(2));
+  CHECK(npacd.stop() == 0);
+  sim->wait(10s);
+  REQUIRE(sim->result.is_object());
+  for (const Json& a : sim->result["associations"]) CHECK(a["end"]["reason"] == "released-by-peer");
+  CHECK(npacd.log().find("npacd stopped") != std::string::npos);
+}
