@@ -1,0 +1,43 @@
+// npacd's command line: endpoints, and the refusal to start on a database it cannot open.
+#include "npacd_fixture.h"
+
+#include "npac/npacd/config.h"
+
+using namespace npacd_test;
+using npac::npacd::parseEndpoint;
+
+TEST_CASE("an endpoint host:port splits into its host and port") {
+  std::string host, error;
+  std::uint16_t port = 0;
+  REQUIRE(parseEndpoint("127.0.0.1:10102", &host, &port, &error));
+  CHECK(host == "127.0.0.1");
+  CHECK(port == 10102);
+}
+
+TEST_CASE("an endpoint without a port, with a bad port or over 65535 is refused with a reason") {
+  std::string host, error;
+  std::uint16_t port = 0;
+  CHECK_FALSE(parseEndpoint("127.0.0.1", &host, &port, &error));
+  CHECK(error.find("host:port") != std::string::npos);
+  CHECK_FALSE(parseEndpoint("127.0.0.1:", &host, &port, &error));
+  CHECK_FALSE(parseEndpoint("127.0.0.1:12x", &host, &port, &error));
+  CHECK(error.find("bad port") != std::string::npos);
+  CHECK_FALSE(parseEndpoint("127.0.0.1:70000", &host, &port, &error));
+}
+
+TEST_CASE("npacd refuses to start on a database it cannot open and says why") {
+  const fs::path dir = fs::temp_directory_path() / label("npacd-config-test-", getpid());
+  fs::create_directories(dir);
+  const fs::path not_a_db = dir / "garbage.db";
+  {
+    std::ofstream out(not_a_db);
+    out << std::string(8192, 'x');
+  }
+  const fs::path log = dir / "npacd.log";
+  pid_t pid = spawn({binDir() + "/npacd", "--db", not_a_db.string(), "--listen", "127.0.0.1:0",
+                     "--api", "127.0.0.1:0"},
+                    log);
+  CHECK(waitFor(pid, 10s) == 2);
+  CHECK(slurp(log).find("npacd: cannot open the database:") != std::string::npos);
+  fs::remove_all(dir);
+}
