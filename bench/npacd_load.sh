@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# npacd load: one provider, 4 associations from npac-soa-sim (SRR on, round robin), a
+# bounded batch of N notifications submitted through the admin API (batches of 1000).
+# Reports delivered-and-acknowledged PDUs/s (first submit → last acknowledgement) and the
+# submit→acknowledge latency p50/p99 (created_at → acknowledged_at from the queue rows),
+# for --durability full and normal; then the raw limit: a plain loopback TCP sender and
+# receiver moving the same number of frames of the same size without decoding them.
+#
+#   bench/npacd_load.sh [BUILD_DIR] [N]      (defaults: build-srveng, 20000)
+# Never run by `make test`.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-$ROOT/build-srveng}
+N=${2:-20000}
+BIN=$BUILD/bin
+WORK=$(mktemp -d /tmp/npacd-load.XXXXXX)
+PIDS=()
+cleanup() { for p in "${PIDS[@]:-}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+"$BIN/npac-soa-sim" keygen --out "$WORK/key.pem" >/dev/null
+
+# The submissions: N/1000 JSON batch files, each message tagged with its index.
+python3 - "$WORK" "$N" <<'PY'
+import json, sys
+work, n = sys.argv[1], int(sys.argv[2])
+for b in range(0, n, 1000):
+    msgs = []
+    for i in range(b, min(n, b + 1000)):
+        tag = ("m%d" % i).encode()
+        msgs.append({"spid": "0001", "function": "notifications", "operation": "event-report",
+                     "object_class": "1.3.6.1.4.1.103.7.0.0.1.3",
+                     "instance": {"dn": [[{"id": "2.5.4.3", "value": "13044e504143"}]]},
+                     "type": "1.3.6.1.4.1.103.7.0.0.5.1",
+                     "information": "04%02x%s" % (len(tag), tag.hex())})
+    open("%s/batch-%06d.json" % (work, b), "w").write(json.dumps({"messages": msgs}))
+PY
+
+run() {
+  local durability=$1 dir=$WORK/$1
+  mkdir -p "$dir"
+  "$BIN/npacd" --db "$dir/npacd.db" --listen 127.0.0.1:0 --api 127.0.0.1:0 \
+      --durability "$durability" --log-level warn >"$dir/npacd.log" 2>&1 &
+  local npacd=$!; PIDS+=("$npacd")
+  # warn level hides the start-up line: read the ports from /proc.
+  local api="" listen="" tries=0
+  while [[ -z "$api" && $tries -lt 100 ]]; do
+    sleep 0.05; tries=$((tries + 1))
+    mapfile -t ports < <(ss -ltnpH 2>/dev/null | grep "pid=$npacd," | awk '{print $4}' | sed 's/.*://' | sort -n)
+    if [[ ${#ports[@]} -ge 2 ]]; then
+      # which one is the API: the one answering HTTP
+      for p in "${ports[@]}"; do
+        if curl -s -m 1 "http://127.0.0.1:$p/v1/providers" >/dev/null 2>&1; then api=$p; else listen=$p; fi
+      done
+    fi
+  done
+  [[ -n "$api" && -n "$listen" ]] || { echo "npacd did not start"; cat "$dir/npacd.log"; exit 1; }
+  local A="http://127.0.0.1:$api"
+  curl -s -XPOST "$A/v1/providers" -d '{"spid":"0001","name":"load","system_type":"soa","actor":"bench"}' >/dev/null
+  python3 -c "import json,sys;print(json.dumps({'key_list_id':1,'key_id':1,'algorithm':'ed25519','public_key_pem':open(sys.argv[1]).read(),'actor':'bench'}))" "$WORK/key.pem.pub" >"$dir/key.json"
+  curl -s -XPOST "$A/v1/providers/0001/keys" -d @"$dir/key.json" >/dev/null
+  curl -s -XPUT "$A/v1/providers/0001/srr" -d '{"on":true,"actor":"bench"}' >/dev/null
+  curl -s -XPUT "$A/v1/tunables/congestion_window" -d '{"value":1000,"actor":"bench"}' >/dev/null
+  "$BIN/npac-soa-sim" --npac "127.0.0.1:$listen" --spid 0001 --key "$WORK/key.pem" \
+      --functions soa-management,notifications --from 127.0.0.2 --from 127.0.0.3 --from 127.0.0.4 \
+      --from 127.0.0.5 --expect "$N" --duration 120s --log-level warn --report "$dir/sim.json" &
+  local sim=$!; PIDS+=("$sim")
+  until [[ $(curl -s "$A/v1/associations" | python3 -c 'import json,sys;print(len(json.load(sys.stdin)["associations"]))') == 4 ]]; do sleep 0.05; done
+  local t0 t1
+  t0=$(date +%s.%N)
+  for f in "$WORK"/batch-*.json; do curl -s -XPOST "$A/v1/messages" -d @"$f" >/dev/null & done
+  wait "$sim" || true
+  # The last acknowledgements are committed just after the last answer.
+  until [[ $(sqlite3 "$dir/npacd.db" "SELECT count(*) FROM outbound_queue WHERE state='acknowledged'") -ge $N ]]; do sleep 0.01; done
+  t1=$(date +%s.%N)
+  python3 - "$dir/npacd.db" "$N" "$t0" "$t1" "$durability" <<'PY'
+import sqlite3, sys
+db, n, t0, t1, durability = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+lat = sorted(r[0] for r in sqlite3.connect(db).execute(
+    "SELECT acknowledged_at - created_at FROM outbound_queue WHERE state='acknowledged'"))
+pct = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))]
+print("npacd durability=%-6s  %d PDUs delivered+acknowledged in %.2f s = %.0f PDU/s;"
+      " submit->ack latency p50 %d ms, p99 %d ms" % (durability, n, t1 - t0, n / (t1 - t0), pct(0.5), pct(0.99)))
+PY
+  kill "$npacd" 2>/dev/null || true
+  wait "$npacd" 2>/dev/null || true
+}
+
+run full
+run normal
+
+# The raw limit: frames of the size npacd writes for these notifications (about 80 bytes:
+# TPKT 4 + COTP DT 3 + session GT/DT 4 + presentation PDV ~10 + the ~60-byte ROSE Invoke)
+# as opaque bytes over one loopback TCP connection, no decoding, no answers.
+FRAME=80
+python3 - "$N" "$FRAME" <<'PY'
+import socket, sys, threading, time
+n, size = int(sys.argv[1]), int(sys.argv[2])
+frame = b"\x03\x00" + size.to_bytes(2, "big") + b"\x00" * (size - 4)
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
+got = [0]
+def receive():
+    c, _ = srv.accept()
+    want = n * size
+    while got[0] < want:
+        b = c.recv(1 << 16)
+        if not b: break
+        got[0] += len(b)
+t = threading.Thread(target=receive); t.start()
+s = socket.create_connection(srv.getsockname())
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+t0 = time.time()
+for _ in range(n): s.sendall(frame)
+t.join(); t1 = time.time()
+print("raw loopback TCP (one connection, %d-byte frames, no decoding): %d frames in %.2f s = %.0f frames/s"
+      % (size, n, t1 - t0, n / (t1 - t0)))
+PY
