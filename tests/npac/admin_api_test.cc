@@ -358,7 +358,7 @@ TEST_CASE("A message naming an unknown provider, function or malformed BER is re
   CHECK_THAT(f.call(V::post, "/v1/messages", unconfirmed_create).errorMessage(), Catch::Contains("always confirmed"));
 }
 
-TEST_CASE("Inbound requests are long-polled and answered through the core; an unknown request is 404") {
+TEST_CASE("Inbound requests are long-polled and answered through the core and an unknown one is 404") {
   AdminApiFixture f;
   auto writer = db::QueueWriter::start(f.path(), {}, AdminApiFixture::clock());
   REQUIRE(writer.isOk());

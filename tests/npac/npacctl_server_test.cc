@@ -60,7 +60,7 @@ TEST_CASE("npacctl sp add and sp list provision and show providers through the A
   CHECK(body["providers"][1]["system_type"] == "lsms");
 }
 
-TEST_CASE("npacctl reports the API's error and exits 1; a refused connection exits 3 with a hint") {
+TEST_CASE("npacctl reports the API's error with exit 1 and a refused connection with exit 3 and a hint") {
   AdminApiFixture f;
   Run bad = npacctl("sp add 00-1 --name X --type soa" + api(f));
   CHECK(bad.exit_code == 1);
