@@ -390,6 +390,7 @@ void AssociationManager::onRose(const std::shared_ptr<Session>& session, cmip::R
     answered = invokeIdOf(reject->invokeId);
     error = true;
   }
+  if (answered && heartbeatAnswered(*answered)) return;
   if (answered) {
     auto message = provider->egress->onResponse(*answered, session->associationId(), steadyNow());
     if (message) {
@@ -437,6 +438,7 @@ void AssociationManager::flushAcks() {
 void AssociationManager::lose(Provider& provider, const std::string& spid,
                               std::int64_t association) {
   provider.sessions.erase(association);
+  heartbeats_.erase(association);
   flushAcks();
   // Everything in flight there goes back to queued (flagged); what the egress re-sends
   // on a survivor is marked sent again below.
@@ -485,6 +487,7 @@ void AssociationManager::onTimer() {
   const as::TimePoint now = steadyNow();
   for (auto& [spid, provider] : providers_) {
     if (!provider.egress) continue;
+    heartbeats(provider, spid);
     as::TimerOutcome outcome = provider.egress->onTimer(now);
     for (const as::Transmission& t : outcome.retries) {
       auto stored = queue_.get(static_cast<db::MessageId>(t.message));

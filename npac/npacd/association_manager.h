@@ -88,6 +88,10 @@ class AssociationManager : public CoreService, public SessionOwner {
     std::map<associations::InvokeId, bool> unused;
     associations::InvokeId next_unconfirmed_id = 0x40000000;
   };
+  struct Heartbeat {
+    std::int32_t invoke_id = 0;
+    std::chrono::steady_clock::time_point sent_at;
+  };
   struct PendingPoll {
     InboundPoll poll;
     PollDone done;
@@ -98,6 +102,11 @@ class AssociationManager : public CoreService, public SessionOwner {
   // association_manager_recovery.cc: lnpRecoveryRequest / lnpRecoveryComplete; false if
   // `invoke` is not one of them.
   bool handleProviderAction(const std::shared_ptr<Session>& session, const cmip::RoseInvoke& invoke);
+  // association_manager_heartbeat.cc (NANC 404): send heartbeats after
+  // heartbeat_interval of silence, abort at heartbeat_timeout; true if `invoke_id` was a
+  // heartbeat's answer on the provider.
+  void heartbeats(Provider& provider, const std::string& spid);
+  bool heartbeatAnswered(std::int32_t invoke_id);
   void rejectBind(const std::shared_ptr<Session>& session, const cmip::ConnectIndication& ind,
                   const std::string& spid, std::uint32_t mask, bool recovery,
                   const std::string& code, const std::string& reason, std::int32_t diagnostic);
@@ -134,6 +143,7 @@ class AssociationManager : public CoreService, public SessionOwner {
   std::map<InboundRequestId, InboundRequest> inbound_open_;     // handed out, unanswered
   InboundRequestId next_inbound_id_ = 1;
   std::vector<std::shared_ptr<PendingPoll>> polls_;
+  std::map<std::int64_t, Heartbeat> heartbeats_;  // by association: one unanswered at most
   bool stopping_ = false;
   std::vector<tunables::TunableRegistry::Subscription> subscriptions_;
 };

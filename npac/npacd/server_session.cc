@@ -50,6 +50,7 @@ void Session::readLoop() {
                        false);
           return;
         }
+        self->last_received_ = std::chrono::steady_clock::now();
         std::vector<cmip::UpperLayersEvent> events;
         std::vector<std::uint8_t> out;
         self->upper_.receive(cmip::Bytes(self->read_buffer_.data(), n), events, out);

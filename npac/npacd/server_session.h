@@ -76,6 +76,8 @@ class Session : public std::enable_shared_from_this<Session> {
   const std::string& peer() const { return peer_; }
   std::uint64_t sent() const { return sent_; }
   std::uint64_t received() const { return received_; }
+  // When bytes last arrived (the heartbeat's "silence", NANC 404).
+  std::chrono::steady_clock::time_point lastReceived() const { return last_received_; }
 
   // Set by the owner once bound (for listings and logs).
   std::string spid;
@@ -107,6 +109,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::int64_t association_id_ = 0;
   std::uint64_t sent_ = 0;
   std::uint64_t received_ = 0;
+  std::chrono::steady_clock::time_point last_received_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace npac::npacd

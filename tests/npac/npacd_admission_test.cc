@@ -86,3 +86,23 @@ TEST_CASE("an association that never answers is aborted after response_timeout a
   kill(sim->pid, SIGTERM);
   sim->wait(10s);
 }
+
+TEST_CASE("with heartbeats on an association that does not answer them is aborted and the other stays") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001", /*srr=*/true);
+  REQUIRE(npacd.call(http::verb::put, "/v1/tunables/heartbeat_interval",
+                     Json{{"value", "10s"}, {"spid", "0001"}}).status == 200);
+  REQUIRE(npacd.call(http::verb::put, "/v1/tunables/heartbeat_timeout",
+                     Json{{"value", "1s"}, {"spid", "0001"}}).status == 200);
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--silent", "2",
+                                     "--keep-going", "--keep-running", "--duration", "30s"});
+  REQUIRE(npacd.waitForAssociations(2));
+  // The silent one goes at interval + timeout (11 s, 500 ms timer granularity).
+  REQUIRE(npacd.waitForAssociations(1, 20s));
+  kill(sim->pid, SIGTERM);
+  sim->wait(10s);
+  REQUIRE(sim->result.is_object());
+  CHECK(sim->result["associations"][0]["heartbeats"].get<int>() >= 1);
+  CHECK(sim->result["associations"][1]["end"]["reason"] == "aborted-by-peer");
+  CHECK(npacd.log().find("no heartbeat response within heartbeat_timeout") != std::string::npos);
+}
