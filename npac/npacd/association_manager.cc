@@ -74,6 +74,39 @@ AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
           }
         });
       }));
+  // Limits and the egress policy apply live to providers already bound.
+  for (const char* name : {"congestion_window", "response_timeout", "retry_attempts", "egress_policy"}) {
+    tunables::TunableRegistry::Subscription subscription;
+    tunables::Status subscribed = registry_.subscribe(
+        name, "", [this](const tunables::TunableRegistry::Change& change) {
+          asio::post(io_, [this, spid = change.spid] { applyTunables(spid); });
+        },
+        &subscription);
+    if (subscribed.isOk()) subscriptions_.push_back(std::move(subscription));
+  }
+}
+
+void AssociationManager::applyTunables(const std::string& spid) {
+  for (auto& [name, provider] : providers_) {
+    if (!provider.egress || (!spid.empty() && spid != name)) continue;
+    as::OutstandingLimits limits;
+    limits.congestion_window =
+        static_cast<std::uint32_t>(registry_.get(tunables::kCongestionWindow, name));
+    limits.response_timeout = registry_.get(tunables::kResponseTimeout, name);
+    limits.retry_attempts = static_cast<std::uint32_t>(registry_.get(tunables::kRetryAttempts, name));
+    for (const as::MemberStateChange& change : provider.egress->outstanding().setLimits(limits)) {
+      provider.egress->logical().setMemberState(change.association, change.state);
+    }
+    auto policy = policyFor(registry_.get(tunables::kEgressPolicy, name));
+    if (policy.name != provider.egress->logical().policyName()) {
+      if (auto error = provider.egress->logical().changePolicy(policy)) {
+        spdlog::error("SPID {}: egress_policy {} refused; the current policy stays", name, policy.name);
+      } else {
+        spdlog::info("SPID {}: egress policy now {}", name, policy.name);
+      }
+    }
+    scheduleDelivery(name);
+  }
 }
 
 AssociationManager::~AssociationManager() { subscriptions_.clear(); }
@@ -697,7 +730,13 @@ void AssociationManager::listAssociations(ListDone done) {
         info.peer_address = session->peer();
         info.function_mask = session->function_mask;
         info.functions = as::FunctionMask(static_cast<std::uint8_t>(session->function_mask)).toString();
-        info.state = session->releasing() ? "releasing" : "bound";
+        info.outstanding = provider.egress->outstanding().outstanding(static_cast<as::AssociationId>(id));
+        const auto view = provider.egress->logical().find(static_cast<as::AssociationId>(id));
+        info.state = session->releasing() || (view && view->state == as::AssociationState::kReleasing)
+                         ? "releasing"
+                     : !provider.egress->recovery().mayPush() ? "recovering"
+                     : view && view->member_state == dispatch::MemberState::kCongested ? "congested"
+                                                                                        : "bound";
         info.recovery_mode = session->recovery_mode;
         info.bound_at = session->bound_at_ms;
         info.sent = session->sent();

@@ -99,6 +99,9 @@ class AssociationManager : public CoreService, public SessionOwner {
   };
 
   void acceptLoop();
+  // congestion_window, response_timeout, retry_attempts, egress_policy changed for `spid`
+  // ("" = globally): applied to the bound providers concerned.
+  void applyTunables(const std::string& spid);
   // association_manager_recovery.cc: lnpRecoveryRequest / lnpRecoveryComplete; false if
   // `invoke` is not one of them.
   bool handleProviderAction(const std::shared_ptr<Session>& session, const cmip::RoseInvoke& invoke);

@@ -99,3 +99,43 @@ TEST_CASE("a provider's requests reach the NPAC application and its answers leav
   CHECK(reply_on.count(1) == 2);
   CHECK(reply_on.count(2) == 2);
 }
+
+TEST_CASE("turning SRR on lets a bind from another NSAP join at once, without a restart") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001");
+  auto first = npacd.sim("0001", key, {"--from", "127.0.0.2", "--keep-running", "--duration", "15s"});
+  REQUIRE(npacd.waitForAssociations(1));
+  REQUIRE(npacd.call(http::verb::put, "/v1/providers/0001/srr", Json{{"on", true}}).status == 200);
+  auto second = npacd.sim("0001", key, {"--from", "127.0.0.3", "--keep-running", "--duration", "15s"});
+  REQUIRE(npacd.waitForAssociations(2));
+  std::vector<std::string> up = peers(npacd);
+  CHECK(up[0].rfind("127.0.0.2:", 0) == 0);
+  CHECK(up[1].rfind("127.0.0.3:", 0) == 0);
+  kill(first->pid, SIGTERM);
+  kill(second->pid, SIGTERM);
+}
+
+TEST_CASE("an association at congestion_window gets no further request until answers arrive") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001");
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--silent", "1", "--keep-running", "--duration", "15s"});
+  REQUIRE(npacd.waitForAssociations(1));
+  // Set live, after the provider bound.
+  REQUIRE(npacd.call(http::verb::put, "/v1/tunables/congestion_window", Json{{"value", 5}}).status == 200);
+  npacd.submit("0001", "c", 20);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  Json association;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const Reply listed = npacd.call(http::verb::get, "/v1/associations");
+    association = listed.body["associations"][0];
+    if (association["state"] == "congested") break;
+    std::this_thread::sleep_for(20ms);
+  }
+  CHECK(association["state"] == "congested");
+  CHECK(association["outstanding"] == 5);
+  CHECK(association["sent"] == 5);
+  int queued = 0;
+  for (int id = 1; id <= 20; ++id) queued += npacd.messageState(id) == "queued";
+  CHECK(queued == 15);
+  kill(sim->pid, SIGTERM);
+}
