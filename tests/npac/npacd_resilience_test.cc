@@ -115,18 +115,30 @@ TEST_CASE("losing one association mid-stream leaves every PDU acknowledged, repe
   auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--from", "127.0.0.4",
                                      "--drop-after", "2=300", "--keep-going", "--duration", "40s"});
   REQUIRE(npacd.waitForAssociations(3));
-  npacd.submit("0001", "d", kMessages);
+  std::vector<std::int64_t> ids = npacd.submit("0001", "d", kMessages);
   CHECK(waitUntilAcknowledged(npacd.dir() / "npacd.db", kMessages, 30s));
   kill(sim->pid, SIGTERM);
   sim->wait(10s);
   const Json& report = sim->result;
   REQUIRE(report.is_object());
   std::map<std::string, int> copies;
-  for (const Json& r : report["received"]) {
-    const std::string tag = r["info"].get<std::string>();
-    if (++copies[tag] > 1) CHECK(r["retransmission"].get<bool>());
+  for (const Json& r : report["received"]) ++copies[r["info"].get<std::string>()];
+  // Every PDU arrived; one that arrived more than once was in flight on the lost
+  // association and its queue row is marked as a retransmission. (The provider sees the
+  // same invoke id only when the egress re-sent it at once on a survivor; one that went
+  // back to the queue because the survivors were at their window gets a new invoke id.)
+  int repeated = 0;
+  for (int i = 0; i < kMessages; ++i) {
+    auto it = copies.find(NpacdProcess::tagHex(label("d", i)));
+    REQUIRE(it != copies.end());
+    if (it->second > 1) {
+      ++repeated;
+      const Reply row = npacd.call(http::verb::get, "/v1/messages/" + std::to_string(ids[i]));
+      CHECK(row.body["retransmission"] == true);
+    }
   }
-  for (int i = 0; i < kMessages; ++i) CHECK(copies.count(NpacdProcess::tagHex(label("d", i))) == 1);
+  // Only what was in flight on the dropped association can repeat: at most its window.
+  CHECK(repeated <= 100);
   CHECK(report["associations"][1]["received"] == 300);
   CHECK(npacd.log().find("aborted") != std::string::npos);
 }
