@@ -78,3 +78,25 @@ TEST_CASE("SIGTERM releases every association with RLRQ and npacd exits 0") {
   for (const Json& a : sim->result["associations"]) CHECK(a["end"]["reason"] == "released-by-peer");
   CHECK(npacd.log().find("npacd stopped") != std::string::npos);
 }
+
+TEST_CASE("an operator abort through the API ends that association only and its provider keeps the other") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001", /*srr=*/true);
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--keep-going",
+                                     "--keep-running", "--duration", "15s"});
+  REQUIRE(npacd.waitForAssociations(2));
+  const Reply listed = npacd.call(http::verb::get, "/v1/associations");
+  const std::int64_t second = listed.body["associations"][1]["id"].get<std::int64_t>();
+  const Reply aborted = npacd.call(http::verb::post, "/v1/associations/" + std::to_string(second) + "/abort",
+                                   Json{{"actor", "alice"}});
+  CHECK(aborted.status == 200);
+  REQUIRE(npacd.waitForAssociations(1));
+  CHECK(npacd.call(http::verb::post, "/v1/associations/" + std::to_string(second) + "/abort",
+                   Json{{"actor", "alice"}}).status == 404);
+  kill(sim->pid, SIGTERM);
+  sim->wait(10s);
+  REQUIRE(sim->result.is_object());
+  CHECK(sim->result["associations"][1]["end"]["reason"] == "aborted-by-peer");
+  CHECK(sim->result["associations"][0]["end"]["reason"] != "aborted-by-peer");
+  CHECK(npacd.log().find("aborted by operator alice") != std::string::npos);
+}
