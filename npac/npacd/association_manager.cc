@@ -371,6 +371,7 @@ void AssociationManager::deliver(const std::string& spid) {
   const db::TimeMs now_ms = nowMs();
   std::map<std::int64_t, std::vector<db::MessageId>> sent;
   std::vector<db::MessageId> written_unconfirmed;
+  std::optional<std::int64_t> failed;
   bool waited = false;
   for (const db::QueuedMessage& message : *batch) {
     auto apdu = cmip::decodeRoseApdu(message.pdu);
@@ -393,12 +394,13 @@ void AssociationManager::deliver(const std::string& spid) {
       break;
     }
     const as::Transmission& t = *outcome.transmission;
-    if (!writeTransmission(*provider, t, message.pdu)) {
-      // The session went away under us: treat as in flight there; its loss requeues it.
-      sent[static_cast<std::int64_t>(t.association)].push_back(message.id);
-      continue;
-    }
     sent[static_cast<std::int64_t>(t.association)].push_back(message.id);
+    if (!writeTransmission(*provider, t, message.pdu)) {
+      // The connection cannot take it: counted as in flight there, and that association
+      // is aborted once the rows say so, so its loss moves the message like the others.
+      failed = static_cast<std::int64_t>(t.association);
+      break;
+    }
     if (!confirmed) written_unconfirmed.push_back(message.id);
   }
   for (auto& [association, ids] : sent) {
@@ -406,6 +408,16 @@ void AssociationManager::deliver(const std::string& spid) {
     if (!status.isOk()) spdlog::error("SPID {}: markSent failed: {}", spid, status.toString());
   }
   if (!written_unconfirmed.empty()) queue_.markAcknowledged(written_unconfirmed, now_ms);
+  if (failed) {
+    auto session = provider->sessions.find(*failed);
+    if (session != provider->sessions.end()) {
+      auto keep = session->second;
+      keep->abort("a PDU could not be written");
+    } else {
+      lose(*provider, spid, *failed);
+    }
+    return;
+  }
   if (!waited && batch->size() == kDeliveryBatch) scheduleDelivery(spid);
 }
 
