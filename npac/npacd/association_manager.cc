@@ -362,6 +362,11 @@ void AssociationManager::deliver(const std::string& spid) {
     if (session->bound() && !session->releasing()) functions |= session->function_mask;
   }
   if (functions == 0) return;
+  while (!provider->pending_responses.empty()) {
+    auto& [mask, bytes] = provider->pending_responses.front();
+    if (!sendResponse(*provider, 0, mask, bytes)) break;
+    provider->pending_responses.pop_front();
+  }
   auto batch = queue_.nextQueued(spid, functions, kDeliveryBatch);
   if (!batch.isOk()) {
     spdlog::error("SPID {}: reading the outbound queue failed: {}", spid, batch.status().toString());
@@ -692,6 +697,21 @@ void AssociationManager::pollInbound(InboundPoll poll, PollDone done) {
   });
 }
 
+bool AssociationManager::sendResponse(Provider& provider, std::int64_t origin,
+                                      std::uint32_t mask, const std::vector<std::uint8_t>& bytes) {
+  if (provider.sessions.empty()) return false;
+  as::OutboundMessage out;
+  out.function = routingFunction(mask);
+  out.confirmed = false;
+  out.purpose = as::OutboundMessage::Purpose::kResponse;
+  as::SendOutcome outcome = provider.egress->send(out, steadyNow());
+  auto target = provider.sessions.end();
+  if (outcome.ok()) target = provider.sessions.find(static_cast<std::int64_t>(outcome.transmission->association));
+  if (target == provider.sessions.end()) target = provider.sessions.find(origin);
+  if (target == provider.sessions.end()) target = provider.sessions.begin();
+  return target->second->sendRoseEncoded(bytes);
+}
+
 void AssociationManager::respond(InboundRequestId id, InboundResponse response, StatusDone done) {
   asio::post(io_, [this, id, response = std::move(response), done = std::move(done)] {
     auto it = inbound_open_.find(id);
@@ -701,31 +721,22 @@ void AssociationManager::respond(InboundRequestId id, InboundResponse response, 
       return;
     }
     InboundRequest request = it->second;
-    Provider* provider = providerFor(request.spid, false);
-    if (provider == nullptr || provider->sessions.empty()) {
-      done(db::Status::shutdown("no association of " + request.spid + " is up"));
+    Provider* provider = providerFor(request.spid, true);
+    if (provider == nullptr) {
+      done(db::Status::internal("no egress for " + request.spid));
       return;
     }
-    as::OutboundMessage out;
-    out.id = 0;
     std::uint32_t mask = 0;
     auto origin = provider->sessions.find(request.association_id);
-    mask = origin != provider->sessions.end() ? origin->second->function_mask
-                                              : provider->sessions.begin()->second->function_mask;
-    out.function = routingFunction(mask);
-    out.confirmed = false;
-    out.purpose = as::OutboundMessage::Purpose::kResponse;
-    as::SendOutcome outcome = provider->egress->send(out, steadyNow());
+    if (origin != provider->sessions.end()) mask = origin->second->function_mask;
+    else if (!provider->sessions.empty()) mask = provider->sessions.begin()->second->function_mask;
     std::vector<std::uint8_t> bytes = encodeInboundResponse(request, response);
-    auto target = provider->sessions.end();
-    if (outcome.ok()) target = provider->sessions.find(static_cast<std::int64_t>(outcome.transmission->association));
-    if (target == provider->sessions.end()) target = origin;
-    if (target == provider->sessions.end() || !target->second->sendRoseEncoded(bytes)) {
-      done(db::Status::internal("the response could not be written: " +
-                                std::string(as::toString(outcome.wait))));
-      return;
-    }
     inbound_open_.erase(it);
+    if (!sendResponse(*provider, request.association_id, mask, bytes)) {
+      // No association up (or it is going away): kept in memory for the provider's next
+      // bind, ahead of its queued messages.
+      provider->pending_responses.emplace_back(mask, std::move(bytes));
+    }
     done(db::Status::ok());
   });
 }

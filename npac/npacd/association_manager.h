@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -85,8 +86,9 @@ class AssociationManager : public CoreService, public SessionOwner {
   struct Provider {
     std::unique_ptr<associations::ProviderEgress> egress;
     std::map<std::int64_t, std::shared_ptr<Session>> sessions;  // bound, by association id
-    std::map<associations::InvokeId, bool> unused;
     associations::InvokeId next_unconfirmed_id = 0x40000000;
+    // Answers to the provider's requests given while none of its associations was up.
+    std::deque<std::pair<std::uint32_t, std::vector<std::uint8_t>>> pending_responses;
   };
   struct Heartbeat {
     std::int32_t invoke_id = 0;
@@ -115,6 +117,8 @@ class AssociationManager : public CoreService, public SessionOwner {
                   const std::string& code, const std::string& reason, std::int32_t diagnostic);
   Provider* providerFor(const std::string& spid, bool create);
   void deliver(const std::string& spid);
+  bool sendResponse(Provider& provider, std::int64_t origin, std::uint32_t mask,
+                    const std::vector<std::uint8_t>& bytes);
   void scheduleDelivery(const std::string& spid);
   bool writeTransmission(Provider& provider, const associations::Transmission& t,
                          const std::vector<std::uint8_t>& queued_pdu);
