@@ -1,0 +1,195 @@
+// AssociationManager: the CoreService the admin API calls (core_service.h). Every call
+// arrives on the API thread and is posted onto the core io_context; completions are
+// invoked from the core thread (or the QueueWriter's thread for submit).
+#include <algorithm>
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "npac/npacd/association_manager.h"
+
+namespace npac::npacd {
+namespace asio = boost::asio;
+namespace as = npac::associations;
+
+namespace {
+as::TimePoint steadyNow() { return as::TimePoint::clock::now(); }
+}  // namespace
+
+// ---- CoreService -------------------------------------------------------------------
+
+void AssociationManager::submit(std::vector<OutboundMessage> messages, SubmitDone done) {
+  std::vector<db::NewMessage> rows;
+  rows.reserve(messages.size());
+  std::vector<std::string> spids;
+  for (OutboundMessage& m : messages) {
+    spids.push_back(m.message.spid);
+    rows.push_back(std::move(m.message));
+  }
+  writer_.submit(std::move(rows), [this, spids = std::move(spids), done = std::move(done)](
+                                      db::Result<std::vector<db::MessageId>> result) {
+    std::vector<db::MessageId> ids;
+    if (result.isOk()) ids = result.value();
+    done(std::move(result));
+    if (ids.empty()) return;
+    asio::post(io_, [this, spids, ids] {
+      // A provider in recovery holds new messages (they stay queued until it completes).
+      for (std::size_t i = 0; i < ids.size() && i < spids.size(); ++i) {
+        Provider* provider = providerFor(spids[i], false);
+        if (provider != nullptr && !provider->egress->recovery().mayPush()) {
+          provider->egress->recovery().onNewMessage(static_cast<as::MessageId>(ids[i]));
+        }
+      }
+      for (const std::string& spid : std::set<std::string>(spids.begin(), spids.end())) {
+        scheduleDelivery(spid);
+      }
+    });
+  });
+}
+
+void AssociationManager::answerPolls() {
+  while (!polls_.empty() && !inbound_waiting_.empty()) {
+    bool served = false;
+    for (auto it = polls_.begin(); it != polls_.end(); ++it) {
+      auto poll = *it;
+      std::vector<InboundRequest> out;
+      for (auto r = inbound_waiting_.begin(); r != inbound_waiting_.end() && out.size() < poll->poll.max;) {
+        if (poll->poll.spid.empty() || poll->poll.spid == r->second.spid) {
+          inbound_open_.emplace(r->first, r->second);
+          out.push_back(r->second);
+          r = inbound_waiting_.erase(r);
+        } else {
+          ++r;
+        }
+      }
+      if (!out.empty()) {
+        polls_.erase(it);
+        if (poll->timer) poll->timer->cancel();
+        poll->done(std::move(out));
+        served = true;
+        break;
+      }
+    }
+    if (!served) break;
+  }
+}
+
+void AssociationManager::pollInbound(InboundPoll poll, PollDone done) {
+  asio::post(io_, [this, poll = std::move(poll), done = std::move(done)]() mutable {
+    if (stopping_) {
+      done(db::Status::shutdown("npacd is stopping"));
+      return;
+    }
+    auto pending = std::make_shared<PendingPoll>();
+    pending->poll = std::move(poll);
+    pending->done = std::move(done);
+    polls_.push_back(pending);
+    answerPolls();
+    if (std::find(polls_.begin(), polls_.end(), pending) == polls_.end()) return;
+    if (pending->poll.wait.count() == 0) {
+      polls_.erase(std::find(polls_.begin(), polls_.end(), pending));
+      pending->done(std::vector<InboundRequest>{});
+      return;
+    }
+    pending->timer = std::make_shared<asio::steady_timer>(io_);
+    pending->timer->expires_after(pending->poll.wait);
+    pending->timer->async_wait([this, pending](boost::system::error_code ec) {
+      if (ec) return;
+      auto it = std::find(polls_.begin(), polls_.end(), pending);
+      if (it == polls_.end()) return;
+      polls_.erase(it);
+      pending->done(std::vector<InboundRequest>{});
+    });
+  });
+}
+
+bool AssociationManager::sendResponse(Provider& provider, std::int64_t origin,
+                                      std::uint32_t mask, const std::vector<std::uint8_t>& bytes) {
+  if (provider.sessions.empty()) return false;
+  as::OutboundMessage out;
+  out.function = routingFunction(mask);
+  out.confirmed = false;
+  out.purpose = as::OutboundMessage::Purpose::kResponse;
+  as::SendOutcome outcome = provider.egress->send(out, steadyNow());
+  auto target = provider.sessions.end();
+  if (outcome.ok()) target = provider.sessions.find(static_cast<std::int64_t>(outcome.transmission->association));
+  if (target == provider.sessions.end()) target = provider.sessions.find(origin);
+  if (target == provider.sessions.end()) target = provider.sessions.begin();
+  return target->second->sendRoseEncoded(bytes);
+}
+
+void AssociationManager::respond(InboundRequestId id, InboundResponse response, StatusDone done) {
+  asio::post(io_, [this, id, response = std::move(response), done = std::move(done)] {
+    auto it = inbound_open_.find(id);
+    if (it == inbound_open_.end()) {
+      done(db::Status::notFound("inbound request " + std::to_string(id) +
+                                " unknown or already answered"));
+      return;
+    }
+    InboundRequest request = it->second;
+    Provider* provider = providerFor(request.spid, true);
+    if (provider == nullptr) {
+      done(db::Status::internal("no egress for " + request.spid));
+      return;
+    }
+    std::uint32_t mask = 0;
+    auto origin = provider->sessions.find(request.association_id);
+    if (origin != provider->sessions.end()) mask = origin->second->function_mask;
+    else if (!provider->sessions.empty()) mask = provider->sessions.begin()->second->function_mask;
+    std::vector<std::uint8_t> bytes = encodeInboundResponse(request, response);
+    inbound_open_.erase(it);
+    if (!sendResponse(*provider, request.association_id, mask, bytes)) {
+      // No association up (or it is going away): kept in memory for the provider's next
+      // bind, ahead of its queued messages.
+      provider->pending_responses.emplace_back(mask, std::move(bytes));
+    }
+    done(db::Status::ok());
+  });
+}
+
+void AssociationManager::listAssociations(ListDone done) {
+  asio::post(io_, [this, done = std::move(done)] {
+    std::vector<AssociationInfo> list;
+    for (auto& [spid, provider] : providers_) {
+      for (auto& [id, session] : provider.sessions) {
+        AssociationInfo info;
+        info.id = id;
+        info.spid = spid;
+        info.nsap_hex = session->nsap().toHex();
+        info.peer_address = session->peer();
+        info.function_mask = session->function_mask;
+        info.functions = as::FunctionMask(static_cast<std::uint8_t>(session->function_mask)).toString();
+        info.outstanding = provider.egress->outstanding().outstanding(static_cast<as::AssociationId>(id));
+        const auto view = provider.egress->logical().find(static_cast<as::AssociationId>(id));
+        info.state = session->releasing() || (view && view->state == as::AssociationState::kReleasing)
+                         ? "releasing"
+                     : !provider.egress->recovery().mayPush() ? "recovering"
+                     : view && view->member_state == dispatch::MemberState::kCongested ? "congested"
+                                                                                        : "bound";
+        info.recovery_mode = session->recovery_mode;
+        info.bound_at = session->bound_at_ms;
+        info.sent = session->sent();
+        info.received = session->received();
+        list.push_back(std::move(info));
+      }
+    }
+    std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    done(std::move(list));
+  });
+}
+
+void AssociationManager::abortAssociation(db::AssociationId id, std::string actor, StatusDone done) {
+  asio::post(io_, [this, id, actor = std::move(actor), done = std::move(done)] {
+    for (auto& [spid, provider] : providers_) {
+      auto it = provider.sessions.find(id);
+      if (it == provider.sessions.end()) continue;
+      auto session = it->second;
+      session->abort("aborted by operator " + actor);
+      done(db::Status::ok());
+      return;
+    }
+    done(db::Status::notFound("association " + std::to_string(id) + " is not live"));
+  });
+}
+
+}  // namespace npac::npacd

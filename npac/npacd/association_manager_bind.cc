@@ -1,0 +1,133 @@
+// AssociationManager: admission of a bind (issue 5 "Admission"): the decoded NPAC access
+// control → BindRequest (cmip_bind.h) → provisioning facts (provisioning.h) → BindGate
+// with the live tunables and the provider's live associations → AARE accepted, or AARE
+// rejected-permanent with the diagnostic, an association-log row and a log line.
+#include "associations/cmip_bind.h"
+#include "associations/provisioning.h"
+#include <spdlog/spdlog.h>
+
+#include "npac/npacd/association_manager.h"
+
+namespace npac::npacd {
+namespace as = npac::associations;
+
+void AssociationManager::rejectBind(const std::shared_ptr<Session>& session,
+                                    const cmip::ConnectIndication& ind, const std::string& spid,
+                                    std::uint32_t mask, bool recovery, const std::string& code,
+                                    const std::string& reason, std::int32_t diagnostic) {
+  spdlog::warn("bind rejected: SPID {} NSAP {} mask {} from {}: {} ({})", spid.empty() ? "-" : spid,
+               session->nsap().toHex(), as::FunctionMask(static_cast<std::uint8_t>(mask)).toString(),
+               session->peer(), reason, code);
+  db::AssociationEvent event;
+  event.at = nowMs();
+  event.kind = db::AssociationEventKind::kReject;
+  event.spid = spid;
+  event.nsap.assign(session->nsap().octets().begin(), session->nsap().octets().end());
+  event.function_mask = mask;
+  event.recovery_mode = recovery;
+  event.reason = reason;
+  event.diagnostic = code;
+  db::AssociationLogStore(db_).append(event);
+  session->reject(cmip::refusalFor(ind.aarq, {cmip::DiagnosticSource::kServiceUser, diagnostic}));
+  unbound_.erase(session);
+}
+
+void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& session,
+                                             const cmip::ConnectIndication& ind) {
+  if (stopping_) {
+    rejectBind(session, ind, "", 0, false, "shutting-down", "npacd is shutting down",
+               cmip::user_diagnostic::kNoReasonGiven);
+    return;
+  }
+  if (ind.acse_refusal) {
+    session->reject(cmip::refusalFor(ind.aarq, *ind.acse_refusal));
+    unbound_.erase(session);
+    return;
+  }
+  std::optional<as::BindRequest> request;
+  if (ind.access_control) request = as::bindRequestFrom(*ind.access_control);
+  if (!request) {
+    rejectBind(session, ind, "", 0, false, "bad-access-control",
+               "the bind carries no decodable NPAC access control: " + ind.bind_status.toString(),
+               cmip::user_diagnostic::kAuthenticationFailure);
+    return;
+  }
+  const std::string spid = request->spid;
+  const std::uint32_t mask = request->functions.bits();
+  auto facts = as::loadBindFacts(db_, *request);
+  if (!facts.isOk()) {
+    rejectBind(session, ind, spid, mask, request->recovery_mode, "storage",
+               "provisioning unreadable: " + facts.status().toString(),
+               cmip::user_diagnostic::kNoReasonGiven);
+    return;
+  }
+  Provider* provider = providerFor(spid, false);
+  std::vector<as::LiveAssociation> live;
+  if (provider != nullptr && provider->egress) live = provider->egress->logical().live();
+  as::BindTunables tunables;
+  tunables.srr = registry_.get(tunables::kSrr, spid);
+  tunables.duplicate_bind = registry_.get(tunables::kDuplicateBind, spid) ==
+                                    tunables::DuplicateBind::kReject
+                                ? as::DuplicateBind::kReject
+                                : as::DuplicateBind::kReplace;
+  tunables.max_associations_per_sp =
+      static_cast<std::uint32_t>(registry_.get(tunables::kMaxAssociationsPerSp, spid));
+  tunables.departure_time_window = std::chrono::duration_cast<std::chrono::seconds>(
+      registry_.get(tunables::kDepartureTimeWindow, spid));
+  const as::ProviderRecord* provider_record = facts->provider ? &*facts->provider : nullptr;
+  const as::KeyRecord* key_record = facts->key ? &*facts->key : nullptr;
+  as::BindInput input{*request, session->nsap(), provider_record, key_record, live, tunables,
+                      as::WallClock::now()};
+  as::BindVerdict verdict = gate_.check(input);
+  if (verdict.consume_sequence) {
+    db::Status recorded = as::recordSequence(db_, *request, *verdict.consume_sequence);
+    if (!recorded.isOk() && verdict.admitted()) {
+      verdict.rejection = as::BindDiagnostic::kSequenceReplayed;
+      verdict.reason = "sequence number already used: " + recorded.toString();
+    }
+  }
+  if (!verdict.admitted()) {
+    rejectBind(session, ind, spid, mask, request->recovery_mode,
+               std::string(as::toString(*verdict.rejection)), verdict.reason,
+               static_cast<std::int32_t>(as::acseDiagnostic(*verdict.rejection)));
+    return;
+  }
+  provider = providerFor(spid, true);
+  if (provider == nullptr) {
+    rejectBind(session, ind, spid, mask, request->recovery_mode, "internal",
+               "the egress policy could not be built", cmip::user_diagnostic::kNoReasonGiven);
+    return;
+  }
+  const std::int64_t id = ++next_association_id_;
+  as::NsapTraffic traffic = as::trafficFor(*facts, session->nsap());
+  as::AssociationSpec spec;
+  spec.id = static_cast<as::AssociationId>(id);
+  spec.nsap = session->nsap();
+  spec.functions = request->functions;
+  spec.bound_order = ++bind_order_;
+  spec.weight = traffic.weight;
+  spec.relative_cost = traffic.relative_cost;
+  session->spid = spid;
+  session->function_mask = mask;
+  session->recovery_mode = request->recovery_mode;
+  session->bound_at_ms = nowMs();
+  session->accept(id);
+  unbound_.erase(session);
+  provider->sessions[id] = session;
+  provider->egress->onBound(spec, request->recovery_mode);
+  logEvent(db::AssociationEventKind::kBind, *session,
+           verdict.decision.replaced ? "bind accepted, replacing an association" : "bind accepted");
+  spdlog::info("bind accepted: SPID {} NSAP {} mask {} association {} from {}{}", spid,
+               session->nsap().toHex(), request->functions.toString(), id, session->peer(),
+               request->recovery_mode ? " (recovery mode)" : "");
+  if (verdict.decision.replaced) {
+    auto old = provider->sessions.find(static_cast<std::int64_t>(*verdict.decision.replaced));
+    if (old != provider->sessions.end()) {
+      auto old_session = old->second;
+      old_session->abort("replaced by a new bind (NANC 386)");
+    }
+  }
+  scheduleDelivery(spid);
+}
+
+}  // namespace npac::npacd
