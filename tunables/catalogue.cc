@@ -161,27 +161,6 @@ std::vector<TunableSpec> standardEntries() {
   return s;
 }
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 std::string rangeOf(const TunableSpec& spec, std::int64_t min, std::int64_t max) {
   auto show = [&](std::int64_t v) {
     return spec.type == ValueType::kDuration ? formatDuration(Duration(v)) : std::to_string(v);
