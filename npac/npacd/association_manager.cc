@@ -232,7 +232,11 @@ bool AssociationManager::writeTransmission(Provider& provider, const as::Transmi
   if (provider.next_unconfirmed_id == as::kMaxInvokeId) provider.next_unconfirmed_id = 0x40000000;
   auto pdu = withInvokeId(queued_pdu, invoke_id);
   if (!pdu.isOk()) return false;
-  return session->second->sendRoseEncoded(pdu.value());
+  // An unconfirmed operation is acknowledged when its write completed (onWritten), not
+  // here: until then it is in flight like any other and goes back to queued if the
+  // association is lost first (issue 5).
+  const std::int64_t tag = t.invoke_id ? 0 : static_cast<std::int64_t>(t.message);
+  return session->second->sendRoseEncoded(pdu.value(), tag);
 }
 
 void AssociationManager::deliver(const std::string& spid) {
@@ -256,7 +260,6 @@ void AssociationManager::deliver(const std::string& spid) {
   const as::TimePoint now = steadyNow();
   const db::TimeMs now_ms = nowMs();
   std::map<std::int64_t, std::vector<db::MessageId>> sent;
-  std::vector<db::MessageId> written_unconfirmed;
   std::optional<std::int64_t> failed;
   bool waited = false;
   for (const db::QueuedMessage& message : *batch) {
@@ -287,13 +290,11 @@ void AssociationManager::deliver(const std::string& spid) {
       failed = static_cast<std::int64_t>(t.association);
       break;
     }
-    if (!confirmed) written_unconfirmed.push_back(message.id);
   }
   for (auto& [association, ids] : sent) {
     db::Status status = queue_.markSent(ids, association, now_ms);
     if (!status.isOk()) spdlog::error("SPID {}: markSent failed: {}", spid, status.toString());
   }
-  if (!written_unconfirmed.empty()) queue_.markAcknowledged(written_unconfirmed, now_ms);
   if (failed) {
     auto session = provider->sessions.find(*failed);
     if (session != provider->sessions.end()) {
@@ -329,11 +330,7 @@ void AssociationManager::onRose(const std::shared_ptr<Session>& session, cmip::R
         queue_.markFailed(static_cast<db::MessageId>(*message), "the provider answered with an error",
                           nowMs());
       } else {
-        pending_acks_.push_back(static_cast<db::MessageId>(*message));
-        if (!ack_flush_scheduled_) {
-          ack_flush_scheduled_ = true;
-          asio::post(io_, [this] { flushAcks(); });
-        }
+        queueAck(static_cast<db::MessageId>(*message));
       }
     }
     scheduleDelivery(session->spid);
@@ -356,6 +353,19 @@ void AssociationManager::onRose(const std::shared_ptr<Session>& session, cmip::R
   request.received_at = nowMs();
   inbound_waiting_.emplace(request.id, std::move(request));
   answerPolls();
+}
+
+void AssociationManager::onWritten(const std::shared_ptr<Session>& session, std::int64_t tag) {
+  (void)session;
+  queueAck(static_cast<db::MessageId>(tag));
+}
+
+void AssociationManager::queueAck(db::MessageId id) {
+  pending_acks_.push_back(id);
+  if (!ack_flush_scheduled_) {
+    ack_flush_scheduled_ = true;
+    asio::post(io_, [this] { flushAcks(); });
+  }
 }
 
 void AssociationManager::flushAcks() {

@@ -81,6 +81,8 @@ class AssociationManager : public CoreService, public SessionOwner {
   void onRose(const std::shared_ptr<Session>& session, cmip::RoseApdu apdu) override;
   void onClosed(const std::shared_ptr<Session>& session, const std::string& reason,
                 bool orderly) override;
+  // An unconfirmed PDU (tag = its message id) is on the wire: that is its acknowledgement.
+  void onWritten(const std::shared_ptr<Session>& session, std::int64_t tag) override;
 
  private:
   struct Provider {
@@ -123,6 +125,7 @@ class AssociationManager : public CoreService, public SessionOwner {
   bool writeTransmission(Provider& provider, const associations::Transmission& t,
                          const std::vector<std::uint8_t>& queued_pdu);
   void lose(Provider& provider, const std::string& spid, std::int64_t association);
+  void queueAck(db::MessageId id);  // acknowledged in the next flushAcks()
   void flushAcks();
   void onTimer();
   void answerPolls();

@@ -120,13 +120,13 @@ void Session::reject(const cmip::Aare& refusal) {
   if (!writing_) close("rejected");
 }
 
-bool Session::sendRoseEncoded(const std::vector<std::uint8_t>& apdu) {
+bool Session::sendRoseEncoded(const std::vector<std::uint8_t>& apdu, std::int64_t tag) {
   if (!bound() || close_after_write_) return false;
   std::vector<std::uint8_t> out;
   cmip::Status status = upper_.sendRoseEncoded(cmip::Bytes(apdu.data(), apdu.size()), out);
   if (!status.isOk()) return false;
   ++sent_;
-  enqueue(std::move(out));
+  enqueue(std::move(out), tag);
   return !closed_;
 }
 
@@ -177,10 +177,10 @@ void Session::finish(const std::string& reason, bool orderly) {
   }
 }
 
-void Session::enqueue(std::vector<std::uint8_t> bytes) {
+void Session::enqueue(std::vector<std::uint8_t> bytes, std::int64_t tag) {
   if (bytes.empty() || !socket_.is_open()) return;
   queued_bytes_ += bytes.size();
-  write_queue_.push_back(std::move(bytes));
+  write_queue_.push_back(Frame{std::move(bytes), tag});
   if (queued_bytes_ > kMaxQueuedWriteBytes) {
     spdlog::warn("association from {} (SPID {}): peer not reading, {} bytes queued: aborted",
                  peer_, spid.empty() ? "-" : spid, queued_bytes_);
@@ -206,10 +206,11 @@ void Session::writeNext() {
   }
   writing_ = true;
   boost::asio::async_write(
-      socket_, boost::asio::buffer(write_queue_.front()),
+      socket_, boost::asio::buffer(write_queue_.front().bytes),
       [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
         if (self->write_queue_.empty()) return;
-        self->queued_bytes_ -= self->write_queue_.front().size();
+        self->queued_bytes_ -= self->write_queue_.front().bytes.size();
+        const std::int64_t tag = self->write_queue_.front().tag;
         self->write_queue_.pop_front();
         if (ec) {
           self->write_queue_.clear();
@@ -220,6 +221,7 @@ void Session::writeNext() {
           self->socket_.close(ignored);
           return;
         }
+        if (tag != 0 && self->bound()) self->owner_.onWritten(self, tag);
         self->writeNext();
       });
 }

@@ -42,6 +42,10 @@ class SessionOwner {
   // A bound association ended (released, aborted by either side, or connection lost).
   virtual void onClosed(const std::shared_ptr<Session>& session, const std::string& reason,
                         bool orderly) = 0;
+  // The frame sent with sendRoseEncoded(apdu, tag) (tag != 0) was written completely to
+  // the socket while the association was still up. Not called once it has ended: what
+  // was still queued then counts as lost with it.
+  virtual void onWritten(const std::shared_ptr<Session>& session, std::int64_t tag) = 0;
 };
 
 // Bytes queued for writing on one connection, at most; beyond it the peer is not reading
@@ -63,8 +67,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void accept(std::int64_t association_id);      // AARE accepted
   void reject(const cmip::Aare& refusal);        // AARE rejected, then close
-  // A pre-encoded ROSE APDU; false if the association is not bound (or went away).
-  bool sendRoseEncoded(const std::vector<std::uint8_t>& apdu);
+  // A pre-encoded ROSE APDU; false if the association is not bound (or went away). A
+  // non-zero `tag` is reported back through SessionOwner::onWritten once written.
+  bool sendRoseEncoded(const std::vector<std::uint8_t>& apdu, std::int64_t tag = 0);
   void requestRelease();                          // RLRQ normal; close on RLRE or timeout
   void abort(const std::string& reason);          // ABRT (service user), then close
   void close(const std::string& reason);          // TCP close; onClosed if it was bound
@@ -88,7 +93,11 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   void readLoop();
   void handle(std::vector<cmip::UpperLayersEvent>& events);
-  void enqueue(std::vector<std::uint8_t> bytes);
+  struct Frame {
+    std::vector<std::uint8_t> bytes;
+    std::int64_t tag = 0;  // reported to the owner once written; 0 = nothing to report
+  };
+  void enqueue(std::vector<std::uint8_t> bytes, std::int64_t tag = 0);
   void writeNext();
   void finish(const std::string& reason, bool orderly);
 
@@ -99,7 +108,7 @@ class Session : public std::enable_shared_from_this<Session> {
   cmip::UpperLayers upper_;
   boost::asio::steady_timer timer_;  // bind timeout, then release timeout
   std::vector<std::uint8_t> read_buffer_;
-  std::deque<std::vector<std::uint8_t>> write_queue_;
+  std::deque<Frame> write_queue_;
   std::size_t queued_bytes_ = 0;
   bool writing_ = false;
   bool close_after_write_ = false;

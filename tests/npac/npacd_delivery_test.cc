@@ -39,6 +39,34 @@ TEST_CASE("npacd delivers submitted messages to a bound provider and marks them 
   CHECK(npacd.stop() == 0);
 }
 
+TEST_CASE("unconfirmed messages are acknowledged once written and each arrives at the provider exactly once") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001");
+  // Submitted before any association is up: nothing has been written, so nothing may be
+  // acknowledged yet.
+  std::vector<std::int64_t> ids = npacd.submit("0001", "u", 200, /*confirmed=*/false);
+  for (std::int64_t id : ids) CHECK(npacd.messageState(id) == "queued");
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--expect", "200", "--duration", "15s"});
+  REQUIRE(sim->wait() == 0);
+  CHECK(sim->result["totals"]["received"] == 200);
+  CHECK(sim->result["totals"]["answered"] == 0);  // unconfirmed: nothing to answer
+  auto seen = arrivals(sim->result);
+  CHECK(seen.size() == 200);
+  for (int i = 0; i < 200; ++i) {
+    auto it = seen.find(NpacdProcess::tagHex(label("u", i)));
+    REQUIRE(it != seen.end());
+    CHECK(it->second.size() == 1);
+  }
+  for (std::int64_t id : ids) {
+    std::string state;
+    for (int i = 0; i < 200 && (state = npacd.messageState(id)) != "acknowledged"; ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+    CHECK(state == "acknowledged");
+  }
+  CHECK(npacd.stop() == 0);
+}
+
 TEST_CASE("with SRR on three associations share 300 PDUs in strict rotation, none missing or repeated") {
   NpacdProcess npacd;
   auto key = npacd.provision("0001", /*srr=*/true);

@@ -241,12 +241,15 @@ class NpacdProcess {
   }
 
   // Submits `count` notifications tagged prefix0..prefixN-1 in batches; their ids.
-  std::vector<std::int64_t> submit(const std::string& spid, const std::string& prefix, int count) {
+  // `confirmed` false: unconfirmed M-EVENT-REPORTs (no answer expected).
+  std::vector<std::int64_t> submit(const std::string& spid, const std::string& prefix, int count,
+                                   bool confirmed = true) {
     std::vector<std::int64_t> ids;
     for (int first = 0; first < count; first += 1000) {
       Json batch = Json::array();
       for (int i = first; i < std::min(count, first + 1000); ++i) {
         batch.push_back(notification(spid, std::string(prefix).append(std::to_string(i))));
+        if (!confirmed) batch.back()["confirmed"] = false;
       }
       Reply r = call(http::verb::post, "/v1/messages", Json{{"messages", batch}});
       REQUIRE(r.status == 201);
