@@ -32,6 +32,7 @@ struct RawOptions {
   std::vector<std::string> from, delay, drop_after;
   std::vector<size_t> silent;
   std::string drop_mode = "tcp";
+  std::string answer_on = "same";
   std::string request_kind = "action";
   bool recover_all = false;
   std::string recover_from, recover_to;
@@ -98,6 +99,7 @@ std::string resolve(const RawOptions& raw, SimOptions& o) {
     for (size_t i = 0; i < k; ++i)
       if (ix.value->first == 0 || ix.value->first == i + 1) o.associations[i].drop_after = n;
   }
+  o.answer_on = raw.answer_on == "next" ? AnswerOn::kNext : AnswerOn::kSame;
   o.drop_mode = raw.drop_mode == "abort" ? DropMode::kAbort : raw.drop_mode == "close" ? DropMode::kClose : DropMode::kTcp;
   o.request_kind = raw.request_kind == "create" ? RequestKind::kCreate : RequestKind::kAction;
 
@@ -193,6 +195,11 @@ int main(int argc, char** argv) {
   app.add_option("--drop-mode", raw.drop_mode,
                  "tcp (TCP reset, no release), close (TCP FIN, no release) or abort (ACSE ABRT)")
       ->check(CLI::IsMember({"tcp", "close", "abort"}))
+      ->capture_default_str();
+  app.add_option("--answer-on", raw.answer_on,
+                 "same (answer on the association the request came on) or next (on the next "
+                 "association that is up, round robin; heartbeats stay on their own)")
+      ->check(CLI::IsMember({"same", "next"}))
       ->capture_default_str();
   app.add_option("--send-requests", o.send_requests, "send N confirmed requests of our own, round robin");
   app.add_option("--request-kind", raw.request_kind, "action (M-ACTION) or create (M-CREATE)")

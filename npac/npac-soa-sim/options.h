@@ -38,6 +38,13 @@ enum class DropMode {
   kAbort,  // send an ACSE ABRT (source acse-service-user), then close
 };
 
+// Where the answer to an NPAC request is written (--answer-on).
+enum class AnswerOn {
+  kSame,  // on the association the request arrived on
+  kNext,  // on the next association of the run that is up, round robin from the one it
+          // arrived on (NANC 353 7.b.iv: a response may come back on any association)
+};
+
 // What --send-requests sends.
 enum class RequestKind { kAction, kCreate };
 
@@ -71,6 +78,7 @@ struct SimOptions {
 
   std::vector<AssociationPlan> associations;
   DropMode drop_mode = DropMode::kTcp;
+  AnswerOn answer_on = AnswerOn::kSame;
   RecoveryPlan recovery;
   uint64_t send_requests = 0;
   RequestKind request_kind = RequestKind::kAction;

@@ -61,6 +61,7 @@ nlohmann::ordered_json RunReport::toJson() const {
            {"info", r.info_hex},
            {"retransmission", r.retransmission},
            {"answered", r.answered},
+           {"answered_on", r.answered_on},
            {"during_recovery", r.during_recovery},
            {"at_ms", r.at_ms}};
     if (r.duplicate_of) j["duplicate_of"] = *r.duplicate_of;

@@ -30,6 +30,7 @@ struct ReceivedRecord {
   std::optional<uint64_t> duplicate_of;  // seq of the first copy
   bool during_recovery = false;
   bool answered = false;  // our answer was written
+  size_t answered_on = 0;  // the association it was written on (0: not answered)
   std::string decode_error;
   int64_t at_ms = 0;  // since the run started (informative)
 };

@@ -369,14 +369,25 @@ void Simulation::onInvoke(size_t index, const cmip::RoseInvoke& invoke) {
   if (r.during_recovery && report_.recovery) ++report_.recovery->received_during;
 
   if (answer) {
-    ++pending_answers_[index - 1];
-    client->send(*answer, plan.answer_delay, r.seq);
+    const size_t on = answerIndex(index);
+    ++pending_answers_[on - 1];
+    clients_[on - 1]->send(*answer, plan.answer_delay, r.seq);
   }
   if (plan.drop_after && assoc.received >= *plan.drop_after) {
     spdlog::info("association {}: dropping after {} messages", index, assoc.received);
     client->dropAfterQueued(options_.drop_mode);
   }
   if (recovery_ == RecoveryPhase::kCounted) maybeCompleteRecovery();
+}
+
+size_t Simulation::answerIndex(size_t index) const {
+  if (options_.answer_on == AnswerOn::kSame) return index;
+  const size_t n = clients_.size();
+  for (size_t k = 1; k < n; ++k) {
+    const size_t next = (index - 1 + k) % n + 1;
+    if (clients_[next - 1]->up()) return next;
+  }
+  return index;  // no other association is up
 }
 
 void Simulation::onReply(size_t index, int32_t invoke_id, const cmip::RoseApdu& apdu) {
@@ -458,6 +469,7 @@ void Simulation::onWritten(size_t index, uint64_t tag) {
   ReceivedRecord& r = report_.received[tag - 1];
   if (!r.answered) {
     r.answered = true;
+    r.answered_on = index;
     ++report_.associations[index - 1].answered;
     if (pending_answers_[index - 1] > 0) --pending_answers_[index - 1];
   }

@@ -65,6 +65,8 @@ class Simulation : public AssociationObserver {
   asio::awaitable<void> releaseAll();
   void onInvoke(size_t index, const cmip::RoseInvoke& invoke);
   void onReply(size_t index, int32_t invoke_id, const cmip::RoseApdu& apdu);
+  // Where the answer to a request that arrived on `index` goes (--answer-on).
+  size_t answerIndex(size_t index) const;
   void sendRequest(size_t index, const cmip::RoseInvoke& invoke, const std::string& purpose);
   void maybeCompleteRecovery();
   void stop(std::string reason);

@@ -2,6 +2,7 @@
 // through the rotation (NANC 353 7.b.iv). Real binary, SQLite, loopback, npac-soa-sim.
 #include "npacd_fixture.h"
 
+#include <map>
 #include <set>
 
 using namespace npacd_test;
@@ -98,6 +99,54 @@ TEST_CASE("a provider's requests reach the NPAC application and its answers leav
   // Four answers over two associations in rotation: two each.
   CHECK(reply_on.count(1) == 2);
   CHECK(reply_on.count(2) == 2);
+}
+
+TEST_CASE("responses that come back on another association acknowledge every request exactly once and leave none outstanding") {
+  // NANC 353 7.b.iv: the provider may answer on any of its associations.
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001", /*srr=*/true);
+  constexpr int kMessages = 300;
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--from", "127.0.0.4",
+                                     "--answer-on", "next", "--keep-running", "--duration", "30s"});
+  REQUIRE(npacd.waitForAssociations(3));
+  std::vector<std::int64_t> ids = npacd.submit("0001", "x", kMessages);
+  for (std::int64_t id : ids) {
+    std::string state;
+    for (int i = 0; i < 500 && (state = npacd.messageState(id)) != "acknowledged"; ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+    CHECK(state == "acknowledged");
+  }
+  // Every association sent its third of the requests and received a third of the
+  // answers (those to its predecessor's requests), and has nothing outstanding.
+  const Reply listed = npacd.call(http::verb::get, "/v1/associations");
+  REQUIRE(listed.status == 200);
+  REQUIRE(listed.body["associations"].size() == 3);
+  for (const Json& a : listed.body["associations"]) {
+    CHECK(a["outstanding"] == 0);
+    CHECK(a["sent"] == kMessages / 3);
+    CHECK(a["received"] == kMessages / 3);
+  }
+  kill(sim->pid, SIGTERM);
+  sim->wait(10s);
+  const Json& report = sim->result;
+  REQUIRE(report.is_object());
+  std::map<std::string, int> seen;  // message tag → copies received
+  for (const Json& r : report["received"]) ++seen[r["info"].get<std::string>()];
+  CHECK(seen.size() == static_cast<std::size_t>(kMessages));
+  for (const auto& [tag, copies] : seen) CHECK(copies == 1);  // none sent twice
+  for (const Json& r : report["received"]) {
+    CHECK_FALSE(r["retransmission"].get<bool>());
+    CHECK(r["answered"].get<bool>());
+    // Answered on the next association of the three, never on the one it came on.
+    CHECK(r["answered_on"].get<int>() == r["association"].get<int>() % 3 + 1);
+  }
+  for (const Json& a : report["associations"]) CHECK(a["answered"] == kMessages / 3);
+  for (std::int64_t id : ids) {
+    const Reply row = npacd.call(http::verb::get, "/v1/messages/" + std::to_string(id));
+    CHECK(row.body["state"] == "acknowledged");
+    CHECK(row.body["retransmission"] == false);
+  }
 }
 
 TEST_CASE("turning SRR on lets a bind from another NSAP join at once, without a restart") {
