@@ -111,12 +111,14 @@ TEST_CASE("messages queued while no association is up survive kill -9 and a norm
 TEST_CASE("losing one association mid-stream leaves every PDU acknowledged, repeated only as marked retransmissions") {
   NpacdProcess npacd;
   auto key = npacd.provision("0001", /*srr=*/true);
-  constexpr int kMessages = 3000;
+  constexpr int kMessages = 10000;
+  // Association 2 drops after its 1,500th PDU: about the 4,500th of the stream.
+  constexpr int kDropAfter = 1500;
   auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--from", "127.0.0.4",
-                                     "--drop-after", "2=300", "--keep-going", "--duration", "40s"});
+                                     "--drop-after", "2=" + std::to_string(kDropAfter), "--keep-going", "--duration", "90s"});
   REQUIRE(npacd.waitForAssociations(3));
   std::vector<std::int64_t> ids = npacd.submit("0001", "d", kMessages);
-  CHECK(waitUntilAcknowledged(npacd.dir() / "npacd.db", kMessages, 30s));
+  CHECK(waitUntilAcknowledged(npacd.dir() / "npacd.db", kMessages, 75s));
   kill(sim->pid, SIGTERM);
   sim->wait(10s);
   const Json& report = sim->result;
@@ -139,7 +141,7 @@ TEST_CASE("losing one association mid-stream leaves every PDU acknowledged, repe
   }
   // Only what was in flight on the dropped association can repeat: at most its window.
   CHECK(repeated <= 100);
-  CHECK(report["associations"][1]["received"] == 300);
+  CHECK(report["associations"][1]["received"] == kDropAfter);
   CHECK(npacd.log().find("aborted") != std::string::npos);
 }
 
