@@ -126,7 +126,7 @@ void AdminApi::respondInbound(ApiRequest& r, const std::string& id_text, Respond
                                                    "no unanswered inbound request " + id_text));
                      }
                      if (!status.isOk()) return answer(dbErrorResponse(status));
-                     answer(jsonResponse(http::status::ok, {{"request", std::stoll(id_text)}, {"sent", true}}));
+                     answer(jsonResponse(http::status::ok, {{"request", std::stoll(id_text)}, {"committed", true}}));
                    });
                  });
 }

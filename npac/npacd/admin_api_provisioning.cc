@@ -165,6 +165,10 @@ HttpResponse AdminApi::setProviderEnabled(ApiRequest& r, const std::string& spid
   if (!status.isOk()) return dbErrorResponse(status);
   db::ServiceProvider after = before.value();
   after.enabled = enabled;
+  if (!enabled && core_ != nullptr) {
+    // Its live associations end too (gracefully; nothing undelivered is lost).
+    core_->releaseProvider(spid, "provider disabled by " + actor, [](std::size_t) {});
+  }
   return jsonResponse(http::status::ok, toJson(after));
 }
 

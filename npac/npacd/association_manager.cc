@@ -41,11 +41,11 @@ as::AssociationFunction routingFunction(std::uint32_t mask) {
 }
 
 AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
-                                       db::QueueWriter& writer,
+                                       db::Database& progress_db, db::QueueWriter& writer,
                                        tunables::TunableRegistry& registry, db::Clock clock)
     : io_(io),
       db_(db),
-      queue_(db),
+      queue_(progress_db),
       writer_(writer),
       registry_(registry),
       clock_(std::move(clock)),
@@ -225,9 +225,14 @@ void AssociationManager::scheduleDelivery(const std::string& spid) {
 }
 
 bool AssociationManager::writeTransmission(Provider& provider, const as::Transmission& t,
-                                           const std::vector<std::uint8_t>& queued_pdu) {
+                                           const std::vector<std::uint8_t>& queued_pdu,
+                                           bool response) {
   auto session = provider.sessions.find(static_cast<std::int64_t>(t.association));
   if (session == provider.sessions.end()) return false;
+  if (response) {
+    // It carries the provider's invoke id already; acknowledged when written.
+    return session->second->sendRoseEncoded(queued_pdu, static_cast<std::int64_t>(t.message));
+  }
   const std::int32_t invoke_id = t.invoke_id ? *t.invoke_id : provider.next_unconfirmed_id++;
   if (provider.next_unconfirmed_id == as::kMaxInvokeId) provider.next_unconfirmed_id = 0x40000000;
   auto pdu = withInvokeId(queued_pdu, invoke_id);
@@ -247,11 +252,6 @@ void AssociationManager::deliver(const std::string& spid) {
     if (session->bound() && !session->releasing()) functions |= session->function_mask;
   }
   if (functions == 0) return;
-  while (!provider->pending_responses.empty()) {
-    auto& [mask, bytes] = provider->pending_responses.front();
-    if (!sendResponse(*provider, 0, mask, bytes)) break;
-    provider->pending_responses.pop_front();
-  }
   auto batch = queue_.nextQueued(spid, functions, kDeliveryBatch);
   if (!batch.isOk()) {
     spdlog::error("SPID {}: reading the outbound queue failed: {}", spid, batch.status().toString());
@@ -264,19 +264,26 @@ void AssociationManager::deliver(const std::string& spid) {
   bool waited = false;
   for (const db::QueuedMessage& message : *batch) {
     auto apdu = cmip::decodeRoseApdu(message.pdu);
-    auto* invoke = apdu.isOk() ? std::get_if<cmip::RoseInvoke>(&apdu.value()) : nullptr;
-    if (invoke == nullptr) {
-      queue_.markFailed(message.id, "stored PDU is not a ROSE Invoke", now_ms);
+    if (!apdu.isOk() || std::holds_alternative<cmip::RoseReject>(apdu.value())) {
+      queue_.markFailed(message.id, "stored PDU is not a ROSE Invoke, ReturnResult or ReturnError",
+                        now_ms);
       continue;
     }
-    const bool confirmed =
-        invoke->opcode.isLocal() &&
-        cmip::isConfirmedCmipOpcode(static_cast<cmip::CmipOpcode>(invoke->opcode.localValue()));
+    auto* invoke = std::get_if<cmip::RoseInvoke>(&apdu.value());
     as::OutboundMessage out;
     out.id = static_cast<as::MessageId>(message.id);
     out.function = routingFunction(message.function_mask);
-    out.confirmed = confirmed;
     out.priority = static_cast<std::uint8_t>(std::clamp(message.priority, 0, 255));
+    if (invoke != nullptr) {
+      out.confirmed =
+          invoke->opcode.isLocal() &&
+          cmip::isConfirmedCmipOpcode(static_cast<cmip::CmipOpcode>(invoke->opcode.localValue()));
+    } else {
+      // An answer to one of the provider's requests (respond()): leaves through the
+      // rotation even in recovery mode, acknowledged once written (NANC 353 7.b.iv).
+      out.confirmed = false;
+      out.purpose = as::OutboundMessage::Purpose::kResponse;
+    }
     as::SendOutcome outcome = provider->egress->send(out, now);
     if (!outcome.ok()) {
       waited = true;
@@ -284,7 +291,7 @@ void AssociationManager::deliver(const std::string& spid) {
     }
     const as::Transmission& t = *outcome.transmission;
     sent[static_cast<std::int64_t>(t.association)].push_back(message.id);
-    if (!writeTransmission(*provider, t, message.pdu)) {
+    if (!writeTransmission(*provider, t, message.pdu, invoke == nullptr)) {
       // The connection cannot take it: counted as in flight there, and that association
       // is aborted once the rows say so, so its loss moves the message like the others.
       failed = static_cast<std::int64_t>(t.association);
@@ -346,6 +353,7 @@ void AssociationManager::onRose(const std::shared_ptr<Session>& session, cmip::R
   request.id = next_inbound_id_++;
   request.spid = session->spid;
   request.association_id = session->associationId();
+  request.function_mask = session->function_mask;
   request.nsap_hex = session->nsap().toHex();
   request.invoke_id = invoke.invokeId;
   request.opcode = static_cast<cmip::CmipOpcode>(invoke.opcode.localValue());

@@ -14,7 +14,6 @@
 #pragma once
 
 #include <chrono>
-#include <deque>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -41,6 +40,9 @@ namespace npac::npacd {
 
 // Messages pulled from the queue per provider per delivery round.
 inline constexpr std::size_t kDeliveryBatch = 256;
+// Queue priority of an answer to a provider's request: above every priority the API
+// accepts (0..9, api_json.cc), so answers leave before the provider's queued messages.
+inline constexpr int kResponsePriority = 10;
 // Period of the response-timeout / retry scan.
 inline constexpr std::chrono::milliseconds kTimerPeriod{500};
 // Graceful shutdown: how long associations may keep answering what is outstanding
@@ -53,8 +55,13 @@ associations::AssociationFunction routingFunction(std::uint32_t mask);
 
 class AssociationManager : public CoreService, public SessionOwner {
  public:
-  // `db` is the core's own connection (used on the core thread only).
-  AssociationManager(boost::asio::io_context& io, db::Database& db, db::QueueWriter& writer,
+  // `db` and `progress_db` are the core's own connections (core thread only): `db` for
+  // decisions that must be as durable as --durability (bind sequence numbers, the
+  // association log), `progress_db` for the outbound queue's delivery progress (sent,
+  // acknowledged, failed), which may run with synchronous=NORMAL: losing progress only
+  // repeats a delivery. Both may be the same connection.
+  AssociationManager(boost::asio::io_context& io, db::Database& db, db::Database& progress_db,
+                     db::QueueWriter& writer,
                      tunables::TunableRegistry& registry, db::Clock clock);
   ~AssociationManager() override;
 
@@ -74,6 +81,7 @@ class AssociationManager : public CoreService, public SessionOwner {
   void respond(InboundRequestId id, InboundResponse response, StatusDone done) override;
   void listAssociations(ListDone done) override;
   void abortAssociation(db::AssociationId id, std::string actor, StatusDone done) override;
+  void releaseProvider(std::string spid, std::string reason, CountDone done) override;
 
   // SessionOwner (core thread).
   void onConnectIndication(const std::shared_ptr<Session>& session,
@@ -89,8 +97,6 @@ class AssociationManager : public CoreService, public SessionOwner {
     std::unique_ptr<associations::ProviderEgress> egress;
     std::map<std::int64_t, std::shared_ptr<Session>> sessions;  // bound, by association id
     associations::InvokeId next_unconfirmed_id = 0x40000000;
-    // Answers to the provider's requests given while none of its associations was up.
-    std::deque<std::pair<std::uint32_t, std::vector<std::uint8_t>>> pending_responses;
   };
   struct Heartbeat {
     std::int32_t invoke_id = 0;
@@ -119,11 +125,13 @@ class AssociationManager : public CoreService, public SessionOwner {
                   const std::string& code, const std::string& reason, std::int32_t diagnostic);
   Provider* providerFor(const std::string& spid, bool create);
   void deliver(const std::string& spid);
-  bool sendResponse(Provider& provider, std::int64_t origin, std::uint32_t mask,
-                    const std::vector<std::uint8_t>& bytes);
   void scheduleDelivery(const std::string& spid);
+  // Writes a queued PDU on the association `t` names: an Invoke gets its invoke id (the
+  // transmission's, or a fresh one for an unconfirmed operation); a `response` (an
+  // answer to the provider's own request) leaves as stored. Unconfirmed PDUs are tagged
+  // with their message id so onWritten() acknowledges them.
   bool writeTransmission(Provider& provider, const associations::Transmission& t,
-                         const std::vector<std::uint8_t>& queued_pdu);
+                         const std::vector<std::uint8_t>& queued_pdu, bool response = false);
   void lose(Provider& provider, const std::string& spid, std::int64_t association);
   void queueAck(db::MessageId id);  // acknowledged in the next flushAcks()
   void flushAcks();

@@ -13,7 +13,6 @@ namespace asio = boost::asio;
 namespace as = npac::associations;
 
 namespace {
-as::TimePoint steadyNow() { return as::TimePoint::clock::now(); }
 }  // namespace
 
 // ---- CoreService -------------------------------------------------------------------
@@ -103,21 +102,6 @@ void AssociationManager::pollInbound(InboundPoll poll, PollDone done) {
   });
 }
 
-bool AssociationManager::sendResponse(Provider& provider, std::int64_t origin,
-                                      std::uint32_t mask, const std::vector<std::uint8_t>& bytes) {
-  if (provider.sessions.empty()) return false;
-  as::OutboundMessage out;
-  out.function = routingFunction(mask);
-  out.confirmed = false;
-  out.purpose = as::OutboundMessage::Purpose::kResponse;
-  as::SendOutcome outcome = provider.egress->send(out, steadyNow());
-  auto target = provider.sessions.end();
-  if (outcome.ok()) target = provider.sessions.find(static_cast<std::int64_t>(outcome.transmission->association));
-  if (target == provider.sessions.end()) target = provider.sessions.find(origin);
-  if (target == provider.sessions.end()) target = provider.sessions.begin();
-  return target->second->sendRoseEncoded(bytes);
-}
-
 void AssociationManager::respond(InboundRequestId id, InboundResponse response, StatusDone done) {
   asio::post(io_, [this, id, response = std::move(response), done = std::move(done)] {
     auto it = inbound_open_.find(id);
@@ -127,23 +111,33 @@ void AssociationManager::respond(InboundRequestId id, InboundResponse response, 
       return;
     }
     InboundRequest request = it->second;
-    Provider* provider = providerFor(request.spid, true);
-    if (provider == nullptr) {
-      done(db::Status::internal("no egress for " + request.spid));
-      return;
-    }
-    std::uint32_t mask = 0;
-    auto origin = provider->sessions.find(request.association_id);
-    if (origin != provider->sessions.end()) mask = origin->second->function_mask;
-    else if (!provider->sessions.empty()) mask = provider->sessions.begin()->second->function_mask;
-    std::vector<std::uint8_t> bytes = encodeInboundResponse(request, response);
     inbound_open_.erase(it);
-    if (!sendResponse(*provider, request.association_id, mask, bytes)) {
-      // No association up (or it is going away): kept in memory for the provider's next
-      // bind, ahead of its queued messages.
-      provider->pending_responses.emplace_back(mask, std::move(bytes));
-    }
-    done(db::Status::ok());
+    // The answer is committed to the outbound queue like any message (nothing lost while
+    // the provider has no association, or across a restart), ahead of the provider's
+    // queued messages, and leaves through the rotation (NANC 353 7.b.iv), so it may go
+    // out on another association than the request came in on. It needs the function of
+    // the association the request arrived on (NANC 111).
+    db::NewMessage row;
+    row.spid = request.spid;
+    row.function_mask = 1u << static_cast<unsigned>(routingFunction(request.function_mask));
+    row.priority = kResponsePriority;
+    row.pdu = encodeInboundResponse(request, response);
+    std::vector<db::NewMessage> rows;
+    rows.push_back(std::move(row));
+    writer_.submit(std::move(rows), [this, request, done](db::Result<std::vector<db::MessageId>> result) {
+      asio::post(io_, [this, request, done, status = result.status()] {
+        if (!status.isOk()) {
+          // Not accepted: the request is open again, so the application may answer again.
+          spdlog::error("SPID {}: the answer to inbound request {} was not stored: {}",
+                        request.spid, request.id, status.toString());
+          inbound_open_.emplace(request.id, request);
+          done(status);
+          return;
+        }
+        scheduleDelivery(request.spid);
+        done(db::Status::ok());
+      });
+    });
   });
 }
 
@@ -189,6 +183,27 @@ void AssociationManager::abortAssociation(db::AssociationId id, std::string acto
       return;
     }
     done(db::Status::notFound("association " + std::to_string(id) + " is not live"));
+  });
+}
+
+void AssociationManager::releaseProvider(std::string spid, std::string reason, CountDone done) {
+  asio::post(io_, [this, spid = std::move(spid), reason = std::move(reason), done = std::move(done)] {
+    Provider* provider = providerFor(spid, false);
+    if (provider == nullptr || provider->sessions.empty()) {
+      done(0);
+      return;
+    }
+    spdlog::info("SPID {}: {}: releasing its {} association(s) once their outstanding requests "
+                 "are answered; undelivered messages stay queued",
+                 spid, reason, provider->sessions.size());
+    for (auto& [id, session] : provider->sessions) {
+      provider->egress->startRelease(static_cast<as::AssociationId>(id));
+    }
+    for (as::AssociationId ready : provider->egress->readyToRelease()) {
+      auto s = provider->sessions.find(static_cast<std::int64_t>(ready));
+      if (s != provider->sessions.end()) s->second->requestRelease();
+    }
+    done(provider->sessions.size());
   });
 }
 

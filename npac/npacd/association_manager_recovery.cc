@@ -82,6 +82,9 @@ bool AssociationManager::handleProviderAction(const std::shared_ptr<Session>& se
   std::vector<as::RecoveryMessage> candidates;
   std::map<as::MessageId, const db::QueuedMessage*> by_id;
   for (const db::QueuedMessage& row : *rows) {
+    // Answers to the provider's own requests are not messages it missed: deliver() sends
+    // them in recovery mode too.
+    if (row.priority == kResponsePriority) continue;
     candidates.push_back({static_cast<as::MessageId>(row.id), fromMs(row.created_at),
                           row.state == db::MessageState::kAcknowledged});
     by_id[static_cast<as::MessageId>(row.id)] = &row;

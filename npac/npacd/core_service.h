@@ -70,6 +70,7 @@ struct InboundRequest {
   InboundRequestId id = 0;      // unique in this npacd run; names it in respond()
   std::string spid;
   db::AssociationId association_id = 0;  // where it arrived
+  std::uint32_t function_mask = 0;        // that association's functions
   std::string nsap_hex;         // that association's NSAP
   std::int32_t invoke_id = 0;   // the provider's invoke id
   cmip::CmipOpcode opcode = cmip::CmipOpcode::kEventReport;
@@ -134,10 +135,11 @@ class CoreService {
   // handed out to one poll only. kShutdown while stopping.
   virtual void pollInbound(InboundPoll poll, PollDone done) = 0;
 
-  // Sends the response to inbound request `id` (ReturnResult or ReturnError with the
-  // request's invoke id and opcode: encodeInboundResponse()) through the provider's egress
-  // policy. kNotFound: unknown id or already answered. kShutdown / kInternal otherwise.
-  // Completes once the response was handed to an association (or queued when none is up).
+  // Answers inbound request `id` (ReturnResult or ReturnError with the request's invoke id
+  // and opcode: encodeInboundResponse()): the answer is committed to the durable queue
+  // ahead of the provider's messages and leaves through its egress policy, at once or at
+  // its next bind. Completes after the COMMIT. kNotFound: unknown id or already answered;
+  // a storage error leaves the request open, so it may be answered again.
   virtual void respond(InboundRequestId id, InboundResponse response, StatusDone done) = 0;
 
   // Every live association, by id.
@@ -147,6 +149,12 @@ class CoreService {
   // to the surviving associations as the core does on any loss. kNotFound if not live.
   // `actor` goes to the log.
   virtual void abortAssociation(db::AssociationId id, std::string actor, StatusDone done) = 0;
+
+  // The provider was disabled: each of its associations takes no new PDU and is released
+  // (RLRQ) once nothing is outstanding on it; what it had not delivered stays queued.
+  // Completes with how many associations are being released. `reason` goes to the log.
+  using CountDone = std::function<void(std::size_t)>;
+  virtual void releaseProvider(std::string spid, std::string reason, CountDone done) = 0;
 };
 
 // The bytes a submitted operation is queued as: its ROSE Invoke with the placeholder

@@ -72,8 +72,17 @@ int main(int argc, char** argv) {
   db::OpenOptions open_options;
   open_options.durability = *parsed_durability;
   // One connection per user thread (db/database.h): core, API, registry; the QueueWriter
-  // opens its own.
+  // opens its own. --durability governs what is accepted or decided: the QueueWriter's
+  // submissions (messages, answers to providers), the operator's changes, and on the core
+  // thread the binds (replay sequence numbers, the association log). The core's second
+  // connection records only delivery progress (sent, acknowledged, failed) and always
+  // commits with synchronous=NORMAL: in WAL mode that survives kill -9, and what a power
+  // loss can take back is the latest progress, never an accepted message — such a
+  // message is delivered again after the restart (docs/DATABASE.md "Durability").
   auto core_db = openOrExit(config.db_path, open_options);
+  db::OpenOptions progress_options = open_options;
+  progress_options.durability = db::Durability::kNormal;
+  auto progress_db = openOrExit(config.db_path, progress_options);
   auto api_db = openOrExit(config.db_path, open_options);
   auto registry_db = openOrExit(config.db_path, open_options);
   db::Clock clock = db::systemClock();
@@ -94,7 +103,7 @@ int main(int argc, char** argv) {
 
   boost::asio::io_context core_io;
   boost::asio::io_context api_io;
-  auto manager = std::make_unique<npacd::AssociationManager>(core_io, *core_db, **writer, *registry, clock);
+  auto manager = std::make_unique<npacd::AssociationManager>(core_io, *core_db, *progress_db, **writer, *registry, clock);
   db::Status recovered = manager->recoverInterrupted();
   if (!recovered.isOk()) {
     std::fprintf(stderr, "npacd: cannot requeue interrupted messages: %s\n", recovered.toString().c_str());

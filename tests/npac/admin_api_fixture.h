@@ -201,12 +201,20 @@ class QueueBackedCore : public CoreService {
     }
     done(db::Status::ok());
   }
+  void releaseProvider(std::string spid, std::string reason, CountDone done) override {
+    {
+      std::lock_guard lock(mutex);
+      seen_.released = spid + ": " + reason;
+    }
+    done(0);
+  }
 
   // What the core was asked, copied under the mutex (the API thread writes it).
   struct Seen {
     std::vector<std::string> keys;  // each submitted message's key, "" when none
     std::optional<InboundResponse> last_response;
     std::string aborted;  // "<id> by <actor>"
+    std::string released;  // "<spid>: <reason>" (provider disabled)
   };
   Seen seen() {
     std::lock_guard lock(mutex);
