@@ -203,3 +203,48 @@ TEST_CASE("a recovery-mode bind gets exactly the missed messages on its recovery
     CHECK(r["info"] == NpacdProcess::tagHex(i < 5 ? label("missed", i) : label("after", i - 5)));
   }
 }
+
+TEST_CASE("a segmented PDU beyond the size limit aborts only its own connection and the log names the cap") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001");
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--expect", "3", "--duration", "15s"});
+  REQUIRE(npacd.waitForAssociations(1));
+
+  asio::io_context io;
+  asio::ip::tcp::socket huge(io);
+  huge.connect({asio::ip::make_address("127.0.0.1"), npacd.port()});
+  timeval tv{5, 0};
+  setsockopt(huge.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  // RFC 1006 TPKT + X.224 class 0 CR: TPDU size 2048 (C0 0B), calling and called TSAP 1.
+  const std::vector<std::uint8_t> cr{0x03, 0x00, 0x00, 0x16, 0x11, 0xE0, 0x00, 0x00, 0x00, 0x01, 0x00,
+                                     0xC0, 0x01, 0x0B, 0xC1, 0x02, 0x00, 0x01, 0xC2, 0x02, 0x00, 0x01};
+  asio::write(huge, asio::buffer(cr));
+  std::uint8_t header[4];
+  asio::read(huge, asio::buffer(header));
+  REQUIRE(header[0] == 0x03);
+  std::vector<std::uint8_t> cc((header[2] << 8 | header[3]) - 4);
+  asio::read(huge, asio::buffer(cc));
+  REQUIRE(cc[1] == 0xD0);  // CC
+  // DT TPDUs without end-of-TSDU, 2,000 octets each: 40 of them is 80,000 octets, past the
+  // 64 KiB cap on a PDU (cmip::DecodeLimits). npacd closes before the last ones; a write
+  // failing then is expected.
+  std::vector<std::uint8_t> dt(4 + 3 + 2000, 0x30);
+  dt[0] = 0x03;
+  dt[1] = 0x00;
+  dt[2] = static_cast<std::uint8_t>(dt.size() >> 8);
+  dt[3] = static_cast<std::uint8_t>(dt.size() & 0xFF);
+  dt[4] = 0x02;  // LI
+  dt[5] = 0xF0;  // DT
+  dt[6] = 0x00;  // TPDU-NR 0, EOT not set
+  boost::system::error_code ec;
+  for (int i = 0; i < 40 && !ec; ++i) asio::write(huge, asio::buffer(dt), ec);
+  char buf[256];
+  ec = {};
+  while (!ec) huge.read_some(asio::buffer(buf), ec);
+  CHECK((ec == asio::error::eof || ec == asio::error::connection_reset));
+  CHECK(npacd.log().find("exceeds the cap of") != std::string::npos);
+  // The provider's association was not touched.
+  CHECK(npacd.waitForAssociations(1));
+  npacd.submit("0001", "still", 3);
+  REQUIRE(sim->wait() == 0);
+}
