@@ -3,14 +3,16 @@
 # bounded batch of N notifications submitted through the admin API (batches of 1000).
 # Reports delivered-and-acknowledged PDUs/s (first submit → last acknowledgement) and the
 # submit→acknowledge latency p50/p99 (created_at → acknowledged_at from the queue rows),
-# for --durability full and normal; then the raw limit: a plain loopback TCP sender and
-# receiver moving the same number of frames of the same size without decoding them.
+# for --durability full and normal; then the raw limit (bench/loopback_bench.cc, same
+# process-free measurement every run): plain loopback TCP moving 80-byte frames one
+# write each without decoding, one way, and with a 40-byte answer per frame read back;
+# and our ratio to each. Needs the build configured with NPAC_BENCH=ON (the default).
 #
-#   bench/npacd_load.sh [BUILD_DIR] [N]      (defaults: build-srveng, 20000)
+#   bench/npacd_load.sh [BUILD_DIR] [N]      (defaults: build, 20000)
 # Never run by `make test`.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${1:-$ROOT/build-srveng}
+BUILD=${1:-$ROOT/build}
 N=${2:-20000}
 BIN=$BUILD/bin
 WORK=$(mktemp -d /tmp/npacd-load.XXXXXX)
@@ -81,7 +83,9 @@ lat = sorted(r[0] for r in sqlite3.connect(db).execute(
 pct = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))]
 print("npacd durability=%-6s  %d PDUs delivered+acknowledged in %.2f s = %.0f PDU/s;"
       " submit->ack latency p50 %d ms, p99 %d ms" % (durability, n, t1 - t0, n / (t1 - t0), pct(0.5), pct(0.99)))
+open(db + ".rate", "w").write("%.0f" % (n / (t1 - t0)))
 PY
+  cp "$dir/npacd.db.rate" "$WORK/rate-$durability"
   kill "$npacd" 2>/dev/null || true
   wait "$npacd" 2>/dev/null || true
 }
@@ -91,27 +95,16 @@ run normal
 
 # The raw limit: frames of the size npacd writes for these notifications (about 80 bytes:
 # TPKT 4 + COTP DT 3 + session GT/DT 4 + presentation PDV ~10 + the ~60-byte ROSE Invoke)
-# as opaque bytes over one loopback TCP connection, no decoding, no answers.
-FRAME=80
-python3 - "$N" "$FRAME" <<'PY'
-import socket, sys, threading, time
-n, size = int(sys.argv[1]), int(sys.argv[2])
-frame = b"\x03\x00" + size.to_bytes(2, "big") + b"\x00" * (size - 4)
-srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
-got = [0]
-def receive():
-    c, _ = srv.accept()
-    want = n * size
-    while got[0] < want:
-        b = c.recv(1 << 16)
-        if not b: break
-        got[0] += len(b)
-t = threading.Thread(target=receive); t.start()
-s = socket.create_connection(srv.getsockname())
-s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-t0 = time.time()
-for _ in range(n): s.sendall(frame)
-t.join(); t1 = time.time()
-print("raw loopback TCP (one connection, %d-byte frames, no decoding): %d frames in %.2f s = %.0f frames/s"
-      % (size, n, t1 - t0, n / (t1 - t0)))
+# as opaque bytes over loopback TCP, no decoding (bench/loopback_bench.cc).
+"$BUILD/bench/loopback_bench" --benchmark_format=json >"$WORK/raw.json" 2>/dev/null
+python3 - "$WORK" <<'PY'
+import json, sys
+work = sys.argv[1]
+raw = {b["name"].split("/")[0]: b["frames_per_second"] for b in json.load(open(work + "/raw.json"))["benchmarks"]}
+print("raw loopback TCP, one connection, 80-byte frames, no decoding: one way %.0f frames/s;"
+      " with a 40-byte answer per frame read back %.0f frames/s" % (raw["BM_RawOneWay"], raw["BM_RawRoundTrip"]))
+for d in ("full", "normal"):
+    rate = float(open("%s/rate-%s" % (work, d)).read())
+    print("npacd durability=%-6s / raw: %.1f %% of one way, %.1f %% of round trip"
+          % (d, 100 * rate / raw["BM_RawOneWay"], 100 * rate / raw["BM_RawRoundTrip"]))
 PY
