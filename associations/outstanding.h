@@ -144,6 +144,7 @@ class OutstandingRequests {
   std::optional<Completed> drop(InvokeId invoke_id);
 
   std::uint32_t outstanding(AssociationId association) const;
+  const OutstandingLimits& limits() const { return limits_; }
   std::size_t size() const { return requests_.size(); }
   std::optional<OutstandingRequest> find(InvokeId invoke_id) const;
   // Requests with no association (detached and not yet reassigned or dropped).

@@ -86,6 +86,11 @@ print("npacd durability=%-6s  %d PDUs delivered+acknowledged in %.2f s = %.0f PD
 open(db + ".rate", "w").write("%.0f" % (n / (t1 - t0)))
 PY
   cp "$dir/npacd.db.rate" "$WORK/rate-$durability"
+  # npacd's own CPU (user + system, all threads) over the whole run, per PDU: a figure
+  # that other load on the machine inflates far less than wall time.
+  local ticks hz
+  ticks=$(awk '{print $14 + $15}' "/proc/$npacd/stat"); hz=$(getconf CLK_TCK)
+  python3 -c 'import sys; t, hz, n = map(int, sys.argv[1:4]); print("npacd durability=%-6s  CPU %.2f s = %.0f us per PDU (submission, delivery, answers, SQLite)" % (sys.argv[4], t / hz, 1e6 * t / hz / n))' "$ticks" "$hz" "$N" "$durability"
   kill "$npacd" 2>/dev/null || true
   wait "$npacd" 2>/dev/null || true
 }

@@ -248,11 +248,20 @@ void AssociationManager::deliver(const std::string& spid) {
   Provider* provider = providerFor(spid, false);
   if (provider == nullptr || provider->sessions.empty()) return;
   std::uint32_t functions = 0;
+  // Free congestion-window slots: at most that many requests can leave now, so no more
+  // rows are read (an answer that frees a slot schedules the next round).
+  std::size_t capacity = 0;
+  const std::uint32_t window = provider->egress->outstanding().limits().congestion_window;
   for (auto& [id, session] : provider->sessions) {
-    if (session->bound() && !session->releasing()) functions |= session->function_mask;
+    if (!session->bound() || session->releasing()) continue;
+    functions |= session->function_mask;
+    const std::uint32_t busy =
+        provider->egress->outstanding().outstanding(static_cast<as::AssociationId>(id));
+    capacity += window > busy ? window - busy : 0;
   }
-  if (functions == 0) return;
-  auto batch = queue_.nextQueued(spid, functions, kDeliveryBatch);
+  if (functions == 0 || capacity == 0) return;
+  const std::size_t limit = std::min(kDeliveryBatch, capacity);
+  auto batch = queue_.nextQueued(spid, functions, limit);
   if (!batch.isOk()) {
     spdlog::error("SPID {}: reading the outbound queue failed: {}", spid, batch.status().toString());
     return;
@@ -312,7 +321,7 @@ void AssociationManager::deliver(const std::string& spid) {
     }
     return;
   }
-  if (!waited && batch->size() == kDeliveryBatch) scheduleDelivery(spid);
+  if (!waited && batch->size() == limit) scheduleDelivery(spid);
 }
 
 void AssociationManager::onRose(const std::shared_ptr<Session>& session, cmip::RoseApdu apdu) {

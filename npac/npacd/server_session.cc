@@ -1,5 +1,8 @@
 #include "npac/npacd/server_session.h"
 
+#include <algorithm>
+
+#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
 
@@ -190,11 +193,14 @@ void Session::enqueue(std::vector<std::uint8_t> bytes, std::int64_t tag) {
     close("write queue over its limit");
     return;
   }
-  if (!writing_) writeNext();
+  if (!writing_) {
+    writing_ = true;
+    boost::asio::post(socket_.get_executor(), [self = shared_from_this()] { self->writeNext(); });
+  }
 }
 
 void Session::writeNext() {
-  if (write_queue_.empty()) {
+  if (write_queue_.empty() || !socket_.is_open()) {
     writing_ = false;
     if (closed_ || close_after_write_) {
       boost::system::error_code ignored;
@@ -205,23 +211,30 @@ void Session::writeNext() {
     return;
   }
   writing_ = true;
+  writing_frames_ = std::min(write_queue_.size(), kMaxGatheredFrames);
+  std::vector<boost::asio::const_buffer> buffers;
+  buffers.reserve(writing_frames_);
+  for (std::size_t i = 0; i < writing_frames_; ++i) buffers.push_back(boost::asio::buffer(write_queue_[i].bytes));
   boost::asio::async_write(
-      socket_, boost::asio::buffer(write_queue_.front().bytes),
-      [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
-        if (self->write_queue_.empty()) return;
-        self->queued_bytes_ -= self->write_queue_.front().bytes.size();
-        const std::int64_t tag = self->write_queue_.front().tag;
-        self->write_queue_.pop_front();
+      socket_, buffers, [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
         if (ec) {
           self->write_queue_.clear();
           self->queued_bytes_ = 0;
+          self->writing_frames_ = 0;
           self->writing_ = false;
           self->finish("write failed: " + ec.message(), false);
           boost::system::error_code ignored;
           self->socket_.close(ignored);
           return;
         }
-        if (tag != 0 && self->bound()) self->owner_.onWritten(self, tag);
+        const std::size_t done = std::min(self->writing_frames_, self->write_queue_.size());
+        self->writing_frames_ = 0;
+        for (std::size_t i = 0; i < done; ++i) {
+          self->queued_bytes_ -= self->write_queue_.front().bytes.size();
+          const std::int64_t tag = self->write_queue_.front().tag;
+          self->write_queue_.pop_front();
+          if (tag != 0 && self->bound()) self->owner_.onWritten(self, tag);
+        }
         self->writeNext();
       });
 }

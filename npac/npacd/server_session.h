@@ -51,6 +51,8 @@ class SessionOwner {
 // Bytes queued for writing on one connection, at most; beyond it the peer is not reading
 // and the association is aborted rather than growing memory (Asio examples: queue limits).
 inline constexpr std::size_t kMaxQueuedWriteBytes = 32 * 1024 * 1024;
+// Frames written by one gathered write (sendmsg's iovec stays far below IOV_MAX, 1024).
+inline constexpr std::size_t kMaxGatheredFrames = 64;
 // Wait for the peer's RLRE after our RLRQ before closing anyway.
 inline constexpr std::chrono::seconds kReleaseTimeout{3};
 
@@ -97,7 +99,12 @@ class Session : public std::enable_shared_from_this<Session> {
     std::vector<std::uint8_t> bytes;
     std::int64_t tag = 0;  // reported to the owner once written; 0 = nothing to report
   };
+  // Queues a frame; the write starts from a posted handler, so every frame queued while
+  // the current event is handled leaves in one gathered write (one syscall, not one per
+  // PDU).
   void enqueue(std::vector<std::uint8_t> bytes, std::int64_t tag = 0);
+  // Writes up to kMaxGatheredFrames queued frames at once; on completion reports their
+  // tags and continues with what was queued meanwhile.
   void writeNext();
   void finish(const std::string& reason, bool orderly);
 
@@ -110,7 +117,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::vector<std::uint8_t> read_buffer_;
   std::deque<Frame> write_queue_;
   std::size_t queued_bytes_ = 0;
-  bool writing_ = false;
+  std::size_t writing_frames_ = 0;  // frames at the queue's front being written
+  bool writing_ = false;            // a write is scheduled or under way
   bool close_after_write_ = false;
   bool bound_ = false;
   bool releasing_ = false;
