@@ -25,6 +25,9 @@ constexpr const char* kExitCodes =
     "or on a signal; 7 every association ended before the goals were met; 8 recovery "
     "sequence failed.";
 
+// --departure-offset is for skews an operator could meet, not for dates far off.
+constexpr Millis kMaxDepartureOffset = std::chrono::hours(24 * 366);
+
 struct RawOptions {
   std::string npac = "127.0.0.1:10102";
   std::string system_type = "soa";
@@ -36,6 +39,7 @@ struct RawOptions {
   std::string request_kind = "action";
   bool recover_all = false;
   std::string recover_from, recover_to;
+  std::string departure_offset = "0";
   std::string duration = "60s", bind_timeout = "5s", release_timeout = "2s";
   std::string log_level = "info";
 };
@@ -128,6 +132,12 @@ std::string resolve(const RawOptions& raw, SimOptions& o) {
   if (auto e = duration(raw.duration, o.duration, "--duration"); !e.empty()) return e;
   if (auto e = duration(raw.bind_timeout, o.bind_timeout, "--bind-timeout"); !e.empty()) return e;
   if (auto e = duration(raw.release_timeout, o.release_timeout, "--release-timeout"); !e.empty()) return e;
+  auto offset = parseSignedDuration(raw.departure_offset);
+  if (!offset.ok()) return "--departure-offset: " + offset.error;
+  if (*offset.value > kMaxDepartureOffset || *offset.value < -kMaxDepartureOffset) {
+    return "--departure-offset: " + raw.departure_offset + " is more than a year away from the clock";
+  }
+  o.departure_offset = *offset.value;
   if (o.sequence && *o.sequence > kMaxSequenceNumber) return "--sequence must be at most 4294967295";
   return "";
 }
@@ -185,6 +195,10 @@ int main(int argc, char** argv) {
                  "network-data-management, notifications, queries (default by system type)");
   app.add_option("--from", raw.from, "local address of one association, repeat for K associations (default 127.0.0.1)");
   app.add_option("--sequence", o.sequence, "first bind sequence number (default: tenths of a second since 2025-01-01)");
+  app.add_option("--departure-offset", raw.departure_offset,
+                 "shift the bind's departure time from the clock, signed: -10m, +2h (rehearses "
+                 "the NPAC's departure_time_window; at most a year either way)")
+      ->capture_default_str();
   app.add_flag("--recovery", o.recovery.enabled, "bind the first association in recovery mode and run the recovery sequence");
   app.add_flag("--recover-all", raw.recover_all, "recovery request: everything not acknowledged (SWIM; the default)");
   app.add_option("--recover-from", raw.recover_from, "recovery time range start: YYYYMMDDHHMMSSZ, now, now-10m");

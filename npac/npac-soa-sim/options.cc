@@ -46,6 +46,14 @@ Parsed<Millis> parseDuration(std::string_view text) {
   return Parsed<Millis>::fail(quote(text) + " is not a duration (e.g. 50ms, 2s, 1m)");
 }
 
+Parsed<Millis> parseSignedDuration(std::string_view text) {
+  const bool negative = text.starts_with('-');
+  std::string_view magnitude = negative || text.starts_with('+') ? text.substr(1) : text;
+  auto d = parseDuration(magnitude);
+  if (!d.ok()) return Parsed<Millis>::fail(quote(text) + " is not a signed duration (e.g. -10m, +2h, 30s)");
+  return {negative ? -*d.value : *d.value, {}};
+}
+
 Parsed<std::pair<size_t, std::string>> parseIndexed(std::string_view text) {
   size_t eq = text.find('=');
   if (eq == std::string_view::npos) return {std::pair<size_t, std::string>{0, std::string(text)}, {}};

@@ -75,6 +75,9 @@ struct SimOptions {
   int64_t key_id = 1;
   cmip::AssociationFunctionMask functions;
   std::optional<uint64_t> sequence;  // first sequence number; default time-based
+  // Added to the clock for the bind's departure time (--departure-offset): rehearses the
+  // NPAC's departure_time_window rule with a skewed clock. Signed; 0 sends "now".
+  Millis departure_offset{0};
 
   std::vector<AssociationPlan> associations;
   DropMode drop_mode = DropMode::kTcp;
@@ -94,6 +97,8 @@ struct SimOptions {
 
 // "50ms", "2s", "1m", "1h" or a bare number of milliseconds.
 Parsed<Millis> parseDuration(std::string_view text);
+// "-10m", "+2h", "30s": parseDuration with an optional sign (none means +).
+Parsed<Millis> parseSignedDuration(std::string_view text);
 // "2=50ms" → {2, "50ms"}; "50ms" → {0, "50ms"} (0 = every association).
 Parsed<std::pair<size_t, std::string>> parseIndexed(std::string_view text);
 // "soa-management,notifications" (names of cmip::associationFunctionName, '_' or '-').

@@ -36,6 +36,7 @@ nlohmann::ordered_json RunReport::toJson() const {
                           {"local_port", a.local_port},
                           {"nsap", a.nsap},
                           {"sequence_number", a.sequence_number},
+                          {"departure_time", a.departure_time},
                           {"recovery_mode", a.recovery_mode},
                           {"answer_delay_ms", a.answer_delay_ms},
                           {"silent", a.silent},

@@ -61,6 +61,7 @@ struct AssociationRecord {
   uint16_t local_port = 0;
   std::string nsap;  // RFC 1277 NSAP of local_address, as the NPAC derives it
   uint64_t sequence_number = 0;
+  std::string departure_time;  // the bind's, YYYYMMDDHHMMSSZ (shifted by --departure-offset)
   bool recovery_mode = false;
   int64_t answer_delay_ms = 0;
   bool silent = false;

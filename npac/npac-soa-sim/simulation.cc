@@ -107,6 +107,11 @@ int64_t Simulation::nowMillis() const {
   return std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+cmip::GeneralizedTime Simulation::departureTime() const {
+  // Whole seconds (the bind profile's GeneralizedTime has no fraction).
+  return cmip::GeneralizedTime::fromUnixMillis((nowMillis() + options_.departure_offset.count()) / 1000 * 1000);
+}
+
 int Simulation::run() {
   started_ = std::chrono::steady_clock::now();
   first_sequence_ = options_.sequence ? *options_.sequence : timeBasedSequence(nowMillis());
@@ -243,9 +248,10 @@ awaitable<bool> Simulation::bindRange(size_t first, size_t last, bool recovery_f
     BindParameters p{options_.spid,     options_.system_type, options_.user_id,
                      options_.key_list, options_.key_id,      options_.functions,
                      recovery_first && i == first, first_sequence_ + i,
-                     cmip::GeneralizedTime::fromUnixMillis(nowMillis() / 1000 * 1000)};
+                     departureTime()};
     last_sequence_ = std::max(last_sequence_, p.sequence_number);
     rec.sequence_number = p.sequence_number;
+    rec.departure_time = p.departure_time.toString();
     rec.recovery_mode = p.recovery_mode;
     rec.bind.attempted = true;
     auto ac = signedAccessControl(p, key_);

@@ -76,6 +76,8 @@ class Simulation : public AssociationObserver {
   bool anyUp() const;
   int exitCode() const;
   int64_t nowMillis() const;
+  // Now plus --departure-offset, in whole seconds: the bind's departure time.
+  cmip::GeneralizedTime departureTime() const;
 
   SimOptions options_;
   ProviderKey key_;

@@ -18,6 +18,7 @@
 
 #include <boost/asio.hpp>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -773,4 +774,44 @@ TEST_CASE("An invoke received again with the same invoke id and argument is mark
   CHECK(order[2]["duplicate_of"] == 2);
   CHECK(order[2]["invoke_id"] == order[1]["invoke_id"]);
   CHECK(order[2]["answered"] == true);
+}
+
+TEST_CASE("The departure offset option shifts the bind's departure time from the clock by a signed amount", "[soa-sim]") {
+  Scratch scratch;
+  auto [key, pub] = makeKey(scratch, "ed25519");
+  auto nowMs = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  for (auto [flag, offset_ms] : {std::pair<std::string, int64_t>{"--departure-offset=-10m", -600'000},
+                                 std::pair<std::string, int64_t>{"--departure-offset +2h", 7'200'000}}) {
+    Responder npac(Script{pub, false, 1});
+    const int64_t before = nowMs();
+    SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " " + flag + " --expect 1");
+    const int64_t after = nowMs();
+    INFO(run.transcript);
+    REQUIRE(run.exit_code == 0);
+    auto logs = npac.logs();
+    REQUIRE(logs.size() == 1);
+    REQUIRE(logs[0].access_control.has_value());
+    CHECK(logs[0].signature_verified);
+    const GeneralizedTime sent = logs[0].access_control->departureTime;
+    // Whole seconds of (the sim's clock + offset), taken between `before` and `after`.
+    CHECK(sent.toUnixMillis() >= (before + offset_ms) / 1000 * 1000);
+    CHECK(sent.toUnixMillis() <= after + offset_ms);
+    CHECK(run.report["associations"][0]["departure_time"] == sent.toString());
+  }
+}
+
+TEST_CASE("A departure offset that is not a signed duration or is over a year exits 2 with the reason", "[soa-sim]") {
+  Scratch scratch;
+  auto [key, pub] = makeKey(scratch, "ed25519");
+  SimRun garbled = runSim(scratch, baseArgs(1, key) + " --departure-offset 10x");
+  INFO(garbled.transcript);
+  CHECK(garbled.exit_code == 2);
+  CHECK(garbled.stderr_text.find("--departure-offset: '10x' is not a signed duration") != std::string::npos);
+  SimRun far = runSim(scratch, baseArgs(1, key) + " --departure-offset=-9000h");
+  INFO(far.transcript);
+  CHECK(far.exit_code == 2);
+  CHECK(far.stderr_text.find("more than a year away from the clock") != std::string::npos);
 }
