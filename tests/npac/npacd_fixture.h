@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -262,7 +263,8 @@ class NpacdProcess {
     return call(http::verb::get, "/v1/messages/" + std::to_string(id)).body.value("state", "");
   }
 
-  // Starts npac-soa-sim bound to this npacd with `args` added.
+  // Starts npac-soa-sim bound to this npacd with `args` added. A `--functions` or
+  // `--sequence` in `args` replaces the fixture's (the sim takes each flag once).
   std::unique_ptr<SimRun> sim(const std::string& spid, const fs::path& key,
                               std::vector<std::string> args) {
     static std::atomic<int> runs{0};
@@ -270,14 +272,17 @@ class NpacdProcess {
     const int n = runs++;
     run->report = dir_ / ("sim-" + std::to_string(n) + ".json");
     run->log = dir_ / ("sim-" + std::to_string(n) + ".log");
+    auto given = [&](const char* flag) { return std::find(args.begin(), args.end(), flag) != args.end(); };
     std::vector<std::string> argv{binDir() + "/npac-soa-sim", "--npac",
                                   "127.0.0.1:" + std::to_string(port_), "--spid", spid, "--key",
-                                  key.string(), "--functions", "soa-management,notifications",
-                                  "--report", run->report.string(), "--log-level", "warn",
-                                  // Explicit, increasing bind sequence numbers: the default
-                                  // (tenths of a second) repeats for two runs in 100 ms.
-                                  "--sequence", std::to_string(next_sequence_)};
-    next_sequence_ += 100;
+                                  key.string(), "--report", run->report.string(), "--log-level", "warn"};
+    if (!given("--functions")) argv.insert(argv.end(), {"--functions", "soa-management,notifications"});
+    if (!given("--sequence")) {
+      // Explicit, increasing bind sequence numbers: the default (tenths of a second)
+      // repeats for two runs in 100 ms.
+      argv.insert(argv.end(), {"--sequence", std::to_string(next_sequence_)});
+      next_sequence_ += 100;
+    }
     argv.insert(argv.end(), args.begin(), args.end());
     run->pid = spawn(argv, run->log);
     return run;
