@@ -1,6 +1,7 @@
 #include "npac/npac-soa-sim/options.h"
 
 #include <charconv>
+#include <limits>
 
 namespace npac::soasim {
 namespace {
@@ -26,6 +27,13 @@ std::string trim(std::string_view s) {
   return std::string(s);
 }
 
+// Durations are signed 64-bit milliseconds; longer ones would overflow (about 292
+// million years, far beyond any value a run can use).
+constexpr int64_t kMaxDurationMillis = std::numeric_limits<int64_t>::max();
+constexpr std::string_view kTooLong = " is too long";
+
+Parsed<Millis> tooLong(std::string_view text) { return Parsed<Millis>::fail(quote(text).append(kTooLong)); }
+
 }  // namespace
 
 Parsed<Millis> parseDuration(std::string_view text) {
@@ -39,10 +47,16 @@ Parsed<Millis> parseDuration(std::string_view text) {
     if (text.size() > suffix.size() && text.substr(text.size() - suffix.size()) == suffix) {
       std::string_view number = text.substr(0, text.size() - suffix.size());
       // "5ms" also ends in "s": only accept when the rest is a number.
-      if (auto n = parseUnsigned(number)) return {Millis(static_cast<int64_t>(*n) * u.millis), {}};
+      if (auto n = parseUnsigned(number)) {
+        if (*n > static_cast<uint64_t>(kMaxDurationMillis / u.millis)) return tooLong(text);
+        return {Millis(static_cast<int64_t>(*n) * u.millis), {}};
+      }
     }
   }
-  if (auto n = parseUnsigned(text)) return {Millis(static_cast<int64_t>(*n)), {}};
+  if (auto n = parseUnsigned(text)) {
+    if (*n > static_cast<uint64_t>(kMaxDurationMillis)) return tooLong(text);
+    return {Millis(static_cast<int64_t>(*n)), {}};
+  }
   return Parsed<Millis>::fail(quote(text) + " is not a duration (e.g. 50ms, 2s, 1m)");
 }
 
@@ -50,6 +64,7 @@ Parsed<Millis> parseSignedDuration(std::string_view text) {
   const bool negative = text.starts_with('-');
   std::string_view magnitude = negative || text.starts_with('+') ? text.substr(1) : text;
   auto d = parseDuration(magnitude);
+  if (!d.ok() && d.error.ends_with(kTooLong)) return tooLong(text);
   if (!d.ok()) return Parsed<Millis>::fail(quote(text) + " is not a signed duration (e.g. -10m, +2h, 30s)");
   return {negative ? -*d.value : *d.value, {}};
 }

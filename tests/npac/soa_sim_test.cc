@@ -814,4 +814,9 @@ TEST_CASE("A departure offset that is not a signed duration or is over a year ex
   INFO(far.transcript);
   CHECK(far.exit_code == 2);
   CHECK(far.stderr_text.find("more than a year away from the clock") != std::string::npos);
+  // Past what 64-bit milliseconds hold: refused as too long, not wrapped round.
+  SimRun huge = runSim(scratch, baseArgs(1, key) + " --departure-offset=-9999999999999999h");
+  INFO(huge.transcript);
+  CHECK(huge.exit_code == 2);
+  CHECK(huge.stderr_text.find("'-9999999999999999h' is too long") != std::string::npos);
 }
