@@ -92,6 +92,14 @@ Result<std::vector<AssociationEvent>> AssociationLogStore::recent(std::size_t li
   return readAll(*query);
 }
 
+Result<std::vector<AssociationEvent>> AssociationLogStore::recentForProvider(std::string_view spid,
+                                                                             std::size_t limit) {
+  Result<Statement> query = db_.prepare(std::string(kSelect) + "WHERE spid = ? ORDER BY id DESC LIMIT ?");
+  if (!query) return query.status();
+  query->bindText(0, spid).bindInt64(1, static_cast<std::int64_t>(limit));
+  return readAll(*query);
+}
+
 Result<std::size_t> AssociationLogStore::purgeBefore(TimeMs cutoff) {
   Result<Statement> erase = db_.prepare("DELETE FROM association_log WHERE at < ?");
   if (!erase) return erase.status();

@@ -54,6 +54,8 @@ class AssociationLogStore {
   Result<std::vector<AssociationEvent>> forProvider(std::string_view spid, TimeMs from, TimeMs to,
                                                    std::size_t limit);
   Result<std::vector<AssociationEvent>> recent(std::size_t limit);  // newest first
+  Result<std::vector<AssociationEvent>> recentForProvider(std::string_view spid,
+                                                         std::size_t limit);  // newest first
   Result<std::size_t> purgeBefore(TimeMs cutoff);                   // deletes at < cutoff
 
  private:

@@ -1,4 +1,4 @@
-// `npacctl assoc|send|msg`: the routes npacd's association core answers.
+// `npacctl assoc|audit|send|msg`: the routes npacd's association core answers, and the logs.
 #include <iostream>
 
 #include "npac/npacctl/server_command.h"
@@ -40,6 +40,46 @@ void addAssoc(CLI::App& app, int& exit_code) {
                              [](const json& b) { return "aborted association " + text(b["aborted"]) + "\n"; });
     });
   }
+  {
+    auto* c = assoc->add_subcommand("log", "the association log, newest first: binds, rejects, releases, aborts");
+    auto f = std::make_shared<ServerFlags>();
+    auto spid = std::make_shared<std::string>();
+    auto limit = std::make_shared<int>(20);
+    c->add_option("--spid", *spid, "one provider's events only");
+    c->add_option("--limit", *limit, "at most this many events (1..10000)")->capture_default_str();
+    addServerFlags(*c, *f);
+    c->callback([=, &exit_code] {
+      std::string target = "/v1/association-log?limit=" + std::to_string(*limit);
+      if (!spid->empty()) target += "&spid=" + *spid;
+      exit_code = runRequest(*f, V::get, target, std::nullopt, [](const json& b) {
+        std::vector<std::vector<std::string>> rows{{"AT", "EVENT", "SPID", "NSAP", "FUNCTIONS", "ASSOC", "REASON"}};
+        for (const json& e : b["events"]) {
+          rows.push_back({text(e["at"]), text(e["event"]), text(e["spid"]), text(e["nsap"]), text(e["functions"]),
+                          text(e["association"]), text(e["reason"])});
+        }
+        return table(rows);
+      });
+    });
+  }
+}
+
+void addAudit(CLI::App& app, int& exit_code) {
+  auto* c = app.add_subcommand("audit", "the audit log, newest first: who changed what");
+  auto f = std::make_shared<ServerFlags>();
+  auto limit = std::make_shared<int>(20);
+  c->add_option("--limit", *limit, "at most this many entries (1..10000)")->capture_default_str();
+  addServerFlags(*c, *f);
+  c->callback([=, &exit_code] {
+    exit_code = runRequest(*f, V::get, "/v1/audit-log?limit=" + std::to_string(*limit), std::nullopt,
+                           [](const json& b) {
+                             std::vector<std::vector<std::string>> rows{{"AT", "ACTOR", "ACTION", "SUBJECT", "OLD", "NEW"}};
+                             for (const json& e : b["entries"]) {
+                               rows.push_back({text(e["at"]), text(e["actor"]), text(e["action"]), text(e["subject"]),
+                                               text(e["old_value"]), text(e["new_value"])});
+                             }
+                             return table(rows);
+                           });
+  });
 }
 
 void addSend(CLI::App& app, int& exit_code) {
@@ -112,6 +152,7 @@ void addMsg(CLI::App& app, int& exit_code) {
 
 void addCoreCommands(CLI::App& app, int& exit_code) {
   addAssoc(app, exit_code);
+  addAudit(app, exit_code);
   addSend(app, exit_code);
   addMsg(app, exit_code);
 }

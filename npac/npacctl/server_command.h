@@ -41,6 +41,6 @@ std::string table(const std::vector<std::vector<std::string>>& rows);
 std::string text(const nlohmann::json& value);
 
 void addServerCommands(CLI::App& app, int& exit_code);  // sp, nsap, key, srr, tunable
-void addCoreCommands(CLI::App& app, int& exit_code);    // assoc, send, msg
+void addCoreCommands(CLI::App& app, int& exit_code);    // assoc, audit, send, msg
 
 }  // namespace npac::npacctl

@@ -245,6 +245,8 @@ void AdminApi::route(ApiRequest& r, Responder& respond) {
       if (r.method != V::get) return method_not_allowed();
       return listAssociations(r, respond);
     }
+    if (is({"v1", "association-log"})) return reply(V::get, [&] { return associationLog(r); });
+    if (is({"v1", "audit-log"})) return reply(V::get, [&] { return auditLog(r); });
     if (is({"v1", "associations", "*", "abort"})) {
       if (r.method != V::post) return method_not_allowed();
       return abortAssociation(r, p[2], respond);

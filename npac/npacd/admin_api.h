@@ -100,6 +100,10 @@ class AdminApi {
   void listAssociations(ApiRequest& r, Responder& respond);
   void abortAssociation(ApiRequest& r, const std::string& id, Responder& respond);
 
+  // admin_api_logs.cc
+  HttpResponse associationLog(ApiRequest& r);
+  HttpResponse auditLog(ApiRequest& r);
+
   // True if `spid` is a provisioned provider; otherwise false and `*error` says why.
   bool requireProvider(ApiRequest& r, const std::string& spid, HttpResponse* error);
 

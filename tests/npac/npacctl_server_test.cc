@@ -153,5 +153,24 @@ TEST_CASE("npacctl send prints the committed id and npacctl msg status reads it 
   CHECK_THAT(no_core.output, Catch::Contains("core_unavailable"));
 }
 
+TEST_CASE("npacctl audit and assoc log show the newest entries as a table") {
+  AdminApiFixture f;
+  REQUIRE(npacctl("sp add 0001 --name First --type soa --actor ops" + api(f)).exit_code == 0);
+  REQUIRE(npacctl("sp disable 0001 --actor night-shift" + api(f)).exit_code == 0);
+  Run audit = npacctl("audit --limit 1" + api(f));
+  INFO(audit.output);
+  REQUIRE(audit.exit_code == 0);
+  CHECK_THAT(audit.output, Catch::Contains("ACTOR") && Catch::Contains("night-shift") &&
+                               Catch::Contains("provider.disable"));
+  CHECK_THAT(audit.output, !Catch::Contains("provider.add"));
+  Run log = npacctl("assoc log --spid 0001" + api(f));
+  INFO(log.output);
+  REQUIRE(log.exit_code == 0);
+  CHECK_THAT(log.output, Catch::Contains("EVENT"));
+  Run bad = npacctl("assoc log --limit 0" + api(f));
+  CHECK(bad.exit_code == 1);
+  CHECK_THAT(bad.output, Catch::Contains("limit must be an integer 1..10000"));
+}
+
 }  // namespace
 }  // namespace npac::npacd
