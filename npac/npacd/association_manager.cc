@@ -1,5 +1,9 @@
 #include "npac/npacd/association_manager.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 
 #include <boost/asio/post.hpp>
@@ -30,6 +34,28 @@ dispatch::PolicyConfig policyFor(tunables::EgressPolicy policy) {
 }
 
 std::optional<std::int32_t> invokeIdOf(const cmip::InvokeId& id) { return id.present; }
+
+// TCP keepalive on every association (NANC 301), so a peer that vanished without a FIN or
+// RST (power loss, a dropped route) is noticed even when heartbeats are off and nothing is
+// outstanding: probes after kKeepaliveIdle of silence, every kKeepaliveInterval, and the
+// connection is reset after kKeepaliveProbes unanswered ones (~110 s in all).
+void enableKeepalive(asio::ip::tcp::socket& socket) {
+  boost::system::error_code ec;
+  socket.set_option(asio::socket_base::keep_alive(true), ec);
+  if (ec) {
+    spdlog::warn("TCP keepalive could not be enabled: {}", ec.message());
+    return;
+  }
+  const int fd = socket.native_handle();
+  const int idle = static_cast<int>(kKeepaliveIdle.count());
+  const int interval = static_cast<int>(kKeepaliveInterval.count());
+  const int probes = kKeepaliveProbes;
+  if (setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle) != 0 ||
+      setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval) != 0 ||
+      setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes) != 0) {
+    spdlog::warn("TCP keepalive timers could not be set; the system defaults apply");
+  }
+}
 
 }  // namespace
 
@@ -181,6 +207,7 @@ void AssociationManager::acceptLoop() {
       boost::system::error_code ignored;
       socket.close(ignored);
     } else {
+      enableKeepalive(socket);
       auto session = std::make_shared<Session>(std::move(socket), nsap.value(), peer_text, *this);
       unbound_.insert(session);
       session->start(registry_.get(tunables::kBindTimeout));

@@ -43,6 +43,10 @@ inline constexpr std::size_t kDeliveryBatch = 256;
 // Queue priority of an answer to a provider's request: above every priority the API
 // accepts (0..9, api_json.cc), so answers leave before the provider's queued messages.
 inline constexpr int kResponsePriority = 10;
+// TCP keepalive on every association (NANC 301: "TCP keepalive is on as well").
+inline constexpr std::chrono::seconds kKeepaliveIdle{60};
+inline constexpr std::chrono::seconds kKeepaliveInterval{10};
+inline constexpr int kKeepaliveProbes = 5;
 // Period of the response-timeout / retry scan.
 inline constexpr std::chrono::milliseconds kTimerPeriod{500};
 // Graceful shutdown: how long associations may keep answering what is outstanding

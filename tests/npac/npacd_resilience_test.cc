@@ -248,3 +248,31 @@ TEST_CASE("a segmented PDU beyond the size limit aborts only its own connection 
   npacd.submit("0001", "still", 3);
   REQUIRE(sim->wait() == 0);
 }
+
+TEST_CASE("every association has TCP keepalive on as NANC 301 asks") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001", /*srr=*/true);
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--keep-running",
+                                     "--duration", "10s"});
+  REQUIRE(npacd.waitForAssociations(2));
+  // npacd's side of each connection (source port = its listening port), with timers. ss
+  // shows one timer per socket: right after a write it is the retransmission timer, so
+  // look again (bounded) until both idle connections show their keepalive timer.
+  const std::string command = "ss -tnoH state established '( sport = :" + std::to_string(npacd.port()) +
+                              " )' > " + (npacd.dir() / "ss.txt").string();
+  std::string ss;
+  std::size_t lines = 0, keepalive = 0;
+  for (int attempt = 0; attempt < 50 && keepalive < 2; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(100ms);
+    REQUIRE(std::system(command.c_str()) == 0);
+    ss = slurp(npacd.dir() / "ss.txt");
+    lines = keepalive = 0;
+    for (std::size_t at = 0; (at = ss.find('\n', at)) != std::string::npos; ++at) ++lines;
+    for (std::size_t at = 0; (at = ss.find("timer:(keepalive,", at)) != std::string::npos; ++at) ++keepalive;
+  }
+  INFO(ss);
+  CHECK(lines == 2);
+  CHECK(keepalive == 2);
+  kill(sim->pid, SIGTERM);
+  sim->wait(10s);
+}
