@@ -4,7 +4,7 @@ SHELL := /bin/bash
 BUILD ?= build
 JOBS ?= $(shell nproc)
 PACKAGES := cmake make g++ pkg-config libboost-dev libssl-dev libsqlite3-dev libspdlog-dev \
-            catch2 tshark libbenchmark-dev nlohmann-json3-dev libcli11-dev sqlite3
+            catch2 tshark libbenchmark-dev nlohmann-json3-dev libcli11-dev sqlite3 iproute2
 NPACD_ARGS ?= --db var/npacd.db
 
 .PHONY: run test deps build clean tsan
