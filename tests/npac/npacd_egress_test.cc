@@ -3,11 +3,14 @@
 // through the running server, and SRR turned off while requests are outstanding (issue 5
 // SRR table). Real binary, SQLite, loopback, npac-soa-sim; every wait bounded, no timing
 // assertion: the counts checked are the ones the dispatch core guarantees
-// (docs/DISPATCH.md, docs/dispatch/lrtm.md).
+// (docs/DISPATCH.md, docs/dispatch/lrtm.md). The two cases tagged [.][npacd-bug] at the
+// end show known npacd bugs; they are hidden until fixed (run them with "[npacd-bug]").
 #include "npacd_fixture.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 
 using namespace npacd_test;
 
