@@ -184,6 +184,35 @@ Result<std::size_t> OutboundQueue::requeueAssociation(AssociationId association)
   return static_cast<std::size_t>(db_.changes());
 }
 
+Status OutboundQueue::moveSent(MessageId id, AssociationId association) {
+  Result<Statement> update = db_.prepare(
+      "UPDATE outbound_queue SET association_id = ?, retransmission = 1 WHERE id = ? AND state = 'sent'");
+  if (!update) return update.status();
+  update->bindInt64(0, association).bindInt64(1, id);
+  if (Status status = update->run(); !status) return status;
+  if (db_.changes() == 1) return Status::ok();
+  Result<QueuedMessage> message = get(id);
+  if (!message) return message.status();
+  return Status::invalidArgument("message " + std::to_string(id) + " is " + toString(message->state) +
+                                 "; only a sent message moves to another association");
+}
+
+Result<std::size_t> OutboundQueue::requeue(std::span<const MessageId> ids) {
+  Transaction txn(db_);
+  if (Status status = txn.begin(); !status) return status;
+  std::size_t changed = 0;
+  for (MessageId id : ids) {
+    Result<Statement> update = db_.prepare(
+        "UPDATE outbound_queue SET state = 'queued', retransmission = 1 WHERE id = ? AND state = 'sent'");
+    if (!update) return update.status();
+    update->bindInt64(0, id);
+    if (Status status = update->run(); !status) return status;
+    changed += static_cast<std::size_t>(db_.changes());
+  }
+  if (Status status = txn.commit(); !status) return status;
+  return changed;
+}
+
 Result<QueuedMessage> OutboundQueue::get(MessageId id) {
   Result<Statement> query = db_.prepare(std::string(kSelect) + "WHERE id = ?");
   if (!query) return query.status();

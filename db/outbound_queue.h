@@ -95,6 +95,13 @@ class OutboundQueue {
   // Every message in flight (sent) on `association` goes back to queued, flagged as a
   // retransmission; returns how many.
   Result<std::size_t> requeueAssociation(AssociationId association);
+  // A sent message now in flight on another `association` (a request moved by SRR off or
+  // retried elsewhere): the row follows it, flagged as a retransmission, so that losing
+  // the first association does not re-queue it. kInvalidArgument if not sent.
+  Status moveSent(MessageId id, AssociationId association);
+  // These sent messages back to queued, flagged as a retransmission (could not be placed
+  // on any association); queued/acknowledged/failed ones are left alone. How many moved.
+  Result<std::size_t> requeue(std::span<const MessageId> ids);
 
   Result<QueuedMessage> get(MessageId id);  // kNotFound if absent
   // Recovery by time range: every message for `spid` created in [from, to), in id order,

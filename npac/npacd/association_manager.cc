@@ -88,10 +88,11 @@ AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
           auto it = providers_.find(spid);
           if (it == providers_.end() || !it->second.egress) return;
           as::SrrOffOutcome outcome = it->second.egress->onSrrTurnedOff(steadyNow());
-          for (const auto& t : outcome.retransmissions) {
-            auto stored = queue_.get(static_cast<db::MessageId>(t.message));
-            if (stored.isOk()) writeTransmission(it->second, t, stored->pdu);
-          }
+          // The moved requests now belong to the association that stays; those that
+          // could not be placed go back to queued (nothing lost, nothing sent twice
+          // under another invoke id).
+          for (const auto& t : outcome.retransmissions) move(it->second, t);
+          requeue(spid, outcome.requeue);
           spdlog::info("SPID {}: SRR turned off, {} association(s) to release", spid,
                        outcome.plan.size());
           for (as::AssociationId ready : it->second.egress->readyToRelease()) {
@@ -264,6 +265,7 @@ bool AssociationManager::writeTransmission(Provider& provider, const as::Transmi
   if (provider.next_unconfirmed_id == as::kMaxInvokeId) provider.next_unconfirmed_id = 0x40000000;
   auto pdu = withInvokeId(queued_pdu, invoke_id);
   if (!pdu.isOk()) return false;
+  if (t.retransmission) session->second->countRetransmission();
   // An unconfirmed operation is acknowledged when its write completed (onWritten), not
   // here: until then it is in flight like any other and goes back to queued if the
   // association is lost first (issue 5).
@@ -420,6 +422,32 @@ void AssociationManager::flushAcks() {
   pending_acks_.clear();
 }
 
+void AssociationManager::move(Provider& provider, const as::Transmission& t) {
+  auto stored = queue_.get(static_cast<db::MessageId>(t.message));
+  if (!stored.isOk()) {
+    spdlog::error("message {}: not readable for its retransmission: {}", t.message,
+                  stored.status().toString());
+    return;
+  }
+  writeTransmission(provider, t, stored->pdu);
+  const auto association = static_cast<db::AssociationId>(t.association);
+  if (stored->state == db::MessageState::kSent && stored->association_id != association) {
+    db::Status moved = queue_.moveSent(stored->id, association);
+    if (!moved.isOk()) spdlog::error("message {}: {}", t.message, moved.toString());
+  }
+}
+
+void AssociationManager::requeue(const std::string& spid, const std::vector<as::MessageId>& ids) {
+  if (ids.empty()) return;
+  std::vector<db::MessageId> rows(ids.begin(), ids.end());
+  auto requeued = queue_.requeue(rows);
+  if (!requeued.isOk()) {
+    spdlog::error("SPID {}: re-queueing {} message(s) failed: {}", spid, rows.size(),
+                  requeued.status().toString());
+  }
+  scheduleDelivery(spid);
+}
+
 void AssociationManager::lose(Provider& provider, const std::string& spid,
                               std::int64_t association) {
   provider.sessions.erase(association);
@@ -434,9 +462,16 @@ void AssociationManager::lose(Provider& provider, const std::string& spid,
   for (const as::Transmission& t : outcome.retransmissions) {
     auto stored = queue_.get(static_cast<db::MessageId>(t.message));
     if (!stored.isOk()) continue;
+    if (stored->state != db::MessageState::kQueued) {
+      move(provider, t);  // its row named another association, still sent
+      continue;
+    }
     writeTransmission(provider, t, stored->pdu);
     queue_.markSent(stored->id, static_cast<std::int64_t>(t.association), now_ms);
   }
+  // Requests that had been moved here from elsewhere and found no survivor: their rows
+  // may name another association, so they are re-queued by id as well.
+  requeue(spid, outcome.requeue);
   scheduleDelivery(spid);
 }
 
@@ -474,10 +509,8 @@ void AssociationManager::onTimer() {
     if (!provider.egress) continue;
     heartbeats(provider, spid);
     as::TimerOutcome outcome = provider.egress->onTimer(now);
-    for (const as::Transmission& t : outcome.retries) {
-      auto stored = queue_.get(static_cast<db::MessageId>(t.message));
-      if (stored.isOk()) writeTransmission(provider, t, stored->pdu);
-    }
+    // A retry may leave on another association (avoid): the row follows it.
+    for (const as::Transmission& t : outcome.retries) move(provider, t);
     for (as::AssociationId id : outcome.abort) {
       auto s = provider.sessions.find(static_cast<std::int64_t>(id));
       if (s != provider.sessions.end()) {

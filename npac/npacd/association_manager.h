@@ -137,6 +137,11 @@ class AssociationManager : public CoreService, public SessionOwner {
   bool writeTransmission(Provider& provider, const associations::Transmission& t,
                          const std::vector<std::uint8_t>& queued_pdu, bool response = false);
   void lose(Provider& provider, const std::string& spid, std::int64_t association);
+  // Writes a request that moved (SRR off, a retry elsewhere) and points its queue row at
+  // the association it now waits on.
+  void move(Provider& provider, const associations::Transmission& t);
+  // Messages the egress could not place go back to queued (by id).
+  void requeue(const std::string& spid, const std::vector<associations::MessageId>& ids);
   void queueAck(db::MessageId id);  // acknowledged in the next flushAcks()
   void flushAcks();
   void onTimer();

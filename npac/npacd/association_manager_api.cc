@@ -164,6 +164,7 @@ void AssociationManager::listAssociations(ListDone done) {
         info.bound_at = session->bound_at_ms;
         info.sent = session->sent();
         info.received = session->received();
+        info.retransmissions = session->retransmissions();
         list.push_back(std::move(info));
       }
     }

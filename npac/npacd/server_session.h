@@ -83,6 +83,9 @@ class Session : public std::enable_shared_from_this<Session> {
   const std::string& peer() const { return peer_; }
   std::uint64_t sent() const { return sent_; }
   std::uint64_t received() const { return received_; }
+  // PDUs sent on it that had been sent before (a retry, or moved from another association).
+  std::uint64_t retransmissions() const { return retransmissions_; }
+  void countRetransmission() { ++retransmissions_; }
   // When bytes last arrived (the heartbeat's "silence", NANC 404).
   std::chrono::steady_clock::time_point lastReceived() const { return last_received_; }
 
@@ -125,6 +128,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool closed_ = false;
   std::int64_t association_id_ = 0;
   std::uint64_t sent_ = 0;
+  std::uint64_t retransmissions_ = 0;
   std::uint64_t received_ = 0;
   std::chrono::steady_clock::time_point last_received_ = std::chrono::steady_clock::now();
 };

@@ -185,6 +185,43 @@ TEST_CASE("Losing an association re-queues only what it had in flight, as retran
   CHECK(f.queue.get(ids[0])->attempts == 2);
 }
 
+TEST_CASE("A sent message moved to another association is not re-queued when the first one is lost") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1), message("0001", 2)});
+  REQUIRE(f.queue.markSent(std::vector{ids[0], ids[1]}, 10, 2000).isOk());
+  REQUIRE(f.queue.moveSent(ids[0], 11).isOk());
+  CHECK(f.queue.get(ids[0])->association_id == 11);
+  CHECK(f.queue.get(ids[0])->retransmission);
+  CHECK(*f.queue.requeueAssociation(10) == 1);  // ids[1] only
+  CHECK(f.queue.get(ids[0])->state == MessageState::kSent);
+  CHECK(*f.queue.requeueAssociation(11) == 1);  // now ids[0]
+  CHECK(f.queue.get(ids[0])->state == MessageState::kQueued);
+}
+
+TEST_CASE("Moving a message that is not sent is refused with the state it is in") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1)});
+  Status moved = f.queue.moveSent(ids[0], 11);
+  CHECK(moved.code() == Status::Code::kInvalidArgument);
+  CHECK_THAT(moved.toString(), Catch::Contains("is queued"));
+  CHECK(f.queue.moveSent(999, 11).code() == Status::Code::kNotFound);
+}
+
+TEST_CASE("Re-queueing named messages moves only the sent ones back, as retransmissions") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1), message("0001", 2), message("0001", 3)});
+  REQUIRE(f.queue.markSent(std::vector{ids[0], ids[1]}, 10, 2000).isOk());
+  REQUIRE(f.queue.markAcknowledged(ids[1], 2100).isOk());
+  auto moved = f.queue.requeue(std::vector{ids[0], ids[1], ids[2]});
+  REQUIRE(moved.isOk());
+  CHECK(*moved == 1);
+  CHECK(f.queue.get(ids[0])->state == MessageState::kQueued);
+  CHECK(f.queue.get(ids[0])->retransmission);
+  CHECK(f.queue.get(ids[1])->state == MessageState::kAcknowledged);
+  CHECK(f.queue.get(ids[2])->state == MessageState::kQueued);
+  CHECK_FALSE(f.queue.get(ids[2])->retransmission);
+}
+
 TEST_CASE("Recovery by time range returns a provider's messages created from T1 up to T2 excluded") {
   QueueFixture f;
   auto early = f.append({message("0001", 1)}, 1000);

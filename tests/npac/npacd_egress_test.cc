@@ -3,8 +3,9 @@
 // through the running server, and SRR turned off while requests are outstanding (issue 5
 // SRR table). Real binary, SQLite, loopback, npac-soa-sim; every wait bounded, no timing
 // assertion: the counts checked are the ones the dispatch core guarantees
-// (docs/DISPATCH.md, docs/dispatch/lrtm.md). The two cases tagged [.][npacd-bug] at the
-// end show known npacd bugs; they are hidden until fixed (run them with "[npacd-bug]").
+// (docs/DISPATCH.md, docs/dispatch/lrtm.md). The last two cases are regressions for a bug
+// they found: a request moved to another association was sent once more under a new
+// invoke id when its first association went.
 #include "npacd_fixture.h"
 
 #include <algorithm>
@@ -337,6 +338,8 @@ TEST_CASE("turning SRR off while the later associations hold unanswered requests
   REQUIRE(npacd.waitForAssociations(1));
   const Json left = associationList(npacd);
   CHECK(left[0]["id"] == keeper);
+  // The operator's listing counts what the keeper carried a second time.
+  CHECK(left[0]["retransmissions"] == kMessages / 3 * 2);
   CHECK(waitAcknowledged(npacd, ids).empty());
   const Json& report = finish(*sim);
   INFO(report["associations"].dump());
@@ -363,12 +366,11 @@ TEST_CASE("turning SRR off while the later associations hold unanswered requests
   }
 }
 
-// Known npacd bug, hidden ([.]) until it is fixed — then drop the "[.]" tag. When SRR goes
-// off, the requests moved to the earliest-bound association are written there but their
-// queue rows still name the released association (state 'sent'); when that release
-// completes before the keeper answers, lose() → requeueAssociation() puts them back to
-// 'queued' and deliver() sends them a third time under new invoke ids, unmarked.
-TEST_CASE("turning SRR off while a silent association holds requests and the earliest-bound answers late sends each held request only once more", "[.][npacd-bug]") {
+// Regression: when SRR goes off, the requests moved to the earliest-bound association
+// were written there but their queue rows still named the released association; when
+// that release completed before the keeper answered, they were re-queued and sent a third
+// time under new invoke ids, unmarked. The rows now follow the request (moveSent).
+TEST_CASE("turning SRR off while a silent association holds requests and the earliest-bound answers late sends each held request only once more") {
   NpacdProcess npacd;
   auto key = npacd.provision("0001", /*srr=*/true);
   auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--delay", "1=1s", "--silent", "2",
@@ -397,13 +399,11 @@ TEST_CASE("turning SRR off while a silent association holds requests and the ear
   CHECK(report["totals"]["received"] == kMessages + kMessages / 2);
 }
 
-// Known npacd bug of the same kind, hidden ([.]) until fixed. A request retried after
-// response_timeout on another association (onTimer, `avoid`) keeps its queue row on the
-// first association; when that one goes, requeueAssociation() puts the row back to
-// 'queued' although the request is outstanding on the survivor, and it is sent again
-// under a new invoke id, unmarked. (Conversely, were the survivor lost with no other
-// association, its row would not be requeued: lose() ignores LossOutcome::requeue.)
-TEST_CASE("a request retried on another association is not sent again under a new invoke id when the first association goes", "[.][npacd-bug]") {
+// Regression of the same kind: a request retried after response_timeout on another
+// association (onTimer, `avoid`) kept its queue row on the first association; when that
+// one went, the row was re-queued although the request was outstanding on the survivor,
+// and it was sent again under a new invoke id, unmarked.
+TEST_CASE("a request retried on another association is not sent again under a new invoke id when the first association goes") {
   NpacdProcess npacd;
   auto key = npacd.provision("0001", /*srr=*/true);
   setTunable(npacd, "response_timeout", "0001", "1s");
