@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include <boost/asio/ip/address.hpp>
+
 namespace npac::npacd {
 
 bool parseEndpoint(const std::string& text, std::string* host, std::uint16_t* port,
@@ -22,6 +24,12 @@ bool parseEndpoint(const std::string& text, std::string* host, std::uint16_t* po
   *host = text.substr(0, colon);
   *port = static_cast<std::uint16_t>(value);
   return true;
+}
+
+bool isLoopbackAddress(const std::string& host) {
+  boost::system::error_code ec;
+  const auto address = boost::asio::ip::make_address(host, ec);
+  return !ec && address.is_loopback();
 }
 
 }  // namespace npac::npacd

@@ -26,4 +26,8 @@ struct NpacdConfig {
 bool parseEndpoint(const std::string& text, std::string* host, std::uint16_t* port,
                    std::string* error);
 
+// True if `host` is a numeric loopback address (127.0.0.0/8 or ::1). The admin API has
+// no authentication, so npacd serves it elsewhere only when told to (--api-allow-remote).
+bool isLoopbackAddress(const std::string& host);
+
 }  // namespace npac::npacd

@@ -48,7 +48,11 @@ int main(int argc, char** argv) {
   CLI::App app{"npacd: NPAC SMS association manager"};
   app.add_option("--db", config.db_path, "SQLite database (created on first start)")->capture_default_str();
   app.add_option("--listen", listen, "associations: host:port (the standard RFC 1006 port is 102)")->capture_default_str();
-  app.add_option("--api", api, "admin HTTP/JSON API: host:port")->capture_default_str();
+  app.add_option("--api", api, "admin HTTP/JSON API: host:port (loopback unless --api-allow-remote)")->capture_default_str();
+  bool api_allow_remote = false;
+  app.add_flag("--api-allow-remote", api_allow_remote,
+               "serve the admin API on a non-loopback address (it has no authentication: put "
+               "it behind an authenticating proxy or a firewall)");
   app.add_option("--durability", durability, "full (fsync every commit) or normal")->capture_default_str();
   app.add_option("--log-level", config.log_level, "trace, debug, info, warn, error, off")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -57,6 +61,14 @@ int main(int argc, char** argv) {
   if (!npacd::parseEndpoint(listen, &config.listen_address, &config.listen_port, &error) ||
       !npacd::parseEndpoint(api, &config.api_address, &config.api_port, &error)) {
     std::fprintf(stderr, "npacd: %s\n", error.c_str());
+    return 2;
+  }
+  if (!npacd::isLoopbackAddress(config.api_address) && !api_allow_remote) {
+    std::fprintf(stderr,
+                 "npacd: the admin API has no authentication and --api %s is not a loopback "
+                 "address (127.0.0.0/8, ::1); use one, or pass --api-allow-remote if a proxy or "
+                 "firewall guards it\n",
+                 api.c_str());
     return 2;
   }
   auto parsed_durability = db::parseDurability(durability);

@@ -41,3 +41,27 @@ TEST_CASE("npacd refuses to start on a database it cannot open and says why") {
   CHECK(slurp(log).find("npacd: cannot open the database:") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("only numeric 127.0.0.0/8 and ::1 addresses count as loopback") {
+  using npac::npacd::isLoopbackAddress;
+  CHECK(isLoopbackAddress("127.0.0.1"));
+  CHECK(isLoopbackAddress("127.0.0.9"));
+  CHECK(isLoopbackAddress("::1"));
+  CHECK_FALSE(isLoopbackAddress("0.0.0.0"));
+  CHECK_FALSE(isLoopbackAddress("10.1.2.3"));
+  CHECK_FALSE(isLoopbackAddress("localhost"));  // a name could resolve anywhere
+}
+
+TEST_CASE("npacd refuses an admin API on a non-loopback address unless --api-allow-remote is given") {
+  const fs::path dir = fs::temp_directory_path() / label("npacd-api-remote-test-", getpid());
+  fs::create_directories(dir);
+  const fs::path log = dir / "npacd.log";
+  pid_t pid = spawn({binDir() + "/npacd", "--db", (dir / "npacd.db").string(), "--listen", "127.0.0.1:0",
+                     "--api", "0.0.0.0:0"},
+                    log);
+  CHECK(waitFor(pid, 10s) == 2);
+  CHECK(slurp(log).find("the admin API has no authentication and --api 0.0.0.0:0 is not a loopback") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "npacd.db"));  // refused before touching anything
+  fs::remove_all(dir);
+}
