@@ -33,6 +33,9 @@ inline const Oid kNpacdProfile{1, 3, 6, 1, 4, 1, 103, 7, 0, 0, 90};
 inline const Oid kNpacdBindModule{1, 3, 6, 1, 4, 1, 103, 7, 0, 0, 90, 0, 1};
 // direct-reference of the accessControl EXTERNAL holding an LnpAccessControl.
 inline const Oid kLnpAccessControlSyntax{1, 3, 6, 1, 4, 1, 103, 7, 0, 0, 90, 1};
+// direct-reference of the EXTERNAL in an AARE's CMIPUserInfo.userInfo holding an
+// LnpBindRefusal: why the NPAC refused the bind (cmip/npac_bind_refusal.h).
+inline const Oid kLnpBindRefusalSyntax{1, 3, 6, 1, 4, 1, 103, 7, 0, 0, 90, 2};
 // managed object class of the NPAC SMS (target of recovery actions, heartbeat source).
 inline const Oid kLnpNpacSmsClass{1, 3, 6, 1, 4, 1, 103, 7, 0, 0, 90, 3, 1};
 // M-EVENT-REPORT event type of the application heartbeat (NANC 404).

@@ -84,6 +84,7 @@ namespace npac::cmip {
   X(kCmipUnknownOperation)                                                          \
   X(kBindBadAccessControl)                                                          \
   X(kBindBadSignature)                                                              \
+  X(kBindBadRefusal)                                                                \
   /* UpperLayers façade */                                                          \
   X(kUpperLayersWrongState)                                                         \
   X(kUpperLayersUnexpectedPdu)

@@ -1,11 +1,14 @@
 // libFuzzer target: the BER reader walking arbitrary TLV trees, every typed decoder on
 // every element, and the canonical re-encode of what decoded (a crash or a mismatch of
-// a value with its own re-decode aborts).
+// a value with its own re-decode aborts); and the NPAC bind profile's decoders on the
+// whole input (access control, recovery values, heartbeat, bind refusal).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
 #include "cmip/ber.h"
+#include "cmip/npac_bind.h"
+#include "cmip/npac_bind_refusal.h"
 
 using namespace npac::cmip;
 
@@ -56,5 +59,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   DecodeLimits limits;
   limits.max_pdu_size = 16 * 1024;
   walk(BerReader(Bytes(data, size), limits));
+  const std::span<const uint8_t> input(data, size);
+  (void)decodeAccessControl(input, limits);
+  (void)decodeRecoveryRequest(input, limits);
+  (void)decodeRecoveryReply(input, limits);
+  (void)decodeHeartbeat(input, limits);
+  Result<LnpBindRefusal> refusal = decodeBindRefusal(input, limits);
+  if (refusal.isOk()) {
+    Result<LnpBindRefusal> again = decodeBindRefusal(encodeBindRefusal(*refusal), limits);
+    if (!again.isOk() || !(*again == *refusal)) std::abort();
+  }
   return 0;
 }

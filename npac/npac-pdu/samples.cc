@@ -2,6 +2,7 @@
 // SPID 0001) and the NPAC SMS, frame by frame. Presentation context 1 is ACSE
 // (2.2.1.0.1) and 3 is CMIP (2.9.1.1.4), both BER; every later frame relies on them.
 #include "cmip/npac_bind.h"
+#include "cmip/npac_bind_refusal.h"
 #include "cmip/oids.h"
 #include "npac/npac-pdu/frames.h"
 
@@ -123,6 +124,8 @@ Json build(const std::string& kind) {
     } else {
       a.result = AssociateResult::kRejectedPermanent;
       a.diagnostic = {DiagnosticSource::kServiceUser, user_diagnostic::kAuthenticationFailure};
+      const External aarq_cmip = cmipUserInfo(true);
+      attachBindRefusal(a, {"key-revoked", "key list 1 key 7 of 0001 is revoked"}, &aarq_cmip);
     }
     Json p{{"ppdu", accept ? "CPA" : "CPR"}, {"responding_selector", kTsap}, {"results", acceptedResults()},
            {"context_id", kAcseContext}};

@@ -2,10 +2,11 @@
 // control → BindRequest (cmip_bind.h) → provisioning facts (provisioning.h) → BindGate
 // with the live tunables and the provider's live associations → AARE accepted, or AARE
 // rejected-permanent with the diagnostic, an association-log row and a log line.
-#include "associations/cmip_bind.h"
-#include "associations/provisioning.h"
 #include <spdlog/spdlog.h>
 
+#include "associations/cmip_bind.h"
+#include "associations/provisioning.h"
+#include "cmip/npac_bind_refusal.h"
 #include "npac/npacd/association_manager.h"
 
 namespace npac::npacd {
@@ -28,7 +29,14 @@ void AssociationManager::rejectBind(const std::shared_ptr<Session>& session,
   event.reason = reason;
   event.diagnostic = code;
   db::AssociationLogStore(db_).append(event);
-  session->reject(cmip::refusalFor(ind.aarq, {cmip::DiagnosticSource::kServiceUser, diagnostic}));
+  // The ACSE diagnostic is coarse (seven key and signature problems share
+  // authentication-failure); the AARE also says exactly why (cmip/npac_bind_refusal.h).
+  cmip::Aare refusal = cmip::refusalFor(ind.aarq, {cmip::DiagnosticSource::kServiceUser, diagnostic});
+  const auto& user_information = ind.aarq.userInformation;
+  const cmip::External* cmip_info = cmip::findCmipUserInfo(user_information, std::nullopt);
+  if (cmip_info == nullptr && !user_information.empty()) cmip_info = &user_information.front();
+  cmip::attachBindRefusal(refusal, {code, reason}, cmip_info);
+  session->reject(refusal);
   unbound_.erase(session);
 }
 

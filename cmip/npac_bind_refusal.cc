@@ -1,0 +1,99 @@
+#include "cmip/npac_bind_refusal.h"
+
+#include "cmip/cmip.h"
+#include "cmip/npac_bind.h"
+#include "cmip/oids.h"
+
+namespace npac::cmip {
+namespace {
+
+constexpr Tag kReason = Tag::context(0);
+constexpr Tag kText = Tag::context(1);
+
+Status bad(size_t offset, std::string what) {
+  return Status::error(ErrorCode::kBindBadRefusal, offset, std::move(what));
+}
+
+// At most `max` octets of `text`, not splitting a UTF-8 sequence.
+std::string cutUtf8(const std::string& text, std::size_t max) {
+  if (text.size() <= max) return text;
+  std::size_t end = max;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end);
+}
+
+}  // namespace
+
+std::vector<uint8_t> encodeBindRefusal(const LnpBindRefusal& refusal) {
+  std::string reason = refusal.reason.substr(0, kMaxRefusalReason);
+  if (reason.empty() || !isValidString(reason, StringKind::kVisible)) reason = "unspecified";
+  std::string text = cutUtf8(refusal.text, kMaxRefusalText);
+  if (!isValidString(text, StringKind::kUtf8)) text.clear();
+  EncodeBuffer buf(0);
+  BerWriter w(buf);
+  size_t m = w.beginConstructed(kTagSequence);
+  w.writeString(reason, kReason);
+  if (!text.empty()) w.writeString(text, kText);
+  w.endConstructed(m);
+  return buf.toVector();
+}
+
+Result<LnpBindRefusal> decodeBindRefusal(std::span<const uint8_t> tlv, const DecodeLimits& limits) {
+  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(tlv, limits));
+  if (top.tag != kTagSequence) return bad(top.offset, "LnpBindRefusal must be a SEQUENCE, got " + top.tag.toString());
+  BerReader outer(tlv, limits);
+  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader r, outer.enter(top));
+  LnpBindRefusal refusal;
+  if (r.atEnd() || !r.nextIs(kReason)) return bad(top.offset, "LnpBindRefusal lacks reason [0]");
+  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv reason, r.next());
+  NPAC_CMIP_ASSIGN_OR_RETURN(refusal.reason, decodeString(reason, StringKind::kVisible, limits));
+  if (refusal.reason.empty() || refusal.reason.size() > kMaxRefusalReason) {
+    return bad(reason.offset, "LnpBindRefusal reason must be 1.." + std::to_string(kMaxRefusalReason) +
+                                  " characters, got " + std::to_string(refusal.reason.size()));
+  }
+  if (!r.atEnd() && r.nextIs(kText)) {
+    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv text, r.next());
+    NPAC_CMIP_ASSIGN_OR_RETURN(refusal.text, decodeString(text, StringKind::kUtf8, limits));
+    if (refusal.text.size() > kMaxRefusalText) {
+      return bad(text.offset, "LnpBindRefusal text is over " + std::to_string(kMaxRefusalText) + " octets");
+    }
+  }
+  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  return refusal;
+}
+
+void attachBindRefusal(Aare& aare, const LnpBindRefusal& refusal, const External* aarq_cmip) {
+  External inner;
+  inner.direct_reference = oids::kLnpBindRefusalSyntax;
+  inner.encoding = External::Encoding::kSingleAsn1Type;
+  inner.data = encodeBindRefusal(refusal);
+  CmipUserInfo info;
+  info.protocolVersion = BitString::withBits(2);
+  info.protocolVersion->setBit(kCmipVersion2Bit);
+  info.userInfo = std::move(inner);
+  External outer;
+  if (aarq_cmip != nullptr) {
+    outer.direct_reference = aarq_cmip->direct_reference;
+    outer.indirect_reference = aarq_cmip->indirect_reference;
+  }
+  if (!outer.direct_reference && !outer.indirect_reference) outer.direct_reference = oids::kCmipAbstractSyntax;
+  outer.data = encodeCmipUserInfo(info);
+  aare.userInformation.push_back(std::move(outer));
+}
+
+Result<std::optional<LnpBindRefusal>> bindRefusalFrom(const Aare& aare, const DecodeLimits& limits) {
+  for (const External& ext : aare.userInformation) {
+    Result<CmipUserInfo> info = decodeCmipUserInfo(ext.data, limits);
+    if (!info.isOk() || !info->userInfo) continue;  // not a CMIPUserInfo, or no userInfo
+    const External& inner = *info->userInfo;
+    if (inner.direct_reference != oids::kLnpBindRefusalSyntax) continue;
+    if (inner.encoding != External::Encoding::kSingleAsn1Type) {
+      return bad(0, "LnpBindRefusal EXTERNAL must use single-ASN1-type encoding");
+    }
+    NPAC_CMIP_ASSIGN_OR_RETURN(LnpBindRefusal refusal, decodeBindRefusal(inner.data, limits));
+    return std::optional<LnpBindRefusal>(std::move(refusal));
+  }
+  return std::optional<LnpBindRefusal>();
+}
+
+}  // namespace npac::cmip
