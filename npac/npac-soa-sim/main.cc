@@ -39,6 +39,7 @@ struct RawOptions {
   std::string request_kind = "action";
   bool recover_all = false;
   std::string recover_from, recover_to;
+  std::string recovery_hold;
   std::string departure_offset = "0";
   std::string duration = "60s", bind_timeout = "5s", release_timeout = "2s";
   std::string log_level = "info";
@@ -123,6 +124,12 @@ std::string resolve(const RawOptions& raw, SimOptions& o) {
       o.recovery.to = *to.value;
     }
   }
+  if (!raw.recovery_hold.empty()) {
+    if (!o.recovery.enabled) return "--recovery-hold needs --recovery (it delays lnpRecoveryComplete)";
+    auto hold = parseDuration(raw.recovery_hold);
+    if (!hold.ok()) return "--recovery-hold: " + hold.error;
+    o.recovery.hold = *hold.value;
+  }
   auto duration = [](const std::string& text, Millis& target, const char* flag) -> std::string {
     auto d = parseDuration(text);
     if (!d.ok()) return std::string(flag).append(": ").append(d.error);
@@ -203,6 +210,9 @@ int main(int argc, char** argv) {
   app.add_flag("--recover-all", raw.recover_all, "recovery request: everything not acknowledged (SWIM; the default)");
   app.add_option("--recover-from", raw.recover_from, "recovery time range start: YYYYMMDDHHMMSSZ, now, now-10m");
   app.add_option("--recover-to", raw.recover_to, "recovery time range end (default now)");
+  app.add_option("--recovery-hold", raw.recovery_hold,
+                 "once the recovered messages are in, wait this long before lnpRecoveryComplete "
+                 "(the NPAC holds new messages meanwhile; default 0)");
   app.add_option("--delay", raw.delay, "answer delay, [I=]DURATION (e.g. 2=50ms); repeatable");
   app.add_option("--silent", raw.silent, "association I never answers (heartbeats included); repeatable");
   app.add_option("--drop-after", raw.drop_after, "[I=]N: drop association I after N received messages; repeatable");

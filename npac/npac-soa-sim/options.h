@@ -60,6 +60,10 @@ struct RecoveryPlan {
   bool enabled = false;
   bool all_unacknowledged = true;  // SWIM; otherwise the time range below
   cmip::GeneralizedTime from, to;
+  // --recovery-hold: once every recovered message has arrived, wait this long before
+  // lnpRecoveryComplete (the provider's processing time). The NPAC must hold what it gets
+  // meanwhile. 0 sends it at once; --duration and a signal still end the run.
+  Millis hold{0};
 };
 
 struct SimOptions {

@@ -96,6 +96,8 @@ nlohmann::ordered_json RunReport::toJson() const {
     doc["recovery"] = Json{{"range", recovery->range},
                            {"message_count", optionalJson(recovery->message_count)},
                            {"received_during", recovery->received_during},
+                           {"hold_ms", recovery->hold_ms},
+                           {"received_while_holding", recovery->received_while_holding},
                            {"completed", recovery->completed}};
     if (!recovery->error.empty()) doc["recovery"]["error"] = recovery->error;
   }

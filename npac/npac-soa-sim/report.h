@@ -82,6 +82,8 @@ struct RecoveryRecord {
   std::string range;  // "all-unacknowledged" or "FROM..TO"
   std::optional<int64_t> message_count;
   uint64_t received_during = 0;
+  int64_t hold_ms = 0;                  // --recovery-hold
+  uint64_t received_while_holding = 0;  // NPAC invokes in the hold: the NPAC should send none
   bool completed = false;
   std::string error;
 };

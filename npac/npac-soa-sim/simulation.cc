@@ -72,7 +72,7 @@ bool ownEnd(const std::string& reason) {
 }  // namespace
 
 Simulation::Simulation(SimOptions options, ProviderKey key)
-    : options_(std::move(options)), key_(std::move(key)), progress_(io_) {
+    : options_(std::move(options)), key_(std::move(key)), progress_(io_), recovery_hold_(io_) {
   report_.npac = options_.npac_host + ":" + std::to_string(options_.npac_port);
   report_.spid = options_.spid;
   report_.system_type = cmip::systemTypeName(options_.system_type);
@@ -99,6 +99,7 @@ Simulation::Simulation(SimOptions options, ProviderKey key)
     rec.range = options_.recovery.all_unacknowledged
                     ? "all-unacknowledged"
                     : options_.recovery.from.toString() + ".." + options_.recovery.to.toString();
+    rec.hold_ms = options_.recovery.hold.count();
     report_.recovery = rec;
   }
 }
@@ -176,6 +177,7 @@ void Simulation::stop(std::string reason) {
   if (stopping_) return;
   stopping_ = true;
   report_.stop_reason = std::move(reason);
+  recovery_hold_.cancel();
   notify();
 }
 
@@ -191,9 +193,13 @@ awaitable<void> Simulation::main() {
     report_.recovery->requested = true;
     sendRequest(1, recoveryRequest(next_invoke_id_++, options_.recovery), "recovery-request");
     recovery_invoke_ = next_invoke_id_ - 1;
-    co_await waitUntil([this] { return recovery_ == RecoveryPhase::kDone || recovery_ == RecoveryPhase::kFailed; });
+    // Losing the recovery association ends the sequence: the goals wait below sees it.
+    co_await waitUntil([this] {
+      return recovery_ == RecoveryPhase::kDone || recovery_ == RecoveryPhase::kFailed || !anyUp();
+    });
+    recovery_hold_.cancel();
     if (recovery_ == RecoveryPhase::kFailed) stop("recovery-failed");
-    if (!stopping_ && k > 1) bound = co_await bindRange(1, k, false);
+    if (!stopping_ && recovery_ == RecoveryPhase::kDone && k > 1) bound = co_await bindRange(1, k, false);
   }
   if (bound && !stopping_ && options_.send_requests > 0) {
     std::vector<size_t> up;
@@ -360,7 +366,7 @@ void Simulation::onInvoke(size_t index, const cmip::RoseInvoke& invoke) {
   r.type = d.type;
   r.info_hex = d.info_hex;
   r.decode_error = d.decode_error;
-  r.during_recovery = recovery_ == RecoveryPhase::kRequested || recovery_ == RecoveryPhase::kCounted;
+  r.during_recovery = inRecovery();
   r.at_ms = std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now() - started_).count();
   // A retransmission keeps its invoke id (associations/outstanding.h); the same id with
   // the same argument seen before is one.
@@ -373,6 +379,7 @@ void Simulation::onInvoke(size_t index, const cmip::RoseInvoke& invoke) {
   report_.received.push_back(r);
   ++assoc.received;
   if (r.during_recovery && report_.recovery) ++report_.recovery->received_during;
+  if (recovery_ == RecoveryPhase::kHolding) ++report_.recovery->received_while_holding;
 
   if (answer) {
     const size_t on = answerIndex(index);
@@ -383,7 +390,12 @@ void Simulation::onInvoke(size_t index, const cmip::RoseInvoke& invoke) {
     spdlog::info("association {}: dropping after {} messages", index, assoc.received);
     client->dropAfterQueued(options_.drop_mode);
   }
-  if (recovery_ == RecoveryPhase::kCounted) maybeCompleteRecovery();
+  if (recovery_ == RecoveryPhase::kCounted || recovery_ == RecoveryPhase::kHolding) maybeCompleteRecovery();
+}
+
+bool Simulation::inRecovery() const {
+  return recovery_ == RecoveryPhase::kRequested || recovery_ == RecoveryPhase::kCounted ||
+         recovery_ == RecoveryPhase::kHolding;
 }
 
 size_t Simulation::answerIndex(size_t index) const {
@@ -444,15 +456,40 @@ void Simulation::maybeCompleteRecovery() {
   int64_t expected = *rec.message_count;
   int64_t got = static_cast<int64_t>(rec.received_during);
   if (got > expected) {
-    report_.recovery->error = "received " + std::to_string(got) + " messages during recovery, messageCount said " +
-                              std::to_string(expected);
+    report_.recovery->error =
+        recovery_ == RecoveryPhase::kHolding
+            ? "received " + std::to_string(report_.recovery->received_while_holding) +
+                  " message(s) during --recovery-hold, after all " + std::to_string(expected) +
+                  " recovered ones and before lnpRecoveryComplete: the NPAC should have held them"
+            : "received " + std::to_string(got) + " messages during recovery, messageCount said " +
+                  std::to_string(expected);
     report_.errors.push_back(report_.recovery->error);
     recovery_ = RecoveryPhase::kFailed;
+    recovery_hold_.cancel();
     notify();
     return;
   }
   if (got < expected) return;  // the rest may still be on the way
-  spdlog::info("recovery: {} messages received, sending lnpRecoveryComplete", got);
+  if (recovery_ == RecoveryPhase::kHolding) return;  // the timer is already running
+  if (options_.recovery.hold.count() <= 0) {
+    sendRecoveryComplete();
+    return;
+  }
+  // The provider "processes" what it recovered; the NPAC must push nothing meanwhile
+  // (new messages are held until lnpRecoveryComplete). A message that arrives now counts
+  // against messageCount and fails the run.
+  spdlog::info("recovery: {} messages received, holding {} ms before lnpRecoveryComplete", got,
+               options_.recovery.hold.count());
+  recovery_ = RecoveryPhase::kHolding;
+  recovery_hold_.expires_after(options_.recovery.hold);
+  recovery_hold_.async_wait([this](boost::system::error_code ec) {
+    if (ec || stopping_ || recovery_ != RecoveryPhase::kHolding) return;
+    sendRecoveryComplete();
+  });
+}
+
+void Simulation::sendRecoveryComplete() {
+  spdlog::info("recovery: {} messages received, sending lnpRecoveryComplete", report_.recovery->received_during);
   recovery_ = RecoveryPhase::kCompleting;
   sendRequest(1, recoveryComplete(next_invoke_id_++), "recovery-complete");
 }

@@ -1,6 +1,7 @@
 // Simulation: one run of the simulated SOA/LSMS — binds the associations in the order of
 // --from (each bind waits for the previous AARE, so "earliest bound" is well defined),
-// runs the recovery sequence when asked, sends its own requests round robin, answers
+// runs the recovery sequence when asked (optionally holding --recovery-hold between the
+// last recovered message and lnpRecoveryComplete), sends its own requests round robin, answers
 // the NPAC, drops associations on cue, and stops when its goals are met, at --duration,
 // on SIGTERM/SIGINT, or when no association is left; then releases every association
 // (RLRQ, RLRE awaited up to --release-timeout) and fills the RunReport.
@@ -55,7 +56,8 @@ class Simulation : public AssociationObserver {
   void onEnded(size_t index) override;
 
  private:
-  enum class RecoveryPhase { kOff, kRequested, kCounted, kCompleting, kDone, kFailed };
+  // kHolding: every recovered message is in; --recovery-hold runs before lnpRecoveryComplete.
+  enum class RecoveryPhase { kOff, kRequested, kCounted, kHolding, kCompleting, kDone, kFailed };
 
   asio::awaitable<void> main();
   // Until `done` or a stop; waitFor ignores stops (the release phase).
@@ -69,6 +71,8 @@ class Simulation : public AssociationObserver {
   size_t answerIndex(size_t index) const;
   void sendRequest(size_t index, const cmip::RoseInvoke& invoke, const std::string& purpose);
   void maybeCompleteRecovery();
+  void sendRecoveryComplete();
+  bool inRecovery() const;  // recovery mode on our side: lnpRecoveryComplete not yet sent
   void stop(std::string reason);
   void notify() { progress_.cancel(); }
   bool hasGoals() const;
@@ -83,6 +87,7 @@ class Simulation : public AssociationObserver {
   ProviderKey key_;
   asio::io_context io_;
   asio::steady_timer progress_;
+  asio::steady_timer recovery_hold_;  // --recovery-hold; cancelled by stop()
   std::chrono::steady_clock::time_point started_;
   std::vector<std::shared_ptr<AssociationClient>> clients_;  // index i-1
   RunReport report_;

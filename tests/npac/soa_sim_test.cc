@@ -91,6 +91,8 @@ struct Script {
   int recovery_messages = 0;   // on lnpRecoveryRequest: this many events, then messageCount
   int held_messages = 0;       // sent after lnpRecoveryComplete is answered
   bool resend_last = false;    // send the last event again, same invoke id and argument
+  int leaked_messages = 0;     // sent right after messageCount, before lnpRecoveryComplete
+                               // (an NPAC that does not hold new messages in recovery)
 };
 
 struct ConnectionLog {
@@ -252,6 +254,13 @@ class Responder {
       result.actionReply = ActionResult::ActionReply{action.actionType, encodeRecoveryReply(script_.recovery_messages)};
     }
     RoseApdu reply = toRose(CmipResult{inv.invokeId, CmipOpcode::kActionConfirmed, result});
+    if (script_.leaked_messages > 0 && action.actionType == ActionTypeId::global(oids::kLnpRecoveryRequestAction)) {
+      sendRose(c, reply);
+      for (int i = 0; i < script_.leaked_messages; ++i) {
+        sendRose(c, eventReport(nextInvoke(), kTestEvent, octets(label("leaked-", static_cast<size_t>(i)))));
+      }
+      return;
+    }
     if (script_.answer_on_other) {
       std::shared_ptr<Connection> other;
       {
@@ -819,4 +828,94 @@ TEST_CASE("A departure offset that is not a signed duration or is over a year ex
   INFO(huge.transcript);
   CHECK(huge.exit_code == 2);
   CHECK(huge.stderr_text.find("'-9999999999999999h' is too long") != std::string::npos);
+}
+
+TEST_CASE("A recovery hold delays recovery complete and what the NPAC sends after it arrives outside recovery", "[soa-sim]") {
+  Scratch scratch;
+  auto [key, pub] = makeKey(scratch, "ed25519");
+  Script script{pub, false, 0};
+  script.recovery_messages = 2;
+  script.held_messages = 2;
+  Responder npac(script);
+  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --recovery --recovery-hold 300ms --expect 4");
+  INFO(run.transcript);
+  REQUIRE(run.exit_code == 0);
+  CHECK(npac.problems().empty());
+  const Json& rec = run.report["recovery"];
+  CHECK(rec["hold_ms"] == 300);
+  CHECK(rec["received_during"] == 2);
+  CHECK(rec["received_while_holding"] == 0);
+  CHECK(rec["completed"] == true);
+  const Json& order = run.report["received"];
+  REQUIRE(order.size() == 4);
+  CHECK(order[1]["info"] == hexOf(octets("recovered-1").bytes));
+  CHECK(order[1]["during_recovery"] == true);
+  CHECK(order[2]["info"] == hexOf(octets("held-0").bytes));
+  CHECK(order[2]["during_recovery"] == false);
+  // On the wire: recovery request, 2 answers, then (after the hold) complete.
+  auto logs = npac.logs();
+  REQUIRE(logs.size() == 1);
+  REQUIRE(logs[0].from_sim.size() == 6);
+  const auto* complete = std::get_if<RoseInvoke>(&logs[0].from_sim[3]);
+  REQUIRE(complete != nullptr);
+  auto action = fromRose(*complete);
+  REQUIRE(action.isOk());
+  CHECK(std::get<ActionArgument>(action->argument).actionType == ActionTypeId::global(oids::kLnpRecoveryCompleteAction));
+}
+
+TEST_CASE("A message pushed during the recovery hold fails the run with exit 8 and recovery complete is never sent", "[soa-sim]") {
+  Scratch scratch;
+  auto [key, pub] = makeKey(scratch, "ed25519");
+  Script script{pub, false, 0};
+  script.recovery_messages = 2;
+  script.leaked_messages = 1;
+  Responder npac(script);
+  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --recovery --recovery-hold 5s");
+  INFO(run.transcript);
+  CHECK(run.exit_code == 8);
+  CHECK(run.report["stop_reason"] == "recovery-failed");
+  const Json& rec = run.report["recovery"];
+  CHECK(rec["received_while_holding"] == 1);
+  CHECK(rec["completed"] == false);
+  CHECK(rec["error"].get<std::string>().find("during --recovery-hold") != std::string::npos);
+  CHECK(run.stderr_text.find("the NPAC should have held them") != std::string::npos);
+  const Json& order = run.report["received"];
+  REQUIRE(order.size() == 3);
+  CHECK(order[2]["info"] == hexOf(octets("leaked-0").bytes));
+  CHECK(order[2]["during_recovery"] == true);
+  for (const Json& r : run.report["requests"]) CHECK(r["purpose"] != "recovery-complete");
+}
+
+TEST_CASE("A recovery hold that is not a duration or comes without recovery exits 2 with the reason", "[soa-sim]") {
+  Scratch scratch;
+  auto [key, pub] = makeKey(scratch, "ed25519");
+  SimRun garbled = runSim(scratch, baseArgs(1, key) + " --recovery --recovery-hold 2x");
+  INFO(garbled.transcript);
+  CHECK(garbled.exit_code == 2);
+  CHECK(garbled.stderr_text.find("--recovery-hold: '2x' is not a duration") != std::string::npos);
+  SimRun alone = runSim(scratch, baseArgs(1, key) + " --recovery-hold 2s");
+  INFO(alone.transcript);
+  CHECK(alone.exit_code == 2);
+  CHECK(alone.stderr_text.find("--recovery-hold needs --recovery") != std::string::npos);
+}
+
+TEST_CASE("The duration ends a recovery hold with exit 6 and a release and recovery complete is never sent", "[soa-sim]") {
+  Scratch scratch;
+  auto [key, pub] = makeKey(scratch, "ed25519");
+  Script script{pub, false, 0};
+  script.recovery_messages = 1;
+  Responder npac(script);
+  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --recovery --recovery-hold 1h", "1s");
+  INFO(run.transcript);
+  CHECK(run.exit_code == 6);
+  CHECK(run.report["stop_reason"] == "duration");
+  CHECK(run.report["recovery"]["completed"] == false);
+  CHECK(run.report["associations"][0]["end"]["reason"] == "released");
+  for (const Json& r : run.report["requests"]) CHECK(r["purpose"] != "recovery-complete");
+  auto logs = npac.logs();
+  CHECK(npac.problems().empty());
+  REQUIRE(logs.size() == 1);
+  CHECK(logs[0].release_requested);
+  // Recovery request and the answer to the one recovered message: nothing after them.
+  CHECK(logs[0].from_sim.size() == 2);
 }
