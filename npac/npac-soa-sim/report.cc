@@ -16,6 +16,7 @@ Json bindJson(const BindRecord& b) {
   if (!b.diagnostic_source.empty()) j["diagnostic_source"] = b.diagnostic_source;
   if (b.diagnostic) j["diagnostic"] = *b.diagnostic;
   if (!b.diagnostic_name.empty()) j["diagnostic_name"] = b.diagnostic_name;
+  if (!b.refusal_reason.empty()) j["refusal"] = Json{{"reason", b.refusal_reason}, {"text", b.refusal_text}};
   if (!b.detail.empty()) j["detail"] = b.detail;
   return j;
 }

@@ -52,6 +52,10 @@ struct BindRecord {
   std::string diagnostic_source;             // acse-service-user / acse-service-provider
   std::optional<int32_t> diagnostic;
   std::string diagnostic_name;
+  // The NPAC's exact reason, when its AARE carries an LnpBindRefusal
+  // (cmip/npac_bind_refusal.h): the code ("key-revoked") and the sentence.
+  std::string refusal_reason;
+  std::string refusal_text;
   std::string detail;
 };
 

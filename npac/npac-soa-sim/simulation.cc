@@ -7,6 +7,7 @@
 
 #include "associations/nsap.h"
 #include "cmip/cmip.h"
+#include "cmip/npac_bind_refusal.h"
 #include "npac/npac-soa-sim/provider_messages.h"
 
 namespace npac::soasim {
@@ -282,6 +283,14 @@ awaitable<bool> Simulation::bindRange(size_t first, size_t last, bool recovery_f
       rec.bind.diagnostic = aare.diagnostic.value;
       rec.bind.diagnostic_name =
           user ? userDiagnosticName(aare.diagnostic.value) : providerDiagnosticName(aare.diagnostic.value);
+      auto refusal = cmip::bindRefusalFrom(aare);
+      if (!refusal.isOk()) {
+        report_.errors.push_back("association " + std::to_string(i + 1) +
+                                 ": the AARE's bind refusal does not decode: " + refusal.status().toString());
+      } else if (refusal->has_value()) {
+        rec.bind.refusal_reason = (*refusal)->reason;
+        rec.bind.refusal_text = (*refusal)->text;
+      }
     }
     if (rec.bind.accepted) {
       spdlog::info("association {} from {}:{} bound (sequence {}, recovery mode {})", i + 1, rec.local_address,
@@ -296,6 +305,10 @@ awaitable<bool> Simulation::bindRange(size_t first, size_t last, bool recovery_f
             (*rec.bind.result == 1 ? "rejected-permanent" : "rejected-transient") + "), " +
             rec.bind.diagnostic_source + " diagnostic " + std::to_string(*rec.bind.diagnostic) + " (" +
             rec.bind.diagnostic_name + ")";
+      if (!rec.bind.refusal_reason.empty()) {
+        why += ": " + rec.bind.refusal_reason;
+        if (!rec.bind.refusal_text.empty()) why += " — " + rec.bind.refusal_text;
+      }
       rec.bind.detail = why;
     } else {
       why = outcome.detail;

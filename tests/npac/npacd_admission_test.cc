@@ -14,6 +14,7 @@ void expectRefused(NpacdProcess& npacd, const std::string& spid, const fs::path&
   auto refused = npacd.sim(spid, key, args);
   CHECK(refused->wait() == 5);
   CHECK(refused->result["associations"][0]["bind"]["outcome"] == "rejected");
+  CHECK(refused->result["associations"][0]["bind"]["refusal"]["reason"] == code);
   CHECK(npacd.log().find("(" + code + ")") != std::string::npos);
 }
 

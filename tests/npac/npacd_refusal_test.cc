@@ -114,6 +114,10 @@ void expectRefusal(NpacdProcess& npacd, const std::string& spid, const fs::path&
   CHECK(association["end"].is_null());
   CHECK(sim_log.find("result 1 (rejected-permanent), acse-service-user diagnostic " + std::to_string(acse)) !=
         std::string::npos);
+  // The AARE also carries the exact reason (LnpBindRefusal), which the provider sees.
+  CHECK(bind["refusal"]["reason"] == code);
+  CHECK(bind["refusal"]["text"].get<std::string>().rfind(std::string(as::describe(why)), 0) == 0);
+  CHECK(sim_log.find(": " + code + " — ") != std::string::npos);
 
   const std::string nsap = association["nsap"].get<std::string>();
   const std::string log = npacd.log();
