@@ -115,6 +115,8 @@ void expectRefusal(NpacdProcess& npacd, const std::string& spid, const fs::path&
   CHECK(sim_log.find("result 1 (rejected-permanent), acse-service-user diagnostic " + std::to_string(acse)) !=
         std::string::npos);
   // The AARE also carries the exact reason (LnpBindRefusal), which the provider sees.
+  // (`bind` is const: operator[] on a missing key would be undefined, hence contains().)
+  REQUIRE(bind.contains("refusal"));
   CHECK(bind["refusal"]["reason"] == code);
   CHECK(bind["refusal"]["text"].get<std::string>().rfind(std::string(as::describe(why)), 0) == 0);
   CHECK(sim_log.find(": " + code + " — ") != std::string::npos);
