@@ -526,6 +526,23 @@ void AssociationManager::onTimer() {
   });
 }
 
+void AssociationManager::reportUnanswered() const {
+  // Providers' requests live in memory until the application answers them (the answer
+  // itself is durable): say which ones this stop leaves unanswered, so an operator can
+  // tell the application or expect the providers' ROSE retries.
+  std::map<std::string, std::vector<std::int32_t>> by_spid;
+  for (const auto* requests : {&inbound_waiting_, &inbound_open_}) {
+    for (const auto& [id, request] : *requests) by_spid[request.spid].push_back(request.invoke_id);
+  }
+  for (const auto& [spid, invoke_ids] : by_spid) {
+    std::string list;
+    for (std::int32_t invoke_id : invoke_ids) list += (list.empty() ? "" : ", ") + std::to_string(invoke_id);
+    spdlog::warn("SPID {}: {} request(s) from the provider left unanswered at stop (invoke ids {}); "
+                 "the provider will have to send them again",
+                 spid, invoke_ids.size(), list);
+  }
+}
+
 void AssociationManager::shutdown(std::function<void()> done) {
   asio::post(io_, [this, done = std::move(done)] {
     stopping_ = true;
@@ -564,6 +581,7 @@ void AssociationManager::shutdown(std::function<void()> done) {
       }
       flushAcks();
       if (!any || now >= final_deadline) {
+        reportUnanswered();
         auto finished = done;  // a copy: clearing *step destroys this lambda's captures
         *step = nullptr;       // break the self-reference
         finished();

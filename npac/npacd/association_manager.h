@@ -146,6 +146,8 @@ class AssociationManager : public CoreService, public SessionOwner {
   void flushAcks();
   void onTimer();
   void answerPolls();
+  // At stop: a warning per provider whose requests the application never answered.
+  void reportUnanswered() const;
   void logEvent(db::AssociationEventKind kind, const Session& session, const std::string& reason);
   db::TimeMs nowMs() const { return clock_(); }
 

@@ -74,3 +74,14 @@ TEST_CASE("disabling a provider releases its live associations and its undeliver
   REQUIRE(again->wait() == 0);
   for (std::int64_t id : ids) CHECK(npacd.messageState(id) == "acknowledged");
 }
+
+TEST_CASE("a provider request still unanswered when npacd stops is named in a warning") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001");
+  auto asking = npacd.sim("0001", key, {"--from", "127.0.0.2", "--send-requests", "1", "--duration", "10s"});
+  REQUIRE(pollRequests(npacd, 1).size() == 1);  // handed to the application, never answered
+  CHECK(npacd.stop() == 0);
+  asking->wait();
+  CHECK(npacd.log().find("SPID 0001: 1 request(s) from the provider left unanswered at stop (invoke ids 1)") !=
+        std::string::npos);
+}
