@@ -88,13 +88,29 @@ CREATE TABLE outbound_queue(
   association_id INTEGER,
   failure_reason TEXT,
   retransmission INTEGER NOT NULL DEFAULT 0 CHECK(retransmission IN (0, 1)),
-  failed_at INTEGER);
+  failed_at INTEGER,
+  idempotency_key TEXT CHECK(idempotency_key IS NULL OR length(idempotency_key) BETWEEN 1 AND 128));
 CREATE INDEX outbound_queue_ready ON outbound_queue(spid, priority DESC, id)
   WHERE state = 'queued';
 CREATE INDEX outbound_queue_by_created ON outbound_queue(spid, created_at);
 CREATE INDEX outbound_queue_in_flight ON outbound_queue(association_id) WHERE state = 'sent';
 CREATE INDEX outbound_queue_acknowledged ON outbound_queue(acknowledged_at)
   WHERE state = 'acknowledged';
+CREATE UNIQUE INDEX outbound_queue_idempotency ON outbound_queue(spid, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+
+CREATE TABLE npac_keys(
+  list_id INTEGER NOT NULL,
+  key_id INTEGER NOT NULL,
+  algorithm TEXT NOT NULL CHECK(algorithm IN ('rsa-sha256', 'ed25519')),
+  public_key_pem TEXT NOT NULL,
+  private_key_pem TEXT NOT NULL,
+  not_before_at INTEGER NOT NULL,
+  not_after_at INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK(state IN ('active', 'expired', 'revoked')),
+  created_at INTEGER NOT NULL,
+  last_sequence INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(list_id, key_id));
 )sql";
 
 // Version 1 → 2. A key's last accepted bind sequence number (NULL: none yet) so a
@@ -107,6 +123,29 @@ ALTER TABLE outbound_queue ADD COLUMN retransmission INTEGER NOT NULL DEFAULT 0
 ALTER TABLE outbound_queue ADD COLUMN failed_at INTEGER;
 CREATE INDEX outbound_queue_acknowledged ON outbound_queue(acknowledged_at)
   WHERE state = 'acknowledged';
+)sql";
+
+// Version 2 → 3. An application's idempotency key per queued message, unique per provider
+// while the row is kept, so a submission whose answer was lost can be repeated safely; and
+// the NPAC's own key lists, which sign the NPAC's access control in an accepting AARE
+// (the NPAC side of the bind's mutual authentication, docs/PROTOCOL.md).
+constexpr const char* kMigrateV2ToV3 = R"sql(
+ALTER TABLE outbound_queue ADD COLUMN idempotency_key TEXT
+  CHECK(idempotency_key IS NULL OR length(idempotency_key) BETWEEN 1 AND 128);
+CREATE UNIQUE INDEX outbound_queue_idempotency ON outbound_queue(spid, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+CREATE TABLE npac_keys(
+  list_id INTEGER NOT NULL,
+  key_id INTEGER NOT NULL,
+  algorithm TEXT NOT NULL CHECK(algorithm IN ('rsa-sha256', 'ed25519')),
+  public_key_pem TEXT NOT NULL,
+  private_key_pem TEXT NOT NULL,
+  not_before_at INTEGER NOT NULL,
+  not_after_at INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK(state IN ('active', 'expired', 'revoked')),
+  created_at INTEGER NOT NULL,
+  last_sequence INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(list_id, key_id));
 )sql";
 
 Result<bool> hasTable(Database& db, std::string_view name) {
@@ -203,6 +242,10 @@ Status migrateToCurrent(Database& db) {
   if (schema.version == 1) {
     if (Status status = db.executeScript(kMigrateV1ToV2); !status) return status;
     schema.version = 2;
+  }
+  if (schema.version == 2) {
+    if (Status status = db.executeScript(kMigrateV2ToV3); !status) return status;
+    schema.version = 3;
   }
   if (schema.version != kCurrentSchemaVersion) {
     return Status::internal("migration ladder stopped at version " + std::to_string(schema.version));

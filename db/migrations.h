@@ -15,6 +15,8 @@
 //      tunable_overrides, association_log, audit_log, outbound_queue.
 //   2  provider_keys.last_sequence (bind replay protection), outbound_queue.retransmission
 //      and failed_at, and a partial index on acknowledged messages for the retention purge.
+//   3  outbound_queue.idempotency_key (unique per provider while the row is kept) and the
+//      npac_keys table (the NPAC's own signing keys for its bind answer).
 //
 // Threading: runs on the Database it is given, as that Database's contract says.
 #pragma once
@@ -25,8 +27,9 @@ namespace npac::db {
 
 class Database;
 
-inline constexpr int kCurrentSchemaVersion = 2;
-// Version 2 only added nullable/defaulted columns and an index: version-1 code still works.
+inline constexpr int kCurrentSchemaVersion = 3;
+// Versions 2 and 3 only added nullable/defaulted columns, indexes and a table: version-1
+// code still works on the file.
 inline constexpr int kCompatibleSchemaVersion = 1;
 
 struct SchemaVersion {

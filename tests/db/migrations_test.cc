@@ -164,11 +164,11 @@ TEST_CASE("Reopening a current file leaves it at the current version") {
   CHECK(readSchemaVersion(*db)->version == kCurrentSchemaVersion);
 }
 
-TEST_CASE("A version 1 file is upgraded to version 2 keeping its data") {
+TEST_CASE("A version 1 file is upgraded through every step to the current version keeping its data") {
   TempDir dir;
   buildV1File(dir.file("npacd.db"));
   auto db = openFresh(dir);
-  CHECK(readSchemaVersion(*db)->version == 2);
+  CHECK(readSchemaVersion(*db)->version == kCurrentSchemaVersion);
   auto key = KeyStore(*db).get("0001", 1, 1);
   REQUIRE(key.isOk());
   CHECK_FALSE(key->last_sequence.has_value());  // new column, no sequence seen yet
@@ -180,6 +180,13 @@ TEST_CASE("A version 1 file is upgraded to version 2 keeping its data") {
   // The new column works: losing association 7 re-queues the message as a retransmission.
   CHECK(queue.requeueAssociation(7).value() == 1);
   CHECK(queue.get(1)->retransmission);
+  // Version 3's column and table exist and are empty for the old rows.
+  auto idempotency = db->prepare("SELECT count(*) FROM outbound_queue WHERE idempotency_key IS NULL");
+  REQUIRE(idempotency->step().value());
+  CHECK(idempotency->columnInt(0) == 1);
+  auto npac_keys = db->prepare("SELECT count(*) FROM npac_keys");
+  REQUIRE(npac_keys->step().value());
+  CHECK(npac_keys->columnInt(0) == 0);
 }
 
 TEST_CASE("An upgraded version 1 file has exactly the schema of a new file") {
