@@ -78,10 +78,58 @@ bool parseTarget(const std::string& target, std::vector<std::string>* path,
   return true;
 }
 
+std::optional<ApiError> parseApiRequest(const HttpRequest& request, ApiRequest* out) {
+  out->method = request.method();
+  const std::string target(request.target());
+  if (!parseTarget(target, &out->path, &out->query)) {
+    return ApiError{"bad_target", "request target is not a valid path: " + printableAscii(target)};
+  }
+  // Every string taken in must be UTF-8 before it can be echoed into an answer or stored
+  // (RFC 8259 §8.1): percent-decoding can produce any byte.
+  for (std::size_t i = 0; i < out->path.size(); ++i) {
+    if (auto at = invalidUtf8At(out->path[i])) {
+      return ApiError{"bad_utf8", describeInvalidUtf8("path segment " + std::to_string(i + 1) +
+                                                          " (after percent-decoding)", out->path[i], *at)};
+    }
+  }
+  for (const auto& [key, value] : out->query) {
+    if (auto at = invalidUtf8At(key)) {
+      return ApiError{"bad_utf8", describeInvalidUtf8("a query key (after percent-decoding)", key, *at)};
+    }
+    if (auto at = invalidUtf8At(value)) {
+      return ApiError{"bad_utf8",
+                      describeInvalidUtf8("the query value of '" + key + "' (after percent-decoding)", value, *at)};
+    }
+  }
+  auto actor = request.find("X-Npac-Actor");
+  if (actor != request.end()) {
+    out->header_actor = std::string(actor->value());
+    if (auto at = invalidUtf8At(out->header_actor)) {
+      return ApiError{"bad_utf8", describeInvalidUtf8("the X-Npac-Actor header", out->header_actor, *at)};
+    }
+  }
+  out->body = json::object();
+  if (!request.body().empty()) {
+    if (auto at = invalidUtf8At(request.body())) {
+      return ApiError{"bad_utf8", describeInvalidUtf8("the request body", request.body(), *at)};
+    }
+    out->body = json::parse(request.body(), nullptr, /*allow_exceptions=*/false);
+    if (out->body.is_discarded()) return ApiError{"bad_json", "request body is not valid JSON"};
+    if (!out->body.is_object()) return ApiError{"bad_json", "request body must be a JSON object"};
+  }
+  return std::nullopt;
+}
+
+std::string dumpJson(const json& value) {
+  // A string read back from an older database may hold bytes that are not UTF-8; they
+  // are answered as U+FFFD instead of making dump() throw (the input side refuses them).
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 HttpResponse jsonResponse(http::status status, const json& body) {
   HttpResponse response{status, 11};
   response.set(http::field::content_type, "application/json");
-  response.body() = body.dump() + "\n";
+  response.body() = dumpJson(body) + "\n";
   response.prepare_payload();
   return response;
 }
@@ -155,22 +203,8 @@ db::Result<std::unique_ptr<AdminApi>> AdminApi::start(boost::asio::io_context& i
 
 void AdminApi::handle(HttpRequest&& request, Responder respond) {
   ApiRequest r;
-  r.method = request.method();
-  if (!parseTarget(std::string(request.target()), &r.path, &r.query)) {
-    return respond(errorResponse(http::status::bad_request, "bad_target",
-                                 "request target is not a valid path: " + std::string(request.target())));
-  }
-  auto actor = request.find("X-Npac-Actor");
-  if (actor != request.end()) r.header_actor = std::string(actor->value());
-  r.body = json::object();
-  if (!request.body().empty()) {
-    r.body = json::parse(request.body(), nullptr, /*allow_exceptions=*/false);
-    if (r.body.is_discarded()) {
-      return respond(errorResponse(http::status::bad_request, "bad_json", "request body is not valid JSON"));
-    }
-    if (!r.body.is_object()) {
-      return respond(errorResponse(http::status::bad_request, "bad_json", "request body must be a JSON object"));
-    }
+  if (std::optional<ApiError> error = parseApiRequest(request, &r)) {
+    return respond(errorResponse(http::status::bad_request, error->code, error->message));
   }
   route(r, respond);
 }
@@ -221,6 +255,13 @@ void AdminApi::route(ApiRequest& r, Responder& respond) {
     if (is({"v1", "providers", "*", "keys", "*", "*", "revoke"})) {
       return reply(V::post, [&] { return revokeKey(r, p[2], p[4], p[5]); });
     }
+    if (is({"v1", "npac-keys"})) {
+      if (r.method == V::post) return respond(addNpacKey(r));
+      if (r.method == V::get) return respond(listNpacKeys(r));
+      return method_not_allowed();
+    }
+    if (is({"v1", "npac-keys", "*", "*", "public"})) return reply(V::get, [&] { return exportNpacKey(r, p[2], p[3]); });
+    if (is({"v1", "npac-keys", "*", "*", "revoke"})) return reply(V::post, [&] { return revokeNpacKey(r, p[2], p[3]); });
     if (is({"v1", "tunables"})) return reply(V::get, [&] { return listTunables(r); });
     if (is({"v1", "tunables", "*"})) {
       if (r.method == V::get) return respond(getTunable(r, p[2]));

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "db/status.h"
+#include "npac/npacd/api_json.h"
 #include "npac/npacd/http_server.h"
 #include "tunables/status.h"
 
@@ -39,6 +40,15 @@ struct ApiRequest {
 // Splits "/a/b%20c?x=1&y" into segments and query; false for a target that is not a path.
 bool parseTarget(const std::string& target, std::vector<std::string>* path,
                  std::map<std::string, std::string>* query);
+
+// Parses `request` into `out`: method, target (path, query), X-Npac-Actor and the JSON
+// body, each string checked to be UTF-8. nullopt when the request is usable; otherwise the
+// reason for a 400 (bad_target, bad_utf8 naming the part, bad_json). Pure: no I/O, no
+// state, so the admin API fuzz target drives it directly.
+std::optional<ApiError> parseApiRequest(const HttpRequest& request, ApiRequest* out);
+
+// value.dump() that cannot throw: bytes that are not UTF-8 become U+FFFD.
+std::string dumpJson(const nlohmann::json& value);
 
 HttpResponse jsonResponse(http::status status, const nlohmann::json& body);
 HttpResponse errorResponse(http::status status, const std::string& code, const std::string& message);

@@ -7,6 +7,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/beast/core.hpp>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 namespace npac::npacd {
 
@@ -20,9 +21,25 @@ HttpResponse jsonErrorResponse(http::status status, const std::string& code,
   HttpResponse response{status, version};
   response.set(http::field::content_type, "application/json");
   nlohmann::json body = {{"error", {{"code", code}, {"message", message}}}};
-  response.body() = body.dump() + "\n";
+  // `message` may echo client input: bytes that are not UTF-8 become U+FFFD, never a throw.
+  response.body() = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   response.prepare_payload();
   return response;
+}
+
+std::string printableAscii(std::string_view text) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += "\\x";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
 }
 
 // One connection: read a request, hand it to the handler, write the answer, repeat.
@@ -82,10 +99,32 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                                           "the admin API is stopping"));
     }
     // The responder keeps the session alive while the handler works (a long poll, a
-    // commit): no socket operation is pending meanwhile.
-    server_->handler_(std::move(request), [self = shared_from_this()](HttpResponse response) {
+    // commit): no socket operation is pending meanwhile. It answers once: a second call
+    // (a handler that answered and then threw) is dropped.
+    auto answered = std::make_shared<bool>(false);
+    Responder respond = [self = shared_from_this(), answered](HttpResponse response) {
+      if (*answered) return;
+      *answered = true;
       self->write(std::move(response));
-    });
+    };
+    const std::string route = std::string(request.method_string()) + " " + std::string(request.target());
+    // No exception may end the server: a handler that throws is a bug in that route, so
+    // it is logged once with the route and answered 500; the other sessions carry on.
+    std::string failure;
+    try {
+      server_->handler_(std::move(request), respond);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    } catch (...) {
+      failure = "a non-standard exception";
+    }
+    if (failure.empty()) return;
+    spdlog::error("admin API: {} failed with an exception: {}", printableAscii(route), failure);
+    if (!*answered) {
+      respond(jsonErrorResponse(http::status::internal_server_error, "internal",
+                                "npacd failed to handle this request (an internal error, logged); "
+                                "check with a GET whether it took effect before retrying"));
+    }
   }
 
   void write(HttpResponse response) {

@@ -11,7 +11,9 @@
 // closed; a request line or headers Beast cannot parse get 400 and a close; a connection
 // idle for Options::idle_timeout between requests is closed. At most
 // Options::max_connections sessions run at once; beyond it new connections are closed at
-// accept. Every error answer is the API's JSON error body.
+// accept. Every error answer is the API's JSON error body. A handler that throws is
+// answered 500 "internal" (unless it already answered) and logged once with its route;
+// the exception never leaves the session, so the server stays up.
 //
 // Threading: everything runs on the io_context given to start() (one thread is expected
 // to run it). A Responder must be called on that thread (AdminApi posts completions from
@@ -25,6 +27,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 
 #include <boost/asio/io_context.hpp>
@@ -44,6 +47,10 @@ using HttpHandler = std::function<void(HttpRequest&& request, Responder respond)
 // A JSON error body {"error":{"code":..,"message":..}} with `status`.
 HttpResponse jsonErrorResponse(boost::beast::http::status status, const std::string& code,
                                const std::string& message, unsigned version = 11);
+
+// `text` with every byte outside printable ASCII written as \xNN: for echoing client
+// input into a log line or an error message.
+std::string printableAscii(std::string_view text);
 
 class HttpSession;
 
