@@ -8,7 +8,8 @@ namespace {
 
 constexpr const char* kSelect =
     "SELECT id, spid, function_mask, priority, pdu, state, attempts, created_at, sent_at, "
-    "acknowledged_at, association_id, retransmission, failure_reason, failed_at FROM outbound_queue ";
+    "acknowledged_at, association_id, retransmission, failure_reason, failed_at, idempotency_key "
+    "FROM outbound_queue ";
 
 }  // namespace
 
@@ -30,29 +31,86 @@ std::optional<MessageState> parseMessageState(std::string_view text) {
   return std::nullopt;
 }
 
+bool isValidIdempotencyKey(std::string_view key) {
+  if (key.empty() || key.size() > kMaxIdempotencyKeyLength) return false;
+  for (char c : key) {
+    if (c < 0x21 || c > 0x7e) return false;
+  }
+  return true;
+}
+
 Result<std::vector<MessageId>> OutboundQueue::appendBatch(std::span<const NewMessage> messages,
                                                           TimeMs now) {
-  for (const NewMessage& message : messages) {
+  Result<std::vector<AppendOutcome>> outcomes = appendBatchOutcomes(messages, now);
+  if (!outcomes) return outcomes.status();
+  std::vector<MessageId> ids;
+  ids.reserve(outcomes->size());
+  for (const AppendOutcome& outcome : *outcomes) ids.push_back(outcome.id);
+  return ids;
+}
+
+Result<std::vector<AppendOutcome>> OutboundQueue::appendBatchOutcomes(
+    std::span<const NewMessage> messages, TimeMs now) {
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const NewMessage& message = messages[i];
     if (message.spid.size() != 4) {
       return Status::invalidArgument("queued message needs a 4-character SPID, got '" +
                                      message.spid + "'");
+    }
+    if (!message.idempotency_key) continue;
+    if (!isValidIdempotencyKey(*message.idempotency_key)) {
+      return Status::invalidArgument(
+          "idempotency key of message " + std::to_string(i) + " must be 1.." +
+          std::to_string(kMaxIdempotencyKeyLength) + " visible ASCII characters");
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (messages[j].idempotency_key == message.idempotency_key && messages[j].spid == message.spid) {
+        return Status::invalidArgument("idempotency key '" + *message.idempotency_key +
+                                       "' is given to messages " + std::to_string(j) + " and " +
+                                       std::to_string(i) + " of one submission for provider " +
+                                       message.spid);
+      }
     }
   }
   Transaction txn(db_);
   if (Status status = txn.begin(); !status) return status;
   Result<Statement> insert = db_.prepare(
-      "INSERT INTO outbound_queue(spid, function_mask, priority, pdu, created_at) "
-      "VALUES(?, ?, ?, ?, ?)");
+      "INSERT INTO outbound_queue(spid, function_mask, priority, pdu, created_at, idempotency_key) "
+      "VALUES(?, ?, ?, ?, ?, ?)");
   if (!insert) return insert.status();
-  std::vector<MessageId> ids;
-  ids.reserve(messages.size());
+  std::vector<AppendOutcome> outcomes;
+  outcomes.reserve(messages.size());
   for (const NewMessage& message : messages) {
+    if (message.idempotency_key) {
+      // The unique index outbound_queue_idempotency makes this lookup one index probe.
+      Result<Statement> existing = db_.prepare(
+          "SELECT id, function_mask, priority, pdu FROM outbound_queue "
+          "WHERE spid = ? AND idempotency_key = ?");
+      if (!existing) return existing.status();
+      existing->bindText(0, message.spid).bindText(1, *message.idempotency_key);
+      Result<bool> row = existing->step();
+      if (!row) return row.status();
+      if (*row) {
+        const MessageId id = existing->columnInt64(0);
+        if (static_cast<std::uint32_t>(existing->columnInt64(1)) != message.function_mask ||
+            existing->columnInt(2) != message.priority || existing->columnBlob(3) != message.pdu) {
+          return Status::make(Status::Code::kConstraint,
+                              "idempotency key '" + *message.idempotency_key + "' of provider " +
+                                  message.spid + " was already used by message " +
+                                  std::to_string(id) + " with different content (repeat a key only to "
+                                  "retry the same message; a new message needs a new key)");
+        }
+        outcomes.push_back(AppendOutcome{id, true});
+        continue;
+      }
+    }
     insert->reset();
     insert->bindText(0, message.spid)
         .bindInt64(1, message.function_mask)
         .bindInt64(2, message.priority)
         .bindBlob(3, message.pdu)
-        .bindInt64(4, now);
+        .bindInt64(4, now)
+        .bindOptionalText(5, message.idempotency_key);
     if (Status status = insert->run(); !status) {
       if (status.code() == Status::Code::kConstraint) {
         return Status::make(Status::Code::kConstraint,
@@ -63,10 +121,10 @@ Result<std::vector<MessageId>> OutboundQueue::appendBatch(std::span<const NewMes
       }
       return status;
     }
-    ids.push_back(db_.lastInsertRowId());
+    outcomes.push_back(AppendOutcome{db_.lastInsertRowId(), false});
   }
   if (Status status = txn.commit(); !status) return status;
-  return ids;
+  return outcomes;
 }
 
 Result<std::vector<QueuedMessage>> OutboundQueue::select(Statement& query) {
@@ -90,6 +148,7 @@ Result<std::vector<QueuedMessage>> OutboundQueue::select(Statement& query) {
     message.retransmission = query.columnBool(11);
     message.failure_reason = query.columnOptionalText(12);
     message.failed_at = query.columnOptionalInt64(13);
+    message.idempotency_key = query.columnOptionalText(14);
     out.push_back(std::move(message));
   }
 }

@@ -12,6 +12,14 @@
 // Only messages whose required association functions are all in the asking
 // association's function mask are returned (NANC 111).
 //
+// Idempotency: a message may carry the application's idempotency key, unique per
+// provider while its row is kept (until the retention purge deletes it). Appending a
+// message whose key is already on a row of the same provider with the same content
+// (function mask, priority, PDU) adds nothing and answers the original id, marked
+// duplicate; with different content the whole append is refused (kConstraint). So a
+// client that lost the answer to a committed submission (npacd killed between COMMIT
+// and the answer) can repeat it without the provider receiving anything twice.
+//
 // appendBatch() is the synchronous path: all rows in one transaction. Servers with many
 // concurrent submitters use QueueWriter (db/queue_writer.h), which shares one
 // transaction among many submitters (group commit) through this same appendBatch().
@@ -49,6 +57,23 @@ struct NewMessage {
   std::uint32_t function_mask = 0; // association functions it needs (NANC 111)
   int priority = 0;                // higher is sent first; FIFO within one priority
   Bytes pdu;                       // the encoded PDU, stored as is
+  // The application's key for a safe retry (isValidIdempotencyKey), or none. The
+  // initializer keeps NewMessage{spid, mask, priority, pdu} free of missing-initializer
+  // warnings.
+  std::optional<std::string> idempotency_key = std::nullopt;
+};
+
+// Idempotency keys are 1..kMaxIdempotencyKeyLength visible ASCII characters (0x21..0x7e):
+// no spaces or control characters that a client could send without meaning to.
+inline constexpr std::size_t kMaxIdempotencyKeyLength = 128;
+bool isValidIdempotencyKey(std::string_view key);
+
+// What an append did with one message: the row's id, and whether the row was already
+// there (same provider, idempotency key and content) so nothing was added.
+struct AppendOutcome {
+  MessageId id = 0;
+  bool duplicate = false;
+  friend bool operator==(const AppendOutcome&, const AppendOutcome&) = default;
 };
 
 struct QueuedMessage {
@@ -66,6 +91,7 @@ struct QueuedMessage {
   bool retransmission = false;                  // re-queued after a lost association
   std::optional<std::string> failure_reason;
   std::optional<TimeMs> failed_at;
+  std::optional<std::string> idempotency_key;
 };
 
 class OutboundQueue {
@@ -73,8 +99,15 @@ class OutboundQueue {
   explicit OutboundQueue(Database& db) : db_(db) {}
 
   // Appends every message in one transaction, stamped created_at = now; returns their
-  // ids in input order. All or none: on error nothing was written.
+  // ids in input order. All or none: on error nothing was written. A message whose
+  // idempotency key is already stored (see above) answers the stored id and adds no row.
+  // Errors: kInvalidArgument (bad SPID, malformed key, one key twice for one provider in
+  // `messages`), kConstraint (unknown provider, or a key already stored with different
+  // content), storage errors.
   Result<std::vector<MessageId>> appendBatch(std::span<const NewMessage> messages, TimeMs now);
+  // The same, saying for each message whether it was a duplicate.
+  Result<std::vector<AppendOutcome>> appendBatchOutcomes(std::span<const NewMessage> messages,
+                                                         TimeMs now);
 
   // Up to `limit` queued messages for `spid` that an association with functions
   // `association_functions` may carry, in send order.

@@ -24,6 +24,16 @@ QueueWriter::QueueWriter(std::unique_ptr<Database> db, Clock clock, Options opti
 QueueWriter::~QueueWriter() { stop(); }
 
 void QueueWriter::submit(std::vector<NewMessage> messages, Completion done) {
+  submitOutcomes(std::move(messages), [done = std::move(done)](Result<std::vector<AppendOutcome>> outcomes) {
+    if (!outcomes) return done(outcomes.status());
+    std::vector<MessageId> ids;
+    ids.reserve(outcomes->size());
+    for (const AppendOutcome& outcome : *outcomes) ids.push_back(outcome.id);
+    done(std::move(ids));
+  });
+}
+
+void QueueWriter::submitOutcomes(std::vector<NewMessage> messages, OutcomeCompletion done) {
   Status refused;
   {
     std::lock_guard lock(mutex_);
@@ -97,7 +107,7 @@ void QueueWriter::run() {
 void QueueWriter::commitBatch(std::vector<Submission>& batch) {
   const TimeMs now = clock_();
   OutboundQueue queue(*db_);
-  std::vector<Result<std::vector<MessageId>>> results;
+  std::vector<Result<std::vector<AppendOutcome>>> results;
   results.reserve(batch.size());
 
   Transaction txn(*db_);
@@ -107,8 +117,10 @@ void QueueWriter::commitBatch(std::vector<Submission>& batch) {
     for (Submission& submission : batch) {
       // Inside our transaction appendBatch() is a savepoint: a failing submission is
       // rolled back alone and the others still commit.
-      results.push_back(queue.appendBatch(submission.messages, now));
-      if (results.back()) appended += submission.messages.size();
+      results.push_back(queue.appendBatchOutcomes(submission.messages, now));
+      if (results.back()) {
+        for (const AppendOutcome& outcome : *results.back()) appended += outcome.duplicate ? 0 : 1;
+      }
       const Status::Code code = results.back().status().code();
       if (code == Status::Code::kFull || code == Status::Code::kIoError ||
           code == Status::Code::kBusy || code == Status::Code::kCorrupt ||

@@ -52,6 +52,9 @@ class QueueWriter {
   };
 
   using Completion = std::function<void(Result<std::vector<MessageId>>)>;
+  // With each message's outcome: its id and whether it was a duplicate of a stored
+  // message (same idempotency key and content, OutboundQueue::appendBatchOutcomes).
+  using OutcomeCompletion = std::function<void(Result<std::vector<AppendOutcome>>)>;
 
   // Opens its own connection to `path` (schema applied) and starts the writer thread.
   static Result<std::unique_ptr<QueueWriter>> start(const std::string& path,
@@ -71,6 +74,8 @@ class QueueWriter {
   void submit(std::vector<NewMessage> messages, Completion done);
   // The same, as a future.
   std::future<Result<std::vector<MessageId>>> submit(std::vector<NewMessage> messages);
+  // The same, saying for each message whether it was a duplicate (nothing added).
+  void submitOutcomes(std::vector<NewMessage> messages, OutcomeCompletion done);
 
   // Commits everything already submitted, then stops the writer thread. Idempotent.
   void stop();
@@ -82,7 +87,7 @@ class QueueWriter {
  private:
   struct Submission {
     std::vector<NewMessage> messages;
-    Completion done;
+    OutcomeCompletion done;
   };
 
   QueueWriter(std::unique_ptr<Database> db, Clock clock, Options options);

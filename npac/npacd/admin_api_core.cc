@@ -47,10 +47,20 @@ void AdminApi::submitMessages(ApiRequest& r, Responder& respond) {
   if (core_ == nullptr) return respond(coreUnavailable());
   Responder answer = std::move(respond);
   boost::asio::io_context* io = &io_;
-  core_->submit(std::move(*parsed.value), [io, answer](db::Result<std::vector<db::MessageId>> ids) mutable {
-    boost::asio::post(*io, [answer = std::move(answer), ids = std::move(ids)]() {
-      if (!ids.isOk()) return answer(dbErrorResponse(ids.status()));
-      answer(jsonResponse(http::status::created, {{"ids", ids.value()}}));
+  core_->submit(std::move(*parsed.value), [io, answer](db::Result<std::vector<db::AppendOutcome>> outcomes) mutable {
+    boost::asio::post(*io, [answer = std::move(answer), outcomes = std::move(outcomes)]() {
+      if (!outcomes.isOk()) return answer(dbErrorResponse(outcomes.status()));
+      // 201 when the submission added a row; 200 when every message was a duplicate of
+      // a stored one (a retry of a submission whose answer was lost): nothing created.
+      json ids = json::array(), messages = json::array();
+      bool created = false;
+      for (const db::AppendOutcome& outcome : outcomes.value()) {
+        ids.push_back(outcome.id);
+        messages.push_back({{"id", outcome.id}, {"duplicate", outcome.duplicate}});
+        created = created || !outcome.duplicate;
+      }
+      answer(jsonResponse(created ? http::status::created : http::status::ok,
+                          {{"ids", ids}, {"messages", messages}}));
     });
   });
 }
@@ -119,14 +129,17 @@ void AdminApi::respondInbound(ApiRequest& r, const std::string& id_text, Respond
   Responder answer = std::move(respond);
   boost::asio::io_context* io = &io_;
   core_->respond(static_cast<InboundRequestId>(id), std::move(*parsed.value),
-                 [io, answer, id_text](db::Status status) mutable {
-                   boost::asio::post(*io, [answer = std::move(answer), status = std::move(status), id_text]() {
-                     if (status.isNotFound()) {
+                 [io, answer, id_text, id](db::Result<db::MessageId> queued) mutable {
+                   boost::asio::post(*io, [answer = std::move(answer), queued = std::move(queued), id_text, id]() {
+                     if (queued.status().isNotFound()) {
                        return answer(errorResponse(http::status::not_found, "request_not_found",
                                                    "no unanswered inbound request " + id_text));
                      }
-                     if (!status.isOk()) return answer(dbErrorResponse(status));
-                     answer(jsonResponse(http::status::ok, {{"request", std::stoll(id_text)}, {"committed", true}}));
+                     if (!queued.isOk()) return answer(dbErrorResponse(queued.status()));
+                     // The answer is an outbound message like any other: its id lets the
+                     // application follow its delivery with GET /v1/messages/{id}.
+                     answer(jsonResponse(http::status::ok,
+                                         {{"request", id}, {"committed", true}, {"message_id", queued.value()}}));
                    });
                  });
 }

@@ -186,6 +186,15 @@ Parsed<OutboundMessage> parseMessage(const json& object) {
     if (!object["key"].is_string()) return P::fail("invalid_message", "key must be a string");
     out.key = object["key"].get<std::string>();
   }
+  if (object.contains("idempotency_key")) {
+    const json& k = object["idempotency_key"];
+    if (!k.is_string() || !db::isValidIdempotencyKey(k.get<std::string>())) {
+      return P::fail("invalid_idempotency_key",
+                     "idempotency_key must be a string of 1.." + std::to_string(db::kMaxIdempotencyKeyLength) +
+                         " visible ASCII characters (0x21..0x7e)");
+    }
+    out.message.idempotency_key = k.get<std::string>();
+  }
   std::string operation = object.value("operation", json()).is_string() ? object["operation"].get<std::string>() : "";
   const OperationName* op = nullptr;
   for (const OperationName& candidate : kOperations) {
@@ -271,6 +280,17 @@ Parsed<std::vector<OutboundMessage>> parseMessages(const json& body) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       Parsed<OutboundMessage> one = parseMessage(list[i]);
       if (!one.ok()) return P::fail(one.error.code, "messages[" + std::to_string(i) + "]: " + one.error.message);
+      // A key names one message of its provider: twice in one submission is a mistake
+      // of the client, not a retry.
+      for (std::size_t j = 0; j < out.size() && one.value->message.idempotency_key; ++j) {
+        if (out[j].message.idempotency_key == one.value->message.idempotency_key &&
+            out[j].message.spid == one.value->message.spid) {
+          return P::fail("repeated_idempotency_key",
+                         "messages[" + std::to_string(i) + "]: idempotency_key '" +
+                             *one.value->message.idempotency_key + "' is already given to messages[" +
+                             std::to_string(j) + "] for provider " + one.value->message.spid);
+        }
+      }
       out.push_back(std::move(*one.value));
     }
     return ok(std::move(out));
@@ -318,6 +338,49 @@ Parsed<InboundResponse> parseInboundResponse(const json& body) {
     response.error_parameter = *parameter.value;
   }
   return ok(std::move(response));
+}
+
+std::optional<std::size_t> invalidUtf8At(std::string_view text) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned char b = bytes[i];
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    // RFC 3629 §4 (UTF8-2, UTF8-3, UTF8-4): the lead byte fixes the length and the
+    // range of the first continuation byte, which excludes overlongs and surrogates.
+    std::size_t length = 0;
+    unsigned char low = 0x80, high = 0xBF;
+    if (b >= 0xC2 && b <= 0xDF) {
+      length = 2;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      length = 3;
+      if (b == 0xE0) low = 0xA0;
+      if (b == 0xED) high = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      length = 4;
+      if (b == 0xF0) low = 0x90;
+      if (b == 0xF4) high = 0x8F;
+    } else {
+      return i;  // a continuation byte without a lead, C0, C1 or F5..FF
+    }
+    if (i + length > n) return i;
+    if (bytes[i + 1] < low || bytes[i + 1] > high) return i;
+    for (std::size_t k = 2; k < length; ++k) {
+      if (bytes[i + k] < 0x80 || bytes[i + k] > 0xBF) return i;
+    }
+    i += length;
+  }
+  return std::nullopt;
+}
+
+std::string describeInvalidUtf8(const std::string& what, std::string_view text, std::size_t offset) {
+  char byte[8];
+  std::snprintf(byte, sizeof byte, "0x%02x", offset < text.size() ? static_cast<unsigned char>(text[offset]) : 0u);
+  return what + " is not valid UTF-8 (byte " + byte + " at offset " + std::to_string(offset) + ")";
 }
 
 std::optional<db::TimeMs> parseTime(const json& value) {
@@ -403,6 +466,7 @@ json toJson(const db::QueuedMessage& m) {
   if (m.association_id) out["association_id"] = *m.association_id;
   if (m.failure_reason) out["failure_reason"] = *m.failure_reason;
   if (m.failed_at) out["failed_at"] = formatTime(*m.failed_at);
+  if (m.idempotency_key) out["idempotency_key"] = *m.idempotency_key;
   return out;
 }
 

@@ -65,6 +65,14 @@ Parsed<InboundResponse> parseInboundResponse(const nlohmann::json& body);
 // Lower-case hex → bytes that are exactly one well-formed BER TLV.
 Parsed<cmip::OpaqueBer> parseBerHex(const nlohmann::json& value, const std::string& field);
 
+// The offset of the first byte that makes `text` not well-formed UTF-8 (RFC 3629 §4:
+// no overlong forms, no surrogates U+D800..U+DFFF, nothing above U+10FFFF), or nullopt
+// when all of it is. JSON text exchanged between systems is UTF-8 (RFC 8259 §8.1), so
+// every string the API takes in is checked with this before it can reach an answer.
+std::optional<std::size_t> invalidUtf8At(std::string_view text);
+// "<what> is not valid UTF-8 (byte 0xff at offset 3)" for a 400 bad_utf8.
+std::string describeInvalidUtf8(const std::string& what, std::string_view text, std::size_t offset);
+
 // "2026-11-29T15:00:00Z" (or with milliseconds) or a number of ms since the epoch.
 std::optional<db::TimeMs> parseTime(const nlohmann::json& value);
 std::string formatTime(db::TimeMs at);  // "2026-11-29T15:00:00.000Z"

@@ -28,6 +28,7 @@
 
 #include "associations/bind_gate.h"
 #include "associations/provider_egress.h"
+#include "cmip/cmip_operations.h"
 #include "db/association_log_store.h"
 #include "db/database.h"
 #include "db/outbound_queue.h"
@@ -82,7 +83,7 @@ class AssociationManager : public CoreService, public SessionOwner {
   // CoreService (API thread; posts onto the core).
   void submit(std::vector<OutboundMessage> messages, SubmitDone done) override;
   void pollInbound(InboundPoll poll, PollDone done) override;
-  void respond(InboundRequestId id, InboundResponse response, StatusDone done) override;
+  void respond(InboundRequestId id, InboundResponse response, RespondDone done) override;
   void listAssociations(ListDone done) override;
   void abortAssociation(db::AssociationId id, std::string actor, StatusDone done) override;
   void releaseProvider(std::string spid, std::string reason, CountDone done) override;
@@ -118,7 +119,10 @@ class AssociationManager : public CoreService, public SessionOwner {
   void applyTunables(const std::string& spid);
   // association_manager_recovery.cc: lnpRecoveryRequest / lnpRecoveryComplete; false if
   // `invoke` is not one of them.
-  bool handleProviderAction(const std::shared_ptr<Session>& session, const cmip::RoseInvoke& invoke);
+  bool handleProviderAction(const std::shared_ptr<Session>& session, const cmip::CmipInvoke& invoke);
+  // A provider's Invoke that does not decode (cmip::fromRose refused it with `why`): ROSE
+  // Reject on its association, one log line; it is not forwarded to the application.
+  void rejectInvoke(Session& session, const cmip::RoseInvoke& invoke, const cmip::Status& why);
   // association_manager_heartbeat.cc (NANC 404): send heartbeats after
   // heartbeat_interval of silence, abort at heartbeat_timeout; true if `invoke_id` was a
   // heartbeat's answer on the provider.
@@ -126,7 +130,12 @@ class AssociationManager : public CoreService, public SessionOwner {
   bool heartbeatAnswered(std::int32_t invoke_id);
   void rejectBind(const std::shared_ptr<Session>& session, const cmip::ConnectIndication& ind,
                   const std::string& spid, std::uint32_t mask, bool recovery,
-                  const std::string& code, const std::string& reason, std::int32_t diagnostic);
+                  const std::string& code, const std::string& reason, std::int32_t diagnostic,
+                  cmip::AssociateResult result = cmip::AssociateResult::kRejectedPermanent);
+  void rejectStorageUnavailable(const std::shared_ptr<Session>& session,
+                                const cmip::ConnectIndication& ind,
+                                const associations::BindRequest& request,
+                                const db::Status& status);
   Provider* providerFor(const std::string& spid, bool create);
   void deliver(const std::string& spid);
   void scheduleDelivery(const std::string& spid);

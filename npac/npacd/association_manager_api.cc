@@ -25,13 +25,22 @@ void AssociationManager::submit(std::vector<OutboundMessage> messages, SubmitDon
     spids.push_back(m.message.spid);
     rows.push_back(std::move(m.message));
   }
-  writer_.submit(std::move(rows), [this, spids = std::move(spids), done = std::move(done)](
-                                      db::Result<std::vector<db::MessageId>> result) {
+  writer_.submitOutcomes(std::move(rows), [this, spids = std::move(spids), done = std::move(done)](
+                                              db::Result<std::vector<db::AppendOutcome>> result) {
+    // Only rows this submission added are new to the core: a duplicate's row was
+    // announced when it was first committed (or found at start-up).
     std::vector<db::MessageId> ids;
-    if (result.isOk()) ids = result.value();
+    std::vector<std::string> new_spids;
+    if (result.isOk()) {
+      for (std::size_t i = 0; i < result.value().size() && i < spids.size(); ++i) {
+        if (result.value()[i].duplicate) continue;
+        ids.push_back(result.value()[i].id);
+        new_spids.push_back(spids[i]);
+      }
+    }
     done(std::move(result));
     if (ids.empty()) return;
-    asio::post(io_, [this, spids, ids] {
+    asio::post(io_, [this, spids = std::move(new_spids), ids] {
       // A provider in recovery holds new messages (they stay queued until it completes).
       for (std::size_t i = 0; i < ids.size() && i < spids.size(); ++i) {
         Provider* provider = providerFor(spids[i], false);
@@ -102,7 +111,7 @@ void AssociationManager::pollInbound(InboundPoll poll, PollDone done) {
   });
 }
 
-void AssociationManager::respond(InboundRequestId id, InboundResponse response, StatusDone done) {
+void AssociationManager::respond(InboundRequestId id, InboundResponse response, RespondDone done) {
   asio::post(io_, [this, id, response = std::move(response), done = std::move(done)] {
     auto it = inbound_open_.find(id);
     if (it == inbound_open_.end()) {
@@ -125,8 +134,9 @@ void AssociationManager::respond(InboundRequestId id, InboundResponse response, 
     std::vector<db::NewMessage> rows;
     rows.push_back(std::move(row));
     writer_.submit(std::move(rows), [this, request, done](db::Result<std::vector<db::MessageId>> result) {
-      asio::post(io_, [this, request, done, status = result.status()] {
-        if (!status.isOk()) {
+      asio::post(io_, [this, request, done, result = std::move(result)] {
+        if (!result.isOk()) {
+          const db::Status& status = result.status();
           // Not accepted: the request is open again, so the application may answer again.
           spdlog::error("SPID {}: the answer to inbound request {} was not stored: {}",
                         request.spid, request.id, status.toString());
@@ -135,7 +145,7 @@ void AssociationManager::respond(InboundRequestId id, InboundResponse response, 
           return;
         }
         scheduleDelivery(request.spid);
-        done(db::Status::ok());
+        done(result.value().front());  // one row submitted: one id
       });
     });
   });
@@ -198,6 +208,8 @@ void AssociationManager::releaseProvider(std::string spid, std::string reason, C
                  "are answered; undelivered messages stay queued",
                  spid, reason, provider->sessions.size());
     for (auto& [id, session] : provider->sessions) {
+      // The only caller is disabling the provider (AdminApi); `reason` names the actor.
+      session->setReleaseReason(kReleaseProviderDisabled);
       provider->egress->startRelease(static_cast<as::AssociationId>(id));
     }
     for (as::AssociationId ready : provider->egress->readyToRelease()) {

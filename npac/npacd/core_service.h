@@ -4,9 +4,11 @@
 // associations or the outbound queue's group commit goes through this interface.
 //
 //   submit            messages for providers; completes with their ids only once the rows
-//                     are committed (the core uses db::QueueWriter group commit).
+//                     are committed (the core uses db::QueueWriter group commit); a
+//                     message whose idempotency key is already stored is a duplicate.
 //   pollInbound       long-poll for requests the providers sent to the NPAC.
-//   respond           the NPAC application's answer to one of those requests; the core
+//   respond           the NPAC application's answer to one of those requests (completes
+//                     with the queued answer's message id); the core
 //                     sends it through the provider's egress policy (round robin), so it
 //                     may leave on another association than the request came in on
 //                     (NANC 353 7.b.iv).
@@ -116,7 +118,8 @@ struct AssociationInfo {
 
 class CoreService {
  public:
-  using SubmitDone = std::function<void(db::Result<std::vector<db::MessageId>>)>;
+  using SubmitDone = std::function<void(db::Result<std::vector<db::AppendOutcome>>)>;
+  using RespondDone = std::function<void(db::Result<db::MessageId>)>;
   using PollDone = std::function<void(db::Result<std::vector<InboundRequest>>)>;
   using StatusDone = std::function<void(db::Status)>;
   using ListDone = std::function<void(db::Result<std::vector<AssociationInfo>>)>;
@@ -124,8 +127,11 @@ class CoreService {
   virtual ~CoreService() = default;
 
   // Appends `messages` to the durable queue as ONE all-or-nothing submission and completes
-  // with their ids (input order) after the COMMIT, never before. Errors: kConstraint
-  // (unknown provider), kOverloaded (writer queue full: the API answers 503, retry later),
+  // with their ids (input order) after the COMMIT, never before. A message whose
+  // idempotency key is already stored for its provider with the same content adds no row:
+  // its outcome is the original id, marked duplicate (db::OutboundQueue). Errors:
+  // kConstraint (unknown provider, a key stored with different content),
+  // kInvalidArgument (a malformed or repeated key), kOverloaded (writer queue full: the API answers 503, retry later),
   // kShutdown, storage errors. Accepted messages are then delivered by the core.
   virtual void submit(std::vector<OutboundMessage> messages, SubmitDone done) = 0;
 
@@ -138,9 +144,10 @@ class CoreService {
   // Answers inbound request `id` (ReturnResult or ReturnError with the request's invoke id
   // and opcode: encodeInboundResponse()): the answer is committed to the durable queue
   // ahead of the provider's messages and leaves through its egress policy, at once or at
-  // its next bind. Completes after the COMMIT. kNotFound: unknown id or already answered;
-  // a storage error leaves the request open, so it may be answered again.
-  virtual void respond(InboundRequestId id, InboundResponse response, StatusDone done) = 0;
+  // its next bind. Completes after the COMMIT with the answer's outbound message id (GET
+  // /v1/messages/{id} shows its delivery). kNotFound: unknown id or already answered; a
+  // storage error leaves the request open, so it may be answered again.
+  virtual void respond(InboundRequestId id, InboundResponse response, RespondDone done) = 0;
 
   // Every live association, by id.
   virtual void listAssociations(ListDone done) = 0;

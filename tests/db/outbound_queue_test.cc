@@ -290,3 +290,97 @@ TEST_CASE("A provider with queued messages cannot be removed") {
   CHECK(status.message().find("outbound queue") != std::string::npos);
   CHECK(providers.get("0001").isOk());
 }
+
+namespace {
+
+NewMessage keyed(const std::string& spid, std::uint8_t tag, const std::string& key) {
+  NewMessage m = message(spid, tag);
+  m.idempotency_key = key;
+  return m;
+}
+
+std::size_t rowCount(Database& db) {
+  auto query = db.prepare("SELECT count(*) FROM outbound_queue");
+  REQUIRE(query.isOk());
+  REQUIRE(query->step().isOk());
+  return static_cast<std::size_t>(query->columnInt64(0));
+}
+
+}  // namespace
+
+TEST_CASE("A keyed message appended again with the same content answers its original id and adds no row") {
+  QueueFixture f;
+  auto first = f.queue.appendBatchOutcomes(std::vector{keyed("0001", 1, "order-1"), keyed("0001", 2, "order-2")}, 1000);
+  REQUIRE(first.isOk());
+  CHECK_FALSE((*first)[0].duplicate);
+  CHECK_FALSE((*first)[1].duplicate);
+  // The retry also carries a new keyed message and an unkeyed one.
+  auto again = f.queue.appendBatchOutcomes(
+      std::vector{keyed("0001", 2, "order-2"), keyed("0001", 3, "order-3"), message("0001", 4)}, 2000);
+  REQUIRE(again.isOk());
+  CHECK((*again)[0] == AppendOutcome{(*first)[1].id, true});
+  CHECK_FALSE((*again)[1].duplicate);
+  CHECK_FALSE((*again)[2].duplicate);
+  CHECK(rowCount(*f.db) == 4);
+  auto original = f.queue.get((*first)[1].id);
+  REQUIRE(original.isOk());
+  CHECK(original->idempotency_key == "order-2");
+  CHECK(original->created_at == 1000);  // the original row, untouched
+}
+
+TEST_CASE("A keyed message appended again with different content is refused and nothing of its batch is written") {
+  QueueFixture f;
+  auto first = f.append({keyed("0001", 1, "order-1")});
+  auto changed = f.queue.appendBatch(std::vector{message("0001", 9), keyed("0001", 2, "order-1")}, 2000);
+  REQUIRE_FALSE(changed.isOk());
+  CHECK(changed.status().code() == Status::Code::kConstraint);
+  CHECK_THAT(changed.status().message(), Catch::Contains("order-1") && Catch::Contains("different content") &&
+                                             Catch::Contains("message " + std::to_string(first[0])));
+  CHECK(rowCount(*f.db) == 1);
+  // A different priority or function mask is different content too.
+  NewMessage urgent = keyed("0001", 1, "order-1");
+  urgent.priority = 5;
+  CHECK(f.queue.appendBatch(std::vector{urgent}, 3000).status().code() == Status::Code::kConstraint);
+}
+
+TEST_CASE("An idempotency key is unique per provider so another provider may use the same key") {
+  QueueFixture f;
+  auto ids = f.append({keyed("0001", 1, "k"), keyed("0002", 1, "k")});
+  CHECK(ids[0] != ids[1]);
+  CHECK(rowCount(*f.db) == 2);
+}
+
+TEST_CASE("One idempotency key given twice for one provider in one append is refused") {
+  QueueFixture f;
+  auto twice = f.queue.appendBatch(std::vector{keyed("0001", 1, "k"), keyed("0001", 1, "k")}, 1000);
+  REQUIRE_FALSE(twice.isOk());
+  CHECK(twice.status().code() == Status::Code::kInvalidArgument);
+  CHECK_THAT(twice.status().message(), Catch::Contains("messages 0 and 1"));
+  CHECK(rowCount(*f.db) == 0);
+}
+
+TEST_CASE("A malformed idempotency key is refused with the rule it breaks") {
+  QueueFixture f;
+  for (const std::string& key : {std::string(), std::string(129, 'a'), std::string("has space"),
+                                 std::string("tab\there"), std::string("caf\xc3\xa9")}) {
+    INFO(key);
+    auto refused = f.queue.appendBatch(std::vector{keyed("0001", 1, key)}, 1000);
+    REQUIRE_FALSE(refused.isOk());
+    CHECK(refused.status().code() == Status::Code::kInvalidArgument);
+    CHECK_THAT(refused.status().message(), Catch::Contains("visible ASCII"));
+  }
+  CHECK(isValidIdempotencyKey(std::string(128, '~')));
+  CHECK(rowCount(*f.db) == 0);
+}
+
+TEST_CASE("A key is free again once retention purged its acknowledged row") {
+  QueueFixture f;
+  auto first = f.append({keyed("0001", 1, "k")});
+  REQUIRE(f.queue.markSent(first[0], 7, 1100).isOk());
+  REQUIRE(f.queue.markAcknowledged(first[0], 1200).isOk());
+  REQUIRE(f.queue.purgeAcknowledgedBefore(1300).isOk());
+  auto second = f.queue.appendBatchOutcomes(std::vector{keyed("0001", 1, "k")}, 2000);
+  REQUIRE(second.isOk());
+  CHECK_FALSE((*second)[0].duplicate);
+  CHECK((*second)[0].id > first[0]);
+}

@@ -181,3 +181,27 @@ TEST_CASE("A queue writer cannot start on a database it cannot open") {
   REQUIRE_FALSE(writer.isOk());
   CHECK(writer.status().code() == Status::Code::kCantOpen);
 }
+
+TEST_CASE("Two submissions of one keyed message waiting for the writer store it once and the second is told duplicate") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  addProvider(*db, "0001");
+  auto writer = startWriter(dir);
+  NewMessage keyed = message("0001", 5);
+  keyed.idempotency_key = "retry-me";
+  std::vector<std::promise<Result<std::vector<AppendOutcome>>>> promises(2);
+  {
+    WriteLockHolder lock(*db);  // both wait for the same commit
+    for (auto& promise : promises) {
+      writer->submitOutcomes({keyed}, [&promise](Result<std::vector<AppendOutcome>> r) { promise.set_value(std::move(r)); });
+    }
+  }
+  auto first = promises[0].get_future().get();
+  auto second = promises[1].get_future().get();
+  REQUIRE(first.isOk());
+  REQUIRE(second.isOk());
+  CHECK_FALSE((*first)[0].duplicate);
+  CHECK((*second)[0] == AppendOutcome{(*first)[0].id, true});
+  CHECK(writer->committedMessages() == 1);  // a duplicate is not counted as committed
+  CHECK(OutboundQueue(*db).count(MessageState::kQueued).value() == 1);
+}

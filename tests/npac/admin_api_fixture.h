@@ -170,7 +170,7 @@ class QueueBackedCore : public CoreService {
       seen_.keys.push_back(m.key.value_or(""));
       rows.push_back(std::move(m.message));
     }
-    writer_.submit(std::move(rows), std::move(done));  // completes on the writer thread
+    writer_.submitOutcomes(std::move(rows), std::move(done));  // completes on the writer thread
   }
   void pollInbound(InboundPoll poll, PollDone done) override {
     if (hold_polls) {
@@ -185,13 +185,15 @@ class QueueBackedCore : public CoreService {
     request.opcode = cmip::CmipOpcode::kActionConfirmed;
     std::thread([done, request] { done(std::vector<InboundRequest>{request}); }).detach();
   }
-  void respond(InboundRequestId id, InboundResponse response, StatusDone done) override {
+  void respond(InboundRequestId id, InboundResponse response, RespondDone done) override {
     if (id != 41) return done(db::Status::notFound("no such request"));
+    db::MessageId answer_id = 0;
     {
       std::lock_guard lock(mutex);
       seen_.last_response = response;
+      answer_id = ++seen_.answers;  // stands for the id the real core's queue assigns
     }
-    done(db::Status::ok());
+    done(answer_id);
   }
   void listAssociations(ListDone done) override { done(std::vector<AssociationInfo>{}); }
   void abortAssociation(db::AssociationId id, std::string actor, StatusDone done) override {
@@ -213,6 +215,7 @@ class QueueBackedCore : public CoreService {
   struct Seen {
     std::vector<std::string> keys;  // each submitted message's key, "" when none
     std::optional<InboundResponse> last_response;
+    db::MessageId answers = 0;  // how many answers respond() took
     std::string aborted;  // "<id> by <actor>"
     std::string released;  // "<spid>: <reason>" (provider disabled)
   };
