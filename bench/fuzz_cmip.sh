@@ -3,10 +3,12 @@
 # a bounded time over a seed corpus generated from known-good frames.
 #   bench/fuzz_cmip.sh [seconds]        default 300 s for the whole inbound path
 #   BER_SECONDS=60 bench/fuzz_cmip.sh   also run fuzz_ber (default 0: skipped)
+#   API_SECONDS=60 bench/fuzz_cmip.sh   run fuzz_admin_api that long (default 30; 0 skips)
 # Prints executions and crashes per target; exits non-zero if any crash was found.
 set -euo pipefail
 SECONDS_TOTAL=${1:-300}
 BER_SECONDS=${BER_SECONDS:-0}
+API_SECONDS=${API_SECONDS:-30}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${FUZZ_BUILD:-$ROOT/build-fuzz}
 CORPUS=$ROOT/fuzz-corpus
@@ -15,10 +17,16 @@ JOBS=${JOBS:-2}
 command -v clang++ >/dev/null || { echo "clang++ not found (apt-get install clang)"; exit 2; }
 cmake -S "$ROOT" -B "$BUILD" -DNPAC_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
   -DNPAC_TESTS=OFF -DNPAC_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$BUILD" --target fuzz_upper_layers fuzz_ber fuzz_cmip_seeds -j "$JOBS" >/dev/null
+cmake --build "$BUILD" --target fuzz_upper_layers fuzz_ber fuzz_admin_api fuzz_cmip_seeds -j "$JOBS" >/dev/null
 
-mkdir -p "$CORPUS/upper_layers" "$CORPUS/ber" "$CORPUS/artifacts"
+mkdir -p "$CORPUS/upper_layers" "$CORPUS/ber" "$CORPUS/admin_api" "$CORPUS/artifacts"
 "$BUILD/fuzz/fuzz_cmip_seeds" "$CORPUS/upper_layers" "$CORPUS/ber"
+# Admin API seeds: whole HTTP requests, and "target\nbody" inputs (fuzz/admin_api_input.h).
+api_seed() { printf '%b' "$2" >"$CORPUS/admin_api/seed-$1"; }
+api_seed get-provider 'GET /v1/providers/0001?limit=5 HTTP/1.1\r\nHost: x\r\nX-Npac-Actor: ops\r\n\r\n'
+api_seed post-message 'POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 249\r\n\r\n{"messages":[{"spid":"0001","function":"notifications","operation":"event-report","idempotency_key":"k-1","object_class":"1.3.6.1.4.1.103.7.0.0.1.3","instance":{"dn":[[{"id":"2.5.4.3","value":"13044e504143"}]]},"type":"1.3.6","information":"0400"}]}'
+api_seed answer '/v1/inbound/7/response?actor=a%20b\n{"outcome":"error","error_code":"noSuchAction","parameter":"0400"}'
+api_seed bad-utf8 '/v1/providers/%ff%c3%28?spid=%ed%a0%80\n{"name":"\xc3"}'
 
 status=0
 run() {  # name seconds corpus
@@ -38,4 +46,5 @@ run() {  # name seconds corpus
 }
 run fuzz_upper_layers "$SECONDS_TOTAL" "$CORPUS/upper_layers"
 if [ "$BER_SECONDS" -gt 0 ]; then run fuzz_ber "$BER_SECONDS" "$CORPUS/ber"; fi
+if [ "$API_SECONDS" -gt 0 ]; then run fuzz_admin_api "$API_SECONDS" "$CORPUS/admin_api"; fi
 exit $status

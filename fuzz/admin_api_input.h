@@ -1,0 +1,108 @@
+// One admin API input, run through everything npacd does with a request before a route
+// touches SQLite or the core: Beast's HTTP parser, parseApiRequest (target split,
+// percent-decoding, UTF-8 checks of path, query, X-Npac-Actor and body, JSON parse), the
+// body parsers of api_json.h, and the JSON answer built from any error. Shared by the
+// libFuzzer target fuzz_admin_api and a Catch2 replay of hostile inputs, so `make test`
+// covers the same path without clang.
+//
+// Oracles (std::abort on violation, which libFuzzer reports as a crash):
+//  - a string invalidUtf8At() accepts is one nlohmann::json dumps strictly without throwing;
+//  - every accepted request's strings are UTF-8, and every answer body is valid JSON.
+//
+// Threading: a pure function of its input.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+
+#include "npac/npacd/admin_api_request.h"
+#include "npac/npacd/api_json.h"
+
+namespace npac::fuzz {
+
+inline void requireUtf8(std::string_view text) {
+  if (npacd::invalidUtf8At(text)) std::abort();
+  try {
+    (void)nlohmann::json(std::string(text)).dump();  // strict: throws on bad UTF-8
+  } catch (const nlohmann::json::exception&) {
+    std::abort();  // the validator and nlohmann disagree
+  }
+}
+
+inline void requireJsonAnswer(const npacd::HttpResponse& response) {
+  if (nlohmann::json::parse(response.body(), nullptr, false).is_discarded()) std::abort();
+}
+
+// What the routes do with a parsed body: every parser, every error answer.
+inline void parseBodies(const nlohmann::json& body) {
+  auto answer = [](const npacd::ApiError& error) {
+    requireJsonAnswer(npacd::errorResponse(boost::beast::http::status::bad_request, error.code, error.message));
+  };
+  auto messages = npacd::parseMessages(body);
+  if (!messages.ok()) answer(messages.error);
+  auto response = npacd::parseInboundResponse(body);
+  if (!response.ok()) answer(response.error);
+  if (body.contains("function")) {
+    auto functions = npacd::parseFunctions(body["function"]);
+    if (!functions.ok()) answer(functions.error);
+  }
+  for (const char* field : {"information", "result", "parameter"}) {
+    if (body.contains(field)) {
+      auto ber = npacd::parseBerHex(body[field], field);
+      if (!ber.ok()) answer(ber.error);
+    }
+  }
+  for (const char* field : {"not_before", "not_after", "at"}) {
+    if (body.contains(field)) (void)npacd::parseTime(body[field]);
+  }
+}
+
+inline void checkRequest(const npacd::HttpRequest& request) {
+  npacd::ApiRequest parsed;
+  if (std::optional<npacd::ApiError> error = npacd::parseApiRequest(request, &parsed)) {
+    requireJsonAnswer(npacd::errorResponse(boost::beast::http::status::bad_request, error->code, error->message));
+    return;
+  }
+  for (const std::string& segment : parsed.path) requireUtf8(segment);
+  for (const auto& [key, value] : parsed.query) {
+    requireUtf8(key);
+    requireUtf8(value);
+  }
+  requireUtf8(parsed.header_actor);
+  requireUtf8(parsed.actor());
+  parseBodies(parsed.body);
+  requireJsonAnswer(npacd::jsonResponse(boost::beast::http::status::ok, parsed.body));
+}
+
+// `data` two ways: as the raw bytes of an HTTP/1.1 request (Beast parses it as the
+// server's session does), and as "target\nbody" set directly on a request, so bytes
+// Beast would refuse in a request line still reach parseTarget.
+inline void runAdminApiInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+
+  boost::beast::http::request_parser<boost::beast::http::string_body> parser;
+  parser.eager(true);
+  parser.body_limit(64 * 1024);
+  boost::beast::error_code ec;
+  parser.put(boost::asio::buffer(input.data(), input.size()), ec);
+  if (!ec && parser.is_done()) checkRequest(parser.get());
+
+  const std::size_t newline = input.find('\n');
+  npacd::HttpRequest direct{boost::beast::http::verb::post, "/", 11};
+  direct.target(std::string(input.substr(0, newline)));
+  if (newline != std::string_view::npos) direct.body() = std::string(input.substr(newline + 1));
+  checkRequest(direct);
+
+  // The validator against nlohmann on the whole input.
+  if (!npacd::invalidUtf8At(input)) requireUtf8(input);
+  else (void)npacd::describeInvalidUtf8("input", input, *npacd::invalidUtf8At(input));
+}
+
+}  // namespace npac::fuzz
