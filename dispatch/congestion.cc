@@ -1,4 +1,5 @@
-// Congestion levels and the EMR window (seed 003). See congestion.h for the rules.
+// Congestion levels and the EMR window (DSR "Egress Throttle Lists"). See congestion.h for
+// the rules.
 #include "dispatch/congestion.h"
 
 #include <algorithm>

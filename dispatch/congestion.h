@@ -1,10 +1,11 @@
-// Congestion levels for egress throttling (seed 003): the building blocks shared by the
-// egress throttle group (dispatch/throttle_group.h) and list (dispatch/throttle_list.h).
+// Congestion levels for egress throttling (DSR "Egress Throttle Lists"): the building
+// blocks shared by the egress throttle group (dispatch/throttle_group.h) and list
+// (dispatch/throttle_list.h).
 //
 // A metric — egress message rate (EMR) or egress pending transactions (EPT) — has a
 // maximum and up to three congestion levels, each with an onset and an abatement
-// percentage of that maximum (seed 003: "the same set of Onset and Abatement Thresholds
-// for EMR and EPT"). CongestionLevelTracker is the hysteresis state machine:
+// percentage of that maximum (DSR "Egress Throttle Lists": "the same set of Onset and
+// Abatement Thresholds for EMR and EPT"). CongestionLevelTracker is the hysteresis state machine:
 //   * onset: when the value EXCEEDS onset(L) × maximum for a level L above the current
 //     one, the level rises at once to the highest such L (it may jump 0 → 3);
 //   * abatement: when the value FALLS BELOW abatement(L) × maximum at the current level
@@ -34,7 +35,7 @@
 
 namespace npac::dispatch {
 
-inline constexpr int kMaxCongestionLevel = 3;  // seed 003: congestion levels 1–3
+inline constexpr int kMaxCongestionLevel = 3;  // DSR "Egress Throttle Groups": levels 1–3
 
 struct CongestionThreshold {
   std::uint32_t onset_percent = 100;     // level entered when value > onset% × maximum

@@ -5,7 +5,7 @@ namespace {
 
 std::optional<ConfigError> thresholdError(const std::string& field, std::uint32_t percent) {
   if (percent >= kMinThresholdPercent && percent <= kMaxThresholdPercent) return std::nullopt;
-  return ConfigError{field, "in-service threshold must be 1–100 % (seed 000), got " +
+  return ConfigError{field, "in-service threshold must be 1–100 % (EAGLE weighted GTT), got " +
                                 std::to_string(percent)};
 }
 

@@ -1,8 +1,9 @@
 // Creates an egress dispatch policy by name from configuration.
 //
-// Names (docs/DISPATCH.md): "round-robin" (NANC 353), "weighted" (seed 000 weighted cost
-// groups), "lrtm" (seed 002 least response time using monitors), and "throttle", which
-// wraps any of the others (PolicyConfig::inner) in a seed 003 egress throttle gate.
+// Names (docs/DISPATCH.md): "round-robin" (NANC 353), "weighted" (weighted cost groups,
+// EAGLE "Weighted GTT Load Sharing"), "lrtm" (least response time using monitors,
+// NetScaler "LRTM method"), and "throttle", which wraps any of the others
+// (PolicyConfig::inner) in an egress throttle gate (DSR "Egress Throttle Lists").
 // An unknown name or an invalid parameter is returned as a ConfigError value; nothing
 // here throws.
 //
@@ -34,7 +35,7 @@ struct PolicyConfig {
   WeightedConfig weighted;  // used by "weighted"
   LrtmConfig lrtm;          // used by "lrtm"
   // "throttle": the policy it gates (any name but "throttle"), the egress throttle
-  // group over its members, and optionally the egress throttle list (seed 003).
+  // group over its members, and optionally the egress throttle list (DSR "Egress Throttle Lists").
   std::string inner{kRoundRobinName};
   ThrottleGroupConfig throttle_group;
   std::optional<ThrottleListConfig> throttle_list;

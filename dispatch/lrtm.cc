@@ -1,5 +1,5 @@
-// LRTM (seed 002). See lrtm.h for the exact rules and docs/dispatch/lrtm.md for the
-// seed tables worked step by step.
+// LRTM (NetScaler "LRTM method"). See lrtm.h for the exact rules and docs/dispatch/lrtm.md
+// for that document's two tables worked step by step.
 #include "dispatch/lrtm.h"
 
 #include <algorithm>

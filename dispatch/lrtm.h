@@ -1,18 +1,19 @@
-// LRTM — least response time using monitors (seed 002, NetScaler "Método LRTM").
+// LRTM — least response time using monitors (NetScaler "LRTM method": Citrix ADC,
+// "Método LRTM", 9 May 2023).
 //
 // The pick is the Available member with the smallest
-//     N  = active transactions × response time           (seed 002, first formula)
-//     Nw = N × 10000 / weight                             (seed 002, "cuando se asignan pesos")
+//     N  = active transactions × response time           (first formula, Table 1)
+//     Nw = N × 10000 / weight                             ("cuando se asignan pesos", Table 2)
 // with these exact rules (docs/dispatch/lrtm.md):
 //   1. A member with no active transaction is picked before any member with one
-//      (seed 002: "recibe la primera solicitud, porque este servicio no está manejando
+//      (LRTM method: "recibe la primera solicitud, porque este servicio no está manejando
 //      ninguna transacción activa"), even if a busy member's N were 0.
 //   2. Otherwise the smallest Nw wins. Nw is compared exactly (an integer rank, N in
 //      nanoseconds, see kNwScale), so ties are real ties, never rounding accidents.
 //      With every weight equal, Nw orders as N does, so one rule serves both tables.
 //   3. Ties go round robin: to the tied member that was sent to least recently; members
 //      never sent to come first, in the order they were added. Over a stable tie set this
-//      is a strict rotation. Seed 002 Table 1, request 6: Service-2 and Service-3 both
+//      is a strict rotation. LRTM method Table 1, request 6: Service-2 and Service-3 both
 //      have N = 8; Service-2 got request 5, so Service-3 gets request 6.
 //   4. Response time: the mean of the member's bound monitors (dispatch/monitor.h, EWMA
 //      per monitor). onCompleted's latency is a sample of the kRequestResponse monitor.
@@ -25,7 +26,7 @@
 //      (the second best is served). The message key is not used: LRTM is load-driven.
 // Active count: onSent increments it and marks the member as sent-to (rule 3);
 // onCompleted and onFailed decrement it (never below zero). pick() changes nothing: a
-// caller that picks must report onSent, as the seed's tables assume for every request.
+// caller that picks must report onSent, as the LRTM method's tables assume for every request.
 //
 // Cost: candidates sit in a 4-ary min-heap keyed by (busy, Nw, last-sent sequence): pick
 // is O(1) (O(1) more with `avoid`); each event re-sifts one member, O(log n).
@@ -44,12 +45,12 @@
 
 namespace npac::dispatch {
 
-// Seed 002: Nw = N × (10000 / weight).
+// LRTM method, Table 2: Nw = N × (10000 / weight).
 inline constexpr double kLrtmWeightScale = 10000.0;
 inline constexpr Duration kDefaultUnmeasuredResponseTime = std::chrono::seconds(1);
 
 struct LrtmConfig {
-  // Monitors bound to every member unless bindMonitors() says otherwise (seed 002:
+  // Monitors bound to every member unless bindMonitors() says otherwise (LRTM method:
   // "-LRTM ENABLED" on a monitor). Default: all three kinds.
   MonitorMask monitors = MonitorMask::all();
   // Per-monitor EWMA gain, in (0, 1]; 1 keeps only the last sample.
@@ -61,7 +62,7 @@ struct LrtmConfig {
 };
 
 // One member as LRTM sees it (npacctl plan's table, tests). N and Nw are expressed with
-// the response time in seconds, as the seed's tables write them.
+// the response time in seconds, as the LRTM method's tables write them.
 struct LrtmMemberView {
   MemberId id = 0;
   MemberState state = MemberState::kAvailable;
@@ -96,7 +97,7 @@ class LrtmPolicy final : public Policy {
   // Members in the order they were added.
   std::vector<Member> members() const override;
 
-  // Rebinds one member's monitors (seed 002 binds monitors per service). Returns false
+  // Rebinds one member's monitors (the LRTM method binds monitors per service). Returns false
   // for an unknown id.
   bool bindMonitors(MemberId id, MonitorMask monitors);
 

@@ -2,9 +2,9 @@
 //
 // A member is one egress path a policy can pick: for a provider's logical association
 // (NANC 353) it is one live association; for the weighted policy it is an entity of a
-// relative-cost group (seed 000, EAGLE weighted GTT); for LRTM it is a server watched by
-// monitors (seed 002). The model is plain data with no I/O and no locks: one egress
-// path is driven from one strand.
+// relative-cost group (EAGLE "Weighted GTT Load Sharing"); for LRTM it is a server watched
+// by monitors (NetScaler "LRTM method"). The model is plain data with no I/O and no locks:
+// one egress path is driven from one strand.
 #pragma once
 
 #include <chrono>
@@ -20,19 +20,19 @@ using Clock = std::chrono::steady_clock;
 using TimePoint = Clock::time_point;
 using Duration = std::chrono::nanoseconds;
 
-// Seed 000 §2 "entity status": Available, Congested, Prohibited.
+// EAGLE "Entity Status" (Tables 2-3 to 2-5): Available, Congested, Prohibited.
 enum class MemberState : std::uint8_t { kAvailable, kCongested, kProhibited };
 
 std::string_view toString(MemberState state);
 
-inline constexpr std::uint32_t kMinWeight = 1;   // seed 000: weights 1–99
+inline constexpr std::uint32_t kMinWeight = 1;   // EAGLE: weights 1–99
 inline constexpr std::uint32_t kMaxWeight = 99;
 inline constexpr std::uint32_t kDefaultWeight = 1;
 
 struct Member {
   MemberId id = 0;
-  std::uint32_t weight = kDefaultWeight;  // 1–99 (seed 000); LRTM's Nw uses it too
-  std::uint32_t relative_cost = 0;        // RC group key (seed 000); lower is preferred
+  std::uint32_t weight = kDefaultWeight;  // 1–99 (EAGLE); LRTM's Nw uses it too
+  std::uint32_t relative_cost = 0;        // RC group key (EAGLE); lower is preferred
   MemberState state = MemberState::kAvailable;
   std::uint32_t active = 0;               // active (unanswered) transactions
 };

@@ -1,4 +1,4 @@
-// Response-time monitors (seed 002). See monitor.h for the smoothing rule.
+// Response-time monitors (NetScaler "LRTM method"). See monitor.h for the smoothing rule.
 #include "dispatch/monitor.h"
 
 #include <cmath>
@@ -39,8 +39,8 @@ void MemberMonitors::bind(MonitorMask bound) {
 }
 
 void MemberMonitors::recompute() {
-  // Seed 002: "calcula un tiempo de respuesta medio para ese servicio promediando los
-  // resultados" — the mean over the monitors that have measured something.
+  // NetScaler "LRTM method": "calcula un tiempo de respuesta medio para ese servicio
+  // promediando los resultados" — the mean over the monitors that have measured something.
   Duration::rep sum = 0;
   Duration::rep count = 0;
   for (std::size_t i = 0; i < kMonitorKinds; ++i) {

@@ -1,6 +1,7 @@
-// Response-time monitors for LRTM (seed 002, "Least Response Time using Monitors").
+// Response-time monitors for LRTM (NetScaler "LRTM method", least response time using
+// monitors).
 //
-// Seed 002: each monitor bound to a service measures a response time with its own
+// LRTM method: each monitor bound to a service measures a response time with its own
 // protocol, and the virtual server averages the results of the monitors bound to the
 // service. For npacd a member (an association) can be watched by three monitors
 // (MonitorKind in dispatch/policy.h): its own request→response round trip, a TCP
@@ -8,8 +9,8 @@
 //
 // Smoothing: each monitor keeps an exponentially weighted moving average of its samples,
 // value += alpha × (sample − value), seeded by its first sample (as TCP's SRTT, RFC 6298
-// §2, whose alpha = 1/8 is our default). alpha = 1 keeps the last sample only. The seed
-// tables have one constant response time per service, so every alpha reproduces them.
+// §2, whose alpha = 1/8 is our default). alpha = 1 keeps the last sample only. The LRTM
+// method's tables have one constant response time per service, so every alpha reproduces them.
 //
 // A member's response time is the plain mean of the bound monitors that have produced
 // at least one sample; with none, the member is "unmeasured" (LRTM decides what that

@@ -25,9 +25,9 @@ namespace npac::dispatch {
 enum class NoneReason : std::uint8_t {
   kNoMembers,             // the policy has no members at all
   kNoneAvailable,         // members exist, none Available (round robin, LRTM)
-  kGroupProhibited,       // seed 000 Table 2-2: every RC group Prohibited
-  kThresholdProhibited,   // seed 000 Table 2-2: best group below its in-service threshold
-  kThrottled,             // seed 003: held by an egress throttle group/list
+  kGroupProhibited,       // EAGLE Table 2-2: every RC group Prohibited
+  kThresholdProhibited,   // EAGLE Table 2-2: best group below its in-service threshold
+  kThrottled,             // DSR "Egress Throttle Lists": held by a group/list
 };
 
 std::string_view toString(NoneReason reason);
@@ -35,13 +35,13 @@ std::string_view toString(NoneReason reason);
 // What the caller knows about the PDU being sent.
 struct PickContext {
   TimePoint now{};
-  // Seed 000 "MSU key": sequenced / transaction-based traffic carries a key that must map
-  // to the same member until a status change in its group.
+  // EAGLE "Weighted GTT Load Sharing", "MSU Key": sequenced / transaction-based traffic
+  // carries a key that must map to the same member until a status change in its group.
   std::optional<std::uint64_t> key;
-  // Seed 000 routing under congestion: sequenced traffic may stay on a Congested
+  // EAGLE "MSU Routing under Congestion": sequenced traffic may stay on a Congested
   // member; other traffic treats Congested as unavailable.
   bool sequenced = false;
-  // Seed 003 message priority 0–3 (3 highest).
+  // Message priority 0–3, 3 highest (DSR "Egress Throttle Groups").
   std::uint8_t priority = 0;
   // A member not to pick on a retry (HAProxy's "avoid"); honoured when another exists.
   std::optional<MemberId> avoid;
@@ -56,7 +56,7 @@ struct PickResult {
   bool ok() const { return member.has_value(); }
 };
 
-// Where a member's response time comes from (seed 002 monitors).
+// Where a member's response time comes from (the monitors of NetScaler "LRTM method").
 enum class MonitorKind : std::uint8_t {
   kRequestResponse,  // the association's own request→response round trip
   kTcpConnect,       // a TCP connect probe

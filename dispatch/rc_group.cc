@@ -1,4 +1,5 @@
-// RC group arithmetic and O(1) pick structures (seed 000). See rc_group.h.
+// RC group arithmetic and O(1) pick structures (EAGLE "Weighted GTT Load Sharing"). See
+// rc_group.h.
 #include "dispatch/rc_group.h"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
-// A relative-cost (RC) group of the weighted policy (seed 000, EAGLE "Weighted GTT Load
-// Sharing"): the members of one egress set that share the same relative cost.
+// A relative-cost (RC) group of the weighted policy (EAGLE "Weighted GTT Load Sharing"):
+// the members of one egress set that share the same relative cost.
 //
-// It keeps the seed's arithmetic — group weight, required weight from the in-service
+// It keeps that document's arithmetic — group weight, required weight from the in-service
 // threshold, entity and group available weight, and the group state of Table 2-2 — and
 // two precomputed structures that make every pick O(1):
 //
@@ -18,7 +18,7 @@
 //    others in proportion to weight), and when it comes back exactly those return; no key
 //    moves between two members whose status did not change. Two owner tables are kept:
 //    the normal view (usable = Available) and the sequenced view (usable = Available or
-//    Congested — seed 000 "MSU Routing under Congestion": sequenced traffic stays on a
+//    Congested — EAGLE "MSU Routing under Congestion": sequenced traffic stays on a
 //    Congested primary).
 //
 // Threading: none (owned by one WeightedPolicy on one strand).
@@ -35,21 +35,21 @@
 
 namespace npac::dispatch {
 
-// Seed 000 "In-Service Threshold": 1 %–100 %, initial value 1 %.
+// EAGLE "In-Service Threshold": 1 %–100 %, initial value 1 %.
 inline constexpr std::uint32_t kMinThresholdPercent = 1;
 inline constexpr std::uint32_t kMaxThresholdPercent = 100;
 inline constexpr std::uint32_t kDefaultThresholdPercent = 1;
 
-// Seed 000 Table 2-2.
+// EAGLE Table 2-2 "RC Group In-Service Threshold States".
 enum class RcGroupState : std::uint8_t { kAvailable, kProhibited, kThresholdProhibited };
 
 std::string_view toString(RcGroupState state);
 
 // Required RC group weight = group weight × threshold, rounded down but never below 1.
-// Seed 000: "if the RC group weight is 110, and the in-service threshold is 75%, the
-// required group weight is 82" (82.5 → 82, so not rounded up or to nearest-even-up), and
-// Table 2-5 gives G (weight 10, 1 %) a required weight of 1 (0.1 → 1), so a group with no
-// available weight is never Available.
+// EAGLE "In-Service Threshold": "if the RC group weight is 110, and the in-service
+// threshold is 75%, the required group weight is 82" (82.5 → 82, so not rounded up or to
+// nearest-even-up), and Table 2-5 gives G (weight 10, 1 %) a required weight of 1
+// (0.1 → 1), so a group with no available weight is never Available.
 std::uint32_t requiredWeight(std::uint32_t group_weight, std::uint32_t threshold_percent);
 
 // Table 2-2: Available when available ≥ required; Prohibited when every entity is
@@ -79,7 +79,7 @@ class RcGroup {
   bool setWeight(MemberId id, std::uint32_t weight);
   void setThreshold(std::uint32_t percent);
 
-  // Seed 000 figures (normal view: Congested counts 0).
+  // The EAGLE tables' figures (normal view: Congested counts 0).
   std::uint32_t groupWeight() const { return group_weight_; }
   std::uint32_t requiredWeight() const { return required_; }
   std::uint32_t availableWeight() const { return available_weight_; }

@@ -1,4 +1,4 @@
-// Egress throttle group (seed 003). See throttle_group.h.
+// Egress throttle group (DSR "Egress Throttle Groups"). See throttle_group.h.
 #include "dispatch/throttle_group.h"
 
 #include <algorithm>

@@ -1,8 +1,8 @@
-// Egress throttle group (seed 003, "Egress Throttle Groups"): the counts and congestion
+// Egress throttle group (DSR "Egress Throttle Groups"): the counts and congestion
 // levels for the traffic leaving through one set of members.
 //
-// It tracks two metrics independently (seed 003: "Both can track Egress Message Rate and
-// Pending Transactions independently"), each optional:
+// It tracks two metrics independently (DSR "Egress Throttle Lists": "Both can track Egress
+// Message Rate and Pending Transactions independently"), each optional:
 //   * EMR, egress message rate: every PDU sent, smoothed by a sliding window
 //     (EgressRateWindow, default 1 s in 10 buckets);
 //   * EPT, egress pending transactions: requests sent and not yet answered or failed.

@@ -1,4 +1,4 @@
-// Egress throttle list (seed 003). See throttle_list.h for the reduction rule.
+// Egress throttle list (DSR "Egress Throttle Lists"). See throttle_list.h for the reduction rule.
 #include "dispatch/throttle_list.h"
 
 #include <algorithm>
@@ -66,7 +66,7 @@ std::size_t EgressThrottleList::lostPeers() const {
 }
 
 double EgressThrottleList::reduced(double maximum) const {
-  // Seed 003: 10,000 msg/s with 50 % per lost connection → 5,000.
+  // DSR "Egress Throttle Lists" example: 10,000 msg/s with 50 % per lost connection → 5,000.
   const std::uint64_t cut = std::min<std::uint64_t>(
       100, lostPeers() * static_cast<std::uint64_t>(config_.reduction_percent_per_lost_peer));
   return maximum * static_cast<double>(100 - cut) / 100.0;

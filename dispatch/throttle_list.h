@@ -1,7 +1,7 @@
-// Egress throttle list (seed 003, "Egress Throttle Lists"): the throttle limits applied
+// Egress throttle list (DSR "Egress Throttle Lists"): the throttle limits applied
 // to the traffic of this node's egress throttle group plus the groups of 1–2 peer nodes.
 //
-// Seed 003: a list is "a collection of two or three Egress Throttle Groups, where each
+// The DSR guide: a list is "a collection of two or three Egress Throttle Groups, where each
 // of those Egress Throttle Groups is configured on a different" node; it "aggregate[s]
 // Egress Message Rate and Pending Transaction data from the component Egress Throttle
 // Groups and use[s] the aggregated metrics to throttle". So:
@@ -13,7 +13,7 @@
 //     literally: each lost peer removes `reduction_percent_per_lost_peer` percent of the
 //     configured maximum, additively, floored at zero:
 //         effective maximum = maximum × max(0, 100 − lost × reduction) / 100.
-//     Seed 003's example (two groups, so one peer; 10,000 msg/s, 12,000 pending, 50 %):
+//     The guide's example (two groups, so one peer; 10,000 msg/s, 12,000 pending, 50 %):
 //     with the peer lost the maxima are 5,000 and 6,000. With two peers and 50 %, both
 //     lost gives 0 — configure at most 100 / peers per peer to keep a floor.
 //     Onset and abatement thresholds are percentages of the effective maximum ("calculated
@@ -37,8 +37,8 @@ namespace npac::dispatch {
 
 using PeerId = std::uint32_t;
 
-inline constexpr std::size_t kMaxThrottleListPeers = 2;  // seed 003: lists of 2–3 groups
-inline constexpr std::uint32_t kDefaultPeerLossReductionPercent = 50;  // seed 003 example
+inline constexpr std::size_t kMaxThrottleListPeers = 2;  // DSR: lists of 2–3 groups
+inline constexpr std::uint32_t kDefaultPeerLossReductionPercent = 50;  // the DSR example
 
 struct ThrottleListConfig {
   LimitConfig rate;     // list EMR, maximum in messages per second

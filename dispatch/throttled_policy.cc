@@ -1,4 +1,5 @@
-// ThrottledPolicy (seed 003). See throttled_policy.h for the admission and release order.
+// ThrottledPolicy (DSR "Egress Throttle Lists"). See throttled_policy.h for the admission
+// and release order.
 #include "dispatch/throttled_policy.h"
 
 #include <algorithm>

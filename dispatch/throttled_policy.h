@@ -1,9 +1,10 @@
-// ThrottledPolicy — an egress throttle (seed 003) in front of any policy: the `throttle`
-// wrapper the factory puts around round-robin, weighted or lrtm.
+// ThrottledPolicy — an egress throttle (DSR "Egress Throttle Groups" and "Egress Throttle
+// Lists") in front of any policy: the `throttle` wrapper the factory puts around
+// round-robin, weighted or lrtm.
 //
 // It owns an EgressThrottleGroup over the wrapped policy's members and, optionally, the
 // EgressThrottleList this node's group belongs to. The congestion level is the higher of
-// the group's and the list's (0–3). Seed 003 / Oracle DSR discard low-priority requests
+// the group's and the list's (0–3). Oracle's DSR discards low-priority requests
 // under congestion; npacd must not lose NPAC messages, so at level L a message with
 // priority below L (priority 0–3, 3 highest) is HELD, never discarded, and released when
 // the level has abated.
@@ -53,7 +54,7 @@
 namespace npac::dispatch {
 
 using MessageId = std::uint64_t;  // opaque to the throttle; the caller's handle
-inline constexpr std::uint8_t kMaxMessagePriority = 3;  // seed 003: priorities 0–3
+inline constexpr std::uint8_t kMaxMessagePriority = 3;  // DSR "Egress Throttle Groups": 0–3
 
 struct Submission {
   MessageId id = 0;

@@ -9,7 +9,7 @@ namespace {
 constexpr std::uint64_t kWhole = 100;
 
 // Hamilton / largest remainder: floors, then +1 to the largest remainders (ties to the
-// earlier entity). Used only when the seed's rule cannot give a column within ±1 %.
+// earlier entity). Used only when the EAGLE tables' rule cannot give a column within ±1 %.
 std::vector<std::uint32_t> largestRemainder(const std::vector<std::uint64_t>& w,
                                             std::uint64_t total) {
   std::vector<std::uint32_t> out(w.size());

@@ -1,4 +1,4 @@
-// Weighted cost groups (seed 000). See weighted.h.
+// Weighted cost groups (EAGLE "Weighted GTT Load Sharing"). See weighted.h.
 #include "dispatch/weighted.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Weighted cost groups: EAGLE "Weighted GTT Load Sharing" (seed 000) as an egress policy.
+// Weighted cost groups: EAGLE "Weighted GTT Load Sharing" as an egress policy.
 //
 // Members are grouped by relative cost into RC groups (dispatch/rc_group.h). Traffic goes
 // to the lowest-cost RC group that is Available (Table 2-2); when it is not, to the next
@@ -11,7 +11,7 @@
 //    cycle of W picks (W = group available weight), interleaved;
 //  * traffic with an MSU key maps to one member through the group's slot table and stays
 //    there until that member's status changes;
-//  * routing under congestion (seed 000): a keyed, sequenced PDU sees Congested members
+//  * EAGLE "MSU Routing under Congestion": a keyed, sequenced PDU sees Congested members
 //    as usable (it stays on a Congested primary, and the group may carry it while
 //    Threshold-Prohibited only because of congestion); every other PDU sees a Congested
 //    member as unavailable (0 available weight).
@@ -43,7 +43,7 @@ struct WeightedConfig {
   std::uint32_t default_threshold_percent = kDefaultThresholdPercent;
 };
 
-// One RC group as the traffic table shows it (seed 000 Tables 2-3, 2-4, 2-5).
+// One RC group as the traffic table shows it (EAGLE Tables 2-3, 2-4, 2-5).
 struct RcGroupView {
   std::uint32_t relative_cost = 0;
   std::uint32_t group_weight = 0;
@@ -80,7 +80,7 @@ class WeightedPolicy final : public Policy {
 
   void setThreshold(std::uint32_t relative_cost, std::uint32_t percent);
 
-  // Seed 000 "MAP or MRN group status": Available if any RC group is Available;
+  // EAGLE "MAP or MRN Group Status": Available if any RC group is Available;
   // otherwise Threshold-Prohibited if any is; otherwise Prohibited (also when empty).
   RcGroupState status() const;
   std::vector<RcGroupView> groups() const;

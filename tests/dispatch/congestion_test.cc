@@ -1,4 +1,5 @@
-// Congestion levels (seed 003 onset/abatement hysteresis) and the EMR sliding window.
+// Congestion levels (the onset/abatement hysteresis of DSR "Egress Throttle Lists") and the
+// EMR sliding window.
 #include "dispatch/congestion.h"
 
 #include <catch2/catch.hpp>

@@ -101,8 +101,8 @@ TEST_CASE("An invalid throttle group config is refused with its field", "[factor
   CHECK(made.error->field.find("maximum") != std::string::npos);
 }
 
-TEST_CASE("The throttle list reduces its maxima per lost peer (seed 003: 10,000/12,000 at 50 %)",
-          "[factory][seed003]") {
+TEST_CASE("The throttle list reduces its maxima per lost peer (DSR example: 10,000/12,000 at 50 %)",
+          "[factory][dsr]") {
   PolicyConfig cfg;
   cfg.name = "throttle";
   ThrottleListConfig list;

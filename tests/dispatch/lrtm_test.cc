@@ -1,4 +1,5 @@
-// LRTM (seed 002): both eight-request tables step by step, then the rules one by one.
+// LRTM (NetScaler "LRTM method"): both eight-request tables step by step, then the rules
+// one by one.
 #include "dispatch/lrtm.h"
 
 #include <catch2/catch.hpp>
@@ -22,9 +23,9 @@ PickContext at(TimePoint now) {
   return c;
 }
 
-// Seed 002's three services: Service-HTTP-1 has 3 active transactions and a 5 s response
+// The LRTM method's three services: Service-HTTP-1 has 3 active transactions and a 5 s response
 // time, Service-HTTP-2 has 7 and 1 s, Service-HTTP-3 has none and 2 s.
-void addSeedServices(LrtmPolicy& p, std::uint32_t w1, std::uint32_t w2, std::uint32_t w3) {
+void addExampleServices(LrtmPolicy& p, std::uint32_t w1, std::uint32_t w2, std::uint32_t w3) {
   p.addMember(Member{1, w1, 0, MemberState::kAvailable, 3});
   p.addMember(Member{2, w2, 0, MemberState::kAvailable, 7});
   p.addMember(Member{3, w3, 0, MemberState::kAvailable, 0});
@@ -33,7 +34,7 @@ void addSeedServices(LrtmPolicy& p, std::uint32_t w1, std::uint32_t w2, std::uin
   p.onMonitorSample(3, MonitorKind::kHeartbeat, seconds(2), kT0);
 }
 
-// One request: pick, then the caller reports the PDU sent (as the seed's table assumes).
+// One request: pick, then the caller reports the PDU sent (as the document's tables assume).
 MemberId request(LrtmPolicy& p) {
   const PickResult r = p.pick(at(kT0));
   REQUIRE(r.ok());
@@ -49,10 +50,11 @@ struct Row {
 
 }  // namespace
 
-TEST_CASE("Seed 002 table 1: eight requests by N = active x response time", "[lrtm][seed]") {
+TEST_CASE("NetScaler LRTM Table 1: eight requests by N = active x response time",
+          "[lrtm][netscaler]") {
   LrtmPolicy p;
-  addSeedServices(p, 1, 1, 1);
-  // Seed 002, "La siguiente tabla resume cómo se calcula N para los servicios".
+  addExampleServices(p, 1, 1, 1);
+  // "La siguiente tabla resume cómo se calcula N para los servicios".
   const Row rows[] = {
       {3, 0, {15, 7, 2}},  {3, 2, {15, 7, 4}},  {3, 4, {15, 7, 6}},  {3, 6, {15, 7, 8}},
       {2, 7, {15, 8, 8}},  {3, 8, {15, 8, 10}},  // tie 8 = 8: round robin → Service-3
@@ -70,10 +72,11 @@ TEST_CASE("Seed 002 table 1: eight requests by N = active x response time", "[lr
   }
 }
 
-TEST_CASE("Seed 002 table 2: eight requests by Nw = N x 10000 / weight", "[lrtm][seed]") {
+TEST_CASE("NetScaler LRTM Table 2: eight requests by Nw = N x 10000 / weight",
+          "[lrtm][netscaler]") {
   LrtmPolicy p;
-  addSeedServices(p, 2, 3, 4);
-  // Seed 002, "La siguiente tabla resume cómo se calcula Nw". The seed prints 23333.34
+  addExampleServices(p, 2, 3, 4);
+  // "La siguiente tabla resume cómo se calcula Nw". The document prints 23333.34
   // for 70000 / 3 = 23333.33…; we compare to the cent.
   const Row rows[] = {
       {3, 0, {75000, 23333.33, 5000}},         {3, 5000, {75000, 23333.33, 10000}},
@@ -95,10 +98,10 @@ TEST_CASE("Seed 002 table 2: eight requests by Nw = N x 10000 / weight", "[lrtm]
   }
 }
 
-TEST_CASE("Seed 002: Service-1 is considered again once it completes its transactions",
-          "[lrtm][seed]") {
+TEST_CASE("NetScaler LRTM: Service-1 is considered again once it completes its transactions",
+          "[lrtm][netscaler]") {
   LrtmPolicy p;
-  addSeedServices(p, 1, 1, 1);
+  addExampleServices(p, 1, 1, 1);
   for (int i = 0; i < 8; ++i) request(p);
   for (int i = 0; i < 3; ++i) p.onFailed(1, kT0);  // Service-1's 3 transactions end
   CHECK(p.view(1)->active == 0);
@@ -264,7 +267,7 @@ TEST_CASE("Only Available members are picked", "[lrtm]") {
 TEST_CASE("Avoid serves the runner-up and is ignored when it is the only candidate",
           "[lrtm]") {
   LrtmPolicy p;
-  addSeedServices(p, 1, 1, 1);
+  addExampleServices(p, 1, 1, 1);
   PickContext c = at(kT0);
   c.avoid = 3;
   CHECK(p.pick(c).member == MemberId{2});  // N 7 is next after Service-3's 0

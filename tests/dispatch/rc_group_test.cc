@@ -1,4 +1,4 @@
-// Seed 000 (EAGLE weighted GTT): RC group arithmetic, Table 2-2 states, Table 2-3, and the
+// EAGLE "Weighted GTT Load Sharing": RC group arithmetic, Table 2-2 states, Table 2-3, and the
 // smooth schedule.
 #include <catch2/catch.hpp>
 
@@ -17,7 +17,8 @@ Member entity(MemberId id, std::uint32_t rc, std::uint32_t weight, MemberState s
 
 }  // namespace
 
-TEST_CASE("Required weight rounds 110 x 75 % down to 82 as the seed shows", "[rc_group][seed000]") {
+TEST_CASE("Required weight rounds 110 x 75 % down to 82 as the EAGLE example shows",
+          "[rc_group][eagle]") {
   CHECK(requiredWeight(110, 75) == 82);
   CHECK(requiredWeight(40, 100) == 40);
   CHECK(requiredWeight(70, 50) == 35);
@@ -26,19 +27,19 @@ TEST_CASE("Required weight rounds 110 x 75 % down to 82 as the seed shows", "[rc
 }
 
 TEST_CASE("Required weight is never below 1 (Table 2-5: weight 10 at 1 % needs 1)",
-          "[rc_group][seed000]") {
+          "[rc_group][eagle]") {
   CHECK(requiredWeight(10, 1) == 1);
   CHECK(requiredWeight(1, 1) == 1);
 }
 
 TEST_CASE("Table 2-2: a group is Available when its available weight reaches the required",
-          "[rc_group][seed000]") {
+          "[rc_group][eagle]") {
   CHECK(rcGroupState(82, 82, false) == RcGroupState::kAvailable);
   CHECK(rcGroupState(81, 82, false) == RcGroupState::kThresholdProhibited);
 }
 
 TEST_CASE("Table 2-2: a group is Prohibited only when every entity is Prohibited",
-          "[rc_group][seed000]") {
+          "[rc_group][eagle]") {
   RcGroup g(40, 50);
   g.add(entity(1, 40, 25, MemberState::kProhibited));
   g.add(entity(2, 40, 25, MemberState::kProhibited));
@@ -47,7 +48,7 @@ TEST_CASE("Table 2-2: a group is Prohibited only when every entity is Prohibited
 }
 
 TEST_CASE("Table 2-2: one Congested entity and the rest Prohibited is Threshold-Prohibited",
-          "[rc_group][seed000]") {
+          "[rc_group][eagle]") {
   RcGroup g(40, 50);
   g.add(entity(1, 40, 25, MemberState::kCongested));
   g.add(entity(2, 40, 25, MemberState::kProhibited));
@@ -56,8 +57,8 @@ TEST_CASE("Table 2-2: one Congested entity and the rest Prohibited is Threshold-
 }
 
 TEST_CASE("A Congested entity makes a group Threshold-Prohibited for ordinary traffic",
-          "[rc_group][seed000]") {
-  // Seed 000 "MSU Routing under Congestion": the group may go Available → TP.
+          "[rc_group][eagle]") {
+  // EAGLE "MSU Routing under Congestion": the group may go Available → TP.
   RcGroup g(10, 100);
   g.add(entity(1, 10, 30, MemberState::kAvailable));
   g.add(entity(2, 10, 10, MemberState::kAvailable));
@@ -67,7 +68,7 @@ TEST_CASE("A Congested entity makes a group Threshold-Prohibited for ordinary tr
   CHECK(g.sequencedState() == RcGroupState::kAvailable);
 }
 
-TEST_CASE("Seed 000 Table 2-3 in-service threshold example", "[rc_group][seed000]") {
+TEST_CASE("EAGLE Table 2-3 in-service threshold example", "[rc_group][eagle]") {
   WeightedConfig cfg;
   cfg.threshold_percent_by_rc = {{10, 75}, {20, 100}, {30, 50}, {40, 50}};
   WeightedPolicy p(cfg);

@@ -1,4 +1,5 @@
-// Egress throttle group (seed 003): EMR and EPT counted independently, level = max.
+// Egress throttle group (DSR "Egress Throttle Groups"): EMR and EPT counted independently,
+// level = max.
 #include "dispatch/throttle_group.h"
 
 #include <catch2/catch.hpp>

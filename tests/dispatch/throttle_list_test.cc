@@ -1,4 +1,5 @@
-// Egress throttle list (seed 003): peers' counts summed, maxima reduced per lost peer.
+// Egress throttle list (DSR "Egress Throttle Lists"): peers' counts summed, maxima reduced
+// per lost peer.
 #include "dispatch/throttle_list.h"
 
 #include <catch2/catch.hpp>
@@ -12,10 +13,10 @@ using std::chrono::seconds;
 
 const TimePoint kT0{};
 
-// Seed 003: "The maximum rate for the ETL is 10,000 messages per second, and the maximum
-// number of pending transactions is 12,000. The per-connection percent reduction value
-// for each ETG is 50". Two groups in the list: this node and one peer.
-ThrottleListConfig seedList() {
+// DSR "Egress Throttle Lists": "The maximum rate for the ETL is 10,000 messages per
+// second, and the maximum number of pending transactions is 12,000. The per-connection
+// percent reduction value for each ETG is 50". Two groups in the list: this node and one peer.
+ThrottleListConfig exampleList() {
   ThrottleListConfig c;
   c.rate.enabled = true;
   c.rate.maximum = 10000;
@@ -31,9 +32,9 @@ ThrottleListConfig seedList() {
 
 }  // namespace
 
-TEST_CASE("Seed 003: losing the peer cuts 10,000 msg/s and 12,000 pending to 5,000 and 6,000",
-          "[throttle][list][seed]") {
-  EgressThrottleList l(seedList());
+TEST_CASE("DSR example: losing the peer cuts 10,000 msg/s and 12,000 pending to 5,000 and 6,000",
+          "[throttle][list][dsr]") {
+  EgressThrottleList l(exampleList());
   CHECK(l.rateMaximum() == 10000);
   CHECK(l.pendingMaximum() == 12000);
   REQUIRE(l.peerLost(2, kT0) == PeerUpdate::kApplied);
@@ -45,14 +46,14 @@ TEST_CASE("Seed 003: losing the peer cuts 10,000 msg/s and 12,000 pending to 5,0
   CHECK(l.pendingMaximum() == 12000);
 }
 
-TEST_CASE("Seed 003: thresholds follow the reduced maxima while the peer is lost",
-          "[throttle][list][seed]") {
-  EgressThrottleList l(seedList());
+TEST_CASE("DSR example: thresholds follow the reduced maxima while the peer is lost",
+          "[throttle][list][dsr]") {
+  EgressThrottleList l(exampleList());
   CHECK(l.evaluate(5001, 0, kT0) == 0);  // 5,001 msg/s of 10,000
   l.peerLost(2, kT0);
   CHECK(l.evaluate(5001, 0, kT0) == 1);  // exceeds 100 % of 5,000
   CHECK(l.rateLevel() == 1);
-  EgressThrottleList m(seedList());
+  EgressThrottleList m(exampleList());
   m.peerLost(2, kT0);
   CHECK(m.evaluate(0, 6000, kT0) == 0);
   CHECK(m.evaluate(0, 6001, kT0) == 1);  // exceeds 100 % of 6,000
@@ -60,7 +61,7 @@ TEST_CASE("Seed 003: thresholds follow the reduced maxima while the peer is lost
 }
 
 TEST_CASE("The list sums this node's counts and every connected peer's", "[throttle][list]") {
-  ThrottleListConfig c = seedList();
+  ThrottleListConfig c = exampleList();
   c.peers = {2, 3};
   EgressThrottleList l(c);
   l.reportPeerCounts(2, 3000, 4000, kT0);
@@ -73,7 +74,7 @@ TEST_CASE("The list sums this node's counts and every connected peer's", "[throt
 }
 
 TEST_CASE("A lost peer's counts leave the sum and are forgotten", "[throttle][list]") {
-  EgressThrottleList l(seedList());
+  EgressThrottleList l(exampleList());
   l.reportPeerCounts(2, 4000, 100, kT0);
   l.evaluate(1000, 0, kT0);
   CHECK(l.emr() == 5000);
@@ -86,7 +87,7 @@ TEST_CASE("A lost peer's counts leave the sum and are forgotten", "[throttle][li
 }
 
 TEST_CASE("Each lost peer removes the reduction percentage again", "[throttle][list]") {
-  ThrottleListConfig c = seedList();
+  ThrottleListConfig c = exampleList();
   c.peers = {2, 3};
   c.reduction_percent_per_lost_peer = 30;
   EgressThrottleList l(c);
@@ -99,7 +100,7 @@ TEST_CASE("Each lost peer removes the reduction percentage again", "[throttle][l
 }
 
 TEST_CASE("The reduction floors at zero", "[throttle][list]") {
-  ThrottleListConfig c = seedList();
+  ThrottleListConfig c = exampleList();
   c.peers = {2, 3};
   EgressThrottleList l(c);
   l.peerLost(2, kT0);
@@ -110,7 +111,7 @@ TEST_CASE("The reduction floors at zero", "[throttle][list]") {
 }
 
 TEST_CASE("Peers count as lost until they are first connected", "[throttle][list]") {
-  ThrottleListConfig c = seedList();
+  ThrottleListConfig c = exampleList();
   c.peers_start_connected = false;
   EgressThrottleList l(c);
   CHECK(l.lostPeers() == 1);
@@ -124,7 +125,7 @@ TEST_CASE("Peers count as lost until they are first connected", "[throttle][list
 }
 
 TEST_CASE("Unknown peers are reported, not applied", "[throttle][list]") {
-  EgressThrottleList l(seedList());
+  EgressThrottleList l(exampleList());
   CHECK(l.reportPeerCounts(9, 1, 1, kT0) == PeerUpdate::kUnknownPeer);
   CHECK(l.peerLost(9, kT0) == PeerUpdate::kUnknownPeer);
   CHECK(l.peerRestored(9, kT0) == PeerUpdate::kUnknownPeer);
@@ -132,15 +133,15 @@ TEST_CASE("Unknown peers are reported, not applied", "[throttle][list]") {
 }
 
 TEST_CASE("List validation rejects bad peer sets and reductions", "[throttle][list]") {
-  CHECK_FALSE(seedList().validate().has_value());
-  ThrottleListConfig c = seedList();
+  CHECK_FALSE(exampleList().validate().has_value());
+  ThrottleListConfig c = exampleList();
   c.peers = {};
   CHECK(c.validate()->field == "peers");
   c.peers = {1, 2, 3};
   CHECK(c.validate()->field == "peers");
   c.peers = {4, 4};
   CHECK(c.validate()->field == "peers");
-  c = seedList();
+  c = exampleList();
   c.reduction_percent_per_lost_peer = 101;
   CHECK(c.validate()->field == "reduction_percent_per_lost_peer");
 }

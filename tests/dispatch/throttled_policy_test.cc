@@ -1,4 +1,4 @@
-// ThrottledPolicy (seed 003): priority holding, release order, nothing dropped.
+// ThrottledPolicy (DSR "Egress Throttle Lists"): priority holding, release order, nothing dropped.
 #include "dispatch/throttled_policy.h"
 
 #include <catch2/catch.hpp>
@@ -268,9 +268,9 @@ TEST_CASE("A message held by the egress rate leaves once the window has slid",
   CHECK(b.released[0].id == 12);
 }
 
-TEST_CASE("Seed 003: a peer loss holds traffic the full list maximum would pass",
-          "[throttle][list][seed]") {
-  // The seed's list scaled down 1,000-fold: 12 pending, 50 % per lost peer → 6.
+TEST_CASE("DSR example: a peer loss holds traffic the full list maximum would pass",
+          "[throttle][list][dsr]") {
+  // The DSR example's list scaled down 1,000-fold: 12 pending, 50 % per lost peer → 6.
   ThrottleListConfig l;
   l.pending.enabled = true;
   l.pending.maximum = 12;

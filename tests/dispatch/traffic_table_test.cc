@@ -1,4 +1,4 @@
-// The "current load %" column (seed 000 Tables 2-1 and 2-4).
+// The "current load %" column (EAGLE "Weighted GTT Load Sharing", Tables 2-1 and 2-4).
 #include <catch2/catch.hpp>
 
 #include <numeric>
@@ -7,12 +7,12 @@
 
 using namespace npac::dispatch;
 
-TEST_CASE("Seed 000 Table 2-1 load percentages: the last entity absorbs the residue",
-          "[traffic_table][seed000]") {
+TEST_CASE("EAGLE Table 2-1 load percentages: the last entity absorbs the residue",
+          "[traffic_table][eagle]") {
   CHECK(loadPercents({40, 30, 10, 30}) == std::vector<std::uint32_t>{36, 27, 9, 28});
 }
 
-TEST_CASE("Seed 000 Table 2-4 load percentages round half up", "[traffic_table][seed000]") {
+TEST_CASE("EAGLE Table 2-4 load percentages round half up", "[traffic_table][eagle]") {
   CHECK(loadPercents({40, 0, 10, 30}) == std::vector<std::uint32_t>{50, 0, 13, 37});
 }
 

@@ -1,5 +1,6 @@
-// Weighted cost groups (seed 000): Tables 2-1, 2-4, 2-5 as policies, failover and return,
-// exact distribution, the MSU key, routing under congestion, and random-churn properties.
+// Weighted cost groups (EAGLE "Weighted GTT Load Sharing"): Tables 2-1, 2-4, 2-5 as
+// policies, failover and return, exact distribution, the MSU key, routing under
+// congestion, and random-churn properties.
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -29,7 +30,7 @@ std::map<MemberId, int> countPicks(Policy& p, int n, PickContext ctx = {}) {
   return count;
 }
 
-// Seed 000 Table 2-5: A–D at RC 10 (75 %), E–F at RC 20 (100 %), G at RC 30 (1 %).
+// EAGLE Table 2-5: A–D at RC 10 (75 %), E–F at RC 20 (100 %), G at RC 30 (1 %).
 std::unique_ptr<WeightedPolicy> table25() {
   WeightedConfig cfg;
   cfg.threshold_percent_by_rc = {{10, 75}, {20, 100}, {30, 1}};
@@ -47,8 +48,8 @@ std::unique_ptr<WeightedPolicy> table25() {
 
 }  // namespace
 
-TEST_CASE("Seed 000 Table 2-1: weights 40/30/10/30 give 36/27/9/28 % and exact picks",
-          "[weighted][seed000]") {
+TEST_CASE("EAGLE Table 2-1: weights 40/30/10/30 give 36/27/9/28 % and exact picks",
+          "[weighted][eagle]") {
   WeightedPolicy p;
   p.addMember(entity('A', 10, 40));
   p.addMember(entity('B', 10, 30));
@@ -92,7 +93,7 @@ TEST_CASE("An unrelated status change does not restart the weighted cycle", "[we
   CHECK(order == "ABCA");
 }
 
-TEST_CASE("Seed 000 Table 2-4: load-shared group at 50 % with B Prohibited", "[weighted][seed000]") {
+TEST_CASE("EAGLE Table 2-4: load-shared group at 50 % with B Prohibited", "[weighted][eagle]") {
   WeightedConfig cfg;
   cfg.threshold_percent_by_rc = {{10, 50}};
   WeightedPolicy p(cfg);
@@ -114,8 +115,8 @@ TEST_CASE("Seed 000 Table 2-4: load-shared group at 50 % with B Prohibited", "[w
   CHECK(count.at('D') == 30);
 }
 
-TEST_CASE("Seed 000 Table 2-4: a load-shared group below threshold discards all traffic",
-          "[weighted][seed000]") {
+TEST_CASE("EAGLE Table 2-4: a load-shared group below threshold discards all traffic",
+          "[weighted][eagle]") {
   WeightedConfig cfg;
   cfg.threshold_percent_by_rc = {{10, 50}};
   WeightedPolicy p(cfg);
@@ -128,8 +129,8 @@ TEST_CASE("Seed 000 Table 2-4: a load-shared group below threshold discards all 
   CHECK(r.reason == NoneReason::kThresholdProhibited);
 }
 
-TEST_CASE("Seed 000 Table 2-5: combined group routes to RC 20 at 75/25 and G shows 100 %",
-          "[weighted][seed000]") {
+TEST_CASE("EAGLE Table 2-5: combined group routes to RC 20 at 75/25 and G shows 100 %",
+          "[weighted][eagle]") {
   auto owned = table25();
   WeightedPolicy& p = *owned;
   const auto groups = p.groups();
@@ -152,7 +153,7 @@ TEST_CASE("Seed 000 Table 2-5: combined group routes to RC 20 at 75/25 and G sho
 }
 
 TEST_CASE("Traffic falls over to the next Available cost and returns as soon as it can",
-          "[weighted][seed000]") {
+          "[weighted][eagle]") {
   auto owned = table25();
   WeightedPolicy& p = *owned;
   p.setState('E', MemberState::kProhibited);  // RC 20: 10 < 40 → Threshold-Prohibited
@@ -165,7 +166,7 @@ TEST_CASE("Traffic falls over to the next Available cost and returns as soon as 
 }
 
 TEST_CASE("Overall status is Threshold-Prohibited when no group is Available but one is TP",
-          "[weighted][seed000]") {
+          "[weighted][eagle]") {
   auto owned = table25();
   WeightedPolicy& p = *owned;
   p.setState('E', MemberState::kProhibited);
@@ -203,7 +204,7 @@ TEST_CASE("Weighted over 110,000 picks gives exactly 40,000/30,000/10,000/30,000
   for (MemberId i = 0; i < 4; ++i) CHECK(count.at(i) == static_cast<int>(1000 * w[i]));
 }
 
-TEST_CASE("Weighted never picks a Congested member for ordinary traffic", "[weighted][seed000]") {
+TEST_CASE("Weighted never picks a Congested member for ordinary traffic", "[weighted][eagle]") {
   WeightedPolicy p;
   p.addMember(entity(1, 10, 50));
   p.addMember(entity(2, 10, 50, MemberState::kCongested));
@@ -300,7 +301,7 @@ TEST_CASE("A status change in another RC group does not move a key", "[weighted]
 }
 
 TEST_CASE("Sequenced traffic stays on a Congested primary while other keyed traffic moves",
-          "[weighted][seed000][key]") {
+          "[weighted][eagle][key]") {
   WeightedPolicy p;
   for (MemberId i = 1; i <= 4; ++i) p.addMember(entity(i, 10, 25));
   std::uint64_t key = 0;
@@ -320,7 +321,7 @@ TEST_CASE("Sequenced traffic stays on a Congested primary while other keyed traf
 }
 
 TEST_CASE("Table 2-3 RC 40: sequenced traffic may reach Congested I in a TP group",
-          "[weighted][seed000][key]") {
+          "[weighted][eagle][key]") {
   WeightedConfig cfg;
   cfg.threshold_percent_by_rc = {{40, 50}};
   WeightedPolicy p(cfg);
