@@ -47,7 +47,8 @@ struct AssociationSpec {
   Nsap nsap = Nsap::fromIpv4({0, 0, 0, 0});
   FunctionMask functions;
   std::uint64_t bound_order = 0;  // increasing per bind (srr_rules.h)
-  // From the provider's provisioned NSAP entry, for the weighted policy (seed 000).
+  // From the provider's provisioned NSAP entry, for the weighted policy (EAGLE "Weighted
+  // GTT Load Sharing").
   std::uint32_t weight = dispatch::kDefaultWeight;
   std::uint32_t relative_cost = 0;
 };

@@ -9,10 +9,11 @@
 // queued message in FIFO order and writes the Transmission it gets; a Wait means "leave
 // it queued and try again after the next event".
 //
-// Nothing lost (issue 5): a message is acknowledged only by onResponse() (confirmed) or by
-// the caller once written (unconfirmed). When an association is lost, onAssociationLost()
-// re-sends its in-flight requests on survivors as retransmissions, same invoke ids, and
-// returns those it could not place so the caller puts them back to queued.
+// Nothing lost (docs/OPERATIONS.md, "Outstanding requests, congestion and timeouts"): a
+// message is acknowledged only by onResponse() (confirmed) or by the caller once written
+// (unconfirmed). When an association is lost, onAssociationLost() re-sends its in-flight
+// requests on survivors as retransmissions, same invoke ids, and returns those it could
+// not place so the caller puts them back to queued.
 //
 // Threading: none; the provider's strand. Time: passed in. No I/O.
 #pragma once

@@ -21,7 +21,8 @@
 
 namespace npac::associations {
 
-// Weight and relative cost of one provisioned NSAP (for AssociationSpec, seed 000).
+// Weight and relative cost of one provisioned NSAP (for AssociationSpec and the weighted
+// policy, EAGLE "Weighted GTT Load Sharing").
 struct NsapTraffic {
   Nsap nsap;
   std::uint32_t weight = 1;

@@ -1,6 +1,7 @@
 // RecoveryState: a provider's normal / recovering mode and what it means for its messages.
 //
-// npac-facts.md "Recovery" and NANC 353 7.b.i (the logical association recovers as one):
+// The NPAC IIS recovery procedure (re-bind in recovery mode, then SWIM, NANC 351) and
+// NANC 353 7.b.i (the logical association recovers as one):
 //   - normal: messages are pushed as they arrive; while the provider has no association
 //     they wait in the durable queue, and the next normal bind delivers them in order.
 //   - a bind with recovery mode on (admitted only while no association is up, NANC 353

@@ -1,8 +1,8 @@
 // The SOA Round Robin rules (NANC 353, NANC 386) as pure functions over the provider's
 // live associations.
 //
-// decideBind() is the issue's SRR decision table for one incoming bind that passed every
-// other admission check:
+// decideBind() is the SRR decision table (docs/OPERATIONS.md, "SOA Round Robin (SRR) and
+// duplicate binds") for one incoming bind that passed every other admission check:
 //
 //   situation                                   SRR off                     SRR on
 //   recovery mode on, any association up        reject (recovery-while-up)  same

@@ -1,5 +1,6 @@
-// The raw limit npacd's delivery is compared with (issue 5 "Speed"): plain loopback TCP
-// moving the frames npacd's load test moves, with no decoding, no dispatch and no SQLite.
+// The raw limit npacd's delivery is compared with (docs/OPERATIONS.md, "Load figures"):
+// plain loopback TCP moving the frames npacd's load test moves, with no decoding, no
+// dispatch and no SQLite.
 //
 //   BM_RawOneWay      one connection, one write() per 80-byte frame, a reader that only
 //                     counts bytes: the most a socket can carry frame by frame.

@@ -1,7 +1,8 @@
 // Object identifiers of the OSI upper-layer profile npacd speaks, in one place.
 // Sources: X.226 (transfer syntax), X.227 (ACSE abstract syntax), X.711 / X.701
-// (CMIP abstract syntax, systems-management application context), and the NPAC arc from
-// shared/reference/npac-facts.md. cmip/ layers add their constants here.
+// (CMIP abstract syntax, systems-management application context), and the NPAC arc
+// 1.3.6.1.4.1.103.7.0.0 of the NPAC SMS Interoperable Interface Specification (IIS).
+// cmip/ layers add their constants here.
 //
 // Threading: immutable after static initialisation; do not use these from other static
 // initialisers (initialisation order across translation units is unspecified).

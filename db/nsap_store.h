@@ -3,8 +3,9 @@
 // A provider may bind only from a provisioned NSAP (NANC 316 fixed the NPAC's NSAP at 12
 // octets; we accept 1–20, the ISO 8348 maximum, and store the octets as a BLOB). For the
 // weighted egress policy each NSAP optionally carries a weight 1–99 and a relative cost
-// (seed 000: weights 1–99, members grouped by relative cost, lower cost preferred);
-// absent means the policy's default. Removing the provider removes its NSAPs.
+// (EAGLE "Weighted GTT Load Sharing": weights 1–99, members grouped by relative cost,
+// lower cost preferred); absent means the policy's default. Removing the provider removes
+// its NSAPs.
 //
 // Threading: as the Database it wraps (one thread at a time). Cheap to construct.
 #pragma once
@@ -24,7 +25,7 @@ namespace npac::db {
 class Database;
 
 inline constexpr std::size_t kMaxNsapOctets = 20;     // ISO 8348 NSAP maximum
-inline constexpr std::uint32_t kMinNsapWeight = 1;    // seed 000: weights 1–99
+inline constexpr std::uint32_t kMinNsapWeight = 1;    // EAGLE: weights 1–99
 inline constexpr std::uint32_t kMaxNsapWeight = 99;
 
 struct ProvisionedNsap {

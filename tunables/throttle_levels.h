@@ -1,4 +1,4 @@
-// Cross-tunable rule for the egress throttle's congestion levels (seed 003).
+// Cross-tunable rule for the egress throttle's congestion levels (DSR "Egress Throttle Lists").
 //
 // Each level n = 1..3 has an onset percentage (the level starts when the rate or pending
 // count exceeds it) and an abatement percentage (the level ends when it falls below). A

@@ -1,4 +1,5 @@
-// The SRR decision table (issue 5, NANC 353 / NANC 386), one test case per row and column.
+// The SRR decision table (NANC 353 / NANC 386, as docs/OPERATIONS.md "SOA Round Robin
+// (SRR) and duplicate binds" lays it out), one test case per row and column.
 #include "associations/srr_rules.h"
 
 #include <catch2/catch.hpp>

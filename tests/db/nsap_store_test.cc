@@ -34,7 +34,7 @@ TEST_CASE("NSAPs with and without weight and cost read back per provider") {
   CHECK_FALSE(store.isProvisioned("0002", nsap12(2)).value());
 }
 
-TEST_CASE("An NSAP weight outside 1 to 99 is refused (seed 000)") {
+TEST_CASE("An NSAP weight outside the EAGLE range 1 to 99 is refused") {
   TempDir dir;
   auto db = openFresh(dir);
   addProvider(*db, "0001");
