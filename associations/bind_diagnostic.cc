@@ -20,6 +20,9 @@ std::string_view toString(BindDiagnostic diagnostic) {
     case D::kTooManyAssociations: return "too-many-associations";
     case D::kDuplicateBindRejected: return "duplicate-bind-rejected";
     case D::kRecoveryModeWhileUp: return "recovery-mode-while-up";
+    case D::kNoAccessControl: return "no-access-control";
+    case D::kBadAccessControl: return "bad-access-control";
+    case D::kStorageUnavailable: return "storage-unavailable";
   }
   return "unknown";
 }
@@ -48,6 +51,12 @@ std::string_view describe(BindDiagnostic diagnostic) {
              "and duplicate_bind is reject";
     case D::kRecoveryModeWhileUp:
       return "recovery mode not allowed while an association is up (NANC 353 7.b.vi)";
+    case D::kNoAccessControl:
+      return "the bind carries no NPAC access control (CMIPUserInfo accessControl is absent)";
+    case D::kBadAccessControl: return "the bind's NPAC access control does not decode";
+    case D::kStorageUnavailable:
+      return "the NPAC cannot use its database right now (the bind was not recorded): "
+             "retry later";
   }
   return "unknown";
 }
@@ -65,10 +74,22 @@ AcseUserDiagnostic acseDiagnostic(BindDiagnostic diagnostic) {
     case D::kSignatureInvalid:
     case D::kDepartureTimeOutOfWindow:
     case D::kSequenceReplayed:
+    // Present but unusable: the authentication value is there and it fails.
+    case D::kBadAccessControl:
       return AcseUserDiagnostic::kAuthenticationFailure;
+    // X.227 §7.1.5.5 has a value for exactly this: the responder requires authentication
+    // and the AARQ carries none.
+    case D::kNoAccessControl:
+      return AcseUserDiagnostic::kAuthenticationRequired;
+    // storage-unavailable: X.227 has no diagnostic for a responder's own trouble;
+    // no-reason-given with result rejected-transient says "not you, try again".
     default:
       return AcseUserDiagnostic::kNoReasonGiven;
   }
+}
+
+bool isTransient(BindDiagnostic diagnostic) {
+  return diagnostic == BindDiagnostic::kStorageUnavailable;
 }
 
 }  // namespace npac::associations

@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "cmip/upper_layers.h"
+
 namespace npac::associations {
 
 SystemType systemTypeFrom(cmip::SystemType type) {
@@ -77,6 +79,20 @@ RecoveryRequest recoveryRequestFrom(const cmip::RecoveryRequest& request) {
   result.from = wallTimeFrom(request.startTime);
   result.to = wallTimeFrom(request.stopTime);
   return result;
+}
+
+BindDiagnostic missingAccessControlDiagnostic(const cmip::ConnectIndication& indication) {
+  if (indication.cmip_user_info) {
+    return indication.cmip_user_info->accessControl ? BindDiagnostic::kBadAccessControl
+                                                    : BindDiagnostic::kNoAccessControl;
+  }
+  // No CMIPUserInfo decoded: either the AARQ has none (the upper layers say
+  // kBindBadAccessControl for that) or it has one that is malformed.
+  if (indication.aarq.userInformation.empty() ||
+      indication.bind_status.code() == cmip::ErrorCode::kBindBadAccessControl) {
+    return BindDiagnostic::kNoAccessControl;
+  }
+  return BindDiagnostic::kBadAccessControl;
 }
 
 }  // namespace npac::associations

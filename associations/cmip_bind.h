@@ -11,9 +11,14 @@
 
 #include <optional>
 
+#include "associations/bind_diagnostic.h"
 #include "associations/bind_facts.h"
 #include "associations/recovery.h"
 #include "cmip/npac_bind.h"
+
+namespace npac::cmip {
+struct ConnectIndication;
+}
 
 namespace npac::associations {
 
@@ -29,5 +34,11 @@ cmip::GeneralizedTime toCmip(WallTime time);
 std::optional<BindRequest> bindRequestFrom(const cmip::LnpAccessControl& access_control);
 
 RecoveryRequest recoveryRequestFrom(const cmip::RecoveryRequest& request);
+
+// Why a bind whose NPAC access control did not decode is refused: kNoAccessControl when
+// the AARQ carries none — no CMIPUserInfo, or one without accessControl (X.227
+// authentication-required) — and kBadAccessControl when it carries one that does not
+// decode (authentication-failure).
+BindDiagnostic missingAccessControlDiagnostic(const cmip::ConnectIndication& indication);
 
 }  // namespace npac::associations

@@ -316,10 +316,10 @@ Status validateAarq(const Aarq& aarq) {
                            " is not systems-management 2.9.0.0.2");
 }
 
-Aare refusalFor(const Aarq& aarq, SourceDiagnostic diagnostic) {
+Aare refusalFor(const Aarq& aarq, SourceDiagnostic diagnostic, AssociateResult result) {
   Aare a;
   a.applicationContext = aarq.applicationContext;
-  a.result = AssociateResult::kRejectedPermanent;
+  a.result = result == AssociateResult::kAccepted ? AssociateResult::kRejectedPermanent : result;
   a.diagnostic = diagnostic;
   return a;
 }

@@ -152,9 +152,11 @@ Result<AcseApdu> decodeAcseApdu(std::span<const uint8_t> in,
 std::optional<SourceDiagnostic> checkAarq(const Aarq& aarq);
 // The same check as a Status (kAcseUnknownApplicationContext or kAcseBadApdu).
 Status validateAarq(const Aarq& aarq);
-// The rejecting AARE for `aarq` with `diagnostic` (result rejected-permanent, the
-// requested context echoed back as X.227 requires).
-Aare refusalFor(const Aarq& aarq, SourceDiagnostic diagnostic);
+// The rejecting AARE for `aarq` with `diagnostic` (the requested context echoed back as
+// X.227 requires). `result` is rejected-permanent unless the responder's refusal is one
+// that passes (rejected-transient, X.227 §7.1.5.4: e.g. the responder's storage fails).
+Aare refusalFor(const Aarq& aarq, SourceDiagnostic diagnostic,
+                AssociateResult result = AssociateResult::kRejectedPermanent);
 
 // The CMIPUserInfo EXTERNAL of an AARQ/AARE user-information list: the one whose
 // indirect-reference is `cmipContextId` (the presentation context of 2.9.1.1.4) or whose

@@ -1,12 +1,19 @@
 #include "db/database.h"
 
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <sqlite3.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 #include <utility>
 
 #include "db/migrations.h"
+#include "db/storage_health.h"
 
 namespace npac::db {
 namespace {
@@ -16,13 +23,91 @@ std::string directoryOf(const std::string& path) {
   return parent.empty() ? std::string(".") : parent.string();
 }
 
-// Maps an SQLite result code to our category and to what an operator should do.
+// True when `file` carries the immutable or append-only attribute (lsattr 'i' / 'a'):
+// then even root's writes fail with EPERM, whatever the mode bits say.
+bool hasWriteBlockingAttribute(const std::string& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  int flags = 0;
+  const bool blocked = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 &&
+                       (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL)) != 0;
+  ::close(fd);
+  return blocked;
+}
+
+// EPERM / EACCES: which of the three WAL-mode files refuses us, and how to fix it.
+std::string permissionHint(const std::string& path, int error) {
+  std::string hint = std::string("permission denied (") + strerrorname_np(error) + "): ";
+  std::string named;
+  for (const std::string& file : {path, path + "-wal", path + "-shm"}) {
+    if (hasWriteBlockingAttribute(file)) {
+      named += file + " has the immutable or append-only attribute (lsattr " + file +
+               "; clear it with chattr -i -a " + file + "); ";
+    } else if (::access(file.c_str(), F_OK) == 0 && ::access(file.c_str(), W_OK) != 0) {
+      named += file + " is not writable by the npacd user (uid " + std::to_string(::geteuid()) +
+               "): fix its owner or mode (ls -l " + file + "); ";
+    }
+  }
+  if (!named.empty()) return hint + named + "then retry";
+  return hint + "check the owner and mode (ls -l) of " + path + ", " + path + "-wal, " + path +
+         "-shm and of the directory " + directoryOf(path) +
+         ", their immutable/append-only attributes (lsattr) and any security policy (SELinux, "
+         "AppArmor) confining npacd";
+}
+
+// The category and hint an errno gives an SQLite I/O, read-only, open or full error
+// (sqlite3_system_errno(): the connection's last failing system call). False when the
+// errno says nothing more than the SQLite code does.
+bool classifyErrno(int error, const std::string& path, Status::Code* code, std::string* hint) {
+  using Code = Status::Code;
+  const std::string directory = directoryOf(path);
+  switch (error) {
+    case EPERM:
+    case EACCES:
+      *code = Code::kReadOnly;
+      *hint = permissionHint(path, error);
+      return true;
+    case ENOSPC:
+    case EDQUOT:
+      *code = Code::kFull;
+      *hint = std::string(error == ENOSPC ? "the filesystem holding " + directory + " is full"
+                                          : "the npacd user's disk quota is exhausted") +
+              " (df -h " + directory + "): free space there, or purge acknowledged queue "
+              "messages; nothing was written by the failed transaction";
+      return true;
+    case EROFS:
+      *code = Code::kReadOnly;
+      *hint = "the filesystem holding " + directory + " is mounted read-only (findmnt -T " +
+              directory + "): find out why in the kernel log (dmesg) — a disk error often "
+              "makes the kernel remount read-only — then remount it read-write";
+      return true;
+    case EIO:
+      *code = Code::kIoError;
+      *hint = "the disk reported an I/O error (EIO) on " + path +
+              " or its -wal/-shm: check the disk and the kernel log (dmesg) before restarting "
+              "npacd";
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Maps an SQLite result code (and the errno behind it) to our category and to what an
+// operator should do.
 Status statusFromSqlite(int rc, std::string message, const std::string& path,
-                        std::chrono::milliseconds busy_timeout) {
+                        std::chrono::milliseconds busy_timeout, int system_errno = 0) {
   const int primary = rc & 0xff;
   using Code = Status::Code;
   Code code = Code::kInternal;
   std::string hint;
+  const bool errno_applies = primary == SQLITE_IOERR || primary == SQLITE_READONLY ||
+                             primary == SQLITE_PERM || primary == SQLITE_CANTOPEN ||
+                             primary == SQLITE_FULL;
+  if (!errno_applies) system_errno = 0;  // a stale errno from an earlier call would mislead
+  if (system_errno != 0 && classifyErrno(system_errno, path, &code, &hint)) {
+    return Status::make(code, std::move(message), path, std::move(hint), primary, rc,
+                        system_errno);
+  }
   switch (primary) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
@@ -59,8 +144,9 @@ Status statusFromSqlite(int rc, std::string message, const std::string& path,
       break;
     case SQLITE_IOERR:
       code = Code::kIoError;
-      hint = "the operating system reported an I/O error: check the disk and the kernel log "
-             "(dmesg) before restarting npacd";
+      hint = "the operating system reported an I/O error on " + path +
+             " or its -wal/-shm: check the disk and the kernel log (dmesg) before restarting "
+             "npacd";
       break;
     case SQLITE_CONSTRAINT:
       code = Code::kConstraint;
@@ -70,7 +156,20 @@ Status statusFromSqlite(int rc, std::string message, const std::string& path,
       hint = "unexpected SQLite result; report it with this message";
       break;
   }
-  return Status::make(code, std::move(message), path, std::move(hint), primary, rc);
+  return Status::make(code, std::move(message), path, std::move(hint), primary, rc, system_errno);
+}
+
+// An existing file that holds no database: refused rather than initialised, because the
+// usual reason for it is a lost database (truncated, a failed restore or copy), and a new
+// empty one would silently drop every provider, key and queued message.
+Status blankFileRefusal(const std::string& path, const std::string& what) {
+  return Status::make(Status::Code::kUninitialized,
+                      what + ": it holds no npacd database, so providers, keys and queued "
+                             "messages would start from nothing",
+                      path,
+                      "if the database was lost, stop and restore the latest backup to " + path +
+                          "; to start a new, empty database in this file on purpose, start "
+                          "npacd once with --init");
 }
 
 }  // namespace
@@ -103,22 +202,39 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path,
                         "check the --db path, or let npacd create a new database");
   }
 
+  // Decided before SQLite touches the file: opening in WAL mode writes a header into it.
+  const bool existed = std::filesystem::exists(path, ec);
+  const bool check_blank = existed && options.apply_schema && !options.initialize_existing_blank;
+  if (check_blank && std::filesystem::file_size(path, ec) == 0 && !ec) {
+    return blankFileRefusal(path, "the file exists but is empty (0 bytes)");
+  }
+
   sqlite3* handle = nullptr;
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
   if (options.create_if_missing) flags |= SQLITE_OPEN_CREATE;
   const int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = handle != nullptr ? sqlite3_errmsg(handle) : sqlite3_errstr(rc);
+    const int system_errno = handle != nullptr ? sqlite3_system_errno(handle) : 0;
     sqlite3_close_v2(handle);
-    return statusFromSqlite(rc, "cannot open: " + message, path, options.busy_timeout);
+    return statusFromSqlite(rc, "cannot open: " + message, path, options.busy_timeout,
+                            system_errno);
   }
   sqlite3_extended_result_codes(handle, 1);
+  sqlite3_busy_timeout(handle, static_cast<int>(options.busy_timeout.count()));
   std::unique_ptr<Database> db(new Database(path, options, handle));
 
   // SQLite silently falls back to read-only when the file is not writable.
   if (sqlite3_db_readonly(handle, "main") == 1) {
     return statusFromSqlite(SQLITE_READONLY, "the database file is not writable", path,
                             options.busy_timeout);
+  }
+  if (check_blank) {
+    Result<bool> blank = db->holdsNoTable();
+    if (!blank) return blank.status();
+    if (*blank) {
+      return blankFileRefusal(path, "the file is an SQLite database without a single table");
+    }
   }
   if (Status status = db->configure(); !status) return status;
   if (options.apply_schema) {
@@ -136,7 +252,6 @@ Database::~Database() {
 }
 
 Status Database::configure() {
-  sqlite3_busy_timeout(db_, static_cast<int>(options_.busy_timeout.count()));
   // Reading the schema first surfaces "not a database" and locks before anything else.
   if (Status status = execute("SELECT count(*) FROM sqlite_master"); !status) return status;
 
@@ -156,6 +271,14 @@ Status Database::configure() {
   return execute("PRAGMA foreign_keys=ON");
 }
 
+Result<bool> Database::holdsNoTable() {
+  Result<Statement> query = prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1");
+  if (!query) return query.status();
+  Result<bool> row = query->step();
+  if (!row) return row.status();
+  return !*row;
+}
+
 Status Database::errorStatus(int rc, std::string_view context) const {
   std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
   if (!context.empty()) {
@@ -163,7 +286,10 @@ Status Database::errorStatus(int rc, std::string_view context) const {
     message.append(context.substr(0, 120));
     message += ")";
   }
-  return statusFromSqlite(rc, std::move(message), path_, options_.busy_timeout);
+  Status status = statusFromSqlite(rc, std::move(message), path_, options_.busy_timeout,
+                                   sqlite3_system_errno(db_));
+  health().reportFailure(status);
+  return status;
 }
 
 Status Database::execute(std::string_view sql) {
@@ -205,7 +331,10 @@ Status Database::executeScript(const std::string& sql) {
   if (rc == SQLITE_OK) return Status::ok();
   std::string message = error != nullptr ? error : sqlite3_errstr(rc);
   sqlite3_free(error);
-  return statusFromSqlite(rc, std::move(message), path_, options_.busy_timeout);
+  Status status = statusFromSqlite(rc, std::move(message), path_, options_.busy_timeout,
+                                   sqlite3_system_errno(db_));
+  health().reportFailure(status);
+  return status;
 }
 
 Result<std::vector<std::string>> Database::integrityCheck() {
@@ -220,6 +349,10 @@ Result<std::vector<std::string>> Database::integrityCheck() {
     if (line != "ok") problems.push_back(std::move(line));
   }
   return problems;
+}
+
+StorageHealth& Database::health() const {
+  return options_.health != nullptr ? *options_.health : StorageHealth::process();
 }
 
 std::int64_t Database::lastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }

@@ -1,12 +1,14 @@
 // Database: one SQLite connection to an npacd database file.
 //
-// Database::open() opens (or creates) the file, sets WAL journaling, a busy timeout,
-// foreign keys and the synchronous level from the Durability setting, then brings the
-// schema to the current version (db/migrations.h). Every failure — missing directory,
-// read-only file, a lock held past the busy timeout, a corrupt or foreign file, a
-// database from a newer npacd — comes back as a Status naming the file and what an
-// operator should do, so npacd can refuse to start instead of running without
-// persistence.
+// Database::open() opens the file, sets WAL journaling, a busy timeout, foreign keys and
+// the synchronous level from the Durability setting, then brings the schema to the
+// current version (db/migrations.h). It creates a database only where no file exists: an
+// existing file holding no database (0 bytes, or no table) is refused unless the caller
+// asks to initialise it (OpenOptions::initialize_existing_blank, npacd --init). Every
+// failure — missing directory, read-only file, a lock held past the busy timeout, a
+// blank, corrupt or foreign file, a database from a newer npacd — comes back as a Status
+// naming the file and what an operator should do, so npacd can refuse to start instead
+// of running without persistence or on an empty database.
 //
 // Statements are prepared once per connection and cached by their SQL text
 // (prepare()); a Statement handle returns its sqlite3_stmt to the cache when destroyed.
@@ -37,6 +39,8 @@ struct sqlite3_stmt;
 
 namespace npac::db {
 
+class StorageHealth;
+
 // How hard a COMMIT waits for the disk (PRAGMA synchronous, with WAL).
 //  kFull   — fsync the WAL on every commit: a committed transaction survives power loss
 //            and a kernel crash. The default.
@@ -54,8 +58,17 @@ struct OpenOptions {
   std::chrono::milliseconds busy_timeout{5000};
   // Create the file when it does not exist (the directory must exist either way).
   bool create_if_missing = true;
+  // An EXISTING file that holds no database — 0 bytes, or an SQLite file without a single
+  // table — is refused (kUninitialized) unless this is set (npacd --init): such a file is
+  // what a truncation, a failed restore or a placeholder leaves, and initialising it
+  // silently would start every provider, key and queued message from nothing. A file
+  // holding data that is not npacd's is refused either way. Only with apply_schema.
+  bool initialize_existing_blank = false;
   // Run db/migrations on open. Off only for tests that build old-version files.
   bool apply_schema = true;
+  // Where this connection reports storage failures and committed writes (one log line
+  // per change, db/storage_health.h); nullptr: StorageHealth::process().
+  StorageHealth* health = nullptr;
 };
 
 class Database {
@@ -94,6 +107,9 @@ class Database {
   // Turns an SQLite result code into a Status naming this file, with operator hints.
   Status errorStatus(int rc, std::string_view context) const;
 
+  // The tracker this connection reports to (OpenOptions::health).
+  StorageHealth& health() const;
+
   // The raw handle, for the benchmark's raw-sqlite3 baseline and tests only.
   sqlite3* handle() { return db_; }
 
@@ -108,6 +124,7 @@ class Database {
 
   Database(std::string path, OpenOptions options, sqlite3* db);
   Status configure();
+  Result<bool> holdsNoTable();  // true for a file without a single table
   void release(sqlite3_stmt* stmt, bool* in_use);
 
   std::string path_;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "db/database.h"
+#include "db/storage_health.h"
 
 namespace npac::db {
 
@@ -80,7 +81,15 @@ Result<bool> Statement::step() {
   if (!bind_error_.isOk()) return bind_error_;
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
-  if (rc == SQLITE_DONE) return false;
+  if (rc == SQLITE_DONE) {
+    // An autocommit write reached the file: storage works (again). COMMIT counts as
+    // read-only for sqlite3_stmt_readonly(); Transaction::commit() reports those.
+    if (db_->health().failing() && sqlite3_get_autocommit(db_->db_) != 0 &&
+        sqlite3_stmt_readonly(stmt_) == 0) {
+      db_->health().reportWritten(db_->path());
+    }
+    return false;
+  }
   Status status = db_->errorStatus(rc, sqlite3_sql(stmt_));
   sqlite3_reset(stmt_);
   return status;

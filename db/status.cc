@@ -1,14 +1,17 @@
 #include "db/status.h"
 
+#include <cstring>
+
 namespace npac::db {
 
 Status Status::make(Code code, std::string message, std::string file, std::string hint,
-                    int sqlite_code, int extended_code) {
+                    int sqlite_code, int extended_code, int system_errno) {
   Status status(code, std::move(message));
   status.file_ = std::move(file);
   status.hint_ = std::move(hint);
   status.sqlite_code_ = sqlite_code;
   status.extended_code_ = extended_code;
+  status.system_errno_ = system_errno;
   return status;
 }
 
@@ -19,7 +22,13 @@ std::string Status::toString() const {
   out += message_;
   if (!file_.empty()) out += " [file " + file_ + "]";
   if (sqlite_code_ != 0) {
-    out += " (sqlite " + std::to_string(sqlite_code_) + "/" + std::to_string(extended_code_) + ")";
+    out += " (sqlite " + std::to_string(sqlite_code_) + "/" + std::to_string(extended_code_);
+    if (system_errno_ != 0) {
+      const char* name = strerrorname_np(system_errno_);
+      out += ", errno " + std::to_string(system_errno_);
+      if (name != nullptr) out += std::string(" ") + name;
+    }
+    out += ")";
   }
   if (!hint_.empty()) out += " — " + hint_;
   return out;
@@ -44,6 +53,7 @@ const char* toString(Status::Code code) {
     case Code::kCorrupt: return "database corrupt";
     case Code::kCantOpen: return "cannot open database";
     case Code::kTooNew: return "database too new";
+    case Code::kUninitialized: return "database not initialised";
     case Code::kIoError: return "database I/O error";
     case Code::kOverloaded: return "overloaded";
     case Code::kShutdown: return "shutting down";

@@ -1,7 +1,8 @@
 // Status and Result: errors as values on every database path.
 //
 // A Status is either ok or carries a category (Code), the SQLite primary and extended
-// result codes when SQLite produced the error, the database file it concerns, SQLite's
+// result codes when SQLite produced the error (and the errno of the system call behind
+// it, sqlite3_system_errno()), the database file it concerns, SQLite's
 // own message, and an operator hint saying what to do about it ("free disk space",
 // "restore from backup"...). toString() renders all of it on one line for logs and for
 // npacd's refusal to start. Result<T> is a Status or a value (std::expected is not in
@@ -27,6 +28,7 @@ class Status {
     kCorrupt,          // not a database, or damaged
     kCantOpen,         // file or directory missing / inaccessible
     kTooNew,           // schema written by a newer npacd
+    kUninitialized,    // an existing file that holds no database (0 bytes, no tables)
     kIoError,          // the OS reported an I/O error
     kOverloaded,       // a bounded in-memory queue is full; retry later
     kShutdown,         // the component is stopping
@@ -45,7 +47,7 @@ class Status {
   static Status internal(std::string message) { return Status(Code::kInternal, std::move(message)); }
   // Builds a Status from any category; used by the SQLite mapping and by open().
   static Status make(Code code, std::string message, std::string file = {}, std::string hint = {},
-                     int sqlite_code = 0, int extended_code = 0);
+                     int sqlite_code = 0, int extended_code = 0, int system_errno = 0);
 
   bool isOk() const { return code_ == Code::kOk; }
   explicit operator bool() const { return isOk(); }
@@ -54,11 +56,12 @@ class Status {
 
   int sqliteCode() const { return sqlite_code_; }          // e.g. SQLITE_FULL (13); 0 if none
   int extendedCode() const { return extended_code_; }      // e.g. SQLITE_IOERR_FSYNC; 0 if none
+  int systemErrno() const { return system_errno_; }        // sqlite3_system_errno(), e.g. EPERM; 0 if none
   const std::string& message() const { return message_; }  // SQLite's or ours
   const std::string& file() const { return file_; }        // database path, may be empty
   const std::string& hint() const { return hint_; }        // what an operator should do
 
-  // "<category>: <message> [file <path>] (sqlite <code>/<extended>) — <hint>"
+  // "<category>: <message> [file <path>] (sqlite <code>/<extended>[, errno <n> <NAME>]) — <hint>"
   std::string toString() const;
 
   // Returns a copy naming `file` (if none yet) — lets lower layers stay path-agnostic.
@@ -70,6 +73,7 @@ class Status {
   Code code_ = Code::kOk;
   int sqlite_code_ = 0;
   int extended_code_ = 0;
+  int system_errno_ = 0;
   std::string message_;
   std::string file_;
   std::string hint_;

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include "db/database.h"
+#include "db/storage_health.h"
 
 namespace npac::db {
 
@@ -43,6 +44,7 @@ Status Transaction::commit() {
   }
   active_ = false;
   --db_.transaction_depth_;
+  if (depth_ == 0) db_.health().reportWritten(db_.path());
   return Status::ok();
 }
 

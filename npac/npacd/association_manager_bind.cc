@@ -1,7 +1,8 @@
 // AssociationManager: admission of a bind (issue 5 "Admission"): the decoded NPAC access
 // control → BindRequest (cmip_bind.h) → provisioning facts (provisioning.h) → BindGate
 // with the live tunables and the provider's live associations → AARE accepted, or AARE
-// rejected-permanent with the diagnostic, an association-log row and a log line.
+// rejected with the diagnostic (rejected-transient when the NPAC's own storage failed),
+// an association-log row and a log line.
 #include <spdlog/spdlog.h>
 
 #include "associations/cmip_bind.h"
@@ -15,7 +16,8 @@ namespace as = npac::associations;
 void AssociationManager::rejectBind(const std::shared_ptr<Session>& session,
                                     const cmip::ConnectIndication& ind, const std::string& spid,
                                     std::uint32_t mask, bool recovery, const std::string& code,
-                                    const std::string& reason, std::int32_t diagnostic) {
+                                    const std::string& reason, std::int32_t diagnostic,
+                                    cmip::AssociateResult result) {
   spdlog::warn("bind rejected: SPID {} NSAP {} mask {} from {}: {} ({})", spid.empty() ? "-" : spid,
                session->nsap().toHex(), as::FunctionMask(static_cast<std::uint8_t>(mask)).toString(),
                session->peer(), reason, code);
@@ -31,7 +33,8 @@ void AssociationManager::rejectBind(const std::shared_ptr<Session>& session,
   db::AssociationLogStore(db_).append(event);
   // The ACSE diagnostic is coarse (seven key and signature problems share
   // authentication-failure); the AARE also says exactly why (cmip/npac_bind_refusal.h).
-  cmip::Aare refusal = cmip::refusalFor(ind.aarq, {cmip::DiagnosticSource::kServiceUser, diagnostic});
+  cmip::Aare refusal =
+      cmip::refusalFor(ind.aarq, {cmip::DiagnosticSource::kServiceUser, diagnostic}, result);
   const auto& user_information = ind.aarq.userInformation;
   const cmip::External* cmip_info = cmip::findCmipUserInfo(user_information, std::nullopt);
   if (cmip_info == nullptr && !user_information.empty()) cmip_info = &user_information.front();
@@ -40,11 +43,28 @@ void AssociationManager::rejectBind(const std::shared_ptr<Session>& session,
   unbound_.erase(session);
 }
 
+// The database failed while admitting a bind: not the provider's fault, so the AARE is
+// rejected-transient (X.227 §7.1.5.4) with storage-unavailable. The provider and the bind
+// log line get the category only; the file, errno and remedy are logged by
+// db/storage_health.h once per state change, not once per refused bind.
+void AssociationManager::rejectStorageUnavailable(const std::shared_ptr<Session>& session,
+                                                  const cmip::ConnectIndication& ind,
+                                                  const as::BindRequest& request,
+                                                  const db::Status& status) {
+  const as::BindDiagnostic why = as::BindDiagnostic::kStorageUnavailable;
+  rejectBind(session, ind, request.spid, request.functions.bits(), request.recovery_mode,
+             std::string(as::toString(why)),
+             std::string(as::describe(why)) + " (" + db::toString(status.code()) + ")",
+             static_cast<std::int32_t>(as::acseDiagnostic(why)),
+             cmip::AssociateResult::kRejectedTransient);
+}
+
 void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& session,
                                              const cmip::ConnectIndication& ind) {
   if (stopping_) {
+    // Transient (X.227 §7.1.5.4): the same bind succeeds once an npacd is up again.
     rejectBind(session, ind, "", 0, false, "shutting-down", "npacd is shutting down",
-               cmip::user_diagnostic::kNoReasonGiven);
+               cmip::user_diagnostic::kNoReasonGiven, cmip::AssociateResult::kRejectedTransient);
     return;
   }
   if (ind.acse_refusal) {
@@ -55,18 +75,18 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   std::optional<as::BindRequest> request;
   if (ind.access_control) request = as::bindRequestFrom(*ind.access_control);
   if (!request) {
-    rejectBind(session, ind, "", 0, false, "bad-access-control",
-               "the bind carries no decodable NPAC access control: " + ind.bind_status.toString(),
-               cmip::user_diagnostic::kAuthenticationFailure);
+    const as::BindDiagnostic why = as::missingAccessControlDiagnostic(ind);
+    std::string reason(as::describe(why));
+    if (why == as::BindDiagnostic::kBadAccessControl) reason += ": " + ind.bind_status.toString();
+    rejectBind(session, ind, "", 0, false, std::string(as::toString(why)), reason,
+               static_cast<std::int32_t>(as::acseDiagnostic(why)));
     return;
   }
   const std::string spid = request->spid;
   const std::uint32_t mask = request->functions.bits();
   auto facts = as::loadBindFacts(db_, *request);
   if (!facts.isOk()) {
-    rejectBind(session, ind, spid, mask, request->recovery_mode, "storage",
-               "provisioning unreadable: " + facts.status().toString(),
-               cmip::user_diagnostic::kNoReasonGiven);
+    rejectStorageUnavailable(session, ind, *request, facts.status());
     return;
   }
   Provider* provider = providerFor(spid, false);
@@ -89,9 +109,19 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   as::BindVerdict verdict = gate_.check(input);
   if (verdict.consume_sequence) {
     db::Status recorded = as::recordSequence(db_, *request, *verdict.consume_sequence);
+    // Only KeyStore's own answers mean the number is taken (a racing bind) or the key
+    // gone; any other failure is the database's — a full disk is not a replay.
     if (!recorded.isOk() && verdict.admitted()) {
-      verdict.rejection = as::BindDiagnostic::kSequenceReplayed;
-      verdict.reason = "sequence number already used: " + recorded.toString();
+      if (recorded.code() == db::Status::Code::kInvalidArgument) {
+        verdict.rejection = as::BindDiagnostic::kSequenceReplayed;
+        verdict.reason = std::string(as::describe(*verdict.rejection)) + ": " + recorded.message();
+      } else if (recorded.code() == db::Status::Code::kNotFound) {
+        verdict.rejection = as::BindDiagnostic::kUnknownKey;
+        verdict.reason = std::string(as::describe(*verdict.rejection)) + ": " + recorded.message();
+      } else {
+        rejectStorageUnavailable(session, ind, *request, recorded);
+        return;
+      }
     }
   }
   if (!verdict.admitted()) {

@@ -1,5 +1,5 @@
 // NpacdConfig: npacd's command-line settings (CLI11 in main.cc) — database path, the
-// association listener, the admin API endpoint, durability and log level.
+// association listener, the admin API endpoint, durability, log level and --init.
 // Plain data; no threading concerns.
 #pragma once
 
@@ -20,6 +20,8 @@ struct NpacdConfig {
   std::uint16_t api_port = 10180;
   bool durability_full = true;
   std::string log_level = "info";
+  // --init: an existing file that holds no database is initialised instead of refused.
+  bool init_database = false;
 };
 
 // Splits "host:port" into its parts. False (and *error says why) on a malformed value.

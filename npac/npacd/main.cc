@@ -46,7 +46,12 @@ int main(int argc, char** argv) {
   std::string api = "127.0.0.1:" + std::to_string(npacd::kDefaultAdminApiPort);
   std::string durability = "full";
   CLI::App app{"npacd: NPAC SMS association manager"};
-  app.add_option("--db", config.db_path, "SQLite database (created on first start)")->capture_default_str();
+  app.add_option("--db", config.db_path, "SQLite database (created where no file exists; see --init)")->capture_default_str();
+  app.add_flag("--init", config.init_database,
+               "initialise a new, empty database in the --db file when it exists but holds no "
+               "database (0 bytes, or SQLite without tables); without --init npacd refuses such "
+               "a file, which usually means the database was lost. A file holding other data is "
+               "refused either way");
   app.add_option("--listen", listen, "associations: host:port (the standard RFC 1006 port is 102)")->capture_default_str();
   app.add_option("--api", api, "admin HTTP/JSON API: host:port (loopback unless --api-allow-remote)")->capture_default_str();
   bool api_allow_remote = false;
@@ -83,6 +88,7 @@ int main(int argc, char** argv) {
   if (!parent.empty()) std::filesystem::create_directories(parent, fs_error);
   db::OpenOptions open_options;
   open_options.durability = *parsed_durability;
+  open_options.initialize_existing_blank = config.init_database;
   // One connection per user thread (db/database.h): core, API, registry; the QueueWriter
   // opens its own. --durability governs what is accepted or decided: the QueueWriter's
   // submissions (messages, answers to providers), the operator's changes, and on the core
@@ -128,7 +134,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!manager->listen({listen_address, config.listen_port}, &error)) {
-    std::fprintf(stderr, "npacd: %s\n", error.c_str());
+    std::fprintf(stderr,
+                 "npacd: associations: %s — choose another --listen host:port, or stop the "
+                 "process using it (ss -ltnp 'sport = :%u')\n",
+                 error.c_str(), static_cast<unsigned>(config.listen_port));
     return 2;
   }
 
@@ -137,7 +146,12 @@ int main(int argc, char** argv) {
   api_options.http.port = config.api_port;
   auto admin = npacd::AdminApi::start(api_io, api_options, *api_db, *registry, clock);
   if (!admin.isOk()) {
-    std::fprintf(stderr, "npacd: cannot start the admin API: %s\n", admin.status().toString().c_str());
+    // Not a database error: the Status only carries the listener's reason (its category
+    // would read "cannot open database"), so the message is built from the flag's view.
+    std::fprintf(stderr,
+                 "npacd: the admin API cannot start: %s — choose another --api host:port, or "
+                 "stop the process using it (ss -ltnp 'sport = :%u')\n",
+                 admin.status().message().c_str(), static_cast<unsigned>(config.api_port));
     return 2;
   }
   (*admin)->attachCore(manager.get());

@@ -311,8 +311,25 @@ TEST_CASE("An authentic fresh bind refused later still consumes its sequence num
   CHECK(verdict.consume_sequence == 42u);
 }
 
+TEST_CASE("A bind without access control gets authentication-required and an undecodable one authentication-failure") {
+  CHECK(acseDiagnostic(BindDiagnostic::kNoAccessControl) == AcseUserDiagnostic::kAuthenticationRequired);
+  CHECK(static_cast<int>(AcseUserDiagnostic::kAuthenticationRequired) == 14);  // X.227 §7.1.5.5
+  CHECK(acseDiagnostic(BindDiagnostic::kBadAccessControl) == AcseUserDiagnostic::kAuthenticationFailure);
+  CHECK(toString(BindDiagnostic::kNoAccessControl) == "no-access-control");
+  CHECK(toString(BindDiagnostic::kBadAccessControl) == "bad-access-control");
+}
+
+TEST_CASE("Only storage-unavailable is a transient refusal") {
+  CHECK(isTransient(BindDiagnostic::kStorageUnavailable));
+  CHECK(toString(BindDiagnostic::kStorageUnavailable) == "storage-unavailable");
+  CHECK(acseDiagnostic(BindDiagnostic::kStorageUnavailable) == AcseUserDiagnostic::kNoReasonGiven);
+  for (int d = 0; d < static_cast<int>(BindDiagnostic::kStorageUnavailable); ++d) {
+    CHECK_FALSE(isTransient(static_cast<BindDiagnostic>(d)));
+  }
+}
+
 TEST_CASE("Every diagnostic has a name, a sentence and an ACSE diagnostic") {
-  for (int d = 0; d <= static_cast<int>(BindDiagnostic::kDuplicateBindRejected); ++d) {
+  for (int d = 0; d <= static_cast<int>(BindDiagnostic::kStorageUnavailable); ++d) {
     const auto diagnostic = static_cast<BindDiagnostic>(d);
     CHECK(toString(diagnostic) != "unknown");
     CHECK(describe(diagnostic) != "unknown");

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 
+#include "db/migrations.h"
 #include "db/outbound_queue.h"
 #include "db/transaction.h"
 #include "fixtures.h"
@@ -182,6 +184,89 @@ TEST_CASE("A full disk fails the append with a clear error and keeps what was co
   CHECK(queue.count(MessageState::kQueued).value() == 1);  // nothing of the batch
   CHECK(queue.get(kept->front())->pdu == Bytes(100, 0x42));
   CHECK(db->integrityCheck()->empty());
+}
+
+TEST_CASE("An existing 0-byte database file is refused as not initialised and left untouched") {
+  TempDir dir;
+  const std::string path = dir.file("npacd.db");
+  { std::ofstream touch(path, std::ios::binary); }
+  auto db = Database::open(path);
+  REQUIRE_FALSE(db.isOk());
+  CHECK(db.status().code() == Status::Code::kUninitialized);
+  CHECK(db.status().file() == path);
+  CHECK(mentions(db.status(), "0 bytes"));
+  CHECK(mentions(db.status(), "restore the latest backup"));
+  CHECK(mentions(db.status(), "--init"));
+  CHECK(std::filesystem::file_size(path) == 0);
+  CHECK_FALSE(std::filesystem::exists(path + "-wal"));
+  CHECK_FALSE(std::filesystem::exists(path + "-shm"));
+}
+
+TEST_CASE("An existing SQLite file without a single table is refused as not initialised") {
+  TempDir dir;
+  const std::string path = dir.file("npacd.db");
+  {
+    OpenOptions raw;
+    raw.apply_schema = false;
+    auto blank = Database::open(path, raw);  // WAL mode writes the header, no table
+    REQUIRE(blank.isOk());
+  }
+  REQUIRE(std::filesystem::file_size(path) > 0);
+  auto db = Database::open(path);
+  REQUIRE_FALSE(db.isOk());
+  CHECK(db.status().code() == Status::Code::kUninitialized);
+  CHECK(mentions(db.status(), "without a single table"));
+}
+
+TEST_CASE("Asked to initialise, an existing 0-byte file becomes a new database at the current schema") {
+  TempDir dir;
+  const std::string path = dir.file("npacd.db");
+  { std::ofstream touch(path, std::ios::binary); }
+  {
+    OpenOptions options;
+    options.initialize_existing_blank = true;
+    auto db = Database::open(path, options);
+    INFO(db.status().toString());
+    REQUIRE(db.isOk());
+    auto version = readSchemaVersion(**db);
+    REQUIRE(version.isOk());
+    CHECK(version->version == kCurrentSchemaVersion);
+  }
+  auto reopened = Database::open(path);  // initialised now: no flag needed any more
+  CHECK(reopened.isOk());
+}
+
+TEST_CASE("Asked to initialise, a file holding another application's tables is still refused") {
+  TempDir dir;
+  const std::string path = dir.file("npacd.db");
+  {
+    OpenOptions raw;
+    raw.apply_schema = false;
+    auto other = Database::open(path, raw);
+    REQUIRE(other.isOk());
+    REQUIRE((*other)->execute("CREATE TABLE invoices(id INTEGER PRIMARY KEY)").isOk());
+  }
+  OpenOptions options;
+  options.initialize_existing_blank = true;
+  auto db = Database::open(path, options);
+  REQUIRE_FALSE(db.isOk());
+  CHECK(db.status().code() == Status::Code::kCorrupt);
+  CHECK(mentions(db.status(), "another application"));
+}
+
+TEST_CASE("Asked to initialise, a file of garbage bytes is still refused as corrupt") {
+  TempDir dir;
+  const std::string path = dir.file("npacd.db");
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << std::string(8192, 'x');
+  }
+  OpenOptions options;
+  options.initialize_existing_blank = true;
+  auto db = Database::open(path, options);
+  REQUIRE_FALSE(db.isOk());
+  CHECK(db.status().code() == Status::Code::kCorrupt);
+  CHECK(std::filesystem::file_size(path) == 8192);
 }
 
 TEST_CASE("A Status renders category, message, file, SQLite codes and hint on one line") {

@@ -119,12 +119,20 @@ struct SimRun {
 
 class NpacdProcess {
  public:
-  NpacdProcess() {
+  // Where the database lives (default: npacd.db in the test's directory) and flags added
+  // to npacd's command line.
+  struct Options {
+    fs::path db;
+    std::vector<std::string> extra_args;
+  };
+  NpacdProcess() : NpacdProcess(Options{}) {}
+  explicit NpacdProcess(Options options) : extra_args_(std::move(options.extra_args)) {
     static std::atomic<int> counter{0};
     dir_ = fs::temp_directory_path() /
            ("npacd-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
+    db_ = options.db.empty() ? dir_ / "npacd.db" : options.db;
     start();
   }
   ~NpacdProcess() {
@@ -135,15 +143,17 @@ class NpacdProcess {
   NpacdProcess& operator=(const NpacdProcess&) = delete;
 
   const fs::path& dir() const { return dir_; }
+  const fs::path& db() const { return db_; }
   std::uint16_t port() const { return port_; }
   std::string log() const { return slurp(dir_ / "npacd.log"); }
 
   void start() {
     const fs::path log = dir_ / "npacd.log";
     const std::size_t before = fs::exists(log) ? slurp(log).size() : 0;
-    pid_ = spawn({binDir() + "/npacd", "--db", (dir_ / "npacd.db").string(), "--listen",
-                  "127.0.0.1:0", "--api", "127.0.0.1:0", "--durability", "normal"},
-                 log);
+    std::vector<std::string> argv{binDir() + "/npacd", "--db", db_.string(), "--listen",
+                                  "127.0.0.1:0", "--api", "127.0.0.1:0", "--durability", "normal"};
+    argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
+    pid_ = spawn(argv, log);
     const std::regex ready(R"(listening for associations on 127\.0\.0\.1:(\d+), admin API on 127\.0\.0\.1:(\d+))");
     const auto deadline = std::chrono::steady_clock::now() + 10s;
     while (std::chrono::steady_clock::now() < deadline) {
@@ -301,6 +311,8 @@ class NpacdProcess {
 
  private:
   fs::path dir_;
+  fs::path db_;
+  std::vector<std::string> extra_args_;
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;
   std::uint16_t api_port_ = 0;
