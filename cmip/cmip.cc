@@ -139,6 +139,16 @@ Result<GlobalOrLocal> readId(BerReader& r, IdTags tags, const char* what) {
                            "] globalForm or [" + std::to_string(tags.local) + "] localForm");
 }
 
+ObjectInstance npacSmsInstance() {
+  EncodeBuffer buf(0);
+  BerWriter w(buf);
+  w.writeString(kNpacSmsCommonName, kTagPrintableString);
+  ObjectInstance inst;
+  inst.form = ObjectInstance::Form::kDistinguishedName;
+  inst.rdns = {{Ava{Oid{2, 5, 4, 3}, OpaqueBer{buf.toVector()}}}};
+  return inst;
+}
+
 void writeObjectInstance(BerWriter& w, const ObjectInstance& inst) {
   uint32_t tag = static_cast<uint32_t>(inst.form);
   if (inst.form == ObjectInstance::Form::kNonSpecific) {

@@ -126,6 +126,14 @@ struct Attribute {
   bool operator==(const Attribute&) const = default;
 };
 
+// The instance of the NPAC SMS managed object (class lnpNpacSms, docs/PROTOCOL.md "The
+// NPAC SMS object"): distinguishedName { { commonName (X.520 id-at-commonName 2.5.4.3) =
+// PrintableString "NPAC" } }. The provider's recovery actions address it, npacd's
+// heartbeat reports on it. The NPAC IIS names this object too, but its naming attribute
+// was not available to us; this is npacd's own profile, like the bind's.
+ObjectInstance npacSmsInstance();
+inline constexpr const char* kNpacSmsCommonName = "NPAC";
+
 // Codec for the building blocks (used by cmip_operations.cc and the npac_bind layer).
 void writeId(BerWriter& w, const GlobalOrLocal& id, IdTags tags);
 Result<GlobalOrLocal> readId(BerReader& r, IdTags tags, const char* what);

@@ -595,8 +595,21 @@ Result<CmipInvoke> fromRose(const RoseInvoke& inv, const DecodeLimits& limits) {
   if (!inv.argument) {
     return bad(0, std::string(cmipOpcodeName(out.opcode)) + " requires an argument");
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(out.argument, decodeArgument(out.opcode, inv.argument->bytes, limits));
+  auto argument = decodeArgument(out.opcode, inv.argument->bytes, limits);
+  if (!argument.isOk()) {
+    const Status& why = argument.status();
+    if (why.code() == ErrorCode::kCmipBadArgument) return why;
+    // A BER fault inside the argument is still a mistyped argument of this operation.
+    return bad(why.offset(), std::string(cmipOpcodeName(out.opcode)) + " argument: " + why.toString());
+  }
+  out.argument = std::move(*argument);
   return out;
+}
+
+RoseReject rejectInvoke(const RoseInvoke& inv, const Status& why) {
+  const int32_t problem =
+      why.code() == ErrorCode::kCmipUnknownOperation ? kUnrecognizedOperation : kMistypedArgument;
+  return RoseReject{InvokeId{inv.invokeId}, RejectProblemKind::kInvoke, problem};
 }
 
 RoseReturnResult toRose(const CmipResult& res) {

@@ -11,7 +11,9 @@
 // optionals: absent on the wire stays absent, so decode→encode reproduces the bytes.
 // CMISFilter is carried opaque. Errors: kCmipUnknownOperation for an opcode X.711 does
 // not define, kCmipBadArgument for an argument or result that does not match its
-// operation's type, BER errors pass through.
+// operation's type. decodeArgument()/decodeResult() let BER errors pass through;
+// fromRose(RoseInvoke) folds them into kCmipBadArgument, so a received Invoke fails in
+// exactly one of two ways, the two a ROSE Reject tells apart (rejectInvoke()).
 //
 // Threading: plain values and pure functions; safe from any thread.
 #pragma once
@@ -209,7 +211,16 @@ RoseInvoke toRose(const CmipInvoke& inv);
 RoseReturnResult toRose(const CmipResult& res);
 RoseReturnError toRose(const CmipErrorReply& err);
 
+// kCmipUnknownOperation (opcode not 0..10, or a global opcode) or kCmipBadArgument
+// (argument missing or not of the operation's type; a BER fault inside it is named in
+// the message) — never another code.
 Result<CmipInvoke> fromRose(const RoseInvoke& inv, const DecodeLimits& limits = DecodeLimits{});
+
+// The ROSE Reject that answers an Invoke fromRose() refused with `why` (X.880 module
+// Remote-Operations-Generic-ROS-PDUs, Reject.problem invoke [1] InvokeProblem; X.219
+// RO-REJECT-U): unrecognizedOperation(1) for kCmipUnknownOperation, mistypedArgument(2)
+// for everything else. The Reject carries the Invoke's id.
+RoseReject rejectInvoke(const RoseInvoke& inv, const Status& why);
 Result<CmipResult> fromRose(const RoseReturnResult& res,
                             const DecodeLimits& limits = DecodeLimits{});
 Result<CmipErrorReply> fromRose(const RoseReturnError& err);

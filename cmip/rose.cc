@@ -1,12 +1,14 @@
 // ROSE APDU codec (X.880 generic ROS PDUs as constrained by X.711 §7.4).
 #include "cmip/rose.h"
 
+#include <iterator>
 #include <string>
 
 namespace npac::cmip {
 namespace {
 
-// ROS CHOICE alternatives, X.880 §… ROS{}: [1]..[4] IMPLICIT SEQUENCE.
+// ROS CHOICE alternatives, X.880 Remote-Operations-Generic-ROS-PDUs ROS{}: [1]..[4]
+// IMPLICIT SEQUENCE.
 constexpr uint32_t kInvokeTag = 1;
 constexpr uint32_t kReturnResultTag = 2;
 constexpr uint32_t kReturnErrorTag = 3;
@@ -139,6 +141,29 @@ Result<RoseApdu> decodeReject(BerReader& r) {
 }
 
 }  // namespace
+
+std::string rejectProblemName(RejectProblemKind kind, int32_t problem) {
+  static constexpr const char* kGeneral[] = {"unrecognizedPDU", "mistypedPDU", "badlyStructuredPDU"};
+  static constexpr const char* kInvoke[] = {
+      "duplicateInvocation", "unrecognizedOperation", "mistypedArgument",   "resourceLimitation",
+      "releaseInProgress",   "unrecognizedLinkedId",  "linkedResponseUnexpected",
+      "unexpectedLinkedOperation"};
+  static constexpr const char* kResult[] = {"unrecognizedInvocation", "resultResponseUnexpected",
+                                            "mistypedResult"};
+  static constexpr const char* kError[] = {"unrecognizedInvocation", "errorResponseUnexpected",
+                                           "unrecognizedError", "unexpectedError", "mistypedParameter"};
+  auto pick = [problem](const auto& names) -> std::string {
+    if (problem >= 0 && static_cast<size_t>(problem) < std::size(names)) return names[problem];
+    return "unknown(" + std::to_string(problem) + ")";
+  };
+  switch (kind) {
+    case RejectProblemKind::kGeneral: return pick(kGeneral);
+    case RejectProblemKind::kInvoke: return pick(kInvoke);
+    case RejectProblemKind::kReturnResult: return pick(kResult);
+    case RejectProblemKind::kReturnError: return pick(kError);
+  }
+  return "unknown(" + std::to_string(problem) + ")";
+}
 
 const char* roseApduName(const RoseApdu& apdu) {
   static constexpr const char* kNames[] = {"invoke", "returnResult", "returnError", "reject"};

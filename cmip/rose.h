@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -67,7 +68,8 @@ struct RoseReturnError {
   bool operator==(const RoseReturnError&) const = default;
 };
 
-// Reject problem families, X.880 §… Reject.problem CHOICE tags [0]..[3].
+// Reject problem families: X.880 module Remote-Operations-Generic-ROS-PDUs, Reject.problem
+// CHOICE tags [0]..[3] (the same values as X.229 ROSE Reject).
 enum class RejectProblemKind : uint8_t {
   kGeneral = 0,       // GeneralProblem
   kInvoke = 1,        // InvokeProblem
@@ -88,6 +90,9 @@ inline constexpr int32_t kResultUnrecognizedInvocation = 0, kResultResponseUnexp
 inline constexpr int32_t kErrorUnrecognizedInvocation = 0, kErrorResponseUnexpected = 1,
                          kUnrecognizedError = 2, kUnexpectedError = 3,
                          kMistypedParameter = 4;
+
+// "unrecognizedOperation", "mistypedArgument", … for the log; "unknown(n)" outside X.880.
+std::string rejectProblemName(RejectProblemKind kind, int32_t problem);
 
 struct RoseReject {
   InvokeId invokeId;

@@ -208,6 +208,57 @@ TEST_CASE("Argument type mismatching the opcode is refused before encoding", "[c
         ErrorCode::kCmipBadArgument);
 }
 
+TEST_CASE("Every CMIP operation invoked with an argument of the wrong type is a mistyped argument", "[cmip]") {
+  // A bare INTEGER where the operation wants its SEQUENCE (or [n] linked reply); for
+  // M-CANCEL-GET, whose argument is an INTEGER, an empty SEQUENCE.
+  for (int32_t op = 0; op <= kMaxCmipOpcode; ++op) {
+    const bool cancel = op == static_cast<int32_t>(CmipOpcode::kCancelGet);
+    RoseInvoke inv{9, std::nullopt, Code::local(op),
+                   OpaqueBer{cancel ? hex("30 00") : hex("02 01 2A")}};
+    INFO("opcode " << op);
+    auto decoded = fromRose(inv);
+    REQUIRE_FALSE(decoded.isOk());
+    CHECK(decoded.status().code() == ErrorCode::kCmipBadArgument);
+    RoseReject reject = rejectInvoke(inv, decoded.status());
+    CHECK(reject.invokeId == InvokeId{9});
+    CHECK(reject.kind == RejectProblemKind::kInvoke);
+    CHECK(reject.problem == kMistypedArgument);
+  }
+}
+
+TEST_CASE("An argument that breaks its operation's grammar is a mistyped argument naming the BER fault", "[cmip]") {
+  RoseInvoke inv{4, std::nullopt, Code::local(0), OpaqueBer{hex("30 07 81 01 05 83 02 61 62")}};
+  auto decoded = fromRose(inv);
+  REQUIRE_FALSE(decoded.isOk());
+  CHECK(decoded.status().code() == ErrorCode::kCmipBadArgument);
+  CHECK(decoded.status().message().find("kBerMissingElement") != std::string::npos);
+  CHECK(rejectInvoke(inv, decoded.status()).problem == kMistypedArgument);
+}
+
+TEST_CASE("An invoke whose opcode X.711 does not define is rejected as an unrecognized operation", "[cmip]") {
+  RoseInvoke inv{42, std::nullopt, Code::local(42), OpaqueBer{hex("30 00")}};
+  auto decoded = fromRose(inv);
+  REQUIRE_FALSE(decoded.isOk());
+  RoseReject reject = rejectInvoke(inv, decoded.status());
+  CHECK(reject.invokeId == InvokeId{42});
+  CHECK(reject.kind == RejectProblemKind::kInvoke);
+  CHECK(reject.problem == kUnrecognizedOperation);
+  CHECK(encodeRoseApdu(RoseApdu{reject}) == hex("A4 06 02 01 2A 81 01 01"));
+}
+
+TEST_CASE("The NPAC SMS object instance is the distinguished name CN=NPAC", "[cmip]") {
+  EncodeBuffer buf(0);
+  BerWriter w(buf);
+  writeObjectInstance(w, npacSmsInstance());
+  const auto want = hex("a2 0f 31 0d 30 0b 06 03 55 04 03 13 04 4e 50 41 43");
+  CHECK(buf.toVector() == want);
+  BerReader r(want);
+  auto back = readObjectInstance(r);
+  REQUIRE(back.isOk());
+  CHECK(*back == npacSmsInstance());
+  CHECK_FALSE(ObjectInstance{} == npacSmsInstance());  // the empty DN is another object
+}
+
 TEST_CASE("CMIPUserInfo encodes protocol version and an explicit [2] accessControl", "[cmip]") {
   CmipUserInfo info;
   info.protocolVersion = BitString::withBits(2);
