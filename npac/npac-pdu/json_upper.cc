@@ -51,9 +51,12 @@ LnpAccessControl accessControlFrom(const Json& j) {
   ac.departureTime = timeFrom(str(j, "departure_time"));
   ac.sequenceNumber = num(j, "sequence_number");
   for (const auto& f : need(j, "association_functions")) {
+    if (!f.is_string()) fail("association function must be a name, not " + f.dump());
+    // Compared as std::string: json == const char* builds a temporary json per name.
+    const std::string& name = f.get_ref<const std::string&>();
     bool ok = false;
     for (int i = 0; i < kAssociationFunctionCount; ++i) {
-      if (f == associationFunctionName(static_cast<AssociationFunction>(i))) {
+      if (name == associationFunctionName(static_cast<AssociationFunction>(i))) {
         ac.functions.add(static_cast<AssociationFunction>(i));
         ok = true;
       }

@@ -19,7 +19,7 @@ LnpAccessControl sample() {
   LnpAccessControl ac;
   ac.systemId = "0001";
   ac.systemType = SystemType::kSoa;
-  ac.userId = "u";
+  ac.userId = std::string("u");  // g++ 12 -Wrestrict false positive (PR105651) on assigning a literal
   ac.listId = 1;
   ac.keyId = 2;
   ac.departureTime = GeneralizedTime::parse("20261129150000Z").value();
