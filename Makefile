@@ -6,8 +6,11 @@ JOBS ?= $(shell nproc)
 PACKAGES := cmake make g++ pkg-config libboost-dev libssl-dev libsqlite3-dev libspdlog-dev \
             catch2 tshark libbenchmark-dev nlohmann-json3-dev libcli11-dev sqlite3 iproute2
 NPACD_ARGS ?= --db var/npacd.db
+# What `make run` builds: the server and the programs the README walkthrough uses. The
+# tests, benchmarks, npac-pdu and npac-tunables-doc are built by `make build`/`make test`.
+RUN_TARGETS := npacd npacctl npac-soa-sim
 
-.PHONY: run test deps build clean tsan
+.PHONY: run test deps configure build clean tsan
 
 deps:
 	@missing=$$(for p in $(PACKAGES); do \
@@ -18,14 +21,16 @@ deps:
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	fi
 
-build: deps
+configure: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+
+build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+run: configure
+	cmake --build $(BUILD) --target $(RUN_TARGETS) -j $(JOBS)
 	@mkdir -p var
-	@if [ -x $(BUILD)/bin/npacd ]; then exec $(BUILD)/bin/npacd $(NPACD_ARGS); \
-	 else echo "npacd is not built yet (see issue: npacd server)"; exit 1; fi
+	exec $(BUILD)/bin/npacd $(NPACD_ARGS)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
