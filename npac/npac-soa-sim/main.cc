@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "npac/npac-soa-sim/simulation.h"
+#include "npac/version.h"
 
 using namespace npac::soasim;
 
@@ -187,6 +188,7 @@ int keygen(const std::string& algorithm_name, const std::string& out, std::strin
 
 int main(int argc, char** argv) {
   CLI::App app{"npac-soa-sim: one service provider's SOA or LSMS against npacd (docs/SOA-SIM.md)"};
+  app.set_version_flag("--version", npac::versionLine("npac-soa-sim"));
   app.footer(kExitCodes);
   SimOptions o;
   RawOptions raw;

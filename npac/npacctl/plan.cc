@@ -21,28 +21,30 @@ using nlohmann::json;
 
 double toMs(Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
-// Seed 002 writes N and Nw with two decimals (23333.34): keep that precision.
+// The Citrix ADC "LRTM method" tables write N and Nw with two decimals (23333.34): keep
+// that precision.
 double round2(double x) { return std::round(x * 100.0) / 100.0; }
 
 class PlanRun {
  public:
-  PlanRun(const Scenario& scenario, Policy& policy) : s_(scenario), policy_(policy) {
+  PlanRun(const Scenario& scenario, Policy& policy, PlanWriter& out)
+      : s_(scenario), policy_(policy), out_(out) {
     throttled_ = dynamic_cast<ThrottledPolicy*>(&policy_);
     Policy& inner = throttled_ ? throttled_->inner() : policy_;
     weighted_ = dynamic_cast<WeightedPolicy*>(&inner);
     lrtm_ = dynamic_cast<LrtmPolicy*>(&inner);
   }
 
-  std::vector<json> run() {
+  void run() {
     for (const ScenarioMember& m : s_.members) add(m);
-    std::vector<json> out;
     json initial = {{"step", 0}, {"op", "initial"}};
     if (!s_.title.empty()) initial["title"] = s_.title;
     if (!s_.source.empty()) initial["source"] = s_.source;
     initial["policy"] = std::string(policy_.name());
-    out.push_back(finish(std::move(initial)));
-    for (std::size_t i = 0; i < s_.steps.size(); ++i) out.push_back(finish(step(i + 1, s_.steps[i])));
-    return out;
+    initial["time_ms"] = toMs(now_.time_since_epoch());
+    out_.beginStep(initial);
+    out_.endStep(tables(json::object()));
+    for (std::size_t i = 0; i < s_.steps.size(); ++i) step(i + 1, s_.steps[i]);
   }
 
  private:
@@ -57,11 +59,13 @@ class PlanRun {
     return it == s_.names.end() ? std::to_string(id) : it->second;
   }
 
-  json step(std::size_t index, const Step& st) {
+  // The step's event happens first (so the header shows its fields, its error and the
+  // clock after an advance), then the picks stream out one by one, then the release.
+  void step(std::size_t index, const Step& st) {
     json j = {{"step", index}, {"op", std::string(toString(st.op))}};
     if (!st.note.empty()) j["comment"] = st.note;
     switch (st.op) {
-      case StepOp::kPick: j["picks"] = picks(st); break;
+      case StepOp::kPick: j["count"] = st.count; break;
       case StepOp::kState:
         j["member"] = nameOf(st.member);
         j["state"] = std::string(dispatch::toString(st.state));
@@ -104,8 +108,12 @@ class PlanRun {
       case StepOp::kPeerLost:
       case StepOp::kPeerRestored: peerStep(st, j); break;
     }
-    if (throttled_) release(j);
-    return j;
+    j["time_ms"] = toMs(now_.time_since_epoch());
+    out_.beginStep(j);
+    if (st.op == StepOp::kPick) picks(st);
+    json tail = json::object();
+    if (throttled_) release(tail);
+    out_.endStep(tables(std::move(tail)));
   }
 
   void peerStep(const Step& st, json& j) {
@@ -127,17 +135,16 @@ class PlanRun {
     if (u == dispatch::PeerUpdate::kUnknownPeer) j["error"] = "unknown peer (not in throttle.list.peers)";
   }
 
-  // Seed 003 as npacd applies it: held messages leave as soon as the level allows, in
-  // order, each already recorded as sent by the gate.
+  // The Oracle DSR/UDR Diameter User's Guide egress throttle as npacd applies it: held
+  // messages leave as soon as the level allows, in order, each already recorded as sent
+  // by the gate.
   void release(json& j) {
     const dispatch::ReleaseBatch batch = throttled_->release(now_);
-    if (batch.released.empty()) return;
-    json list = json::array();
     for (const dispatch::Released& r : batch.released) {
       ++picked_[r.member];
-      list.push_back({{"n", r.id}, {"member", nameOf(r.member)}, {"id", r.member}, {"priority", r.priority}});
+      out_.item("released",
+                {{"n", r.id}, {"member", nameOf(r.member)}, {"id", r.member}, {"priority", r.priority}});
     }
-    j["released"] = std::move(list);
     if (batch.blocked) j["release_blocked"] = std::string(dispatch::toString(*batch.blocked));
   }
 
@@ -166,8 +173,7 @@ class PlanRun {
     return p;
   }
 
-  json picks(const Step& st) {
-    json list = json::array();
+  void picks(const Step& st) {
     for (std::uint32_t k = 0; k < st.count; ++k) {
       dispatch::PickContext ctx;
       ctx.now = now_;
@@ -176,7 +182,7 @@ class PlanRun {
       ctx.priority = st.priority;
       ctx.avoid = st.avoid;
       if (throttled_) {
-        list.push_back(submit(ctx, ++pick_no_));
+        out_.item("picks", submit(ctx, ++pick_no_));
         continue;
       }
       const dispatch::PickResult r = policy_.pick(ctx);
@@ -185,7 +191,7 @@ class PlanRun {
         p["member"] = nullptr;
         p["reason"] = std::string(dispatch::toString(r.reason));
         ++refused_;
-        list.push_back(std::move(p));
+        out_.item("picks", p);
         continue;
       }
       const MemberId id = *r.member;
@@ -193,7 +199,7 @@ class PlanRun {
       p["id"] = id;
       ++picked_[id];
       if (lrtm_) {
-        // Seed 002 tables: "(N = before)" then "N = after" the request is sent.
+        // LRTM method tables: "(N = before)" then "N = after" the request is sent.
         if (auto v = lrtm_->view(id)) {
           p["n_before"] = round2(v->n);
           p["nw_before"] = round2(v->nw);
@@ -206,13 +212,11 @@ class PlanRun {
           p["nw_after"] = round2(v->nw);
         }
       }
-      list.push_back(std::move(p));
+      out_.item("picks", p);
     }
-    return list;
   }
 
-  json finish(json j) {
-    j["time_ms"] = toMs(now_.time_since_epoch());
+  json tables(json j) {
     j["members"] = memberTable();
     if (weighted_) {
       json groups = json::array();
@@ -301,6 +305,7 @@ class PlanRun {
 
   const Scenario& s_;
   Policy& policy_;
+  PlanWriter& out_;
   WeightedPolicy* weighted_ = nullptr;
   LrtmPolicy* lrtm_ = nullptr;
   ThrottledPolicy* throttled_ = nullptr;
@@ -313,10 +318,11 @@ class PlanRun {
 
 }  // namespace
 
-PlanOutput runPlan(const Scenario& scenario) {
+std::optional<std::string> runPlan(const Scenario& scenario, PlanWriter& writer) {
   dispatch::PolicyOrError made = dispatch::makePolicy(scenario.policy);
-  if (!made.ok()) return PlanOutput{{}, "policy: " + made.error->message()};
-  return PlanOutput{PlanRun(scenario, *made.policy).run(), std::nullopt};
+  if (!made.ok()) return "policy: " + made.error->message();
+  PlanRun(scenario, *made.policy, writer).run();
+  return std::nullopt;
 }
 
 }  // namespace npac::npacctl

@@ -1,6 +1,7 @@
 // Scenario JSON → Scenario, with errors as values (docs/DISPATCH.md "Scenario files").
 #include "npac/npacctl/scenario.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <initializer_list>
@@ -15,7 +16,6 @@ using dispatch::MemberState;
 using dispatch::MonitorKind;
 using nlohmann::json;
 
-constexpr std::uint32_t kMaxPicksPerStep = 10'000'000;
 constexpr double kMaxMilliseconds = 1e9;  // ~11.6 days: enough for any plan
 
 // Collects the first error; every getter is a no-op once an error is recorded.
@@ -25,6 +25,14 @@ class Reader {
 
   void fail(const std::string& where, const std::string& reason) {
     if (!error) error = ScenarioError{where, reason};
+  }
+
+  // A field the step or block cannot do without: absent is an error, never a default.
+  bool require(const json& j, const char* key, const std::string& where, const std::string& what) {
+    if (error) return false;
+    if (j.contains(key)) return true;
+    fail(join(where, key), "required (" + what + ")");
+    return false;
   }
 
   bool object(const json& j, const std::string& where, std::initializer_list<const char*> allowed) {
@@ -46,8 +54,13 @@ class Reader {
   std::optional<std::uint64_t> integer(const json& j, const char* key, const std::string& where,
                                        std::uint64_t lo, std::uint64_t hi) {
     if (error || !j.contains(key)) return std::nullopt;
-    const json& v = j.at(key);
-    const std::string path = join(where, key);
+    return integerAt(j.at(key), join(where, key), lo, hi);
+  }
+
+  // The value itself at `path` (a list element or a map value).
+  std::optional<std::uint64_t> integerAt(const json& v, const std::string& path, std::uint64_t lo,
+                                         std::uint64_t hi) {
+    if (error) return std::nullopt;
     if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0)) {
       fail(path, "must be a whole number in " + std::to_string(lo) + "–" + std::to_string(hi));
       return std::nullopt;
@@ -63,17 +76,26 @@ class Reader {
   std::optional<double> number(const json& j, const char* key, const std::string& where,
                                double lo, double hi) {
     if (error || !j.contains(key)) return std::nullopt;
-    const json& v = j.at(key);
+    return numberAt(j.at(key), join(where, key), lo, hi);
+  }
+
+  std::optional<double> numberAt(const json& v, const std::string& path, double lo, double hi) {
+    if (error) return std::nullopt;
     if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < lo ||
         v.get<double>() > hi) {
-      fail(join(where, key), "must be a number in " + trim(lo) + "–" + trim(hi));
+      fail(path, "must be a number in " + trim(lo) + "–" + trim(hi));
       return std::nullopt;
     }
     return v.get<double>();
   }
 
   std::optional<Duration> millis(const json& j, const char* key, const std::string& where) {
-    auto ms = number(j, key, where, 0, kMaxMilliseconds);
+    if (error || !j.contains(key)) return std::nullopt;
+    return millisAt(j.at(key), join(where, key));
+  }
+
+  std::optional<Duration> millisAt(const json& v, const std::string& path) {
+    auto ms = numberAt(v, path, 0, kMaxMilliseconds);
     if (!ms) return std::nullopt;
     return std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(*ms));
   }
@@ -130,7 +152,15 @@ class Parser {
     s_.title = r_.string(root, "title", "").value_or("");
     s_.source = r_.string(root, "source", "").value_or("");
     policy(root);
-    if (root.contains("throttle")) throttle(root.at("throttle"));
+    if (root.contains("throttle")) {
+      // The throttle block configures the "throttle" wrapper; under any other policy it
+      // would be read and then silently have no effect.
+      if (!r_.error && s_.policy.name != dispatch::kThrottleName) {
+        return bad("throttle", "only used with policy.name \"throttle\" (the policy is \"" +
+                                   s_.policy.name + "\")");
+      }
+      throttle(root.at("throttle"));
+    }
     members(root);
     steps(root);
     return done();
@@ -147,7 +177,7 @@ class Parser {
   }
 
   void policy(const json& root) {
-    if (!root.contains("policy")) return r_.fail("policy", "missing (the policy to plan)");
+    if (!root.contains("policy")) return r_.fail("policy", "required (the policy to plan)");
     const json& p = root.at("policy");
     if (!r_.object(p, "policy", {"name", "inner", "thresholds", "default_threshold",
                                  "monitors", "monitor_alpha", "unmeasured_response_ms"})) {
@@ -155,7 +185,7 @@ class Parser {
     }
     auto& cfg = s_.policy;
     if (auto name = r_.string(p, "name", "policy")) cfg.name = *name;
-    else r_.fail("policy.name", "missing");
+    else r_.fail("policy.name", "required (round-robin, weighted, lrtm or throttle)");
     if (auto inner = r_.string(p, "inner", "policy")) cfg.inner = *inner;
     if (auto d = r_.integer(p, "default_threshold", "policy", 1, 100)) {
       cfg.weighted.default_threshold_percent = static_cast<std::uint32_t>(*d);
@@ -165,13 +195,15 @@ class Parser {
       if (!t.is_object()) return r_.fail("policy.thresholds", "must map relative cost to percent");
       for (auto it = t.begin(); it != t.end(); ++it) {
         const std::string where = "policy.thresholds." + it.key();
-        char* end = nullptr;
-        const unsigned long rc = std::strtoul(it.key().c_str(), &end, 10);
-        if (it.key().empty() || *end != '\0' || rc > UINT32_MAX) {
+        // Plain decimal digits only: strtoul alone would also take " 10", "+10" or "-0".
+        const std::string& key = it.key();
+        const bool digits = !key.empty() && key.size() <= 10 &&
+                            key.find_first_not_of("0123456789") == std::string::npos;
+        const unsigned long long rc = digits ? std::stoull(key) : 0;
+        if (!digits || rc > UINT32_MAX) {
           return r_.fail(where, "the key must be a relative cost (a whole number)");
         }
-        json holder = {{"v", it.value()}};
-        if (auto pct = r_.integer(holder, "v", where, 1, 100)) {
+        if (auto pct = r_.integerAt(it.value(), where, 1, 100)) {
           cfg.weighted.threshold_percent_by_rc[static_cast<std::uint32_t>(rc)] =
               static_cast<std::uint32_t>(*pct);
         }
@@ -182,6 +214,30 @@ class Parser {
     }
     if (auto a = r_.number(p, "monitor_alpha", "policy", 0, 1)) cfg.lrtm.monitor_alpha = *a;
     if (auto u = r_.millis(p, "unmeasured_response_ms", "policy")) cfg.lrtm.unmeasured_response_time = *u;
+    policyFieldsUsed(p);
+  }
+
+  // A field of another policy than the one that runs would be ignored: refuse it, so a
+  // plan never looks configured when it is not. An unknown name is left to the factory,
+  // whose message lists the known ones.
+  void policyFieldsUsed(const json& p) {
+    if (r_.error) return;
+    const std::string& name = s_.policy.name;
+    if (p.contains("inner") && name != dispatch::kThrottleName) {
+      return r_.fail("policy.inner", "only used with policy.name \"throttle\" (the policy is \"" + name + "\")");
+    }
+    const std::string& leaf = name == dispatch::kThrottleName ? s_.policy.inner : name;
+    if (leaf != dispatch::kRoundRobinName && leaf != dispatch::kWeightedName && leaf != dispatch::kLrtmName) return;
+    for (const char* key : {"thresholds", "default_threshold"}) {
+      if (p.contains(key) && leaf != dispatch::kWeightedName) {
+        return r_.fail(std::string("policy.") + key, "only used by the weighted policy (this plan runs " + leaf + ")");
+      }
+    }
+    for (const char* key : {"monitors", "monitor_alpha", "unmeasured_response_ms"}) {
+      if (p.contains(key) && leaf != dispatch::kLrtmName) {
+        return r_.fail(std::string("policy.") + key, "only used by the lrtm policy (this plan runs " + leaf + ")");
+      }
+    }
   }
 
   // {"maximum": 4, "levels": [{"onset": 50, "abatement": 25}], "abatement_ms": 0}
@@ -191,13 +247,13 @@ class Parser {
     cfg.enabled = true;
     auto max = r_.number(j, "maximum", where, 0, 1e12);
     if (!max) {
-      r_.fail(where + ".maximum", "missing");
+      r_.fail(where + ".maximum", "required");
       return std::nullopt;
     }
     cfg.maximum = *max;
     cfg.abatement_time = r_.millis(j, "abatement_ms", where).value_or(Duration::zero());
     if (!j.contains("levels") || !j.at("levels").is_array()) {
-      r_.fail(where + ".levels", "missing (1–3 objects with onset and abatement percent)");
+      r_.fail(where + ".levels", "required (1–3 objects with onset and abatement percent)");
       return std::nullopt;
     }
     const json& levels = j.at("levels");
@@ -249,10 +305,9 @@ class Parser {
         const json& peers = l.at("peers");
         if (!peers.is_array()) return r_.fail("throttle.list.peers", "must be a list of peer ids");
         for (std::size_t i = 0; i < peers.size(); ++i) {
-          if (!peers[i].is_number_unsigned()) {
-            return r_.fail("throttle.list.peers[" + std::to_string(i) + "]", "must be a peer id (a whole number)");
-          }
-          cfg.peers.push_back(peers[i].get<dispatch::PeerId>());
+          auto id = r_.integerAt(peers[i], "throttle.list.peers[" + std::to_string(i) + "]", 0, UINT32_MAX);
+          if (!id) return;
+          cfg.peers.push_back(static_cast<dispatch::PeerId>(*id));
         }
       }
       if (auto pct = r_.integer(l, "reduction_percent", "throttle.list", 0, 100)) {
@@ -316,8 +371,7 @@ class Parser {
           return std::nullopt;
         }
         mask = mask.with(*kind);
-        json holder = {{"v", it.value()}};
-        if (auto rt = r_.millis(holder, "v", path)) m.samples.emplace_back(*kind, *rt);
+        if (auto rt = r_.millisAt(it.value(), path)) m.samples.emplace_back(*kind, *rt);
       }
       if (j.contains("response_ms")) mask = mask.with(MonitorKind::kRequestResponse);
       m.monitors = mask;
@@ -329,7 +383,7 @@ class Parser {
   void members(const json& root) {
     if (r_.error) return;
     if (!root.contains("members") || !root.at("members").is_array()) {
-      return r_.fail("members", "missing or not a list");
+      return r_.fail("members", "required, as a list of member objects");
     }
     const json& list = root.at("members");
     for (std::size_t i = 0; i < list.size(); ++i) {
@@ -355,7 +409,7 @@ class Parser {
     if (r_.error) return std::nullopt;
     const std::string path = Reader::join(where, key);
     if (!j.contains(key)) {
-      r_.fail(path, "missing (a member name or id)");
+      r_.fail(path, "required (a member name or id)");
       return std::nullopt;
     }
     const json& v = j.at(key);
@@ -381,13 +435,18 @@ class Parser {
   void step(const json& j, const std::string& where) {
     if (!j.is_object()) return r_.fail(where, "must be an object");
     auto op = r_.string(j, "op", where);
-    if (!op) return r_.fail(where + ".op", "missing");
+    if (!op) return r_.fail(where + ".op", "required");
     Step s;
     s.note = r_.string(j, "comment", where).value_or("");
     if (*op == "pick") {
       if (!r_.object(j, where, {"op", "comment", "count", "key", "sequenced", "priority", "avoid", "send"})) return;
       s.op = StepOp::kPick;
-      s.count = static_cast<std::uint32_t>(r_.integer(j, "count", where, 1, kMaxPicksPerStep).value_or(1));
+      s.count = static_cast<std::uint32_t>(r_.integer(j, "count", where, 1, kMaxPicksPerScenario).value_or(1));
+      total_picks_ += s.count;
+      if (!r_.error && total_picks_ > kMaxPicksPerScenario) {
+        return r_.fail(where + ".count", "the scenario's picks would total " + std::to_string(total_picks_) +
+                                             ", over the limit of " + std::to_string(kMaxPicksPerScenario));
+      }
       if (j.contains("key")) {
         if (j.at("key").is_string()) s.key = fnv1a(j.at("key").get<std::string>());
         else s.key = r_.integer(j, "key", where, 0, UINT64_MAX);
@@ -396,6 +455,10 @@ class Parser {
       s.priority = static_cast<std::uint8_t>(r_.integer(j, "priority", where, 0, 3).value_or(0));
       if (j.contains("avoid")) s.avoid = memberRef(j, "avoid", where);
       s.send = r_.boolean(j, "send", where).value_or(true);
+      if (!s.send && s_.policy.name == dispatch::kThrottleName) {
+        // ThrottledPolicy::submit commits every send it decides (EMR, EPT, onSent).
+        return r_.fail(where + ".send", "the throttle gate records every send itself (drop \"send\")");
+      }
     } else if (*op == "state") {
       if (!r_.object(j, where, {"op", "comment", "member", "state"})) return;
       s.op = StepOp::kState;
@@ -409,13 +472,21 @@ class Parser {
       s.op = StepOp::kWeight;
       s.member = memberRef(j, "member", where).value_or(0);
       auto w = r_.integer(j, "weight", where, dispatch::kMinWeight, dispatch::kMaxWeight);
-      if (!w) return r_.fail(where + ".weight", "missing (1–99)");
+      if (!w) return r_.fail(where + ".weight", "required (1–99)");
       s.weight = static_cast<std::uint32_t>(*w);
-    } else if (*op == "complete" || *op == "fail") {
+    } else if (*op == "complete") {
+      // No default latency: a 0 ms sample would make the member look fastest to LRTM.
       if (!r_.object(j, where, {"op", "comment", "member", "latency_ms"})) return;
-      s.op = *op == "complete" ? StepOp::kComplete : StepOp::kFail;
+      s.op = StepOp::kComplete;
       s.member = memberRef(j, "member", where).value_or(0);
-      s.latency = r_.millis(j, "latency_ms", where).value_or(Duration::zero());
+      if (!r_.require(j, "latency_ms", where, "the transaction's response time in ms")) return;
+      auto latency = r_.millis(j, "latency_ms", where);
+      if (!latency) return;
+      s.latency = *latency;
+    } else if (*op == "fail") {
+      if (!r_.object(j, where, {"op", "comment", "member"})) return;
+      s.op = StepOp::kFail;
+      s.member = memberRef(j, "member", where).value_or(0);
     } else if (*op == "sample") {
       if (!r_.object(j, where, {"op", "comment", "member", "monitor", "rtt_ms"})) return;
       s.op = StepOp::kSample;
@@ -425,18 +496,18 @@ class Parser {
       if (!parsed) return r_.fail(where + ".monitor", "must be request-response, tcp-connect or heartbeat");
       s.monitor = *parsed;
       auto rtt = r_.millis(j, "rtt_ms", where);
-      if (!rtt) return r_.fail(where + ".rtt_ms", "missing");
+      if (!rtt) return r_.fail(where + ".rtt_ms", "required");
       s.latency = *rtt;
     } else if (*op == "advance") {
       if (!r_.object(j, where, {"op", "comment", "ms"})) return;
       s.op = StepOp::kAdvance;
       auto ms = r_.millis(j, "ms", where);
-      if (!ms) return r_.fail(where + ".ms", "missing");
+      if (!ms) return r_.fail(where + ".ms", "required");
       s.latency = *ms;
     } else if (*op == "add") {
       if (!r_.object(j, where, {"op", "comment", "member"})) return;
       s.op = StepOp::kAdd;
-      if (!j.contains("member")) return r_.fail(where + ".member", "missing (a member object)");
+      if (!j.contains("member")) return r_.fail(where + ".member", "required (a member object)");
       auto m = member(j.at("member"), where + ".member", next_id_);
       if (!m || !remember(*m, where + ".member")) return;
       s.added = *m;
@@ -451,13 +522,18 @@ class Parser {
     } else if (*op == "peer-counts") {
       if (!r_.object(j, where, {"op", "comment", "peer", "rate", "pending"})) return;
       s.op = StepOp::kPeerCounts;
-      s.peer = static_cast<std::uint32_t>(r_.integer(j, "peer", where, 0, UINT32_MAX).value_or(0));
-      s.peer_rate = r_.number(j, "rate", where, 0, 1e12).value_or(0);
-      s.peer_pending = r_.integer(j, "pending", where, 0, UINT64_MAX / 2).value_or(0);
+      if (!peer(j, where, *op, s)) return;
+      if (!r_.require(j, "rate", where, "the peer's egress message rate, msg/s")) return;
+      if (!r_.require(j, "pending", where, "the peer's pending transactions")) return;
+      auto rate = r_.number(j, "rate", where, 0, 1e12);
+      auto pending = r_.integer(j, "pending", where, 0, UINT64_MAX / 2);
+      if (!rate || !pending) return;
+      s.peer_rate = *rate;
+      s.peer_pending = *pending;
     } else if (*op == "peer-lost" || *op == "peer-restored") {
       if (!r_.object(j, where, {"op", "comment", "peer"})) return;
       s.op = *op == "peer-lost" ? StepOp::kPeerLost : StepOp::kPeerRestored;
-      s.peer = static_cast<std::uint32_t>(r_.integer(j, "peer", where, 0, UINT32_MAX).value_or(0));
+      if (!peer(j, where, *op, s)) return;
     } else {
       return r_.fail(where + ".op", "unknown step \"" + *op +
                                         "\" (pick, state, weight, complete, fail, sample, advance, add, "
@@ -466,8 +542,31 @@ class Parser {
     if (!r_.error) s_.steps.push_back(std::move(s));
   }
 
+  // The peer of a peer-* step: required, and one of throttle.list.peers (Oracle DSR
+  // "Egress Throttle Lists": a list spans this node's group and 1–2 peers' groups).
+  bool peer(const json& j, const std::string& where, const std::string& op, Step& s) {
+    if (r_.error) return false;
+    const auto& list = s_.policy.throttle_list;
+    if (s_.policy.name != dispatch::kThrottleName || !list) {
+      r_.fail(where + ".op", op + " needs policy.name \"throttle\" with a throttle.list");
+      return false;
+    }
+    if (!r_.require(j, "peer", where, "a peer id from throttle.list.peers")) return false;
+    auto id = r_.integer(j, "peer", where, 0, UINT32_MAX);
+    if (!id) return false;
+    if (std::find(list->peers.begin(), list->peers.end(), *id) == list->peers.end()) {
+      std::string known;
+      for (dispatch::PeerId p : list->peers) known += (known.empty() ? "" : ", ") + std::to_string(p);
+      r_.fail(where + ".peer", "unknown peer " + std::to_string(*id) + " (throttle.list.peers: " + known + ")");
+      return false;
+    }
+    s.peer = static_cast<std::uint32_t>(*id);
+    return true;
+  }
+
   Reader r_;
   Scenario s_;
+  std::uint64_t total_picks_ = 0;
   std::map<std::string, MemberId> by_name_;
   MemberId next_id_ = 1;
 };

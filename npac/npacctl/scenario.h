@@ -1,6 +1,7 @@
 // An `npacctl plan` scenario: a dispatch policy, its members and a list of steps, read
 // from JSON (format: docs/DISPATCH.md "Scenario files"). Parsing never throws: a bad file
-// gives a ScenarioError naming the JSON path and what is wrong with it.
+// gives a ScenarioError naming the JSON path and what is wrong with it. A field a step
+// needs is never defaulted, and a field the chosen policy would ignore is refused.
 //
 // Threading: plain values.
 #pragma once
@@ -18,6 +19,12 @@
 #include "dispatch/monitor.h"
 
 namespace npac::npacctl {
+
+// The most picks one scenario may ask for, over all its pick steps together. The plan
+// streams its output, so memory does not grow with the picks themselves, but time does,
+// and a throttle holds every message it cannot send yet (dispatch/throttled_policy.h:
+// the held queues are unbounded); this keeps one run within seconds and megabytes.
+inline constexpr std::uint64_t kMaxPicksPerScenario = 2'000'000;
 
 struct ScenarioMember {
   std::string name;
@@ -70,7 +77,7 @@ struct Step {
 
 struct Scenario {
   std::string title;
-  std::string source;  // which seed table it reproduces
+  std::string source;  // which source document table it reproduces
   dispatch::PolicyConfig policy;  // includes the "throttle" block's group and list
   std::vector<ScenarioMember> members;
   std::vector<Step> steps;

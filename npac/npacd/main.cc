@@ -23,6 +23,7 @@
 #include "npac/npacd/admin_api.h"
 #include "npac/npacd/association_manager.h"
 #include "npac/npacd/config.h"
+#include "npac/version.h"
 #include "tunables/registry.h"
 
 namespace {
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   std::string api = "127.0.0.1:" + std::to_string(npacd::kDefaultAdminApiPort);
   std::string durability = "full";
   CLI::App app{"npacd: NPAC SMS association manager"};
+  app.set_version_flag("--version", npac::versionLine("npacd"));
   app.add_option("--db", config.db_path, "SQLite database (created where no file exists; see --init)")->capture_default_str();
   app.add_flag("--init", config.init_database,
                "initialise a new, empty database in the --db file when it exists but holds no "
