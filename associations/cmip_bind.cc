@@ -81,6 +81,41 @@ RecoveryRequest recoveryRequestFrom(const cmip::RecoveryRequest& request) {
   return result;
 }
 
+Result<cmip::LnpAccessControl, SignatureFailure> signedNpacAccessControl(
+    const NpacAccessControlFields& fields, const SignatureSigner& signer) {
+  cmip::LnpAccessControl ac;
+  ac.systemId = fields.system_id;
+  ac.systemType = cmip::SystemType::kNpac;
+  ac.userId = kNpacUserId;
+  ac.listId = fields.key_list_id;
+  ac.keyId = fields.key_id;
+  // cmipDepartureTime goes in whole seconds, as a provider's does.
+  ac.departureTime = toCmip(std::chrono::floor<std::chrono::seconds>(fields.departure_time));
+  ac.sequenceNumber = fields.sequence_number;
+  ac.functions = toCmip(fields.functions);
+  ac.recoveryMode = fields.recovery_mode;
+  ac.signature.assign(1, 0);  // placeholder so validation sees a complete value
+  cmip::Status valid = cmip::validateAccessControl(ac);
+  if (!valid.isOk()) {
+    return err(SignatureFailure{SignatureError::kInternal,
+                                "the NPAC's access control is invalid: " + valid.message()});
+  }
+  auto signature = signer.sign(cmip::signedContent(ac));
+  if (!signature.ok()) return err(signature.error());
+  ac.signature = std::move(signature).value();
+  return ac;
+}
+
+SignatureStatus verifyNpacAccessControl(const cmip::LnpAccessControl& npac,
+                                        const SignatureVerifier& verifier) {
+  if (npac.systemType != cmip::SystemType::kNpac) {
+    return SignatureStatus::Fail(SignatureError::kBadSignature,
+                                 std::string("the access control's systemType is ") +
+                                     cmip::systemTypeName(npac.systemType) + ", not npac");
+  }
+  return verifier.verify(cmip::signedContent(npac), npac.signature);
+}
+
 BindDiagnostic missingAccessControlDiagnostic(const cmip::ConnectIndication& indication) {
   if (indication.cmip_user_info) {
     return indication.cmip_user_info->accessControl ? BindDiagnostic::kBadAccessControl

@@ -4,6 +4,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/x509.h>
 
 namespace npac::associations {
 namespace {
@@ -211,6 +212,34 @@ Result<KeyPairPem, SignatureFailure> generateKeyPair(SignatureAlgorithm algorith
     return err(SignatureFailure{SignatureError::kInternal, withOpenssl("writing PEM failed")});
   }
   return KeyPairPem{toText(private_bio.get()), toText(public_bio.get())};
+}
+
+Result<std::string, SignatureFailure> publicKeyFingerprint(std::string_view public_pem) {
+  ERR_clear_error();
+  BioPtr bio = memoryBio(public_pem);
+  if (!bio) return err(SignatureFailure{SignatureError::kInternal, withOpenssl("BIO_new_mem_buf")});
+  EVP_PKEY* raw = PEM_read_bio_PUBKEY(bio.get(), nullptr, refusePassphrase, nullptr);
+  if (raw == nullptr) {
+    return err(SignatureFailure{
+        SignatureError::kBadPem,
+        withOpenssl("not a PEM public key (expected -----BEGIN PUBLIC KEY-----)")});
+  }
+  auto key = own(raw);
+  unsigned char* der = nullptr;
+  const int length = i2d_PUBKEY(raw, &der);
+  if (length <= 0) return err(SignatureFailure{SignatureError::kInternal, withOpenssl("i2d_PUBKEY")});
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int digest_length = 0;
+  const int ok = EVP_Digest(der, static_cast<std::size_t>(length), digest, &digest_length, EVP_sha256(), nullptr);
+  OPENSSL_free(der);
+  if (ok != 1) return err(SignatureFailure{SignatureError::kInternal, withOpenssl("EVP_Digest")});
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text = "SHA256:";
+  for (unsigned int i = 0; i < digest_length; ++i) {
+    text += kHex[digest[i] >> 4];
+    text += kHex[digest[i] & 0x0F];
+  }
+  return text;
 }
 
 }  // namespace npac::associations

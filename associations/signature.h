@@ -116,4 +116,10 @@ struct KeyPairPem {
 Result<KeyPairPem, SignatureFailure> generateKeyPair(SignatureAlgorithm algorithm,
                                                      int rsa_bits = kMinRsaBits);
 
+// "SHA256:" and the lowercase hex SHA-256 of the key's DER SubjectPublicKeyInfo: what an
+// operator compares when a key is exported from one system and installed in another
+// (the same digest `openssl pkey -pubin -outform DER | sha256sum` prints). kBadPem if the
+// text is not a PEM public key.
+Result<std::string, SignatureFailure> publicKeyFingerprint(std::string_view public_pem);
+
 }  // namespace npac::associations

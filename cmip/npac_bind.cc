@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "cmip/oids.h"
+
 namespace npac::cmip {
 namespace {
 
@@ -230,6 +232,32 @@ Result<LnpAccessControl> accessControlFromUserInfo(const CmipUserInfo& info,
                                                    const DecodeLimits& limits) {
   if (!info.accessControl) return bad(0, "CMIPUserInfo carries no accessControl");
   return accessControlFromExternal(*info.accessControl, limits);
+}
+
+void attachNpacAccessControl(Aare& aare, const LnpAccessControl& npac, const External* aarq_cmip) {
+  CmipUserInfo info;
+  info.protocolVersion = BitString::withBits(2);
+  info.protocolVersion->setBit(kCmipVersion2Bit);
+  info.accessControl = toExternal(npac);
+  External outer;
+  // X.227 user-information answers in the presentation context the AARQ used for CMIP.
+  if (aarq_cmip != nullptr) {
+    outer.direct_reference = aarq_cmip->direct_reference;
+    outer.indirect_reference = aarq_cmip->indirect_reference;
+  }
+  if (!outer.direct_reference && !outer.indirect_reference) outer.direct_reference = oids::kCmipAbstractSyntax;
+  outer.data = encodeCmipUserInfo(info);
+  aare.userInformation.push_back(std::move(outer));
+}
+
+Result<std::optional<LnpAccessControl>> npacAccessControlFrom(const Aare& aare, const DecodeLimits& limits) {
+  for (const External& ext : aare.userInformation) {
+    Result<CmipUserInfo> info = decodeCmipUserInfo(ext.data, limits);
+    if (!info.isOk() || !info->accessControl) continue;  // not a CMIPUserInfo, or no accessControl
+    NPAC_CMIP_ASSIGN_OR_RETURN(LnpAccessControl ac, accessControlFromExternal(*info->accessControl, limits));
+    return std::optional<LnpAccessControl>(std::move(ac));
+  }
+  return std::optional<LnpAccessControl>();
 }
 
 OpaqueBer encodeRecoveryRequest(const RecoveryRequest& req) {

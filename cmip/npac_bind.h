@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "cmip/acse.h"
 #include "cmip/ber.h"
 #include "cmip/cmip.h"
 #include "cmip/result.h"
@@ -115,6 +116,22 @@ Result<LnpAccessControl> accessControlFromExternal(const External& ext,
 // CMIPUserInfo.accessControl → LnpAccessControl (kBindBadAccessControl when absent).
 Result<LnpAccessControl> accessControlFromUserInfo(const CmipUserInfo& info,
                                                    const DecodeLimits& limits = DecodeLimits{});
+
+// --- the NPAC's side of mutual authentication (NPACD-BIND-PROFILE "The NPAC's answer") ----
+//
+// An accepting AARE carries one CMIPUserInfo (X.711 §7.2) with protocolVersion {version2}
+// and, in accessControl, the NPAC's own LnpAccessControl: systemId the NPAC's id,
+// systemType npac, listId/keyId naming the NPAC key that signed, functions and
+// recoveryMode as accepted, signed over signedContent() exactly as a provider's is. The
+// provider verifies it with the NPAC public key it installed.
+
+// Adds `npac` to `aare` as that CMIPUserInfo EXTERNAL, with the references of the AARQ's
+// CMIP user information (`aarq_cmip`, else the CMIP abstract syntax as direct-reference).
+void attachNpacAccessControl(Aare& aare, const LnpAccessControl& npac, const External* aarq_cmip);
+// The NPAC access control an AARE carries: nullopt when no CMIPUserInfo of the AARE has
+// an accessControl; an error (kBindBadAccessControl, BER errors) when one does not decode.
+Result<std::optional<LnpAccessControl>> npacAccessControlFrom(const Aare& aare,
+                                                              const DecodeLimits& limits = DecodeLimits{});
 
 // --- recovery and heartbeat values (NPACD-BIND-PROFILE) ------------------------------
 

@@ -155,9 +155,10 @@ std::vector<TunableSpec> standardEntries() {
       "Least time a congestion level is held before abatement may lower it, so one quiet "
       "moment does not end throttling. 2 s spans many rate samples yet releases traffic "
       "promptly once load has really dropped."));
-  s.push_back(text(I::kNpacSystemId, "npac_system_id", Scope::kGlobal, "NPAC", 1, 20,
-      "System id the NPAC puts in the access-control field of its own bind responses and "
-      "requests (npac-facts.md: LnpAccessControl system id, system type NPAC)."));
+  s.push_back(text(I::kNpacSystemId, "npac_system_id", Scope::kGlobal, "NPAC", 4, 4,
+      "System id the NPAC puts in the LnpAccessControl of its accepting AAREs (system type "
+      "npac, docs/PROTOCOL.md \"The NPAC's answer\"): systemId is PrintableString (SIZE (4)), "
+      "so exactly four of A-Z a-z 0-9 space ' ( ) + , - . / : = ?."));
   return s;
 }
 
@@ -260,6 +261,16 @@ Status Catalogue::check(const TunableSpec& spec, const Value& value) const {
       for (char c : s) {
         if (c < 0x20 || c > 0x7e) {
           return Status::wrongType(name + " takes printable ASCII only");
+        }
+      }
+      // LnpAccessControl systemId is PrintableString (X.680 §41.4), narrower than ASCII.
+      if (spec.id == TunableId::kNpacSystemId) {
+        for (char c : s) {
+          if (!std::isalnum(static_cast<unsigned char>(c)) &&
+              std::string_view(" '()+,-./:=?").find(c) == std::string_view::npos) {
+            return Status::wrongType(name + " takes PrintableString characters only (A-Z a-z 0-9 "
+                                     "space ' ( ) + , - . / : = ?)");
+          }
         }
       }
       const auto length = static_cast<std::int64_t>(s.size());

@@ -120,7 +120,19 @@ Json build(const std::string& kind) {
     a.applicationContext = oids::kSystemsManagementContext;
     if (accept) {
       a.diagnostic = {DiagnosticSource::kServiceUser, user_diagnostic::kNull};
-      a.userInformation.push_back(cmipUserInfo(false));
+      // The NPAC's own access control (NPACD-BIND-PROFILE "The NPAC's answer").
+      LnpAccessControl npac;
+      npac.systemId = "NPAC";
+      npac.systemType = SystemType::kNpac;
+      npac.userId = "npacd";
+      npac.listId = 1;
+      npac.keyId = 1;
+      npac.departureTime = at("20261129150001Z");
+      npac.sequenceNumber = 1;
+      npac.functions.add(AssociationFunction::kSoaManagement).add(AssociationFunction::kNotifications);
+      npac.signature.assign(64, 0x5A);  // placeholder octets: samples are not signed
+      const External aarq_cmip = cmipUserInfo(true);
+      attachNpacAccessControl(a, npac, &aarq_cmip);
     } else {
       a.result = AssociateResult::kRejectedPermanent;
       a.diagnostic = {DiagnosticSource::kServiceUser, user_diagnostic::kAuthenticationFailure};

@@ -246,6 +246,19 @@ void AssociationClient::close(const std::string& reason) {
   closeSocket(false);
 }
 
+awaitable<void> AssociationClient::refuseAccepted(std::string reason) {
+  auto self = shared_from_this();
+  std::vector<uint8_t> out;
+  (void)upper_.abort(cmip::Abrt{cmip::AbortSource::kServiceUser, std::nullopt, {}}, out);
+  boost::system::error_code ec;
+  if (!out.empty() && socket_.is_open()) {
+    co_await asio::async_write(socket_, asio::buffer(out), redirect_error(use_awaitable, ec));
+  }
+  ended_ = true;
+  end_reason_ = std::move(reason);
+  closeSocket(false);
+}
+
 void AssociationClient::enqueue(Outgoing item) {
   if (item.then_drop) writer_closing_ = true;
   queue_.push_back(std::move(item));

@@ -69,6 +69,10 @@ class AssociationClient : public std::enable_shared_from_this<AssociationClient>
   void requestRelease();
   // Ends the association now (if it has not ended): `reason` goes in the report.
   void close(const std::string& reason);
+  // After an accepted bind the provider will not use (the NPAC did not authenticate
+  // itself): sends an ACSE ABRT (source acse-service-user, X.227 §7.3) and closes,
+  // before start(). The observer hears nothing: the association never started.
+  asio::awaitable<void> refuseAccepted(std::string reason);
 
   bool up() const { return started_ && !ended_; }
   bool ended() const { return ended_; }

@@ -2,7 +2,9 @@
 
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
+#include "associations/cmip_bind.h"
 #include "cmip/cmip.h"
 #include "cmip/oids.h"
 
@@ -80,6 +82,72 @@ cmip::Aarq makeAarq(const cmip::LnpAccessControl& ac) {
   aarq.applicationContext = cmip::oids::kSystemsManagementContext;
   aarq.userInformation.push_back(std::move(ext));
   return aarq;
+}
+
+namespace {
+
+constexpr std::string_view kPemBegin = "-----BEGIN PUBLIC KEY-----";
+constexpr std::string_view kPemEnd = "-----END PUBLIC KEY-----";
+
+associations::Result<associations::SignatureVerifier, std::string> parsePublicKey(const std::string& pem) {
+  std::string why;
+  for (auto algorithm : {associations::SignatureAlgorithm::kEd25519, associations::SignatureAlgorithm::kRsaSha256}) {
+    auto verifier = associations::SignatureVerifier::fromPem(algorithm, pem);
+    if (verifier.ok()) return verifier.value();
+    why = verifier.error().detail;
+    if (verifier.error().code != associations::SignatureError::kWrongAlgorithm) break;
+  }
+  return err(why);
+}
+
+}  // namespace
+
+associations::Result<NpacKeyRing, std::string> loadNpacKeys(const std::vector<std::string>& paths) {
+  NpacKeyRing ring;
+  for (const std::string& path : paths) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return err("cannot read NPAC key file '" + path + "'");
+    std::ostringstream text;
+    text << in.rdbuf();
+    const std::string all = text.str();
+    size_t found = 0;
+    for (size_t at = all.find(kPemBegin); at != std::string::npos; at = all.find(kPemBegin, at + 1)) {
+      size_t end = all.find(kPemEnd, at);
+      if (end == std::string::npos) return err("NPAC key file '" + path + "': a PEM block has no END line");
+      const std::string block = all.substr(at, end + kPemEnd.size() - at) + "\n";
+      auto verifier = parsePublicKey(block);
+      if (!verifier.ok()) {
+        return err("NPAC key file '" + path + "', key " + std::to_string(found + 1) +
+                   " is not a usable public key (Ed25519 or RSA >= 2048 bits): " + verifier.error());
+      }
+      auto fingerprint = associations::publicKeyFingerprint(block);
+      ring.push_back(NpacPublicKey{verifier.value(), path, fingerprint.ok() ? fingerprint.value() : ""});
+      ++found;
+    }
+    if (found == 0) return err("NPAC key file '" + path + "' holds no PEM public key (-----BEGIN PUBLIC KEY-----)");
+  }
+  return ring;
+}
+
+associations::Result<cmip::LnpAccessControl, std::string> verifyNpacAnswer(const cmip::Aare& aare,
+                                                                           const NpacKeyRing& keys) {
+  auto found = cmip::npacAccessControlFrom(aare);
+  if (!found.isOk()) return err("the NPAC's access control does not decode: " + found.status().toString());
+  if (!found->has_value()) return err(std::string("the AARE carries no NPAC access control"));
+  const cmip::LnpAccessControl& npac = **found;
+  if (npac.systemType != cmip::SystemType::kNpac) {
+    return err(std::string("the AARE's access control has systemType ") + cmip::systemTypeName(npac.systemType) +
+               ", not npac");
+  }
+  std::string why = "no NPAC key installed";
+  for (const NpacPublicKey& key : keys) {
+    associations::SignatureStatus status = associations::verifyNpacAccessControl(npac, key.verifier);
+    if (status.ok()) return npac;
+    why = status.detail();
+  }
+  return err("the NPAC's signature (key list " + std::to_string(npac.listId) + " key " + std::to_string(npac.keyId) +
+             ", system " + npac.systemId + ") verifies with none of the " + std::to_string(keys.size()) +
+             " installed NPAC keys: " + why);
 }
 
 }  // namespace npac::soasim

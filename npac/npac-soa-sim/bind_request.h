@@ -13,6 +13,12 @@
 // does not end before the clock has passed its last number (waitPastSequence), so the
 // next run on this machine starts higher. The range lasts until 2038.
 //
+// Mutual authentication: the NPAC answers an accepted bind with its own signed
+// LnpAccessControl (systemType npac) in the AARE. NpacKeyRing holds the NPAC public keys
+// the provider installed (--npac-key: files of one or more PEM public keys, Ed25519 or
+// RSA); verifyNpacAnswer() accepts the AARE only if that access control is present, says
+// npac, and verifies with one of them.
+//
 // Threading: plain values and pure functions (OpenSSL signing is re-entrant).
 #pragma once
 
@@ -20,6 +26,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "associations/signature.h"
 #include "cmip/acse.h"
@@ -65,5 +72,23 @@ associations::Result<cmip::LnpAccessControl, std::string> signedAccessControl(co
                                                                               const ProviderKey& key);
 // The AARQ carrying `ac` in CMIPUserInfo (protocol version 2) on the CMIP context.
 cmip::Aarq makeAarq(const cmip::LnpAccessControl& ac);
+
+struct NpacPublicKey {
+  associations::SignatureVerifier verifier;
+  std::string file;         // where it was read, for messages
+  std::string fingerprint;  // associations::publicKeyFingerprint
+};
+using NpacKeyRing = std::vector<NpacPublicKey>;
+
+// Every "-----BEGIN PUBLIC KEY-----" block of every file, Ed25519 or RSA (>= 2048 bits).
+// The error names the file and why (unreadable, no PEM public key in it, a block that is
+// not a usable key).
+associations::Result<NpacKeyRing, std::string> loadNpacKeys(const std::vector<std::string>& paths);
+
+// The NPAC's access control of an accepted AARE, verified: the error says what was
+// missing or wrong (no access control, does not decode, systemType not npac, signature
+// verifies with none of the installed keys).
+associations::Result<cmip::LnpAccessControl, std::string> verifyNpacAnswer(const cmip::Aare& aare,
+                                                                           const NpacKeyRing& keys);
 
 }  // namespace npac::soasim

@@ -3,6 +3,7 @@
 // route with examples.
 //
 //   provisioning  providers, their NSAPs and keys        SQLite, on the API thread
+//   npac-keys     the NPAC's own signing keys            SQLite, on the API thread
 //   tunables      catalogue, get/set/clear, srr          TunableRegistry (validated, audited)
 //   messages      submit (ids once committed), status    CoreService / SQLite
 //   inbound       long-poll providers' requests, answer  CoreService
@@ -86,6 +87,11 @@ class AdminApi {
   HttpResponse listKeys(ApiRequest& r, const std::string& spid);
   HttpResponse revokeKey(ApiRequest& r, const std::string& spid, const std::string& list,
                          const std::string& key);
+  // admin_api_npac_keys.cc: the NPAC's own signing keys (the private half never leaves)
+  HttpResponse addNpacKey(ApiRequest& r);
+  HttpResponse listNpacKeys(ApiRequest& r);
+  HttpResponse exportNpacKey(ApiRequest& r, const std::string& list, const std::string& key);
+  HttpResponse revokeNpacKey(ApiRequest& r, const std::string& list, const std::string& key);
   // admin_api_tunables.cc
   HttpResponse listTunables(ApiRequest& r);
   HttpResponse getTunable(ApiRequest& r, const std::string& name);

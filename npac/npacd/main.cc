@@ -24,6 +24,7 @@
 #include "npac/npacd/association_manager.h"
 #include "npac/npacd/config.h"
 #include "npac/version.h"
+#include "npac/npacd/npac_keys.h"
 #include "tunables/registry.h"
 
 namespace {
@@ -118,6 +119,13 @@ int main(int argc, char** argv) {
   auto writer = db::QueueWriter::start(config.db_path, open_options, clock);
   if (!writer.isOk()) {
     std::fprintf(stderr, "npacd: cannot start the queue writer: %s\n", writer.status().toString().c_str());
+    return 2;
+  }
+
+  // Every accepting AARE is signed with an NPAC key (docs/OPERATIONS.md "NPAC keys").
+  auto npac_key = npacd::ensureNpacKey(*core_db, clock(), registry->get(tunables::kKeyLifetime).count());
+  if (!npac_key.isOk()) {
+    std::fprintf(stderr, "npacd: no NPAC signing key: %s\n", npac_key.status().toString().c_str());
     return 2;
   }
 

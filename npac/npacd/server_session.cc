@@ -99,9 +99,7 @@ void Session::handle(std::vector<cmip::UpperLayersEvent>& events) {
   }
 }
 
-void Session::accept(std::int64_t association_id) {
-  cmip::Aare aare;
-  aare.applicationContext = cmip::oids::kSystemsManagementContext;
+void Session::accept(std::int64_t association_id, const cmip::Aare& aare) {
   std::vector<std::uint8_t> out;
   cmip::Status status = upper_.acceptAssociation(aare, out);
   if (!status.isOk()) {

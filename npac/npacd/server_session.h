@@ -67,7 +67,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // within `bind_timeout`.
   void start(std::chrono::milliseconds bind_timeout);
 
-  void accept(std::int64_t association_id);      // AARE accepted
+  // Sends `aare` (result accepted; the owner has put the NPAC's access control in its
+  // user information) and the association is bound.
+  void accept(std::int64_t association_id, const cmip::Aare& aare);
   void reject(const cmip::Aare& refusal);        // AARE rejected, then close
   // A pre-encoded ROSE APDU; false if the association is not bound (or went away). A
   // non-zero `tag` is reported back through SessionOwner::onWritten once written.

@@ -128,3 +128,77 @@ TEST_CASE("Recovery requests map to a time range or everything unacknowledged") 
   CHECK(mapped.from == kNow - 1h);
   CHECK(mapped.to == kNow);
 }
+
+namespace {
+
+NpacAccessControlFields npacFields() {
+  NpacAccessControlFields fields;
+  fields.system_id = "NPAC";
+  fields.key_list_id = 1;
+  fields.key_id = 2;
+  fields.sequence_number = 41;
+  fields.departure_time = kNow + 750ms;  // the wire carries whole seconds
+  fields.functions = FunctionMask(0b01001);
+  fields.recovery_mode = true;
+  return fields;
+}
+
+}  // namespace
+
+TEST_CASE("The NPAC's access control says npac and the accepted functions and verifies with its key") {
+  for (SignatureAlgorithm algorithm : {SignatureAlgorithm::kEd25519, SignatureAlgorithm::kRsaSha256}) {
+    INFO(toString(algorithm));
+    const KeyPairPem pair = generateKeyPair(algorithm).value();
+    auto signer = SignatureSigner::fromPem(algorithm, pair.private_pem).value();
+    auto npac = signedNpacAccessControl(npacFields(), signer);
+    REQUIRE(npac.ok());
+    const cmip::LnpAccessControl& ac = npac.value();
+    CHECK(ac.systemId == "NPAC");
+    CHECK(ac.systemType == cmip::SystemType::kNpac);
+    CHECK(ac.listId == 1);
+    CHECK(ac.keyId == 2);
+    CHECK(ac.sequenceNumber == 41);
+    CHECK(ac.functions.bits == 0b01001u);
+    CHECK(ac.recoveryMode);
+    CHECK(wallTimeFrom(ac.departureTime) == kNow);
+    // What the provider receives: the decoded wire value.
+    auto received = cmip::decodeAccessControl(cmip::encodeAccessControl(ac));
+    REQUIRE(received.isOk());
+    auto verifier = SignatureVerifier::fromPem(algorithm, pair.public_pem).value();
+    CHECK(verifyNpacAccessControl(*received, verifier).ok());
+  }
+}
+
+TEST_CASE("The NPAC's access control does not verify with another key or after a change") {
+  auto signer = SignatureSigner::fromPem(SignatureAlgorithm::kEd25519, keys().private_pem).value();
+  cmip::LnpAccessControl ac = signedNpacAccessControl(npacFields(), signer).value();
+  const KeyPairPem other = generateKeyPair(SignatureAlgorithm::kEd25519).value();
+  auto wrong = SignatureVerifier::fromPem(SignatureAlgorithm::kEd25519, other.public_pem).value();
+  SignatureStatus status = verifyNpacAccessControl(ac, wrong);
+  REQUIRE_FALSE(status.ok());
+  CHECK(status.code() == SignatureError::kBadSignature);
+  auto right = SignatureVerifier::fromPem(SignatureAlgorithm::kEd25519, keys().public_pem).value();
+  cmip::LnpAccessControl changed = ac;
+  changed.functions = toCmip(FunctionMask(0b11111));
+  CHECK_FALSE(verifyNpacAccessControl(changed, right).ok());
+}
+
+TEST_CASE("An access control whose systemType is not npac is not the NPAC's") {
+  auto signer = SignatureSigner::fromPem(SignatureAlgorithm::kEd25519, keys().private_pem).value();
+  cmip::LnpAccessControl ac = signedNpacAccessControl(npacFields(), signer).value();
+  ac.systemType = cmip::SystemType::kSoa;
+  ac.signature = signer.sign(cmip::signedContent(ac)).value();  // well signed, wrong type
+  auto verifier = SignatureVerifier::fromPem(SignatureAlgorithm::kEd25519, keys().public_pem).value();
+  SignatureStatus status = verifyNpacAccessControl(ac, verifier);
+  REQUIRE_FALSE(status.ok());
+  CHECK(status.detail().find("not npac") != std::string::npos);
+}
+
+TEST_CASE("An NPAC system id that is not four PrintableString characters is not signed") {
+  auto signer = SignatureSigner::fromPem(SignatureAlgorithm::kEd25519, keys().private_pem).value();
+  NpacAccessControlFields fields = npacFields();
+  fields.system_id = "NPAC-EAST";
+  auto npac = signedNpacAccessControl(fields, signer);
+  REQUIRE_FALSE(npac.ok());
+  CHECK(npac.error().detail.find("systemId") != std::string::npos);
+}

@@ -189,3 +189,17 @@ TEST_CASE("Algorithm names round-trip through their text form") {
   }
   CHECK_FALSE(signatureAlgorithmFromString("dsa").has_value());
 }
+
+TEST_CASE("A public key's fingerprint is the SHA-256 of its DER SubjectPublicKeyInfo") {
+  // Known answer: `openssl pkey -pubin -outform DER | sha256sum` of this key.
+  const std::string pem =
+      "-----BEGIN PUBLIC KEY-----\n"
+      "MCowBQYDK2VwAyEA+4lj0FlSPCrYy13ZEs75dQSe3/kDHPJvLilrYWImJq0=\n"
+      "-----END PUBLIC KEY-----\n";
+  auto fingerprint = publicKeyFingerprint(pem);
+  REQUIRE(fingerprint.ok());
+  CHECK(fingerprint.value() == "SHA256:6cfd39a1985b646f19a233a329474c2467c90cfcb2853ef7710e555cb3611e4d");
+  auto bad = publicKeyFingerprint("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().code == SignatureError::kBadPem);
+}

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cmip/npac_bind.h"
+#include "cmip/oids.h"
 #include "tests/cmip/upper_test_util.h"
 
 using namespace npac::cmip;
@@ -256,4 +257,84 @@ TEST_CASE("Mutated access control never crashes the decoder and what decodes is 
     CHECK(decodeAccessControl(encodeAccessControl(*r)).value() == *r);
   }
   CHECK(ok > 0);
+}
+
+namespace {
+
+LnpAccessControl npacSample() {
+  LnpAccessControl ac = sample();
+  ac.systemId = "NPAC";
+  ac.systemType = SystemType::kNpac;
+  ac.userId = "npacd";
+  ac.keyId = 1;
+  return ac;
+}
+
+// The accepting AARE's CMIPUserInfo for npacSample(), hand-encoded from X.711 §7.2 and
+// the NPACD-BIND-PROFILE module: protocolVersion {version2}, accessControl [2] EXTERNAL.
+const char* kNpacUserInfo =
+    "30 4D 80 02 06 40"                                         // protocolVersion version2
+    " A2 47 06 0B 2B 06 01 04 01 67 07 00 00 5A 01"             // EXTERNAL, LnpAccessControl syntax
+    " A0 38 30 36"                                              // single-ASN1-type
+    " 80 04 4E 50 41 43 81 01 03 82 05 6E 70 61 63 64"           // "NPAC", npac, "npacd"
+    " 83 01 01 84 01 01"                                        // listId 1, keyId 1
+    " 85 0F 32 30 32 36 31 31 32 39 31 35 30 30 30 30 5A"       // 20261129150000Z
+    " 86 01 07 87 02 04 90 88 01 00 89 03 00 AB CD";
+
+Aare acceptedAare() {
+  Aare aare;
+  aare.applicationContext = oids::kSystemsManagementContext;
+  return aare;
+}
+
+}  // namespace
+
+TEST_CASE("An accepting AARE carries protocol version 2 and the NPAC's access control",
+          "[npac_bind]") {
+  Aare aare = acceptedAare();
+  External aarq_cmip;
+  aarq_cmip.indirect_reference = 3;
+  attachNpacAccessControl(aare, npacSample(), &aarq_cmip);
+  REQUIRE(aare.userInformation.size() == 1);
+  CHECK(aare.userInformation[0].indirect_reference == std::optional<int64_t>(3));
+  CHECK(aare.userInformation[0].data == hex(kNpacUserInfo));
+}
+
+TEST_CASE("The NPAC's access control survives an AARE's encode and decode", "[npac_bind]") {
+  Aare aare = acceptedAare();
+  attachNpacAccessControl(aare, npacSample(), nullptr);
+  CHECK(aare.userInformation[0].direct_reference == oids::kCmipAbstractSyntax);
+  auto decoded = decodeAcseApdu(encodeAcseApdu(AcseApdu{aare}));
+  REQUIRE(decoded.isOk());
+  auto npac = npacAccessControlFrom(std::get<Aare>(*decoded));
+  INFO(npac.status().toString());
+  REQUIRE(npac.isOk());
+  REQUIRE(npac->has_value());
+  CHECK(**npac == npacSample());
+}
+
+TEST_CASE("An AARE without user information carries no NPAC access control", "[npac_bind]") {
+  // The accepting AARE npacd sent before it answered with its own access control.
+  auto decoded = decodeAcseApdu(hex("61 14 a1 06 06 04 59 00 00 02 a2 03 02 01 00 a3 05 a1 03 02 01 00"));
+  REQUIRE(decoded.isOk());
+  auto npac = npacAccessControlFrom(std::get<Aare>(*decoded));
+  REQUIRE(npac.isOk());
+  CHECK_FALSE(npac->has_value());
+}
+
+TEST_CASE("A malformed NPAC access control in an AARE is an error naming the field",
+          "[npac_bind]") {
+  LnpAccessControl bad = npacSample();
+  bad.systemId = "NPACX";  // encodes, but the profile says SIZE (4)
+  CmipUserInfo info;
+  info.accessControl = toExternal(bad);
+  External ext;
+  ext.indirect_reference = 3;
+  ext.data = encodeCmipUserInfo(info);
+  Aare aare = acceptedAare();
+  aare.userInformation.push_back(ext);
+  auto npac = npacAccessControlFrom(aare);
+  REQUIRE_FALSE(npac.isOk());
+  CHECK(npac.status().code() == ErrorCode::kBindBadAccessControl);
+  CHECK(npac.status().message().find("systemId") != std::string::npos);
 }

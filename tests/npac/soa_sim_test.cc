@@ -311,3 +311,106 @@ TEST_CASE("An invoke received again with the same invoke id and argument is mark
   CHECK(order[2]["invoke_id"] == order[1]["invoke_id"]);
   CHECK(order[2]["answered"] == true);
 }
+
+// --- the NPAC's side of mutual authentication (docs/SOA-SIM.md "Verifying the NPAC") ---
+
+namespace {
+
+Script npacAnswering(const std::string& pub, Script::NpacAnswer answer) {
+  Script script{pub, false, 1};
+  script.npac_answer = answer;
+  return script;
+}
+
+// The simulator's refusal of an accepting AARE: exit 9, the reason reported, an ABRT sent
+// and nothing used on the association.
+void checkNpacRefused(const SimRun& run, Responder& npac, const std::string& reason) {
+  INFO(run.transcript);
+  CHECK(run.exit_code == 9);
+  CHECK(run.report["stop_reason"] == "npac-unverified");
+  const Json& bind = run.report["associations"][0]["bind"];
+  CHECK(bind["npac_verified"] == false);
+  CHECK(bind["accepted"] == false);
+  CHECK(bind["outcome"] == "npac-unverified");
+  CHECK(bind.value("npac_reason", "").find(reason) != std::string::npos);
+  CHECK(run.stderr_text.find(reason) != std::string::npos);
+  auto logs = npac.logs();
+  CHECK(npac.problems().empty());
+  REQUIRE(logs.size() == 1);
+  CHECK(logs[0].abrt);
+  CHECK(logs[0].from_sim.empty());
+}
+
+}  // namespace
+
+TEST_CASE("The simulator verifies the NPAC's signed bind response and reports the NPAC's key", "[soa-sim]") {
+  Scratch scratch;
+  auto [key, pub] = makeKey(scratch, "ed25519");
+  Responder npac(npacAnswering(pub, Script::NpacAnswer::kSigned));
+  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --expect 1");
+  INFO(run.transcript);
+  REQUIRE(run.exit_code == 0);
+  const Json& bind = run.report["associations"][0]["bind"];
+  CHECK(bind["npac_verified"] == true);
+  CHECK(bind["npac"]["system_id"] == "NPAC");
+  CHECK(bind["npac"]["key_list_id"] == 1);
+  CHECK(bind["npac"]["key_id"] == 1);
+  CHECK(bind["npac"]["sequence_number"] == 1);
+}
+
+TEST_CASE("The simulator aborts an association whose NPAC signature verifies with no installed key and exits 9",
+          "[soa-sim]") {
+  Scratch scratch;
+  auto [key, pub] = makeKey(scratch, "ed25519");
+  Responder npac(npacAnswering(pub, Script::NpacAnswer::kWrongKey));
+  checkNpacRefused(runSim(scratch, baseArgs(npac.port(), key) + " --expect 1"), npac, "verifies with none");
+}
+
+TEST_CASE("The simulator aborts an accepting AARE without the NPAC's access control and exits 9", "[soa-sim]") {
+  Scratch scratch;
+  auto [key, pub] = makeKey(scratch, "ed25519");
+  Responder npac(npacAnswering(pub, Script::NpacAnswer::kNone));
+  checkNpacRefused(runSim(scratch, baseArgs(npac.port(), key) + " --expect 1"), npac, "no NPAC access control");
+}
+
+TEST_CASE("The simulator aborts an NPAC access control whose system type is not npac and exits 9", "[soa-sim]") {
+  Scratch scratch;
+  auto [key, pub] = makeKey(scratch, "ed25519");
+  Responder npac(npacAnswering(pub, Script::NpacAnswer::kNotNpac));
+  checkNpacRefused(runSim(scratch, baseArgs(npac.port(), key) + " --expect 1"), npac, "not npac");
+}
+
+TEST_CASE("The simulator refuses to start without --npac-key or --no-npac-verify", "[soa-sim]") {
+  Scratch scratch;
+  auto [key, pub] = makeKey(scratch, "ed25519");
+  Responder npac(npacAnswering(pub, Script::NpacAnswer::kSigned));
+  SimRun run = runSim(scratch, "--npac 127.0.0.1:" + std::to_string(npac.port()) + " --spid 0001 --key " + key);
+  INFO(run.transcript);
+  CHECK(run.exit_code == 2);
+  CHECK(run.stderr_text.find("--npac-key FILE is required") != std::string::npos);
+  CHECK(run.stderr_text.find("--no-npac-verify") != std::string::npos);
+  CHECK(npac.logs().empty());
+}
+
+TEST_CASE("An --npac-key file without a public key exits 3 naming the file", "[soa-sim]") {
+  Scratch scratch;
+  auto [key, pub] = makeKey(scratch, "ed25519");
+  const std::string not_a_key = scratch.file("npac.pem");
+  std::ofstream(not_a_key) << "hello\n";
+  SimRun run = runSim(scratch, "--npac 127.0.0.1:9 --spid 0001 --key " + key + " --npac-key " + not_a_key);
+  INFO(run.transcript);
+  CHECK(run.exit_code == 3);
+  CHECK(run.stderr_text.find(not_a_key) != std::string::npos);
+}
+
+TEST_CASE("With --no-npac-verify the simulator binds without checking and warns on stderr", "[soa-sim]") {
+  Scratch scratch;
+  auto [key, pub] = makeKey(scratch, "ed25519");
+  Responder npac(npacAnswering(pub, Script::NpacAnswer::kNone));
+  SimRun run = runSim(scratch, "--npac 127.0.0.1:" + std::to_string(npac.port()) +
+                                   " --spid 0001 --key-list 3 --key-id 7 --key " + key + " --no-npac-verify --expect 1");
+  INFO(run.transcript);
+  CHECK(run.exit_code == 0);
+  CHECK(run.report["associations"][0]["bind"]["npac_verified"].is_null());
+  CHECK(run.stderr_text.find("not verified") != std::string::npos);
+}

@@ -115,9 +115,19 @@ TEST_CASE("Values outside the declared range are out-of-range errors", "[catalog
   CHECK(parse("response_timeout", "2d").code() == ErrorCode::kOutOfRange);
   CHECK(parse("retry_attempts", "0").code() == ErrorCode::kOutOfRange);
   CHECK(parse("npac_system_id", "").code() == ErrorCode::kOutOfRange);
-  CHECK(parse("npac_system_id", std::string(21, 'x')).code() == ErrorCode::kOutOfRange);
+  CHECK(parse("npac_system_id", std::string(5, 'x')).code() == ErrorCode::kOutOfRange);
   const Status status = parse("congestion_window", "0");
   CHECK(status.message().find("1..10000") != std::string::npos);
+}
+
+TEST_CASE("npac_system_id takes exactly four PrintableString characters", "[catalogue]") {
+  // LnpAccessControl systemId ::= PrintableString (SIZE (4)) (docs/npac-bind.asn1).
+  CHECK(parse("npac_system_id", "NPA").code() == ErrorCode::kOutOfRange);
+  CHECK(parse("npac_system_id", "NPACX").code() == ErrorCode::kOutOfRange);
+  CHECK(parse("npac_system_id", "NP@C").code() == ErrorCode::kWrongType);
+  CHECK(parse("npac_system_id", "NPAC").isOk());
+  CHECK(parse("npac_system_id", "N-1 ").isOk());
+  CHECK(parse("npac_system_id", "NPA").message().find("4") != std::string::npos);
 }
 
 TEST_CASE("Zero means off where declared and is out of range elsewhere", "[catalogue]") {

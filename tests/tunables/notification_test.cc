@@ -164,12 +164,12 @@ TEST_CASE("Readers on other threads see only whole values while an operator chan
       const std::int64_t window = snapshot->get(kCongestionWindow, "0001");
       if (window != 100 && window != 10 && window != 20) bad.fetch_add(1);
       const std::string id = f.registry->get(kNpacSystemId);
-      if (id != "NPAC" && id != "NPAC-WEST-PRIMARY" && id != "E") bad.fetch_add(1);
+      if (id != "NPAC" && id != "WEST" && id != "EAST") bad.fetch_add(1);
     }
   });
   for (int i = 0; i < 50; ++i) {
     REQUIRE(f.registry->set("congestion_window", "0001", i % 2 ? "10" : "20", "alice").isOk());
-    REQUIRE(f.registry->set("npac_system_id", "", i % 2 ? "E" : "NPAC-WEST-PRIMARY", "alice")
+    REQUIRE(f.registry->set("npac_system_id", "", i % 2 ? "EAST" : "WEST", "alice")
                 .isOk());
   }
   done.store(true);

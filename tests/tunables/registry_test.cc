@@ -110,7 +110,7 @@ TEST_CASE("Overrides survive closing and reopening the database file", "[registr
   REQUIRE(f.registry->set("response_timeout", "", "900s", "alice").isOk());
   REQUIRE(f.registry->set("response_timeout", "0002", "1h30m", "alice").isOk());
   REQUIRE(f.registry->set("duplicate_bind", "", "reject", "alice").isOk());
-  REQUIRE(f.registry->set("npac_system_id", "", "NPAC-EAST", "alice").isOk());
+  REQUIRE(f.registry->set("npac_system_id", "", "EAST", "alice").isOk());
   REQUIRE(f.registry->set("congestion_window", "", "42", "alice").isOk());
   REQUIRE(f.registry->clear("congestion_window", "", "alice").isOk());
 
@@ -119,7 +119,7 @@ TEST_CASE("Overrides survive closing and reopening the database file", "[registr
   CHECK(f.registry->get(kResponseTimeout) == 15min);
   CHECK(f.registry->get(kResponseTimeout, "0002") == 90min);
   CHECK(f.registry->get(kDuplicateBind) == DuplicateBind::kReject);
-  CHECK(f.registry->get(kNpacSystemId) == "NPAC-EAST");
+  CHECK(f.registry->get(kNpacSystemId) == "EAST");
   CHECK(f.registry->get(kCongestionWindow) == 100);
   CHECK(f.registry->ignoredAtLoad().empty());
 }

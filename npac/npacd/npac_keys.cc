@@ -1,0 +1,121 @@
+#include "npac/npacd/npac_keys.h"
+
+#include <spdlog/spdlog.h>
+
+#include "associations/cmip_bind.h"
+#include "db/audit_store.h"
+#include "db/transaction.h"
+#include "npac/npacd/api_json.h"
+
+namespace npac::npacd {
+namespace as = npac::associations;
+
+namespace {
+
+db::KeyAlgorithm toDb(as::SignatureAlgorithm algorithm) {
+  return algorithm == as::SignatureAlgorithm::kEd25519 ? db::KeyAlgorithm::kEd25519
+                                                       : db::KeyAlgorithm::kRsaSha256;
+}
+
+as::SignatureAlgorithm fromDb(db::KeyAlgorithm algorithm) {
+  return algorithm == db::KeyAlgorithm::kEd25519 ? as::SignatureAlgorithm::kEd25519
+                                                 : as::SignatureAlgorithm::kRsaSha256;
+}
+
+std::string subjectOf(const db::NpacKey& key) {
+  return "npac key " + std::to_string(key.list_id) + "/" + std::to_string(key.key_id);
+}
+
+}  // namespace
+
+nlohmann::json npacKeyJson(const db::NpacKey& key, bool with_public_pem) {
+  nlohmann::json out = {{"key_list_id", key.list_id},
+                        {"key_id", key.key_id},
+                        {"algorithm", db::toString(key.algorithm)},
+                        {"not_before", formatTime(key.not_before_at)},
+                        {"not_after", formatTime(key.not_after_at)},
+                        {"state", db::toString(key.state)},
+                        {"created_at", formatTime(key.created_at)},
+                        {"last_sequence", key.last_sequence}};
+  auto fingerprint = as::publicKeyFingerprint(key.public_key_pem);
+  out["fingerprint"] = fingerprint.ok() ? fingerprint.value() : "unreadable: " + fingerprint.error().detail;
+  if (with_public_pem) out["public_key_pem"] = key.public_key_pem;
+  return out;
+}
+
+db::Result<db::NpacKey> createNpacKey(db::Database& db, const NewNpacKey& request,
+                                      const std::string& actor, db::TimeMs now) {
+  auto pair = as::generateKeyPair(request.algorithm);
+  if (!pair.ok()) return db::Status::internal("generating the NPAC key pair failed: " + pair.error().detail);
+  db::NpacKey key;
+  key.list_id = request.list_id;
+  key.key_id = request.key_id;
+  key.algorithm = toDb(request.algorithm);
+  key.public_key_pem = pair.value().public_pem;
+  key.private_key_pem = pair.value().private_pem;
+  key.not_before_at = request.not_before_at;
+  key.not_after_at = request.not_after_at;
+  key.state = db::KeyState::kActive;
+  key.created_at = now;
+  db::Transaction tx(db);
+  if (db::Status status = tx.begin(); !status.isOk()) return status;
+  if (db::Status status = db::NpacKeyStore(db).add(key); !status.isOk()) return status;
+  db::AuditEntry entry{0, now, actor, "npac-key.add", subjectOf(key), std::nullopt, npacKeyJson(key).dump()};
+  db::Result<std::int64_t> id = db::AuditStore(db).append(entry);
+  if (!id.isOk()) return id.status();
+  if (db::Status status = tx.commit(); !status.isOk()) return status;
+  return key;
+}
+
+db::Result<db::NpacKey> ensureNpacKey(db::Database& db, db::TimeMs now, std::int64_t lifetime_ms) {
+  db::NpacKeyStore store(db);
+  db::Result<db::NpacKey> current = store.signingKeyAt(now);
+  if (current.isOk() || !current.status().isNotFound()) return current;
+  db::Result<std::vector<db::NpacKey>> all = store.list();
+  if (!all.isOk()) return all.status();
+  NewNpacKey request;
+  for (const db::NpacKey& k : all.value()) {
+    if (k.list_id == request.list_id && k.key_id >= request.key_id) request.key_id = k.key_id + 1;
+  }
+  request.not_before_at = now;
+  request.not_after_at = now + lifetime_ms;
+  db::Result<db::NpacKey> created = createNpacKey(db, request, "npacd", now);
+  if (!created.isOk()) return created;
+  auto fingerprint = as::publicKeyFingerprint(created->public_key_pem);
+  spdlog::warn("no usable NPAC key: created NPAC key {}/{} (ed25519, valid until {}), public key {}; "
+               "providers verify bind responses with it (npacctl npac-key export {} {})",
+               created->list_id, created->key_id, formatTime(created->not_after_at),
+               fingerprint.ok() ? fingerprint.value() : "(unreadable)",
+               created->list_id, created->key_id);
+  return created;
+}
+
+as::Result<cmip::LnpAccessControl, std::string> signBindResponse(db::Database& db,
+                                                                 const std::string& system_id,
+                                                                 db::TimeMs now,
+                                                                 as::FunctionMask functions,
+                                                                 bool recovery_mode) {
+  db::NpacKeyStore store(db);
+  db::Result<db::NpacKey> key = store.signingKeyAt(now);
+  if (!key.isOk()) return as::err("no NPAC key to sign the bind response: " + key.status().toString());
+  auto signer = as::SignatureSigner::fromPem(fromDb(key->algorithm), key->private_key_pem);
+  if (!signer.ok()) {
+    return as::err(subjectOf(*key) + " is unusable: " + std::string(as::toString(signer.error().code)) +
+                   ": " + signer.error().detail);
+  }
+  db::Result<std::int64_t> sequence = store.nextSequence(key->list_id, key->key_id);
+  if (!sequence.isOk()) return as::err("no sequence number for " + subjectOf(*key) + ": " + sequence.status().toString());
+  as::NpacAccessControlFields fields;
+  fields.system_id = system_id;
+  fields.key_list_id = key->list_id;
+  fields.key_id = key->key_id;
+  fields.sequence_number = *sequence;
+  fields.departure_time = as::WallTime(std::chrono::milliseconds(now));
+  fields.functions = functions;
+  fields.recovery_mode = recovery_mode;
+  auto signed_ac = as::signedNpacAccessControl(fields, signer.value());
+  if (!signed_ac.ok()) return as::err(signed_ac.error().detail);
+  return std::move(signed_ac).value();
+}
+
+}  // namespace npac::npacd
