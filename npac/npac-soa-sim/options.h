@@ -82,6 +82,11 @@ struct SimOptions {
   // Added to the clock for the bind's departure time (--departure-offset): rehearses the
   // NPAC's departure_time_window rule with a skewed clock. Signed; 0 sends "now".
   Millis departure_offset{0};
+  // The NPAC's side of mutual authentication (docs/SOA-SIM.md "Verifying the NPAC"): the
+  // NPAC public keys this provider installed (--npac-key FILE, repeatable, each file one
+  // or more PEM public keys), or --no-npac-verify for rehearsals. One of them is required.
+  std::vector<std::string> npac_key_files;
+  bool no_npac_verify = false;
 
   std::vector<AssociationPlan> associations;
   DropMode drop_mode = DropMode::kTcp;

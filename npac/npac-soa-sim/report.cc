@@ -17,6 +17,12 @@ Json bindJson(const BindRecord& b) {
   if (b.diagnostic) j["diagnostic"] = *b.diagnostic;
   if (!b.diagnostic_name.empty()) j["diagnostic_name"] = b.diagnostic_name;
   if (!b.refusal_reason.empty()) j["refusal"] = Json{{"reason", b.refusal_reason}, {"text", b.refusal_text}};
+  j["npac_verified"] = b.npac_verified ? Json(*b.npac_verified) : Json(nullptr);
+  if (!b.npac_reason.empty()) j["npac_reason"] = b.npac_reason;
+  if (b.npac_verified.value_or(false)) {
+    j["npac"] = Json{{"system_id", b.npac_system_id}, {"key_list_id", b.npac_key_list},
+                     {"key_id", b.npac_key_id}, {"sequence_number", b.npac_sequence}};
+  }
   if (!b.detail.empty()) j["detail"] = b.detail;
   return j;
 }

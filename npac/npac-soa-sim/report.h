@@ -64,6 +64,15 @@ struct AssociationRecord {
   std::string local_address;
   uint16_t local_port = 0;
   std::string nsap;  // RFC 1277 NSAP of local_address, as the NPAC derives it
+  // Whether the accepting AARE's NPAC access control verified with an installed NPAC
+  // key: nullopt when not checked (--no-npac-verify, or the bind was not accepted).
+  std::optional<bool> npac_verified;
+  std::string npac_reason;  // why not, when false
+  // The verified access control: the NPAC's system id, key and sequence number.
+  std::string npac_system_id;
+  int64_t npac_key_list = 0;
+  int64_t npac_key_id = 0;
+  int64_t npac_sequence = 0;
   uint64_t sequence_number = 0;
   std::string departure_time;  // the bind's, YYYYMMDDHHMMSSZ (shifted by --departure-offset)
   bool recovery_mode = false;

@@ -72,8 +72,12 @@ bool ownEnd(const std::string& reason) {
 
 }  // namespace
 
-Simulation::Simulation(SimOptions options, ProviderKey key)
-    : options_(std::move(options)), key_(std::move(key)), progress_(io_), recovery_hold_(io_) {
+Simulation::Simulation(SimOptions options, ProviderKey key, NpacKeyRing npac_keys)
+    : options_(std::move(options)),
+      key_(std::move(key)),
+      npac_keys_(std::move(npac_keys)),
+      progress_(io_),
+      recovery_hold_(io_) {
   report_.npac = options_.npac_host + ":" + std::to_string(options_.npac_port);
   report_.spid = options_.spid;
   report_.system_type = cmip::systemTypeName(options_.system_type);
@@ -298,6 +302,29 @@ awaitable<bool> Simulation::bindRange(size_t first, size_t last, bool recovery_f
       clients_[i]->start();
       any = true;
       continue;
+    }
+    if (rec.bind.accepted && !options_.no_npac_verify) {
+      // Mutual authentication: a provider does not use an association the NPAC did not
+      // sign for (docs/SOA-SIM.md "Verifying the NPAC").
+      auto npac = verifyNpacAnswer(*outcome.aare, npac_keys_);
+      rec.bind.npac_verified = npac.ok();
+      if (npac.ok()) {
+        rec.bind.npac_system_id = npac.value().systemId;
+        rec.bind.npac_key_list = npac.value().listId;
+        rec.bind.npac_key_id = npac.value().keyId;
+        rec.bind.npac_sequence = npac.value().sequenceNumber;
+      } else {
+        rec.bind.npac_reason = npac.error();
+        rec.bind.accepted = false;
+        rec.bind.outcome = "npac-unverified";
+        rec.bind.detail = "the NPAC is not authenticated: " + npac.error() + "; association aborted";
+        co_await clients_[i]->refuseAccepted("npac-unverified");
+        report_.errors.push_back("association " + std::to_string(i + 1) + " from " + rec.local_address + ": " +
+                                 rec.bind.detail);
+        bind_failure_exit_ = kExitNpacUnverified;
+        stop("npac-unverified");
+        co_return false;
+      }
     }
     std::string why;
     if (outcome.kind == BindOutcome::Kind::kRejected) {

@@ -40,10 +40,12 @@ inline constexpr int kExitBindRejected = 5;  // the AARE said rejected
 inline constexpr int kExitGoalsNotMet = 6;   // --duration or a signal came first
 inline constexpr int kExitAllLost = 7;       // every association ended before the goals
 inline constexpr int kExitRecoveryFailed = 8;
+inline constexpr int kExitNpacUnverified = 9;  // the accepting AARE did not authenticate the NPAC
 
 class Simulation : public AssociationObserver {
  public:
-  Simulation(SimOptions options, ProviderKey key);
+  // `npac_keys`: the installed NPAC public keys (empty with --no-npac-verify).
+  Simulation(SimOptions options, ProviderKey key, NpacKeyRing npac_keys);
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
 
@@ -85,6 +87,7 @@ class Simulation : public AssociationObserver {
 
   SimOptions options_;
   ProviderKey key_;
+  NpacKeyRing npac_keys_;
   asio::io_context io_;
   asio::steady_timer progress_;
   asio::steady_timer recovery_hold_;  // --recovery-hold; cancelled by stop()

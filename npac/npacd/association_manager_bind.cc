@@ -9,6 +9,7 @@
 #include "associations/provisioning.h"
 #include "cmip/npac_bind_refusal.h"
 #include "npac/npacd/association_manager.h"
+#include "npac/npacd/npac_keys.h"
 
 namespace npac::npacd {
 namespace as = npac::associations;
@@ -130,6 +131,17 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
                static_cast<std::int32_t>(as::acseDiagnostic(*verdict.rejection)));
     return;
   }
+  // Mutual authentication: the accepting AARE carries the NPAC's own signed access
+  // control (docs/PROTOCOL.md "The NPAC's answer"), made before the association exists so
+  // a failure leaves nothing to undo.
+  auto npac_access_control = signBindResponse(db_, registry_.get(tunables::kNpacSystemId), nowMs(),
+                                              request->functions, request->recovery_mode);
+  if (!npac_access_control.ok()) {
+    spdlog::error("cannot sign the bind response: {}", npac_access_control.error());
+    rejectBind(session, ind, spid, mask, request->recovery_mode, "npac-key-unavailable",
+               npac_access_control.error(), cmip::user_diagnostic::kNoReasonGiven);
+    return;
+  }
   provider = providerFor(spid, true);
   if (provider == nullptr) {
     rejectBind(session, ind, spid, mask, request->recovery_mode, "internal",
@@ -149,7 +161,11 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   session->function_mask = mask;
   session->recovery_mode = request->recovery_mode;
   session->bound_at_ms = nowMs();
-  session->accept(id);
+  cmip::Aare aare;
+  aare.applicationContext = cmip::oids::kSystemsManagementContext;
+  cmip::attachNpacAccessControl(aare, npac_access_control.value(),
+                                cmip::findCmipUserInfo(ind.aarq.userInformation, std::nullopt));
+  session->accept(id, aare);
   unbound_.erase(session);
   provider->sessions[id] = session;
   provider->egress->onBound(spec, request->recovery_mode);

@@ -145,6 +145,7 @@ class NpacdProcess {
   const fs::path& dir() const { return dir_; }
   const fs::path& db() const { return db_; }
   std::uint16_t port() const { return port_; }
+  std::uint16_t apiPort() const { return api_port_; }
   std::string log() const { return slurp(dir_ / "npacd.log"); }
 
   void start() {
@@ -293,9 +294,32 @@ class NpacdProcess {
       argv.insert(argv.end(), {"--sequence", std::to_string(next_sequence_)});
       next_sequence_ += 100;
     }
+    // Every end-to-end run authenticates the NPAC: it verifies npacd's signed AARE with
+    // the NPAC public keys exported through the API, as a provider installs them.
+    if (!given("--npac-key") && !given("--no-npac-verify")) {
+      argv.insert(argv.end(), {"--npac-key", exportNpacKeys().string()});
+    }
     argv.insert(argv.end(), args.begin(), args.end());
     run->pid = spawn(argv, run->log);
     return run;
+  }
+
+  // The public halves of every NPAC key not revoked, in one PEM file (GET
+  // /v1/npac-keys/{list}/{key}/public); `name` inside this npacd's directory.
+  fs::path exportNpacKeys(const std::string& name = "npac-keys.pub.pem") const {
+    Reply listed = call(http::verb::get, "/v1/npac-keys");
+    REQUIRE(listed.status == 200);
+    std::string pems;
+    for (const Json& k : listed.body["npac_keys"]) {
+      if (k["state"] == "revoked") continue;
+      Reply pub = call(http::verb::get, "/v1/npac-keys/" + std::to_string(k["key_list_id"].get<std::int64_t>()) +
+                                            "/" + std::to_string(k["key_id"].get<std::int64_t>()) + "/public");
+      REQUIRE(pub.status == 200);
+      pems += pub.body["public_key_pem"].get<std::string>();
+    }
+    const fs::path file = dir_ / name;
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << pems;
+    return file;
   }
 
   // Waits (bounded) until npacd lists `count` associations.

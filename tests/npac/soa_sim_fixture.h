@@ -3,7 +3,10 @@
 // (soa_sim_test.cc, soa_sim_recovery_test.cc). The responder verifies every bind's
 // signature with SignatureVerifier (so the simulator's signing is really checked), then
 // plays a short script: M-EVENT-REPORTs, answers to the simulator's requests, the
-// recovery sequence. The simulator runs as a child process ($NPAC_BIN/npac-soa-sim) with
+// recovery sequence. Like npacd, it answers an accepted bind with the NPAC's own signed
+// access control (npacKeys(), the fixture's NPAC key pair), and baseArgs() installs that
+// key in the simulator (--npac-key), so every run authenticates the NPAC; Script's
+// npac_answer makes it answer wrongly on purpose. The simulator runs as a child process ($NPAC_BIN/npac-soa-sim) with
 // a bounded --duration; its JSON report and exit code are checked.
 //
 // The responder is a test fixture, not a product: one thread per connection, blocking
@@ -34,6 +37,7 @@
 #include <boost/asio.hpp>
 #include <nlohmann/json.hpp>
 
+#include "associations/cmip_bind.h"
 #include "associations/signature.h"
 #include "cmip/cmip_operations.h"
 #include "cmip/npac_bind.h"
@@ -78,7 +82,7 @@ inline OpaqueBer octets(const std::string& text) {
 inline RoseApdu eventReport(int32_t invoke_id, const Oid& type, OpaqueBer info) {
   EventReportArgument arg;
   arg.managedObjectClass = ObjectClass::global(oids::kLnpNpacSmsClass);
-  arg.managedObjectInstance.form = ObjectInstance::Form::kDistinguishedName;
+  arg.managedObjectInstance = npacSmsInstance();  // docs/PROTOCOL.md: CN=NPAC
   arg.eventType = EventTypeId::global(type);
   arg.eventInfo = std::move(info);
   return toRose(CmipInvoke{invoke_id, std::nullopt, CmipOpcode::kEventReportConfirmed, arg});
@@ -96,7 +100,34 @@ struct Script {
   bool resend_last = false;    // send the last event again, same invoke id and argument
   int leaked_messages = 0;     // sent right after messageCount, before lnpRecoveryComplete
                                // (an NPAC that does not hold new messages in recovery)
+  // The NPAC's access control in the accepting AARE: kSigned (npacKeys()), kNone (absent),
+  // kWrongKey (signed with another key), kNotNpac (well signed, systemType soa).
+  enum class NpacAnswer { kSigned, kNone, kWrongKey, kNotNpac };
+  NpacAnswer npac_answer = NpacAnswer::kSigned;
 };
+
+// The fixture NPAC's key pair (Ed25519), made once per test process.
+inline const npac::associations::KeyPairPem& npacKeys() {
+  static const npac::associations::KeyPairPem pair =
+      npac::associations::generateKeyPair(npac::associations::SignatureAlgorithm::kEd25519).value();
+  return pair;
+}
+
+// npacKeys()'s public half in a file, for --npac-key; removed when the process ends.
+inline const std::string& npacPublicKeyFile() {
+  struct File {
+    std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                 ("soa-sim-npac-" + std::to_string(::getpid()) + ".pub.pem");
+    File() { std::ofstream(path, std::ios::binary | std::ios::trunc) << npacKeys().public_pem; }
+    ~File() {
+      std::error_code ignored;
+      std::filesystem::remove(path, ignored);
+    }
+  };
+  static const File file;
+  static const std::string text = file.path.string();
+  return text;
+}
 
 struct ConnectionLog {
   std::string peer_address;
@@ -198,6 +229,32 @@ class Responder {
   }
   int32_t nextInvoke() { return ++invoke_id_; }
 
+  // The NPAC's side of mutual authentication, as Script::npac_answer says.
+  void attachNpacAnswer(Aare& aare, const ConnectIndication& ind) {
+    namespace as = npac::associations;
+    if (script_.npac_answer == Script::NpacAnswer::kNone) return;
+    const std::string private_pem = script_.npac_answer == Script::NpacAnswer::kWrongKey
+                                        ? as::generateKeyPair(as::SignatureAlgorithm::kEd25519).value().private_pem
+                                        : npacKeys().private_pem;
+    auto signer = as::SignatureSigner::fromPem(as::SignatureAlgorithm::kEd25519, private_pem).value();
+    as::NpacAccessControlFields fields;
+    fields.system_id = "NPAC";
+    fields.key_list_id = 1;
+    fields.key_id = 1;
+    fields.sequence_number = ++npac_sequence_;
+    fields.departure_time = as::WallClock::now();
+    fields.functions = as::functionMaskFrom(ind.access_control->functions);
+    fields.recovery_mode = ind.access_control->recoveryMode;
+    auto signed_ac = as::signedNpacAccessControl(fields, signer);
+    if (!ensure(signed_ac.ok(), "signing the NPAC's access control")) return;
+    LnpAccessControl ac = signed_ac.value();
+    if (script_.npac_answer == Script::NpacAnswer::kNotNpac) {
+      ac.systemType = SystemType::kSoa;
+      ac.signature = signer.sign(signedContent(ac)).value();
+    }
+    attachNpacAccessControl(aare, ac, findCmipUserInfo(ind.aarq.userInformation, std::nullopt));
+  }
+
   void onBind(Connection& c, const ConnectIndication& ind) {
     std::vector<uint8_t> out;
     bool verified = false;
@@ -227,6 +284,7 @@ class Responder {
     }
     Aare aare;
     aare.applicationContext = oids::kSystemsManagementContext;
+    attachNpacAnswer(aare, ind);
     ensure(c.upper.acceptAssociation(aare, out).isOk(), "acceptAssociation");
     write(c, out);
     if (ind.access_control->recoveryMode) return;  // wait for lnpRecoveryRequest
@@ -346,6 +404,7 @@ class Responder {
   std::atomic<bool> stop_{false};
   std::atomic<int> active_{0};
   std::atomic<int32_t> invoke_id_{100};
+  std::atomic<int64_t> npac_sequence_{0};
   std::thread accept_thread_;
   std::vector<std::thread> threads_;  // touched by the accept thread only, joined after it
   std::mutex mutex_;
@@ -439,7 +498,8 @@ inline pid_t spawnSim(const Scratch& scratch, const std::string& args) {
 }
 
 inline std::string baseArgs(uint16_t port, const std::string& key) {
-  return "--npac 127.0.0.1:" + std::to_string(port) + " --spid 0001 --key-list 3 --key-id 7 --key " + key;
+  return "--npac 127.0.0.1:" + std::to_string(port) + " --spid 0001 --key-list 3 --key-id 7 --key " + key +
+         " --npac-key " + npacPublicKeyFile();
 }
 
 
