@@ -28,7 +28,14 @@ class CapturedLog {
     spdlog::set_default_logger(logger);
   }
   ~CapturedLog() { spdlog::set_default_logger(previous_); }
-  std::vector<std::string> lines() const { return sink_->last_formatted(); }
+  // Each formatted line without its end-of-line.
+  std::vector<std::string> lines() const {
+    std::vector<std::string> out = sink_->last_formatted();
+    for (std::string& line : out) {
+      while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+    }
+    return out;
+  }
 
  private:
   std::shared_ptr<spdlog::logger> previous_;
