@@ -68,6 +68,18 @@ TEST_CASE("A second association never makes the only one go twice in a row",
   CHECK(picks(p, 4) == std::vector<MemberId>{2, 1, 2, 1});
 }
 
+TEST_CASE("A member that left and came back waits like any other, even if it was served last",
+          "[round_robin]") {
+  RoundRobinPolicy p;
+  p.addMember(available(1));
+  CHECK(picks(p, 1) == std::vector<MemberId>{1});
+  p.setState(1, MemberState::kProhibited);  // leaving forgets that 1 was served last
+  p.setState(1, MemberState::kAvailable);   // 1 is now a waiting member
+  p.addMember(available(2));                // joins behind 1, not before it
+  CHECK(p.rotation() == std::vector<MemberId>{1, 2});
+  CHECK(picks(p, 3) == std::vector<MemberId>{1, 2, 1});
+}
+
 TEST_CASE("A leaving member drops out without anyone being skipped", "[round_robin]") {
   RoundRobinPolicy p;
   for (MemberId id : {1, 2, 3, 4}) p.addMember(available(id));

@@ -1,56 +1,35 @@
-// `npacctl plan --json` on every docs/examples scenario, checked against the seed tables
-// (seed 000 Tables 2-1, 2-3, 2-4, 2-5; seed 002's two request tables; NANC 353 order).
-// Runs the real binary from $NPAC_BIN.
+// `npacctl plan --json` on every docs/examples scenario, checked against the source
+// documents' tables: Oracle EAGLE "Weighted GTT Load Sharing" §2.5 Tables 2-1, 2-3, 2-4,
+// 2-5; the Citrix ADC "LRTM method" two request tables; the Oracle DSR/UDR Diameter
+// User's Guide "Egress Throttle Lists" example; the NANC 353 order. Runs the real binary
+// from $NPAC_BIN.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
-#include <cstdio>
-#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <random>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/npac/npacctl_plan_fixture.h"
+
 using nlohmann::json;
 
 namespace {
 
-struct Run {
-  int status = -1;
-  std::string out;
-  std::vector<json> steps;
-};
+using Run = npac::test::PlanRun;
 
-std::string binDir() {
-  const char* env = std::getenv("NPAC_BIN");
-  return env != nullptr ? env : std::string(NPAC_BINARY_DIR) + "/bin";
-}
+Run plan(const std::string& file, bool json_mode = true) { return npac::test::runPlanFile(file, json_mode); }
 
-Run plan(const std::string& file, bool json_mode = true) {
-  const std::string cmd = binDir() + "/npacctl plan " + (json_mode ? "--json " : "") + "'" + file + "' 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, p) != nullptr) r.out += buf;
-  const int raw = pclose(p);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  if (json_mode && r.status == 0) {
-    std::size_t start = 0;
-    while (start < r.out.size()) {
-      const std::size_t end = r.out.find('\n', start);
-      const std::string line = r.out.substr(start, end - start);
-      if (!line.empty()) r.steps.push_back(json::parse(line));
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-  }
-  return r;
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 Run example(const std::string& name) {
@@ -81,7 +60,7 @@ std::map<std::string, int> tally(const json& step) {
 
 }  // namespace
 
-TEST_CASE("npacctl plan reproduces seed 000 Table 2-1 load percentages and cycle", "[npacctl][seed000]") {
+TEST_CASE("npacctl plan reproduces EAGLE weighted GTT Table 2-1 load percentages and cycle", "[npacctl][eagle]") {
   Run r = example("seed000-table-2-1.json");
   REQUIRE(r.steps.size() == 3);
   auto m = byName(r.steps[0]);
@@ -96,7 +75,7 @@ TEST_CASE("npacctl plan reproduces seed 000 Table 2-1 load percentages and cycle
   CHECK(after["D"]["picks"] == 30);
 }
 
-TEST_CASE("npacctl plan reproduces seed 000 Table 2-3 group states", "[npacctl][seed000]") {
+TEST_CASE("npacctl plan reproduces EAGLE weighted GTT Table 2-3 group states", "[npacctl][eagle]") {
   Run r = example("seed000-table-2-3.json");
   const json& groups = r.steps[0].at("groups");
   REQUIRE(groups.size() == 4);
@@ -119,7 +98,7 @@ TEST_CASE("npacctl plan reproduces seed 000 Table 2-3 group states", "[npacctl][
   CHECK(pickedNames(r.steps[4]) == std::vector<std::string>{"I", "I"});
 }
 
-TEST_CASE("npacctl plan reproduces seed 000 Table 2-4 current load", "[npacctl][seed000]") {
+TEST_CASE("npacctl plan reproduces EAGLE weighted GTT Table 2-4 current load", "[npacctl][eagle]") {
   Run r = example("seed000-table-2-4.json");
   const json& g = r.steps[0].at("groups").at(0);
   CHECK(g["required_weight"] == 55);
@@ -134,7 +113,7 @@ TEST_CASE("npacctl plan reproduces seed 000 Table 2-4 current load", "[npacctl][
   CHECK(tally(r.steps[1]) == std::map<std::string, int>{{"A", 40}, {"C", 10}, {"D", 30}});
 }
 
-TEST_CASE("npacctl plan reproduces seed 000 Table 2-5 with failover and return", "[npacctl][seed000]") {
+TEST_CASE("npacctl plan reproduces EAGLE weighted GTT Table 2-5 with failover and return", "[npacctl][eagle]") {
   Run r = example("seed000-table-2-5.json");
   auto m = byName(r.steps[0]);
   for (const char* n : {"A", "B", "C", "D"}) CHECK(m[n]["load_percent"] == 0);
@@ -150,7 +129,7 @@ TEST_CASE("npacctl plan reproduces seed 000 Table 2-5 with failover and return",
   for (const std::string& n : pickedNames(r.steps[7])) CHECK((n == "A" || n == "B" || n == "D"));
 }
 
-TEST_CASE("npacctl plan reproduces seed 002's first request table", "[npacctl][seed002]") {
+TEST_CASE("npacctl plan reproduces the LRTM method's first request table", "[npacctl][lrtm]") {
   Run r = example("seed002-lrtm.json");
   const json& picks = r.steps[1].at("picks");
   const std::vector<std::string> who = {"3", "3", "3", "3", "2", "3", "2", "2"};
@@ -165,11 +144,11 @@ TEST_CASE("npacctl plan reproduces seed 002's first request table", "[npacctl][s
   }
 }
 
-TEST_CASE("npacctl plan reproduces seed 002's weighted request table", "[npacctl][seed002]") {
+TEST_CASE("npacctl plan reproduces the LRTM method's weighted request table", "[npacctl][lrtm]") {
   Run r = example("seed002-lrtm-weights.json");
   const json& picks = r.steps[1].at("picks");
   const std::vector<std::string> who = {"3", "3", "3", "3", "3", "2", "3", "2"};
-  // The seed prints 23333.34 for 7 × 10000 / 3 = 23333.33…; we print 2 decimals rounded.
+  // The document prints 23333.34 for 7 × 10000 / 3 = 23333.33…; we print 2 decimals rounded.
   const double before[] = {0, 5000, 10000, 15000, 20000, 23333.33, 25000, 26666.67};
   const double after[] = {5000, 10000, 15000, 20000, 25000, 26666.67, 30000, 30000};
   REQUIRE(picks.size() == 8);
@@ -236,8 +215,8 @@ TEST_CASE("npacctl plan refuses a bad scenario with the JSON path and exit statu
   CHECK(r.out.find("cannot read") != std::string::npos);
 }
 
-TEST_CASE("npacctl plan reproduces seed 003's throttle-list reduction: 10,000/12,000 → 5,000/6,000",
-          "[npacctl][seed003]") {
+TEST_CASE("npacctl plan reproduces the Egress Throttle Lists reduction: 10,000/12,000 → 5,000/6,000",
+          "[npacctl][throttle]") {
   Run r = example("seed003-throttle-list.json");
   REQUIRE(r.steps.size() == 5);
   const json& before = r.steps[1].at("throttle").at("list");
@@ -256,7 +235,7 @@ TEST_CASE("npacctl plan reproduces seed 003's throttle-list reduction: 10,000/12
 }
 
 TEST_CASE("npacctl plan shows throttled messages held, never dropped, and released in order",
-          "[npacctl][seed003]") {
+          "[npacctl][throttle]") {
   Run r = example("throttle-group-hold-release.json");
   REQUIRE(r.steps.size() == 8);
   CHECK(r.steps[1]["throttle"]["level"] == 1);
@@ -304,4 +283,44 @@ TEST_CASE("npacctl plan answers mutated scenarios with a result or a message, ne
       if (r.status == 1) CHECK(r.out.rfind("npacctl plan: ", 0) == 0);
     }
   }
+}
+
+TEST_CASE("npacctl plan runs every docs/examples scenario and DISPATCH.md lists each one",
+          "[npacctl][docs]") {
+  const std::string dispatch_md = readFile(std::string(NPAC_SOURCE_DIR) + "/docs/DISPATCH.md");
+  REQUIRE(!dispatch_md.empty());
+  int examples = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(NPAC_SOURCE_DIR) + "/docs/examples")) {
+    if (entry.path().extension() != ".json") continue;
+    ++examples;
+    const std::string name = entry.path().filename().string();
+    INFO(name);
+    Run r = plan(entry.path().string());
+    INFO(r.out.substr(0, 400));
+    CHECK(r.status == 0);
+    CHECK(r.steps.size() >= 2);  // the initial table and at least one step
+    CHECK(dispatch_md.find("| `" + name + "` |") != std::string::npos);
+  }
+  CHECK(examples >= 9);
+}
+
+TEST_CASE("Every docs/examples file that a document names exists", "[npacctl][docs]") {
+  const std::string root = NPAC_SOURCE_DIR;
+  std::vector<std::string> docs = {root + "/README.md"};
+  for (const char* dir : {"/docs", "/docs/dispatch"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(root + dir)) {
+      if (entry.path().extension() == ".md") docs.push_back(entry.path().string());
+    }
+  }
+  const std::regex named(R"(examples/([A-Za-z0-9._-]+\.json))");
+  int references = 0;
+  for (const std::string& doc : docs) {
+    const std::string text = readFile(doc);
+    for (std::sregex_iterator it(text.begin(), text.end(), named), end; it != end; ++it) {
+      ++references;
+      INFO(doc << " names docs/examples/" << (*it)[1]);
+      CHECK(std::filesystem::exists(root + "/docs/examples/" + (*it)[1].str()));
+    }
+  }
+  CHECK(references >= 2);
 }
