@@ -63,7 +63,9 @@ run() {
   curl -s -XPOST "$A/v1/providers/0001/keys" -d @"$dir/key.json" >/dev/null
   curl -s -XPUT "$A/v1/providers/0001/srr" -d '{"on":true,"actor":"bench"}' >/dev/null
   curl -s -XPUT "$A/v1/tunables/congestion_window" -d '{"value":1000,"actor":"bench"}' >/dev/null
-  "$BIN/npac-soa-sim" --npac "127.0.0.1:$listen" --spid 0001 --key "$WORK/key.pem" \
+  # The simulator verifies npacd's signed bind responses with the NPAC key npacd made at start.
+  curl -s "$A/v1/npac-keys/1/1/public" | python3 -c 'import json,sys;print(json.load(sys.stdin)["public_key_pem"],end="")' >"$dir/npac.pub.pem"
+  "$BIN/npac-soa-sim" --npac "127.0.0.1:$listen" --spid 0001 --key "$WORK/key.pem" --npac-key "$dir/npac.pub.pem" \
       --functions soa-management,notifications --from 127.0.0.2 --from 127.0.0.3 --from 127.0.0.4 \
       --from 127.0.0.5 --expect "$N" --duration 120s --log-level warn --report "$dir/sim.json" &
   local sim=$!; PIDS+=("$sim")
