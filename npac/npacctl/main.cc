@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   npac::npacctl::addPlanCommand(app, exit_code);
   npac::npacctl::addServerCommands(app, exit_code);
   npac::npacctl::addCoreCommands(app, exit_code);
+  npac::npacctl::addNpacKeyCommands(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

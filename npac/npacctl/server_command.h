@@ -42,5 +42,6 @@ std::string text(const nlohmann::json& value);
 
 void addServerCommands(CLI::App& app, int& exit_code);  // sp, nsap, key, srr, tunable
 void addCoreCommands(CLI::App& app, int& exit_code);    // assoc, audit, send, msg
+void addNpacKeyCommands(CLI::App& app, int& exit_code);  // npac-key add, list, export, revoke
 
 }  // namespace npac::npacctl
