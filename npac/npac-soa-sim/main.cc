@@ -63,13 +63,13 @@ std::string resolve(const RawOptions& raw, SimOptions& o) {
   o.npac_port = hp.value->second;
   if (o.spid.size() != npac::cmip::kSystemIdLength) return "--spid must be exactly 4 characters (e.g. 0001)";
   if (o.key_file.empty()) return "--key FILE is required (make one with: npac-soa-sim keygen --out sp.pem)";
-  auto st = parseSystemType(raw.system_type);
   if (o.npac_key_files.empty() && !o.no_npac_verify) {
     return "--npac-key FILE is required: the NPAC's public key, to verify the NPAC's signature in its "
            "bind response (export it with: npacctl npac-key export LIST KEY --out npac.pub.pem); "
            "--no-npac-verify skips the check, for rehearsals only";
   }
   if (!o.npac_key_files.empty() && o.no_npac_verify) return "--npac-key and --no-npac-verify exclude each other";
+  auto st = parseSystemType(raw.system_type);
   if (!st.ok()) return "--system-type: " + st.error;
   o.system_type = *st.value;
   auto fn = parseFunctions(raw.functions.empty() ? defaultFunctions(o.system_type) : raw.functions);
@@ -206,6 +206,11 @@ int main(int argc, char** argv) {
   app.add_option("--key", o.key_file, "private key PEM (PKCS#8, Ed25519 or RSA; algorithm detected)");
   app.add_option("--key-list", o.key_list, "key list id")->capture_default_str();
   app.add_option("--key-id", o.key_id, "key id within the list")->capture_default_str();
+  app.add_option("--npac-key", o.npac_key_files,
+                 "NPAC public key(s) PEM to verify the NPAC's signed bind response with; repeatable, "
+                 "a file may hold several keys (e.g. during an NPAC key rotation)");
+  app.add_flag("--no-npac-verify", o.no_npac_verify,
+               "do not verify the NPAC's bind response (rehearsals only: the NPAC is not authenticated)");
   app.add_option("--functions", raw.functions,
                  "association functions, comma separated: soa-management, lsms-data-download, "
                  "network-data-management, notifications, queries (default by system type)");
@@ -217,11 +222,6 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--recovery", o.recovery.enabled, "bind the first association in recovery mode and run the recovery sequence");
   app.add_flag("--recover-all", raw.recover_all, "recovery request: everything not acknowledged (SWIM; the default)");
-  app.add_option("--npac-key", o.npac_key_files,
-                 "NPAC public key(s) PEM to verify the NPAC's signed bind response with; repeatable, "
-                 "a file may hold several keys (e.g. during an NPAC key rotation)");
-  app.add_flag("--no-npac-verify", o.no_npac_verify,
-               "do not verify the NPAC's bind response (rehearsals only: the NPAC is not authenticated)");
   app.add_option("--recover-from", raw.recover_from, "recovery time range start: YYYYMMDDHHMMSSZ, now, now-10m");
   app.add_option("--recover-to", raw.recover_to, "recovery time range end (default now)");
   app.add_option("--recovery-hold", raw.recovery_hold,
@@ -282,6 +282,15 @@ int main(int argc, char** argv) {
     std::cerr << "npac-soa-sim: " << key.error() << "\n";
     return kExitKey;
   }
+  auto npac_keys = loadNpacKeys(o.npac_key_files);
+  if (!npac_keys.ok()) {
+    std::cerr << "npac-soa-sim: " << npac_keys.error() << "\n";
+    return kExitKey;
+  }
+  if (o.no_npac_verify) {
+    std::cerr << "npac-soa-sim: warning: --no-npac-verify: the NPAC's bind response is not verified, "
+                 "anyone answering on " << raw.npac << " is taken for the NPAC\n";
+  }
   std::string report_file = o.report_file;
   Simulation sim(std::move(o), std::move(key).value(), std::move(npac_keys).value());
   int code = sim.run();
@@ -295,12 +304,3 @@ int main(int argc, char** argv) {
   }
   return code;
 }
-  auto npac_keys = loadNpacKeys(o.npac_key_files);
-  if (!npac_keys.ok()) {
-    std::cerr << "npac-soa-sim: " << npac_keys.error() << "\n";
-    return kExitKey;
-  }
-  if (o.no_npac_verify) {
-    std::cerr << "npac-soa-sim: warning: --no-npac-verify: the NPAC's bind response is not verified, "
-                 "anyone answering on " << raw.npac << " is taken for the NPAC\n";
-  }

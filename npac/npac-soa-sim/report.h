@@ -56,14 +56,6 @@ struct BindRecord {
   // (cmip/npac_bind_refusal.h): the code ("key-revoked") and the sentence.
   std::string refusal_reason;
   std::string refusal_text;
-  std::string detail;
-};
-
-struct AssociationRecord {
-  size_t index = 0;
-  std::string local_address;
-  uint16_t local_port = 0;
-  std::string nsap;  // RFC 1277 NSAP of local_address, as the NPAC derives it
   // Whether the accepting AARE's NPAC access control verified with an installed NPAC
   // key: nullopt when not checked (--no-npac-verify, or the bind was not accepted).
   std::optional<bool> npac_verified;
@@ -73,6 +65,14 @@ struct AssociationRecord {
   int64_t npac_key_list = 0;
   int64_t npac_key_id = 0;
   int64_t npac_sequence = 0;
+  std::string detail;
+};
+
+struct AssociationRecord {
+  size_t index = 0;
+  std::string local_address;
+  uint16_t local_port = 0;
+  std::string nsap;  // RFC 1277 NSAP of local_address, as the NPAC derives it
   uint64_t sequence_number = 0;
   std::string departure_time;  // the bind's, YYYYMMDDHHMMSSZ (shifted by --departure-offset)
   bool recovery_mode = false;

@@ -296,13 +296,6 @@ awaitable<bool> Simulation::bindRange(size_t first, size_t last, bool recovery_f
         rec.bind.refusal_text = (*refusal)->text;
       }
     }
-    if (rec.bind.accepted) {
-      spdlog::info("association {} from {}:{} bound (sequence {}, recovery mode {})", i + 1, rec.local_address,
-                   rec.local_port, p.sequence_number, p.recovery_mode ? "on" : "off");
-      clients_[i]->start();
-      any = true;
-      continue;
-    }
     if (rec.bind.accepted && !options_.no_npac_verify) {
       // Mutual authentication: a provider does not use an association the NPAC did not
       // sign for (docs/SOA-SIM.md "Verifying the NPAC").
@@ -325,6 +318,13 @@ awaitable<bool> Simulation::bindRange(size_t first, size_t last, bool recovery_f
         stop("npac-unverified");
         co_return false;
       }
+    }
+    if (rec.bind.accepted) {
+      spdlog::info("association {} from {}:{} bound (sequence {}, recovery mode {})", i + 1, rec.local_address,
+                   rec.local_port, p.sequence_number, p.recovery_mode ? "on" : "off");
+      clients_[i]->start();
+      any = true;
+      continue;
     }
     std::string why;
     if (outcome.kind == BindOutcome::Kind::kRejected) {
