@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "npac/npac-pdu/frames.h"
+#include "npac/version.h"
 
 namespace {
 
@@ -52,6 +53,7 @@ int writeOutput(const std::string& path, const std::vector<uint8_t>& bytes, bool
 
 int main(int argc, char** argv) {
   CLI::App app{"npac-pdu: decode, encode and sample NPAC CMIP/OSI frames (TPKT streams)"};
+  app.set_version_flag("--version", npac::versionLine("npac-pdu"));
   app.require_subcommand(1);
 
   std::string decodeFile;

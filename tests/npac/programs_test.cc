@@ -1,0 +1,145 @@
+// Every program's --version and --help, run as child processes ($NPAC_BIN), and the
+// build-time script that writes npac/version.h (cmake/NpacVersion.cmake) run by cmake -P
+// on fresh directories: a git checkout, the same with a changed file, and no checkout.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "npac/version.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Run {
+  int exit_code = -1;
+  std::string output;  // stdout, and stderr when the command redirects it
+};
+
+Run run(const std::string& command) {
+  Run r;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string binDir() {
+  const char* env = std::getenv("NPAC_BIN");
+  return env != nullptr ? env : std::string(NPAC_BINARY_DIR) + "/bin";
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A fresh directory under the system temp dir, removed at the end of the test.
+struct ScratchDir {
+  fs::path path;
+  ScratchDir() {
+    std::string pattern = (fs::temp_directory_path() / "npac-programs-XXXXXX").string();
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    path = pattern;
+  }
+  ~ScratchDir() { fs::remove_all(path); }
+};
+
+// Runs cmake/NpacVersion.cmake on `source` and returns the header it wrote.
+std::string versionHeaderFor(const fs::path& source, const fs::path& header) {
+  Run r = run("cmake -DNPAC_SOURCE_DIR=" + source.string() + " -DNPAC_VERSION=9.8.7 -DNPAC_VERSION_HEADER=" +
+              header.string() + " -P " + NPAC_SOURCE_DIR "/cmake/NpacVersion.cmake 2>&1");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  return slurp(header);
+}
+
+const char* const kPrograms[] = {"npacd", "npacctl", "npac-soa-sim", "npac-pdu", "npac-tunables-doc"};
+
+}  // namespace
+
+TEST_CASE("every program prints its name, version and git revision with --version") {
+  for (const char* program : kPrograms) {
+    INFO(program);
+    Run r = run(binDir() + "/" + program + " --version 2>&1");
+    CHECK(r.exit_code == 0);
+    CHECK(r.output == npac::versionLine(program) + "\n");
+  }
+  CHECK_THAT(npac::versionLine("npacctl"),
+             Catch::StartsWith(std::string("npacctl ") + npac::kVersion + " (git ") && Catch::EndsWith(")"));
+}
+
+TEST_CASE("every program answers --help with its usage and exit 0") {
+  for (const char* program : kPrograms) {
+    INFO(program);
+    Run r = run(binDir() + "/" + program + " --help 2>&1");
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.output, Catch::Contains("Usage:") && Catch::Contains("--version"));
+  }
+}
+
+TEST_CASE("npac-tunables-doc --help prints its usage instead of the document") {
+  Run help = run(binDir() + "/npac-tunables-doc --help 2>&1");
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.output, Catch::Contains("Usage:") && Catch::Contains("docs/TUNABLES.md"));
+  Run doc = run(binDir() + "/npac-tunables-doc 2>&1");
+  REQUIRE(doc.exit_code == 0);
+  CHECK_THAT(help.output, !Catch::Contains(doc.output.substr(0, 40)));
+  CHECK(doc.output == slurp(NPAC_SOURCE_DIR "/docs/TUNABLES.md"));
+}
+
+TEST_CASE("the version header names a checkout's git revision and marks a changed tree dirty") {
+  ScratchDir dir;
+  const fs::path repo = dir.path / "repo";
+  fs::create_directories(repo);
+  std::ofstream(repo / "file.txt") << "one\n";
+  const std::string git = "git -C " + repo.string() + " -c user.name=test -c user.email=test@example.invalid ";
+  REQUIRE(run(git + "init -q 2>&1").exit_code == 0);
+  REQUIRE(run(git + "add file.txt 2>&1").exit_code == 0);
+  REQUIRE(run(git + "commit -q -m one 2>&1").exit_code == 0);
+  Run head = run(git + "rev-parse --short HEAD");
+  REQUIRE(head.exit_code == 0);
+  const std::string revision = head.output.substr(0, head.output.find('\n'));
+  REQUIRE(revision.size() >= 7);
+
+  std::string header = versionHeaderFor(repo, dir.path / "clean/npac/version.h");
+  CHECK_THAT(header, Catch::Contains("kVersion = \"9.8.7\"") &&
+                         Catch::Contains("kGitRevision = \"" + revision + "\""));
+  std::ofstream(repo / "file.txt") << "two\n";
+  header = versionHeaderFor(repo, dir.path / "dirty/npac/version.h");
+  CHECK_THAT(header, Catch::Contains("kGitRevision = \"" + revision + "-dirty\""));
+}
+
+TEST_CASE("the version header says unknown for a source tree outside git") {
+  ScratchDir dir;
+  const fs::path source = dir.path / "source";
+  fs::create_directories(source);
+  const std::string header = versionHeaderFor(source, dir.path / "out/npac/version.h");
+  CHECK_THAT(header, Catch::Contains("kGitRevision = \"unknown\""));
+}
+
+TEST_CASE("make run builds only npacd and the programs the README walkthrough uses") {
+  // make -n prints the recipes without running them (the package check included).
+  Run run_recipe = run("make -n -C " NPAC_SOURCE_DIR " run BUILD=/nonexistent/build JOBS=2 2>&1");
+  INFO(run_recipe.output);
+  REQUIRE(run_recipe.exit_code == 0);
+  CHECK_THAT(run_recipe.output,
+             Catch::Contains("cmake --build /nonexistent/build --target npacd npacctl npac-soa-sim -j 2") &&
+                 Catch::Contains("/nonexistent/build/bin/npacd --db var/npacd.db") &&
+                 !Catch::Contains("cmake --build /nonexistent/build -j 2"));
+  Run test_recipe = run("make -n -C " NPAC_SOURCE_DIR " test BUILD=/nonexistent/build JOBS=2 2>&1");
+  CHECK_THAT(test_recipe.output, Catch::Contains("cmake --build /nonexistent/build -j 2"));
+}
