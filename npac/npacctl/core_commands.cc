@@ -10,6 +10,12 @@ using V = boost::beast::http::verb;
 
 namespace {
 
+// An event's diagnostic, "-" when it has none (binds, releases).
+std::string diagnosticText(const json& event) {
+  const json& d = event.contains("diagnostic") ? event["diagnostic"] : json();
+  return d.is_string() && d.get_ref<const std::string&>().empty() ? "-" : text(d);
+}
+
 void addAssoc(CLI::App& app, int& exit_code) {
   CLI::App* assoc = app.add_subcommand("assoc", "live associations: list, abort");
   assoc->require_subcommand(1);
@@ -52,10 +58,13 @@ void addAssoc(CLI::App& app, int& exit_code) {
       std::string target = "/v1/association-log?limit=" + std::to_string(*limit);
       if (!spid->empty()) target += "&spid=" + *spid;
       exit_code = runRequest(*f, V::get, target, std::nullopt, [](const json& b) {
-        std::vector<std::vector<std::string>> rows{{"AT", "EVENT", "SPID", "NSAP", "FUNCTIONS", "ASSOC", "REASON"}};
+        // DIAGNOSTIC is the admission check's log name (docs/OPERATIONS.md "Admission"),
+        // the column an operator reads to know what to fix.
+        std::vector<std::vector<std::string>> rows{
+            {"AT", "EVENT", "SPID", "NSAP", "FUNCTIONS", "ASSOC", "DIAGNOSTIC", "REASON"}};
         for (const json& e : b["events"]) {
           rows.push_back({text(e["at"]), text(e["event"]), text(e["spid"]), text(e["nsap"]), text(e["functions"]),
-                          text(e["association"]), text(e["reason"])});
+                          text(e["association"]), diagnosticText(e), text(e["reason"])});
         }
         return table(rows);
       });

@@ -1,8 +1,8 @@
 // The npacctl commands that talk to a running npacd through its admin API
-// (docs/API.md): sp, nsap, key, srr, tunable (server_commands.cc) and assoc, send, msg
-// (core_commands.cc). Each leaf takes --api HOST:PORT (default 127.0.0.1:10180), --json
-// (print the API's JSON instead of the human form) and, for changes, --actor (default
-// "npacctl:$USER") for the audit log. Exit codes: client.h.
+// (docs/API.md): sp, nsap, key, srr, tunable (server_commands.cc), assoc, send, msg
+// (core_commands.cc) and inbound (inbound_commands.cc). Each leaf takes --api HOST:PORT
+// (default 127.0.0.1:10180), --json (print the API's JSON instead of the human form) and,
+// for changes, --actor (default "npacctl:$USER") for the audit log. Exit codes: client.h.
 #pragma once
 
 #include <functional>
@@ -42,6 +42,7 @@ std::string text(const nlohmann::json& value);
 
 void addServerCommands(CLI::App& app, int& exit_code);  // sp, nsap, key, srr, tunable
 void addCoreCommands(CLI::App& app, int& exit_code);    // assoc, audit, send, msg
+void addInboundCommands(CLI::App& app, int& exit_code);  // inbound list, answer
 void addNpacKeyCommands(CLI::App& app, int& exit_code);  // npac-key add, list, export, revoke
 
 }  // namespace npac::npacctl

@@ -76,6 +76,17 @@ TEST_CASE("npacctl reports the API's error with exit 1 and a refused connection 
                                  Catch::Contains("refused") && Catch::Contains("is it running?"));
 }
 
+TEST_CASE("npacctl exits 2 on every usage error, whatever CLI11 calls it") {
+  // Without the mapping CLI11 exits 104 (conversion), 106 (required), 109 (extras), 114 (no value).
+  for (const char* args : {"sp add 0001", "sp list --api", "assoc abort notanumber", "sp list extra"}) {
+    INFO(args);
+    Run r = npacctl(args);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Catch::Contains("--help"));
+  }
+  CHECK(npacctl("--help").exit_code == 0);
+}
+
 TEST_CASE("npacctl key add reads a PEM public key file and the key is stored") {
   AdminApiFixture f;
   REQUIRE(npacctl("sp add 0001 --name A --type soa" + api(f)).exit_code == 0);
