@@ -37,6 +37,16 @@ bool readInput(const std::string& path, std::string& out) {
   return true;
 }
 
+// Hex text holds hex digits, spaces and line ends only; a control or non-ASCII byte means
+// the frames themselves were piped in (a TPKT starts 03 00, RFC 1006 §6).
+bool looksBinary(const std::string& raw) {
+  for (unsigned char c : raw) {
+    const bool text_space = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+    if ((c < 0x20 && !text_space) || c >= 0x7F) return true;
+  }
+  return false;
+}
+
 int writeOutput(const std::string& path, const std::vector<uint8_t>& bytes, bool hex) {
   std::string data = hex ? npac::pdu::toHex(bytes) + "\n" : std::string(bytes.begin(), bytes.end());
   if (path.empty() || path == "-") {
@@ -90,6 +100,7 @@ int main(int argc, char** argv) {
       bool asHex = decodeHex || (fromStdin && !decodeBinary);
       std::vector<uint8_t> bytes;
       if (asHex) {
+        if (looksBinary(raw)) return failWith("binary input: use --binary or a file argument");
         bytes = npac::pdu::fromHex(raw);
       } else {
         bytes.assign(raw.begin(), raw.end());

@@ -98,6 +98,37 @@ TEST_CASE("npac-pdu decode refuses input that is not hex", "[npac-pdu]") {
   CHECK(err.find("hex") != std::string::npos);
 }
 
+TEST_CASE("npac-pdu decode of binary frames on stdin says to use --binary or a file argument", "[npac-pdu]") {
+  ScratchDir dir("npac-pdu");
+  REQUIRE(runCommand(npacPduPath() + " sample event-report -o " + dir.file("er.bin")).exit_code == 0);
+  auto r = runCommand(npacPduPath() + " decode < " + dir.file("er.bin") + " 2>&1");
+  CHECK(r.exit_code == 1);
+  CHECK(r.text() == "npac-pdu: binary input: use --binary or a file argument\n");
+}
+
+TEST_CASE("npac-pdu decode --binary reads binary frames from stdin", "[npac-pdu]") {
+  ScratchDir dir("npac-pdu");
+  REQUIRE(runCommand(npacPduPath() + " sample event-report -o " + dir.file("er.bin")).exit_code == 0);
+  auto r = runCommand(npacPduPath() + " decode --binary < " + dir.file("er.bin"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.text().find("m-EventReport-Confirmed") != std::string::npos);
+}
+
+TEST_CASE("npac-pdu encode refuses an association function that is not a name", "[npac-pdu]") {
+  ScratchDir dir("npac-pdu");
+  auto sample = runCommand(npacPduPath() + " sample aarq --json");
+  REQUIRE(sample.exit_code == 0);
+  std::string json = sample.text();
+  const std::string functions = "\"association_functions\": [";
+  const auto at = json.find(functions);
+  REQUIRE(at != std::string::npos);
+  json.insert(at + functions.size(), "7, ");
+  writeFile(dir.file("aarq.json"), json);
+  auto r = runCommand(npacPduPath() + " encode " + dir.file("aarq.json") + " 2>&1 >/dev/null");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.text(), Catch::StartsWith("npac-pdu: ") && Catch::EndsWith("association function must be a name, not 7\n"));
+}
+
 TEST_CASE("npac-pdu encode refuses JSON without frames and an unknown sample kind", "[npac-pdu]") {
   ScratchDir dir("npac-pdu");
   writeFile(dir.file("bad.json"), "{\"frame\": []}");
