@@ -12,13 +12,16 @@ using namespace npacd_test;
 
 namespace {
 
-// The admin API's port, read back from npacd's start-up log line.
+// The admin API's port, read back from npacd's latest start-up log line.
 std::uint16_t apiPort(const NpacdProcess& npacd) {
   const std::regex ready(R"(admin API on 127\.0\.0\.1:(\d+))");
-  std::smatch m;
   const std::string log = npacd.log();
-  REQUIRE(std::regex_search(log, m, ready));
-  return static_cast<std::uint16_t>(std::stoi(m[1]));
+  std::string last;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), ready); it != std::sregex_iterator(); ++it) {
+    last = (*it)[1];
+  }
+  REQUIRE(!last.empty());
+  return static_cast<std::uint16_t>(std::stoi(last));
 }
 
 struct RawReply {
