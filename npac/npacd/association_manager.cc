@@ -95,6 +95,10 @@ AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
           requeue(spid, outcome.requeue);
           spdlog::info("SPID {}: SRR turned off, {} association(s) to release", spid,
                        outcome.plan.size());
+          for (const auto& planned : outcome.plan) {
+            auto s = it->second.sessions.find(static_cast<std::int64_t>(planned.release));
+            if (s != it->second.sessions.end()) s->second->setReleaseReason(kReleaseSrrOff);
+          }
           for (as::AssociationId ready : it->second.egress->readyToRelease()) {
             auto s = it->second.sessions.find(ready);
             if (s != it->second.sessions.end()) s->second->requestRelease();
@@ -386,7 +390,12 @@ void AssociationManager::onRose(const std::shared_ptr<Session>& session, cmip::R
     return;
   }
   auto& invoke = std::get<cmip::RoseInvoke>(apdu);
-  if (handleProviderAction(session, invoke)) return;
+  auto decoded = cmip::fromRose(invoke);
+  if (!decoded.isOk()) {
+    rejectInvoke(*session, invoke, decoded.status());
+    return;
+  }
+  if (handleProviderAction(session, *decoded)) return;
   InboundRequest request;
   request.id = next_inbound_id_++;
   request.spid = session->spid;
@@ -399,6 +408,22 @@ void AssociationManager::onRose(const std::shared_ptr<Session>& session, cmip::R
   request.received_at = nowMs();
   inbound_waiting_.emplace(request.id, std::move(request));
   answerPolls();
+}
+
+void AssociationManager::rejectInvoke(Session& session, const cmip::RoseInvoke& invoke,
+                                      const cmip::Status& why) {
+  // An operation CMIP does not define, or an argument not of its operation's type, is
+  // answered at once with a ROSE Reject (X.880 InvokeProblem; X.711 leaves no other
+  // answer for an Invoke it cannot decode) and never reaches the application: nobody
+  // there could answer it. The association stays up.
+  const cmip::RoseReject reject = cmip::rejectInvoke(invoke, why);
+  const std::string opcode = invoke.opcode.isLocal()
+                                 ? std::to_string(invoke.opcode.localValue())
+                                 : std::get<cmip::Oid>(invoke.opcode.value).toString();
+  spdlog::warn("SPID {} association {}: invoke id {} opcode {} rejected ({}): {}", session.spid,
+               session.associationId(), invoke.invokeId, opcode,
+               cmip::rejectProblemName(reject.kind, reject.problem), why.toString());
+  session.sendRoseEncoded(cmip::encodeRoseApdu(cmip::RoseApdu{reject}));
 }
 
 void AssociationManager::onWritten(const std::shared_ptr<Session>& session, std::int64_t tag) {
@@ -559,6 +584,7 @@ void AssociationManager::shutdown(std::function<void()> done) {
     // closes what did not answer. Done as soon as every association is gone.
     for (auto& [spid, provider] : providers_) {
       for (auto& [id, session] : provider.sessions) {
+        session->setReleaseReason(kReleaseShutdown);
         provider.egress->startRelease(static_cast<as::AssociationId>(id));
       }
     }

@@ -1,7 +1,7 @@
 // AssociationManager: the application heartbeat (NANC 404), per provider, off by default.
 // After `heartbeat_interval` with nothing received on an association, npacd sends a
 // confirmed M-EVENT-REPORT heartbeat (event type 1.3.6.1.4.1.103.7.0.0.90.5.1 on the NPAC
-// SMS object, info Heartbeat{sentAt}); no answer within `heartbeat_timeout` aborts the
+// SMS object lnpNpacSms, instance cmip::npacSmsInstance(), info Heartbeat{sentAt}); no answer within `heartbeat_timeout` aborts the
 // association (its messages then move as on any loss). Heartbeats use invoke ids from the
 // provider's range for unconfirmed PDUs, never the egress's, so they cannot collide with
 // an outstanding request.
@@ -18,7 +18,7 @@ namespace {
 std::vector<std::uint8_t> heartbeatPdu(std::int32_t invoke_id, db::TimeMs now) {
   cmip::EventReportArgument argument;
   argument.managedObjectClass = cmip::ObjectClass::global(cmip::oids::kLnpNpacSmsClass);
-  argument.managedObjectInstance.form = cmip::ObjectInstance::Form::kDistinguishedName;
+  argument.managedObjectInstance = cmip::npacSmsInstance();
   argument.eventType = cmip::EventTypeId::global(cmip::oids::kNpacHeartbeatEvent);
   argument.eventInfo = cmip::encodeHeartbeat(cmip::GeneralizedTime::fromUnixMillis(now));
   return cmip::encodeRoseApdu(cmip::toRose(

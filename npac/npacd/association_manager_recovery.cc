@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "associations/cmip_bind.h"
+#include "cmip/oids.h"
 #include "npac/npacd/association_manager.h"
 
 namespace npac::npacd {
@@ -26,10 +27,8 @@ as::WallTime fromMs(db::TimeMs ms) { return as::WallTime(std::chrono::millisecon
 }  // namespace
 
 bool AssociationManager::handleProviderAction(const std::shared_ptr<Session>& session,
-                                              const cmip::RoseInvoke& invoke) {
-  auto decoded = cmip::fromRose(invoke);
-  if (!decoded.isOk()) return false;
-  auto* action = std::get_if<cmip::ActionArgument>(&decoded->argument);
+                                              const cmip::CmipInvoke& invoke) {
+  auto* action = std::get_if<cmip::ActionArgument>(&invoke.argument);
   if (action == nullptr) return false;
   const bool request = action->actionType == cmip::ActionTypeId::global(cmip::oids::kLnpRecoveryRequestAction);
   const bool complete = action->actionType == cmip::ActionTypeId::global(cmip::oids::kLnpRecoveryCompleteAction);
@@ -43,12 +42,38 @@ bool AssociationManager::handleProviderAction(const std::shared_ptr<Session>& se
     cmip::CmipErrorReply error{cmip::InvokeId{invoke.invokeId}, cmip::CmipError::kProcessingFailure, std::nullopt};
     session->sendRoseEncoded(cmip::encodeRoseApdu(cmip::toRose(error)));
   };
+  auto answerNoSuchObject = [&](cmip::CmipError error, const std::string& why) {
+    // X.711 §7.4: noSuchObjectClass's parameter is the ObjectClass, noSuchObjectInstance's
+    // the ObjectInstance that was named.
+    spdlog::warn("SPID {}: recovery action on another object refused: {}", spid, why);
+    cmip::EncodeBuffer buf(0);
+    cmip::BerWriter w(buf);
+    if (error == cmip::CmipError::kNoSuchObjectClass) {
+      cmip::writeId(w, action->selection.baseClass, cmip::kObjectClassTags);
+    } else {
+      cmip::writeObjectInstance(w, action->selection.baseInstance);
+    }
+    cmip::CmipErrorReply reply{cmip::InvokeId{invoke.invokeId}, error, cmip::OpaqueBer{buf.toVector()}};
+    session->sendRoseEncoded(cmip::encodeRoseApdu(cmip::toRose(reply)));
+  };
   auto answerResult = [&](std::optional<std::int64_t> count) {
     cmip::ActionResult result;
     if (count) result.actionReply = cmip::ActionResult::ActionReply{action->actionType, cmip::encodeRecoveryReply(*count)};
     cmip::CmipResult reply{invoke.invokeId, cmip::CmipOpcode::kActionConfirmed, result};
     session->sendRoseEncoded(cmip::encodeRoseApdu(cmip::toRose(reply)));
   };
+
+  // Both actions address the NPAC SMS object (docs/PROTOCOL.md): class lnpNpacSms,
+  // instance CN=NPAC. Another object is not ours to recover from.
+  if (action->selection.baseClass != cmip::ObjectClass::global(cmip::oids::kLnpNpacSmsClass)) {
+    answerNoSuchObject(cmip::CmipError::kNoSuchObjectClass, "the class is not lnpNpacSms");
+    return true;
+  }
+  if (action->selection.baseInstance != cmip::npacSmsInstance()) {
+    answerNoSuchObject(cmip::CmipError::kNoSuchObjectInstance,
+                       "the instance is not the NPAC SMS's (distinguishedName CN=NPAC)");
+    return true;
+  }
 
   if (complete) {
     auto released = provider->egress->recovery().complete();

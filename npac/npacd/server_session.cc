@@ -77,9 +77,9 @@ void Session::handle(std::vector<cmip::UpperLayersEvent>& events) {
       (void)upper_.respondRelease(cmip::Rlre{cmip::ReleaseResponseReason::kNormal, {}}, out);
       enqueue(std::move(out));
       close_after_write_ = true;
-      finish("released by peer", true);
+      finish(kReleasedByPeer, true);
     } else if (std::get_if<cmip::ReleaseConfirm>(&event)) {
-      finish("released", true);
+      finish(release_reason_.empty() ? kReleased : release_reason_, true);
     } else if (auto* abort = std::get_if<cmip::AbortIndication>(&event)) {
       finish("aborted by peer: " + abort->detail.toString(), false);
     } else if (auto* error = std::get_if<cmip::ProtocolError>(&event)) {
@@ -142,7 +142,9 @@ void Session::requestRelease() {
   enqueue(std::move(out));
   timer_.expires_after(kReleaseTimeout);
   timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
-    if (!ec && !self->closed_) self->close("no RLRE within the release timeout");
+    if (ec || self->closed_) return;
+    const std::string& why = self->release_reason_.empty() ? kReleased : self->release_reason_;
+    self->close(why + ": no RLRE within the release timeout");
   });
 }
 

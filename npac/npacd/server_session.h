@@ -56,6 +56,15 @@ inline constexpr std::size_t kMaxGatheredFrames = 64;
 // Wait for the peer's RLRE after our RLRQ before closing anyway.
 inline constexpr std::chrono::seconds kReleaseTimeout{3};
 
+// Why an association was released: the reason onClosed() reports for an orderly end, and
+// the association log's `reason` for a release row (docs/OPERATIONS.md "Why an
+// association ended"). Ours: whatever set setReleaseReason() before the RLRQ.
+inline constexpr const char* kReleasedByPeer = "released-by-peer";     // the provider's RLRQ
+inline constexpr const char* kReleaseSrrOff = "srr-off";               // NANC 353: SRR turned off
+inline constexpr const char* kReleaseProviderDisabled = "provider-disabled";
+inline constexpr const char* kReleaseShutdown = "shutdown";            // npacd stopping
+inline constexpr const char* kReleased = "released";                   // ours, no reason given
+
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(boost::asio::ip::tcp::socket socket, associations::Nsap nsap, std::string peer,
@@ -74,6 +83,11 @@ class Session : public std::enable_shared_from_this<Session> {
   // A pre-encoded ROSE APDU; false if the association is not bound (or went away). A
   // non-zero `tag` is reported back through SessionOwner::onWritten once written.
   bool sendRoseEncoded(const std::vector<std::uint8_t>& apdu, std::int64_t tag = 0);
+  // Why our RLRQ will be sent (kReleaseSrrOff, …), set when the decision to release is
+  // taken; the first reason set stays (a drain that began for SRR off stays srr-off).
+  void setReleaseReason(const std::string& reason) {
+    if (release_reason_.empty()) release_reason_ = reason;
+  }
   void requestRelease();                          // RLRQ normal; close on RLRE or timeout
   void abort(const std::string& reason);          // ABRT (service user), then close
   void close(const std::string& reason);          // TCP close; onClosed if it was bound
@@ -127,6 +141,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool close_after_write_ = false;
   bool bound_ = false;
   bool releasing_ = false;
+  std::string release_reason_;  // why we release; empty: kReleased
   bool closed_ = false;
   std::int64_t association_id_ = 0;
   std::uint64_t sent_ = 0;

@@ -68,7 +68,7 @@ TEST_CASE("A second association never makes the only one go twice in a row",
   CHECK(picks(p, 4) == std::vector<MemberId>{2, 1, 2, 1});
 }
 
-TEST_CASE("A member that left and came back waits like any other, even if it was served last",
+TEST_CASE("A member that left and came back waits like any other even if it was served last",
           "[round_robin]") {
   RoundRobinPolicy p;
   p.addMember(available(1));

@@ -159,7 +159,7 @@ TEST_CASE("npacctl plan refuses a threshold key that is not plain digits", "[npa
                "policy.thresholds.+10", "the key must be a relative cost");
 }
 
-TEST_CASE("npacctl plan refuses send false through the throttle gate, which records its own sends",
+TEST_CASE("npacctl plan refuses send false through the throttle gate which records its own sends",
           "[npacctl][input]") {
   checkRefused(throttleList(R"({"op": "pick", "send": false})"), "steps[0].send",
                "the throttle gate records every send itself");
