@@ -101,7 +101,7 @@ TEST_CASE("npacctl inbound answer --error returns an X.711 error to the provider
   CHECK(asking->result["requests"][0]["reply"] == "returnError");
 }
 
-TEST_CASE("npacctl inbound answer refuses a result together with an error, and bad hex with the API's reason") {
+TEST_CASE("npacctl inbound answer refuses a result together with an error and bad hex with the API's reason") {
   NpacdProcess npacd;
   Run both = npacctl("inbound answer 1 --result 0500 --error 9" + api(npacd));
   CHECK(both.exit_code == 2);

@@ -76,7 +76,7 @@ TEST_CASE("npacctl reports the API's error with exit 1 and a refused connection 
                                  Catch::Contains("refused") && Catch::Contains("is it running?"));
 }
 
-TEST_CASE("npacctl exits 2 on every usage error, whatever CLI11 calls it") {
+TEST_CASE("npacctl exits 2 on every usage error whatever CLI11 calls it") {
   // Without the mapping CLI11 exits 104 (conversion), 106 (required), 109 (extras), 114 (no value).
   for (const char* args : {"sp add 0001", "sp list --api", "assoc abort notanumber", "sp list extra"}) {
     INFO(args);

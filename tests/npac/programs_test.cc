@@ -71,7 +71,7 @@ const char* const kPrograms[] = {"npacd", "npacctl", "npac-soa-sim", "npac-pdu",
 
 }  // namespace
 
-TEST_CASE("every program prints its name, version and git revision with --version") {
+TEST_CASE("every program prints its name and version and git revision with --version") {
   for (const char* program : kPrograms) {
     INFO(program);
     Run r = run(binDir() + "/" + program + " --version 2>&1");
