@@ -12,6 +12,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "cmip/rose.h"
 #include "npac/npac-soa-sim/simulation.h"
 #include "npac/version.h"
 
@@ -34,7 +35,7 @@ struct RawOptions {
   std::string npac = "127.0.0.1:10102";
   std::string system_type = "soa";
   std::string functions;
-  std::vector<std::string> from, delay, drop_after;
+  std::vector<std::string> from, delay, drop_after, raw_invokes;
   std::vector<size_t> silent;
   std::string drop_mode = "tcp";
   std::string answer_on = "same";
@@ -115,6 +116,16 @@ std::string resolve(const RawOptions& raw, SimOptions& o) {
   o.answer_on = raw.answer_on == "next" ? AnswerOn::kNext : AnswerOn::kSame;
   o.drop_mode = raw.drop_mode == "abort" ? DropMode::kAbort : raw.drop_mode == "close" ? DropMode::kClose : DropMode::kTcp;
   o.request_kind = raw.request_kind == "create" ? RequestKind::kCreate : RequestKind::kAction;
+  for (const std::string& text : raw.raw_invokes) {
+    auto bytes = parseHex(text);
+    if (!bytes.ok()) return "--send-raw-invoke: " + bytes.error;
+    auto apdu = npac::cmip::decodeRoseApdu(*bytes.value);
+    if (!apdu.isOk()) return "--send-raw-invoke: not a ROSE APDU: " + apdu.status().toString();
+    if (!std::holds_alternative<npac::cmip::RoseInvoke>(*apdu)) {
+      return std::string("--send-raw-invoke: a ROSE Invoke [1] is needed, got ") + npac::cmip::roseApduName(*apdu);
+    }
+    o.raw_invokes.push_back(std::move(*bytes.value));
+  }
 
   if (raw.recover_all || !raw.recover_from.empty() || !raw.recover_to.empty()) o.recovery.enabled = true;
   if (o.recovery.enabled) {
@@ -243,6 +254,9 @@ int main(int argc, char** argv) {
   app.add_option("--request-kind", raw.request_kind, "action (M-ACTION) or create (M-CREATE)")
       ->check(CLI::IsMember({"action", "create"}))
       ->capture_default_str();
+  app.add_option("--send-raw-invoke", raw.raw_invokes,
+                 "send this ROSE Invoke (hex) on association 1 once bound and wait for its reply; "
+                 "repeatable (e.g. a1 08 02 01 07 02 01 2a 30 00: opcode 42)");
   app.add_option("--expect", o.expect, "stop after N NPAC messages received and answered (heartbeats not counted)");
   app.add_option("--duration", raw.duration, "hard cap on the run")->capture_default_str();
   app.add_option("--bind-timeout", raw.bind_timeout, "connect + AARE deadline per association")->capture_default_str();

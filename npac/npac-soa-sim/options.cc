@@ -137,4 +137,26 @@ Parsed<std::pair<std::string, uint16_t>> parseHostPort(std::string_view text) {
   return {std::pair<std::string, uint16_t>{std::string(text.substr(0, colon)), static_cast<uint16_t>(*port)}, {}};
 }
 
+Parsed<std::vector<uint8_t>> parseHex(std::string_view text) {
+  std::vector<uint8_t> out;
+  int high = -1;
+  for (char c : text) {
+    if (c == ' ') {
+      if (high >= 0) return Parsed<std::vector<uint8_t>>::fail("odd number of hex digits before a space");
+      continue;
+    }
+    int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (v < 0) return Parsed<std::vector<uint8_t>>::fail(quote(std::string_view(&c, 1)) + " is not a hex digit");
+    if (high < 0) {
+      high = v;
+    } else {
+      out.push_back(static_cast<uint8_t>(high << 4 | v));
+      high = -1;
+    }
+  }
+  if (high >= 0) return Parsed<std::vector<uint8_t>>::fail("odd number of hex digits");
+  if (out.empty()) return Parsed<std::vector<uint8_t>>::fail("no octets");
+  return Parsed<std::vector<uint8_t>>{std::move(out), {}};
+}
+
 }  // namespace npac::soasim

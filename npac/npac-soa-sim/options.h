@@ -94,6 +94,10 @@ struct SimOptions {
   RecoveryPlan recovery;
   uint64_t send_requests = 0;
   RequestKind request_kind = RequestKind::kAction;
+  // --send-raw-invoke HEX: ROSE Invokes sent as given on association 1 once bound, each
+  // waiting for its reply (rehearses what the NPAC answers to an operation or argument it
+  // cannot decode). Checked at start-up to be a ROSE Invoke with a present invoke id.
+  std::vector<std::vector<uint8_t>> raw_invokes;
 
   std::optional<uint64_t> expect;
   Millis duration{std::chrono::seconds(60)};
@@ -116,6 +120,8 @@ Parsed<cmip::AssociationFunctionMask> parseFunctions(std::string_view text);
 Parsed<cmip::SystemType> parseSystemType(std::string_view text);
 // "20261129150000Z", "now", "now-10m" (relative to `now_millis`, Unix milliseconds).
 Parsed<cmip::GeneralizedTime> parseTime(std::string_view text, int64_t now_millis);
+// "a1 0b 02 01 07 …" or "a10b0201…": hex octets, spaces allowed between them.
+Parsed<std::vector<uint8_t>> parseHex(std::string_view text);
 // "127.0.0.1:10102" or "host:port".
 Parsed<std::pair<std::string, uint16_t>> parseHostPort(std::string_view text);
 

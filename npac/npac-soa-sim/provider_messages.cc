@@ -7,8 +7,6 @@ namespace {
 
 using namespace npac::cmip;
 
-// id-at-commonName (X.520), the RDN npac-pdu's samples name the NPAC SMS with.
-const Oid kCommonName{2, 5, 4, 3};
 // An object class and an action type of our own (npacdProfile .90.3.2 / .90.6.3) for the
 // requests the simulator sends: npacd forwards them to the application without reading.
 const Oid kSimRequestClass{1, 3, 6, 1, 4, 1, 103, 7, 0, 0, 90, 3, 2};
@@ -49,14 +47,7 @@ std::string toHex(const std::vector<uint8_t>& bytes) {
   return s;
 }
 
-ObjectInstance npacInstance() {
-  EncodeBuffer buf(0);
-  BerWriter w(buf);
-  w.writeString("NPAC", kTagPrintableString);
-  ObjectInstance i;
-  i.rdns = {{Ava{kCommonName, OpaqueBer{buf.toVector()}}}};
-  return i;
-}
+ObjectInstance npacInstance() { return npacSmsInstance(); }
 
 std::optional<RoseApdu> answerFor(const RoseInvoke& invoke, const GeneralizedTime& now) {
   auto rejectWith = [&](int32_t problem) {
@@ -135,6 +126,8 @@ InvokeDescription describeInvoke(const RoseInvoke& invoke) {
           d.type = idText(a.eventType);
           if (a.eventInfo) d.info_hex = toHex(a.eventInfo->bytes);
           d.heartbeat = a.eventType.isGlobal() && a.eventType.oid() == oids::kNpacHeartbeatEvent;
+          d.on_npac_sms = a.managedObjectClass == ObjectClass::global(oids::kLnpNpacSmsClass) &&
+                          a.managedObjectInstance == npacSmsInstance();
         } else if constexpr (std::is_same_v<T, ActionArgument>) {
           d.type = idText(a.actionType);
           if (a.actionInfoArg) d.info_hex = toHex(a.actionInfoArg->bytes);

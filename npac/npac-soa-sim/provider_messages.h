@@ -34,6 +34,7 @@ struct InvokeDescription {
   std::string type;       // event/action type ("1.3.6…" or "local:5"), or the object class
   std::string info_hex;   // event info / action info, or the whole argument
   bool heartbeat = false;
+  bool on_npac_sms = false;  // an event report on lnpNpacSms, instance CN=NPAC
   std::string decode_error;
 };
 InvokeDescription describeInvoke(const cmip::RoseInvoke& invoke);

@@ -78,12 +78,17 @@ nlohmann::ordered_json RunReport::toJson() const {
   }
   Json reqs = Json::array();
   for (const RequestRecord& q : requests) {
-    reqs.push_back(Json{{"invoke_id", q.invoke_id},
-                        {"purpose", q.purpose},
-                        {"operation", q.operation},
-                        {"sent_on", q.sent_on},
-                        {"reply_on", optionalJson(q.reply_on)},
-                        {"reply", q.reply.empty() ? Json(nullptr) : Json(q.reply)}});
+    Json j{{"invoke_id", q.invoke_id},
+           {"purpose", q.purpose},
+           {"operation", q.operation},
+           {"sent_on", q.sent_on},
+           {"reply_on", optionalJson(q.reply_on)},
+           {"reply", q.reply.empty() ? Json(nullptr) : Json(q.reply)}};
+    if (q.reject_problem) {
+      j["reject"] = Json{{"kind", q.reject_kind}, {"problem", *q.reject_problem}, {"name", q.reject_name}};
+    }
+    if (q.error_code) j["error"] = Json{{"code", *q.error_code}, {"name", q.error_name}};
+    reqs.push_back(std::move(j));
   }
   Json doc{{"npac", npac},
            {"spid", spid},

@@ -41,7 +41,15 @@ struct RequestRecord {
   size_t sent_on = 0;
   std::optional<size_t> reply_on;  // may differ from sent_on (NANC 353 7.b.iv)
   std::string reply;               // "returnResult", "returnError", "reject", or "" (none yet)
-  std::string purpose;             // "request", "recovery-request", "recovery-complete"
+  std::string purpose;             // "request", "raw-invoke", "recovery-request", "recovery-complete"
+  // When the reply is a ROSE Reject: its problem family ("general", "invoke",
+  // "returnResult", "returnError"), value and X.880 name.
+  std::string reject_kind;
+  std::optional<int32_t> reject_problem;
+  std::string reject_name;
+  // When the reply is a ROSE ReturnError: its X.711 error code and name.
+  std::optional<int32_t> error_code;
+  std::string error_name;
 };
 
 struct BindRecord {

@@ -216,6 +216,13 @@ awaitable<void> Simulation::main() {
     }
   }
   if (bound && !stopping_) {
+    // main.cc checked that each decodes as a ROSE Invoke.
+    for (const auto& bytes : options_.raw_invokes) {
+      auto apdu = cmip::decodeRoseApdu(bytes);
+      if (apdu.isOk()) sendRequest(1, std::get<cmip::RoseInvoke>(*apdu), "raw-invoke");
+    }
+  }
+  if (bound && !stopping_) {
     co_await waitUntil([this] { return (hasGoals() && goalsMet()) || !anyUp(); });
     if (!stopping_ && anyUp() && options_.keep_running) co_await waitUntil([this] { return !anyUp(); });
     if (!stopping_) stop(anyUp() ? "goals-met" : "all-associations-down");
@@ -394,6 +401,12 @@ void Simulation::onInvoke(size_t index, const cmip::RoseInvoke& invoke) {
                             : answerFor(invoke, cmip::GeneralizedTime::fromUnixMillis(nowMillis() / 1000 * 1000));
   if (d.heartbeat) {
     ++assoc.heartbeats;
+    if (!d.on_npac_sms) {
+      // docs/PROTOCOL.md: the heartbeat reports on the NPAC SMS object (CN=NPAC).
+      report_.errors.push_back("association " + std::to_string(index) + ": heartbeat invoke " +
+                               std::to_string(invoke.invokeId) +
+                               " is not on the NPAC SMS object (lnpNpacSms, CN=NPAC)");
+    }
     if (answer) client->send(*answer, plan.answer_delay);
     return;
   }
@@ -463,6 +476,16 @@ void Simulation::onReply(size_t index, int32_t invoke_id, const cmip::RoseApdu& 
   req.reply = cmip::roseApduName(apdu);
   ++assoc.replies_received;
   if (req.purpose == "request") ++replies_to_requests_;
+  if (req.purpose == "raw-invoke") ++replies_to_raw_;
+  if (const auto* rj = std::get_if<cmip::RoseReject>(&apdu)) {
+    static constexpr const char* kKinds[] = {"general", "invoke", "returnResult", "returnError"};
+    req.reject_kind = kKinds[static_cast<size_t>(rj->kind)];
+    req.reject_problem = rj->problem;
+    req.reject_name = cmip::rejectProblemName(rj->kind, rj->problem);
+  } else if (const auto* re = std::get_if<cmip::RoseReturnError>(&apdu)) {
+    req.error_code = re->errcode.localValue();
+    req.error_name = cmip::cmipErrorName(static_cast<cmip::CmipError>(re->errcode.localValue()));
+  }
 
   if (invoke_id == recovery_invoke_ && recovery_ == RecoveryPhase::kRequested) {
     const auto* rr = std::get_if<cmip::RoseReturnResult>(&apdu);
@@ -574,7 +597,8 @@ bool Simulation::anyUp() const {
 }
 
 bool Simulation::hasGoals() const {
-  return options_.expect || options_.send_requests > 0 || options_.recovery.enabled;
+  return options_.expect || options_.send_requests > 0 || !options_.raw_invokes.empty() ||
+         options_.recovery.enabled;
 }
 
 bool Simulation::goalsMet() const {
@@ -584,6 +608,7 @@ bool Simulation::goalsMet() const {
       if (p > 0) return false;
   }
   if (options_.send_requests > 0 && replies_to_requests_ < options_.send_requests) return false;
+  if (replies_to_raw_ < options_.raw_invokes.size()) return false;
   if (options_.recovery.enabled && recovery_ != RecoveryPhase::kDone) return false;
   return true;
 }

@@ -7,8 +7,8 @@
 // (RLRQ, RLRE awaited up to --release-timeout) and fills the RunReport.
 //
 // Goals: --expect N (N NPAC invokes received over all associations, heartbeats not
-// counted, and every answer written), --send-requests N (a reply to each), --recovery
-// (the sequence finished). With no goal the run lasts until --duration or a signal.
+// counted, and every answer written), --send-requests N (a reply to each),
+// --send-raw-invoke (a reply to each), --recovery (the sequence finished). With no goal the run lasts until --duration or a signal.
 //
 // Exit codes (kExit*): documented in docs/SOA-SIM.md and `npac-soa-sim --help`.
 //
@@ -101,6 +101,7 @@ class Simulation : public AssociationObserver {
   std::map<int32_t, size_t> outstanding_;              // our invoke id → report_.requests index
   std::map<std::pair<int32_t, std::string>, uint64_t> seen_;  // (invoke id, argument hex) → seq
   uint64_t replies_to_requests_ = 0;
+  uint64_t replies_to_raw_ = 0;  // replies to --send-raw-invoke
   RecoveryPhase recovery_ = RecoveryPhase::kOff;
   int32_t recovery_invoke_ = 0;
   bool stopping_ = false;

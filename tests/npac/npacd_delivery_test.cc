@@ -128,3 +128,50 @@ TEST_CASE("an operator abort through the API ends that association only and its 
   CHECK(sim->result["associations"][0]["end"]["reason"] != "aborted-by-peer");
   CHECK(npacd.log().find("aborted by operator alice") != std::string::npos);
 }
+
+TEST_CASE("npacd's heartbeat reports on the NPAC SMS object the provider checks for, CN=NPAC") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001");
+  REQUIRE(npacd.call(http::verb::put, "/v1/tunables/heartbeat_interval",
+                     Json{{"value", "10s"}, {"spid", "0001"}}).status == 200);
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--keep-running", "--duration", "30s"});
+  REQUIRE(npacd.waitForAssociations(1));
+  // The sim sends nothing of its own: the first PDU npacd receives is a heartbeat's answer.
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  Json received = 0;
+  while (std::chrono::steady_clock::now() < deadline && received == 0) {
+    std::this_thread::sleep_for(50ms);
+    const Reply listed = npacd.call(http::verb::get, "/v1/associations");
+    if (!listed.body["associations"].empty()) received = listed.body["associations"][0]["received"];
+  }
+  kill(sim->pid, SIGTERM);
+  sim->wait(10s);
+  const Json& report = sim->result;
+  INFO(report.dump(2));
+  REQUIRE(report.is_object());
+  CHECK(report["associations"][0]["heartbeats"].get<int>() >= 1);
+  CHECK(report["errors"].empty());  // the sim reports a heartbeat on any other object
+}
+
+TEST_CASE("a recovery action on an object other than the NPAC SMS's is answered noSuchObjectInstance") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001");
+  // lnpRecoveryComplete (M-ACTION confirmed) on lnpNpacSms: invoke 702 with the empty DN,
+  // invoke 703 with CN=NPAC. Outside recovery mode the second is performed and fails as
+  // the recovery state says (processingFailure); the first never gets that far.
+  const std::string class_oid = "80 0c 2b 06 01 04 01 67 07 00 00 5a 03 01";
+  const std::string action = "ac 0e 82 0c 2b 06 01 04 01 67 07 00 00 5a 06 02";
+  const std::string empty_dn = "a1 29 02 02 02 be 02 01 07 30 20 " + class_oid + " a2 00 " + action;
+  const std::string npac_dn = "a1 38 02 02 02 bf 02 01 07 30 2f " + class_oid +
+                              " a2 0f 31 0d 30 0b 06 03 55 04 03 13 04 4e 50 41 43 " + action;
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--send-raw-invoke", empty_dn,
+                                     "--send-raw-invoke", npac_dn, "--duration", "15s"});
+  REQUIRE(sim->wait(20s) == 0);
+  const Json& report = sim->result;
+  INFO(report.dump(2) << "\n" << npacd.log());
+  REQUIRE(report["requests"].size() == 2);
+  CHECK(report["requests"][0]["reply"] == "returnError");
+  CHECK(report["requests"][0]["error"]["name"] == "noSuchObjectInstance");
+  CHECK(report["requests"][1]["reply"] == "returnError");
+  CHECK(report["requests"][1]["error"]["name"] == "processingFailure");
+}
