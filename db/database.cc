@@ -104,6 +104,22 @@ Status statusFromSqlite(int rc, std::string message, const std::string& path,
                              primary == SQLITE_PERM || primary == SQLITE_CANTOPEN ||
                              primary == SQLITE_FULL;
   if (!errno_applies) system_errno = 0;  // a stale errno from an earlier call would mislead
+  // SQLite reads errno when the error reaches the connection, after the VFS may have made
+  // other calls (a rollback), so a refused write often arrives with errno 0. The files
+  // themselves then tell: an immutable/append-only attribute (EPERM, even for root) or a
+  // mode that denies us (EACCES).
+  if (errno_applies && system_errno == 0 && primary != SQLITE_FULL) {
+    for (const std::string& file : {path, path + "-wal", path + "-shm"}) {
+      if (hasWriteBlockingAttribute(file)) {
+        system_errno = EPERM;
+        break;
+      }
+      if (::access(file.c_str(), F_OK) == 0 && ::access(file.c_str(), W_OK) != 0) {
+        system_errno = EACCES;
+        break;
+      }
+    }
+  }
   if (system_errno != 0 && classifyErrno(system_errno, path, &code, &hint)) {
     return Status::make(code, std::move(message), path, std::move(hint), primary, rc,
                         system_errno);
