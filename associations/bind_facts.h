@@ -2,8 +2,8 @@
 // the tunables and the association functions — as small plain structs.
 //
 // The association layer stays decoupled from cmip/ and db/: the caller (npacd's session)
-// copies the decoded NPAC access-control fields (npac-facts.md "Binding"; cmip/'s bind
-// profile) into a BindRequest, looks the provider and the key up in the stores into a
+// copies the decoded NPAC access-control fields (the NPAC IIS LnpAccessControl field
+// list; cmip/'s bind profile) into a BindRequest, looks the provider and the key up in the stores into a
 // ProviderRecord and a KeyRecord, reads the tunables into BindTunables, and hands them
 // to the BindGate. Nothing here does I/O.
 //
@@ -25,7 +25,7 @@ namespace npac::associations {
 using WallClock = std::chrono::system_clock;  // departure times and key validity are civil
 using WallTime = WallClock::time_point;
 
-// The system type a bind claims and a provider is provisioned as (npac-facts.md).
+// The system type a bind claims and a provider is provisioned as (NPAC IIS: SOA, LSMS, both, NPAC).
 enum class SystemType : std::uint8_t { kSoa, kLsms, kSoaAndLsms, kNpac };
 std::string_view toString(SystemType type);
 

@@ -1,6 +1,6 @@
 // BindGate: admission of one NPAC bind, checked in a fixed order.
 //
-// The checks, in the order issue 5 "Admission" gives them; the first failure is the one
+// The checks, in the order docs/OPERATIONS.md "Admission: the checks, in order" gives them; the first failure is the one
 // reported (AARE rejected-permanent with the matching diagnostic, an association-log entry
 // and a log line):
 //    1. the SPID is provisioned, and enabled

@@ -1,7 +1,7 @@
 // AssociationLogStore: the association log (table association_log) — one row for every
 // bind accepted, bind rejected, association released and association aborted, with the
 // provider, the peer NSAP, the association functions and recovery mode from the bind
-// (npac-facts "Binding"), when it happened, when the association had been bound (for a
+// (the bind's NPAC access control), when it happened, when the association had been bound (for a
 // release or abort), and the reason and protocol diagnostic. For operators answering "why
 // did provider X lose its association at 03:12" and for the recovery time range.
 //

@@ -5,7 +5,7 @@
 // algorithm (RSA with SHA-256, or Ed25519), the public key in PEM, a validity window
 // [not_before, not_after) and a state: active, expired (past not_after, set by
 // expireDue()) or revoked (by an operator). A key expires after the key_lifetime tunable
-// (default one year, npac-facts "Keys").
+// (default one year, the NPAC IIS key-list rule; tunable key_lifetime).
 //
 // Replay protection: each key remembers the last bind sequence number accepted with it;
 // acceptSequence() takes a new one only if it is larger, atomically (one UPDATE), so two

@@ -77,12 +77,11 @@ std::vector<TunableSpec> standardEntries() {
   s.push_back(duration(I::kResponseTimeout, "response_timeout", Scope::kBoth, 15min, 1s,
       Days(1), false,
       "Time a request waits for its response before the attempt fails. 15 min is the "
-      "NPAC's historical \"1 x 15\" timer (npac-facts.md, Timers)."));
+      "NPAC SMS's historical \"1 x 15\" timer (one attempt, 15 minutes)."));
   s.push_back(integer(I::kRetryAttempts, "retry_attempts", Scope::kBoth, "attempts", 1, 1,
       10, false,
       "How many times a request is sent, each waiting response_timeout, before the "
-      "association is aborted. 1 is the historical \"1 x 15\" (earlier \"3 x 5\"; "
-      "npac-facts.md, Timers)."));
+      "association is aborted. 1 is the historical \"1 x 15\" (earlier \"3 x 5\")."));
   s.push_back(duration(I::kHeartbeatInterval, "heartbeat_interval", Scope::kProvider, 0s,
       10s, Days(1), true,
       "Quiet period after which the NPAC sends the provider an application heartbeat "
@@ -95,8 +94,7 @@ std::vector<TunableSpec> standardEntries() {
   s.push_back(integer(I::kCongestionWindow, "congestion_window", Scope::kBoth, "requests",
       100, 1, 10000, false,
       "Outstanding requests on one association before it counts as Congested and gets no "
-      "further request. 100 is the figure of one NPAC deployment (npac-facts.md, "
-      "Timers, retries, congestion)."));
+      "further request. 100 is the figure of one NPAC SMS deployment."));
   s.push_back(duration(I::kDepartureTimeWindow, "departure_time_window", Scope::kGlobal, 5min,
       1s, 1h, false,
       "Largest allowed difference between a bind's CMIP departure time and the NPAC clock; "
@@ -105,7 +103,7 @@ std::vector<TunableSpec> standardEntries() {
   s.push_back(duration(I::kKeyLifetime, "key_lifetime", Scope::kGlobal, Days(365), Days(1),
       Days(3650), false,
       "How long a provider's key is valid from activation before it counts as expired. "
-      "One year is the NPAC's default key lifetime (npac-facts.md, Binding)."));
+      "One year is the NPAC SMS's default key lifetime (NPAC IIS key lists)."));
   s.push_back(duration(I::kQueueRetention, "queue_retention", Scope::kGlobal, Days(7), 1h,
       Days(365), false,
       "How long acknowledged outbound messages stay on disk for time-range recovery before "
@@ -114,25 +112,26 @@ std::vector<TunableSpec> standardEntries() {
   s.push_back(enumeration(I::kEgressPolicy, "egress_policy", Scope::kBoth,
       {"round-robin", "weighted", "lrtm"}, 0,
       "How outbound PDUs are spread over a provider's live associations: round-robin "
-      "regardless of load as NANC 353 requires (default), weighted cost groups (seed 000) "
-      "or least response time from monitors (seed 002)."));
+      "regardless of load as NANC 353 requires (default), weighted cost groups (EAGLE \"Weighted "
+      "GTT Load Sharing\") or least response time from monitors (NetScaler \"LRTM method\")."));
   s.push_back(integer(I::kThrottleMaxRate, "throttle_max_rate", Scope::kBoth, "msg/s", 0, 1,
       250000, true,
-      "Egress message rate limit for the provider's logical association (EMR, seed 003). "
+      "Egress message rate limit for the provider's logical association (EMR, DSR \"Egress "
+      "Throttle Groups\"). "
       "0 = off, the default: congestion_window already bounds each association and a "
       "provider's own limit is known only once provisioned."));
   s.push_back(integer(I::kThrottleMaxPending, "throttle_max_pending", Scope::kBoth,
       "transactions", 0, 1, 1000000, true,
       "Egress pending-transaction limit for the provider's logical association (EPT, "
-      "seed 003). 0 = off, the default, for the same reason as throttle_max_rate."));
+      "DSR \"Egress Throttle Groups\"). 0 = off, the default, for the same reason as throttle_max_rate."));
   s.push_back(integer(I::kThrottleOnset1, "throttle_onset_1", Scope::kBoth, "%", 100, 1,
       kMaxPercent, false,
       "Percent of the maximum rate or pending count at which congestion level 1 starts "
-      "(seed 003 onset). 100 % with 80 % abatement are the usual egress throttle group "
+      "(the DSR egress throttle group's onset threshold). 100 % with 80 % abatement are the usual egress throttle group "
       "defaults: throttle only at the configured maximum."));
   s.push_back(integer(I::kThrottleAbatement1, "throttle_abatement_1", Scope::kBoth, "%", 80,
       1, kMaxPercent, false,
-      "Percent below which level 1 ends (seed 003 abatement); must be below "
+      "Percent below which level 1 ends (the DSR abatement threshold); must be below "
       "throttle_onset_1. 80 % gives a 20-point hysteresis so the level does not flap."));
   s.push_back(integer(I::kThrottleOnset2, "throttle_onset_2", Scope::kBoth, "%", 0, 1,
       kMaxPercent, true,

@@ -9,7 +9,7 @@ using namespace npac::db::testing;
 
 namespace {
 
-constexpr TimeMs kYearMs = 365LL * 24 * 3600 * 1000;  // key_lifetime default (npac-facts)
+constexpr TimeMs kYearMs = 365LL * 24 * 3600 * 1000;  // key_lifetime default (the NPAC IIS key-list rule)
 const std::string kPem = "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n";
 
 ProviderKey key(std::int64_t list, std::int64_t id, KeyAlgorithm algorithm = KeyAlgorithm::kEd25519) {
