@@ -255,10 +255,19 @@ TEST_CASE("every association has TCP keepalive on as NANC 301 asks") {
   auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--keep-running",
                                      "--duration", "10s"});
   REQUIRE(npacd.waitForAssociations(2));
-  // npacd's side of each connection (source port = its listening port), with timers. ss
+  // Another program with a connection on the same port number on another address (a
+  // shared machine): it must not be counted as one of npacd's.
+  asio::io_context io;
+  asio::ip::tcp::acceptor other(io, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.9"), npacd.port()));
+  asio::ip::tcp::socket other_client(io), other_server(io);
+  other_client.connect(other.local_endpoint());
+  other.accept(other_server);
+  // npacd's side of each connection (its listening address and port), with timers. ss
   // shows one timer per socket: right after a write it is the retransmission timer, so
   // look again (bounded) until both idle connections show their keepalive timer.
-  const std::string command = "ss -tnoH state established '( sport = :" + std::to_string(npacd.port()) +
+  // Filtered by npacd's address and port: a port number alone also matches other
+  // programs' sockets on other addresses.
+  const std::string command = "ss -tnoH state established '( src 127.0.0.1:" + std::to_string(npacd.port()) +
                               " )' > " + (npacd.dir() / "ss.txt").string();
   std::string ss;
   std::size_t lines = 0, keepalive = 0;
