@@ -103,6 +103,7 @@ void addSend(CLI::App& app, int& exit_code) {
   auto type = std::make_shared<std::string>();
   auto info = std::make_shared<std::string>();
   auto key = std::make_shared<std::string>();
+  auto idempotency_key = std::make_shared<std::string>();
   auto priority = std::make_shared<int>(0);
   auto unconfirmed = std::make_shared<bool>(false);
   c->add_option("--spid", *spid, "provider")->required();
@@ -115,6 +116,8 @@ void addSend(CLI::App& app, int& exit_code) {
   c->add_option("--type", *type, "event or action type OID");
   c->add_option("--info", *info, "event/action information, BER hex");
   c->add_option("--key", *key, "ordering key");
+  c->add_option("--idempotency-key", *idempotency_key,
+                "1..128 visible ASCII characters: repeating the send with it answers the original id");
   c->add_option("--priority", *priority, "0..9, higher first")->capture_default_str();
   c->add_flag("--unconfirmed", *unconfirmed, "no response expected");
   addServerFlags(*c, *f);
@@ -130,9 +133,12 @@ void addSend(CLI::App& app, int& exit_code) {
     if (!type->empty()) message["type"] = *type;
     if (!info->empty()) message["information"] = *info;
     if (!key->empty()) message["key"] = *key;
+    if (!idempotency_key->empty()) message["idempotency_key"] = *idempotency_key;
     exit_code = runRequest(*f, V::post, "/v1/messages", message, [](const json& b) {
       std::string out = "accepted";
       for (const json& id : b["ids"]) out += " " + text(id);
+      const json& messages = b.contains("messages") ? b["messages"] : json::array();
+      if (!messages.empty() && messages[0].value("duplicate", false)) out += " (duplicate: already accepted)";
       return out + "\n";
     });
   });
