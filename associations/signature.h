@@ -1,7 +1,7 @@
 // Bind signatures: verify (NPAC side) and sign (the simulator's side) with OpenSSL 3 EVP.
 //
 // Every NPAC bind carries a digital signature made with the provider's private key from a
-// key list exchanged with the NPAC (npac-facts.md "Binding"). The BindGate verifies it
+// key list exchanged with the NPAC (NPAC IIS key lists). The BindGate verifies it
 // over the exact bytes cmip/ says the signature covers, with the public key of the
 // (key list id, key id) named in the bind. Two algorithms are supported:
 //   - kRsaSha256: RSASSA-PKCS1-v1_5 with SHA-256 (RFC 8017 §8.2), RSA keys of at least

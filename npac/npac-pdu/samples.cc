@@ -13,7 +13,7 @@ using namespace npac::cmip;
 
 constexpr int64_t kAcseContext = 1;
 constexpr int64_t kCmipContext = 3;
-constexpr const char* kTsap = "00000001";  // 4-octet TSAP/SSAP/PSAP (npac-facts.md)
+constexpr const char* kTsap = "00000001";  // 4-octet TSAP/SSAP/PSAP (NPAC data model, NANC 316)
 
 Json tpktDt() { return {{"cotp", {{"type", "DT"}, {"eot", true}}}}; }
 

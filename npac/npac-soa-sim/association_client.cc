@@ -11,7 +11,7 @@ using asio::awaitable;
 using asio::redirect_error;
 using asio::use_awaitable;
 
-// TSAP, SSAP and PSAP are 4 octets in the NPAC data model (npac-facts.md); npac-pdu's
+// TSAP, SSAP and PSAP are 4 octets in the NPAC data model (NANC 316); npac-pdu's
 // samples use 00000001 for each, and so do we.
 const std::vector<uint8_t> kSelector{0, 0, 0, 1};
 constexpr size_t kReadChunk = 16 * 1024;

@@ -183,7 +183,7 @@ HttpResponse AdminApi::addNsap(ApiRequest& r, const std::string& spid) {
   if (!nsap) return invalid("invalid_nsap", why);
   db::ProvisionedNsap row{spid, db::Bytes(nsap->octets().begin(), nsap->octets().end()), {}, {}};
   if (!optionalUint(r.body, "weight", db::kMinNsapWeight, db::kMaxNsapWeight, &row.weight)) {
-    return invalid("invalid_nsap", "weight must be an integer 1..99 (seed 000)");
+    return invalid("invalid_nsap", "weight must be an integer 1..99 (EAGLE weighted GTT weights)");
   }
   if (!optionalUint(r.body, "relative_cost", 0, std::numeric_limits<std::int32_t>::max(), &row.relative_cost)) {
     return invalid("invalid_nsap", "relative_cost must be a non-negative integer");

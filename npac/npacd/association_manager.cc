@@ -272,7 +272,8 @@ bool AssociationManager::writeTransmission(Provider& provider, const as::Transmi
   if (t.retransmission) session->second->countRetransmission();
   // An unconfirmed operation is acknowledged when its write completed (onWritten), not
   // here: until then it is in flight like any other and goes back to queued if the
-  // association is lost first (issue 5).
+  // association is lost first (docs/OPERATIONS.md "Outstanding requests, congestion and
+  // timeouts").
   const std::int64_t tag = t.invoke_id ? 0 : static_cast<std::int64_t>(t.message);
   return session->second->sendRoseEncoded(pdu.value(), tag);
 }

@@ -5,7 +5,7 @@
 // pulled from the OutboundQueue for providers with bound associations and placed one PDU
 // per association by ProviderEgress (round robin by default, NANC 353), responses from
 // any association of the provider acknowledge them, a lost association's in-flight
-// requests go to the survivors or back to the queue (nothing lost, issue 5).
+// requests go to the survivors or back to the queue (nothing lost).
 //
 // Threading: single strand. Every method except the CoreService ones runs on the core
 // io_context thread, which also runs every Session; no locks. The CoreService methods are

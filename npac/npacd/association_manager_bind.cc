@@ -1,4 +1,4 @@
-// AssociationManager: admission of a bind (issue 5 "Admission"): the decoded NPAC access
+// AssociationManager: admission of a bind (docs/OPERATIONS.md "Admission: the checks, in order"): the decoded NPAC access
 // control → BindRequest (cmip_bind.h) → provisioning facts (provisioning.h) → BindGate
 // with the live tunables and the provider's live associations → AARE accepted, or AARE
 // rejected with the diagnostic (rejected-transient when the NPAC's own storage failed),

@@ -143,6 +143,17 @@ TEST_CASE("accessControl travels as an EXTERNAL with the profile's direct refere
   CHECK(accessControlFromUserInfo(CmipUserInfo{}).status().code() == ErrorCode::kBindBadAccessControl);
 }
 
+TEST_CASE("An accessControl EXTERNAL with only an indirect reference is refused",
+          "[npac_bind]") {
+  External ext = toExternal(sample());
+  ext.direct_reference.reset();
+  ext.indirect_reference = 3;  // a presentation context id: not how the profile names it
+  auto ac = accessControlFromExternal(ext);
+  REQUIRE_FALSE(ac.isOk());
+  CHECK(ac.status().code() == ErrorCode::kBindBadAccessControl);
+  CHECK(ac.status().message().find("direct-reference") != std::string::npos);
+}
+
 TEST_CASE("A SPID that is not exactly four characters is refused", "[npac_bind]") {
   LnpAccessControl ac = sample();
   ac.systemId = "00012";

@@ -1,5 +1,5 @@
 // npacd end to end: answers to a provider's own requests are as durable as the messages
-// the NPAC pushes (issue 5 "nothing lost"), and disabling a provider ends its live
+// the NPAC pushes ("nothing lost"), and disabling a provider ends its live
 // associations. Real binary, SQLite, loopback, npac-soa-sim.
 #include "npacd_fixture.h"
 

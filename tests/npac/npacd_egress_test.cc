@@ -1,7 +1,7 @@
 // npacd end to end: the provider's egress policy (the `egress_policy` tunable — round
 // robin, `weighted` with per-NSAP weights and relative costs from provisioning, `lrtm`)
-// through the running server, and SRR turned off while requests are outstanding (issue 5
-// SRR table). Real binary, SQLite, loopback, npac-soa-sim; every wait bounded, no timing
+// through the running server, and SRR turned off while requests are outstanding
+// (docs/OPERATIONS.md SRR table). Real binary, SQLite, loopback, npac-soa-sim; every wait bounded, no timing
 // assertion: the counts checked are the ones the dispatch core guarantees
 // (docs/DISPATCH.md, docs/dispatch/lrtm.md). The last two cases are regressions for a bug
 // they found: a request moved to another association was sent once more under a new
@@ -145,7 +145,7 @@ TEST_CASE("weighted egress splits a provider's PDUs exactly 3 to 1 between NSAPs
   provisionNsap(npacd, "0001", "127.0.0.3", 1, 0);
   setTunable(npacd, "egress_policy", "0001", "weighted");
   // Far above what one association may hold here: a Congested member counts as
-  // unavailable to the weighted policy (seed 000) and would change the schedule.
+  // unavailable to the weighted policy (EAGLE weighted GTT) and would change the schedule.
   setTunable(npacd, "congestion_window", "0001", 1000);
   constexpr int kMessages = 400;
   auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--expect",

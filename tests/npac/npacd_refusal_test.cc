@@ -1,4 +1,4 @@
-// npacd end to end: the BindGate refusals of issue 5 "Admission" that
+// npacd end to end: the BindGate refusals of docs/OPERATIONS.md "Admission" that
 // npacd_admission_test.cc and npacd_resilience_test.cc leave out — system type, function
 // mask, key unknown / revoked / expired / not yet valid, departure time outside
 // departure_time_window, sequence number replayed. The real binary, a real SQLite file,

@@ -1,4 +1,4 @@
-// npacd end to end: the SRR rows of issue 5 and a provider's own requests answered
+// npacd end to end: the SRR table rows of NANC 353 (docs/OPERATIONS.md) and a provider's own requests answered
 // through the rotation (NANC 353 7.b.iv). Real binary, SQLite, loopback, npac-soa-sim.
 #include "npacd_fixture.h"
 

@@ -51,7 +51,7 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using Json = nlohmann::json;
 
-// A notification type under the IIS notification arc (npac-facts.md): the responder's
+// A notification type under the IIS notification arc (NPAC IIS notification(5)): the responder's
 // ordinary messages, distinct from the heartbeat.
 inline const Oid kTestEvent{1, 3, 6, 1, 4, 1, 103, 7, 0, 0, 5, 99};
 
