@@ -616,6 +616,10 @@ bool Simulation::goalsMet() const {
 int Simulation::exitCode() const {
   if (bind_failure_exit_ != kExitOk) return bind_failure_exit_;
   if (recovery_ == RecoveryPhase::kFailed) return kExitRecoveryFailed;
+  // Every association ended by the NPAC (an abort by a replacing bind, a release) and
+  // none is left: nothing more can arrive, so the run failed even if its goals had been
+  // met before (--keep-running) — a provider whose associations all went must notice.
+  if (report_.stop_reason == "all-associations-down" && peer_ended_any_) return kExitAllLost;
   if (hasGoals()) {
     if (goalsMet()) return kExitOk;
     return report_.stop_reason == "all-associations-down" ? kExitAllLost : kExitGoalsNotMet;

@@ -188,3 +188,33 @@ TEST_CASE("an association at congestion_window gets no further request until ans
   CHECK(queued == 15);
   kill(sim->pid, SIGTERM);
 }
+
+TEST_CASE("a simulator kept running after its goals exits 7 once a replacing bind aborts all its associations") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001", /*srr=*/true);
+  auto first = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--expect", "4",
+                                       "--keep-running", "--duration", "30s"});
+  REQUIRE(npacd.waitForAssociations(2));
+  const auto ids = npacd.submit("0001", "before", 4);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  auto all_acknowledged = [&] {
+    for (auto id : ids)
+      if (npacd.messageState(id) != "acknowledged") return false;
+    return true;
+  };
+  while (!all_acknowledged() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(20ms);
+  REQUIRE(all_acknowledged());
+  // Both associations of the first simulator are replaced by binds with the same function
+  // mask from the same NSAPs (NANC 386): it has nothing left and must end by itself.
+  auto second = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--keep-running",
+                                        "--duration", "30s"});
+  const int code = first->wait(15s);
+  INFO(npacd.log());
+  CHECK(code == 7);
+  CHECK(first->result["received"].size() == 4);
+  CHECK(first->result["stop_reason"] == "all-associations-down");
+  CHECK(first->result["associations"][0]["end"]["reason"] == "aborted-by-peer");
+  CHECK(first->result["associations"][1]["end"]["reason"] == "aborted-by-peer");
+  kill(second->pid, SIGTERM);
+  second->wait(10s);
+}
