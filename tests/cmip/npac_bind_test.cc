@@ -282,10 +282,12 @@ LnpAccessControl npacSample() {
 }
 
 // The accepting AARE's CMIPUserInfo for npacSample(), hand-encoded from X.711 §7.2 and
-// the NPACD-BIND-PROFILE module: protocolVersion {version2}, accessControl [2] EXTERNAL.
+// the NPACD-BIND-PROFILE module: protocolVersion {version2}, accessControl [2] EXTERNAL
+// (the [2] tag is explicit: X.711's CMIP-A-ASSOCIATE-Information marks only [0] and [1]
+// IMPLICIT, so the EXTERNAL keeps its own UNIVERSAL 8 tag, 28).
 const char* kNpacUserInfo =
-    "30 4D 80 02 06 40"                                         // protocolVersion version2
-    " A2 47 06 0B 2B 06 01 04 01 67 07 00 00 5A 01"             // EXTERNAL, LnpAccessControl syntax
+    "30 4F 80 02 06 40"                                         // protocolVersion version2
+    " A2 49 28 47 06 0B 2B 06 01 04 01 67 07 00 00 5A 01"       // [2] EXTERNAL, LnpAccessControl syntax
     " A0 38 30 36"                                              // single-ASN1-type
     " 80 04 4E 50 41 43 81 01 03 82 05 6E 70 61 63 64"           // "NPAC", npac, "npacd"
     " 83 01 01 84 01 01"                                        // listId 1, keyId 1
