@@ -108,8 +108,10 @@ std::string_view toString(SignatureError error) {
   return "unknown";
 }
 
-Result<SignatureVerifier, SignatureFailure> SignatureVerifier::fromPem(
-    SignatureAlgorithm algorithm, std::string_view public_pem) {
+namespace {
+
+// A PEM SubjectPublicKeyInfo, owned; kBadPem when the text is not one.
+Result<std::shared_ptr<evp_pkey_st>, SignatureFailure> readPublicPem(std::string_view public_pem) {
   ERR_clear_error();
   BioPtr bio = memoryBio(public_pem);
   if (!bio) return err(SignatureFailure{SignatureError::kInternal, withOpenssl("BIO_new_mem_buf")});
@@ -119,7 +121,17 @@ Result<SignatureVerifier, SignatureFailure> SignatureVerifier::fromPem(
         SignatureError::kBadPem,
         withOpenssl("not a PEM public key (expected -----BEGIN PUBLIC KEY-----)")});
   }
-  auto key = own(raw);
+  return own(raw);
+}
+
+}  // namespace
+
+Result<SignatureVerifier, SignatureFailure> SignatureVerifier::fromPem(
+    SignatureAlgorithm algorithm, std::string_view public_pem) {
+  auto read = readPublicPem(public_pem);
+  if (!read.ok()) return err(read.error());
+  std::shared_ptr<evp_pkey_st> key = std::move(read.value());
+  EVP_PKEY* raw = key.get();
   if (auto failure = checkKeyType(algorithm, raw)) return err(std::move(*failure));
   return SignatureVerifier(algorithm, std::move(key));
 }
@@ -215,16 +227,10 @@ Result<KeyPairPem, SignatureFailure> generateKeyPair(SignatureAlgorithm algorith
 }
 
 Result<std::string, SignatureFailure> publicKeyFingerprint(std::string_view public_pem) {
-  ERR_clear_error();
-  BioPtr bio = memoryBio(public_pem);
-  if (!bio) return err(SignatureFailure{SignatureError::kInternal, withOpenssl("BIO_new_mem_buf")});
-  EVP_PKEY* raw = PEM_read_bio_PUBKEY(bio.get(), nullptr, refusePassphrase, nullptr);
-  if (raw == nullptr) {
-    return err(SignatureFailure{
-        SignatureError::kBadPem,
-        withOpenssl("not a PEM public key (expected -----BEGIN PUBLIC KEY-----)")});
-  }
-  auto key = own(raw);
+  auto read = readPublicPem(public_pem);
+  if (!read.ok()) return err(read.error());
+  std::shared_ptr<evp_pkey_st> key = std::move(read.value());
+  EVP_PKEY* raw = key.get();
   unsigned char* der = nullptr;
   const int length = i2d_PUBKEY(raw, &der);
   if (length <= 0) return err(SignatureFailure{SignatureError::kInternal, withOpenssl("i2d_PUBKEY")});

@@ -234,11 +234,9 @@ Result<LnpAccessControl> accessControlFromUserInfo(const CmipUserInfo& info,
   return accessControlFromExternal(*info.accessControl, limits);
 }
 
-void attachNpacAccessControl(Aare& aare, const LnpAccessControl& npac, const External* aarq_cmip) {
-  CmipUserInfo info;
+void attachCmipUserInfo(Aare& aare, CmipUserInfo info, const External* aarq_cmip) {
   info.protocolVersion = BitString::withBits(2);
   info.protocolVersion->setBit(kCmipVersion2Bit);
-  info.accessControl = toExternal(npac);
   External outer;
   // X.227 user-information answers in the presentation context the AARQ used for CMIP.
   if (aarq_cmip != nullptr) {
@@ -248,6 +246,12 @@ void attachNpacAccessControl(Aare& aare, const LnpAccessControl& npac, const Ext
   if (!outer.direct_reference && !outer.indirect_reference) outer.direct_reference = oids::kCmipAbstractSyntax;
   outer.data = encodeCmipUserInfo(info);
   aare.userInformation.push_back(std::move(outer));
+}
+
+void attachNpacAccessControl(Aare& aare, const LnpAccessControl& npac, const External* aarq_cmip) {
+  CmipUserInfo info;
+  info.accessControl = toExternal(npac);
+  attachCmipUserInfo(aare, std::move(info), aarq_cmip);
 }
 
 Result<std::optional<LnpAccessControl>> npacAccessControlFrom(const Aare& aare, const DecodeLimits& limits) {

@@ -125,8 +125,11 @@ Result<LnpAccessControl> accessControlFromUserInfo(const CmipUserInfo& info,
 // recoveryMode as accepted, signed over signedContent() exactly as a provider's is. The
 // provider verifies it with the NPAC public key it installed.
 
-// Adds `npac` to `aare` as that CMIPUserInfo EXTERNAL, with the references of the AARQ's
-// CMIP user information (`aarq_cmip`, else the CMIP abstract syntax as direct-reference).
+// Adds `info` to `aare` as a CMIPUserInfo EXTERNAL with protocolVersion {version2}, in the
+// presentation context the AARQ used for CMIP (X.227: the references of `aarq_cmip`, else
+// the CMIP abstract syntax as direct-reference). Every AARE npacd sends answers this way.
+void attachCmipUserInfo(Aare& aare, CmipUserInfo info, const External* aarq_cmip);
+// Adds `npac` to `aare` as that CMIPUserInfo's accessControl.
 void attachNpacAccessControl(Aare& aare, const LnpAccessControl& npac, const External* aarq_cmip);
 // The NPAC access control an AARE carries: nullopt when no CMIPUserInfo of the AARE has
 // an accessControl; an error (kBindBadAccessControl, BER errors) when one does not decode.

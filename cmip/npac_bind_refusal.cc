@@ -68,17 +68,8 @@ void attachBindRefusal(Aare& aare, const LnpBindRefusal& refusal, const External
   inner.encoding = External::Encoding::kSingleAsn1Type;
   inner.data = encodeBindRefusal(refusal);
   CmipUserInfo info;
-  info.protocolVersion = BitString::withBits(2);
-  info.protocolVersion->setBit(kCmipVersion2Bit);
   info.userInfo = std::move(inner);
-  External outer;
-  if (aarq_cmip != nullptr) {
-    outer.direct_reference = aarq_cmip->direct_reference;
-    outer.indirect_reference = aarq_cmip->indirect_reference;
-  }
-  if (!outer.direct_reference && !outer.indirect_reference) outer.direct_reference = oids::kCmipAbstractSyntax;
-  outer.data = encodeCmipUserInfo(info);
-  aare.userInformation.push_back(std::move(outer));
+  attachCmipUserInfo(aare, std::move(info), aarq_cmip);
 }
 
 Result<std::optional<LnpBindRefusal>> bindRefusalFrom(const Aare& aare, const DecodeLimits& limits) {
