@@ -22,8 +22,8 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
-#include "npac/npacd/admin_api_request.h"
-#include "npac/npacd/api_json.h"
+#include "npac/npacd/api/request.h"
+#include "npac/npacd/api/json.h"
 
 namespace npac::fuzz {
 

@@ -19,9 +19,10 @@
 #include <spdlog/spdlog.h>
 
 #include "db/database.h"
+#include "db/instance_lock.h"
 #include "db/queue_writer.h"
-#include "npac/npacd/admin_api.h"
-#include "npac/npacd/association_manager.h"
+#include "npac/npacd/api/admin_api.h"
+#include "npac/npacd/core/association_manager.h"
 #include "npac/npacd/config.h"
 #include "npac/version.h"
 #include "npac/npacd/npac_keys.h"
@@ -89,6 +90,14 @@ int main(int argc, char** argv) {
   std::error_code fs_error;
   const auto parent = std::filesystem::path(config.db_path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, fs_error);
+  // One npacd per database (db/instance_lock.h): taken before anything reads or changes
+  // the file, so a second npacd leaves the live one's messages in flight alone. Held
+  // until exit; the kernel releases it at any death.
+  auto instance_lock = db::InstanceLock::acquire(config.db_path, db::systemClock()());
+  if (!instance_lock.isOk()) {
+    std::fprintf(stderr, "npacd: %s\n", instance_lock.status().toString().c_str());
+    return 2;
+  }
   db::OpenOptions open_options;
   open_options.durability = *parsed_durability;
   open_options.initialize_existing_blank = config.init_database;

@@ -5,7 +5,7 @@
 #include "associations/cmip_bind.h"
 #include "db/audit_store.h"
 #include "db/transaction.h"
-#include "npac/npacd/api_json.h"
+#include "npac/npacd/api/json.h"
 
 namespace npac::npacd {
 namespace as = npac::associations;

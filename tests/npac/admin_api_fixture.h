@@ -24,7 +24,7 @@
 
 #include "db/database.h"
 #include "db/queue_writer.h"
-#include "npac/npacd/admin_api.h"
+#include "npac/npacd/api/admin_api.h"
 #include "tunables/registry.h"
 
 namespace npac::npacd::testing {
@@ -196,6 +196,12 @@ class QueueBackedCore : public CoreService {
     done(answer_id);
   }
   void listAssociations(ListDone done) override { done(std::vector<AssociationInfo>{}); }
+  // No live core behind this one: every provider reads as never bound in this run.
+  void queueView(std::string spid, QueueViewDone done) override {
+    ProviderQueueView view;
+    view.spid = std::move(spid);
+    done(std::move(view));
+  }
   void abortAssociation(db::AssociationId id, std::string actor, StatusDone done) override {
     {
       std::lock_guard lock(mutex);

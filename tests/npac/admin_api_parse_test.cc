@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include "fuzz/admin_api_input.h"
-#include "npac/npacd/admin_api_request.h"
-#include "npac/npacd/api_json.h"
+#include "npac/npacd/api/request.h"
+#include "npac/npacd/api/json.h"
 
 namespace npac::npacd {
 namespace {

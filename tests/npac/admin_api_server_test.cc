@@ -13,7 +13,7 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
-#include "npac/npacd/http_server.h"
+#include "npac/npacd/api/http_server.h"
 
 namespace npac::npacd {
 namespace {

@@ -11,7 +11,7 @@
 #include "cmip/cmip_operations.h"
 #include "db/audit_store.h"
 #include "db/queue_writer.h"
-#include "npac/npacd/api_json.h"
+#include "npac/npacd/api/json.h"
 #include "tests/npac/admin_api_fixture.h"
 
 namespace npac::npacd {

@@ -1,4 +1,4 @@
-#include "npac/npacd/http_server.h"
+#include "npac/npacd/api/http_server.h"
 
 #include <optional>
 #include <utility>

@@ -1,8 +1,8 @@
 // The tunable routes: the catalogue with effective values, get, set, clear, and the
 // `srr` convenience route. Validation, persistence, audit and change notification are
 // the TunableRegistry's (tunables/registry.h); errors keep its specific text.
-#include "npac/npacd/admin_api.h"
-#include "npac/npacd/admin_api_request.h"
+#include "npac/npacd/api/admin_api.h"
+#include "npac/npacd/api/request.h"
 #include "tunables/catalogue.h"
 
 namespace npac::npacd {

@@ -1,9 +1,9 @@
-#include "npac/npacd/admin_api.h"
+#include "npac/npacd/api/admin_api.h"
 
 #include <boost/asio/post.hpp>
 
 #include "db/provider_store.h"
-#include "npac/npacd/admin_api_request.h"
+#include "npac/npacd/api/request.h"
 
 namespace npac::npacd {
 

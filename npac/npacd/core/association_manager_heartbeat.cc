@@ -9,7 +9,7 @@
 
 #include "cmip/cmip_operations.h"
 #include "cmip/oids.h"
-#include "npac/npacd/association_manager.h"
+#include "npac/npacd/core/association_manager.h"
 
 namespace npac::npacd {
 

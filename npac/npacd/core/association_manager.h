@@ -33,8 +33,8 @@
 #include "db/database.h"
 #include "db/outbound_queue.h"
 #include "db/queue_writer.h"
-#include "npac/npacd/core_service.h"
-#include "npac/npacd/server_session.h"
+#include "npac/npacd/core/core_service.h"
+#include "npac/npacd/core/session.h"
 #include "tunables/registry.h"
 
 namespace npac::npacd {
@@ -85,6 +85,7 @@ class AssociationManager : public CoreService, public SessionOwner {
   void pollInbound(InboundPoll poll, PollDone done) override;
   void respond(InboundRequestId id, InboundResponse response, RespondDone done) override;
   void listAssociations(ListDone done) override;
+  void queueView(std::string spid, QueueViewDone done) override;
   void abortAssociation(db::AssociationId id, std::string actor, StatusDone done) override;
   void releaseProvider(std::string spid, std::string reason, CountDone done) override;
 

@@ -1,4 +1,4 @@
-// CoreService: what the admin API (npac/npacd/admin_api.h) needs from the running
+// CoreService: what the admin API (npac/npacd/api/admin_api.h) needs from the running
 // association core — the part of npacd only the core can do. Provisioning, tunables and
 // message status are answered by the API itself from SQLite; everything that touches live
 // associations or the outbound queue's group commit goes through this interface.
@@ -116,6 +116,45 @@ struct AssociationInfo {
   std::uint64_t retransmissions = 0;
 };
 
+// Why a provider's queued messages of one association function are not leaving now: the
+// first obstacle the core met placing the oldest of them (docs/OPERATIONS.md "Why a
+// message waits"). Names are the API's and npacctl's (waitReasonName).
+enum class WaitReason : std::uint8_t {
+  kNotBound,                  // the provider has no bound association
+  kNoAssociationForFunction,  // none of its associations has the message's functions
+  kAllCongested,              // each one that has them is at congestion_window
+  kSilent,                    // each one that has them is silent past response_timeout
+  kRecovering,                // recovery mode: the provider asked to be sent nothing new
+  kThrottled,                 // throttle_max_rate / throttle_max_pending (DSR ETG)
+  kReleasing,                 // SRR off, provider disabled or npacd stopping
+  kStorageUnavailable,        // the database does not take the writes delivery needs
+  kInvokeIdsExhausted,        // every invoke id is outstanding
+};
+const char* waitReasonName(WaitReason reason);
+
+// What the core knows live about one provider's queue (GET /v1/providers/{spid}/queue;
+// the counts by state and function come from SQLite, not from here).
+struct ProviderQueueView {
+  std::string spid;
+  bool bound = false;  // at least one association bound now
+  struct FunctionWait {
+    std::string function;  // associations::toString(AssociationFunction)
+    WaitReason reason = WaitReason::kNotBound;
+    std::size_t waiting = 0;  // messages of that function the core saw waiting
+  };
+  std::vector<FunctionWait> waits;  // only functions with messages waiting
+  int throttle_level = 0;           // 0 none, 1..3 the egress throttle level in force
+  std::string throttle_detail;      // e.g. "rate 21/20 msg/s", "" when level 0
+  bool storage_ok = true;
+  struct AssociationLoad {
+    db::AssociationId id = 0;
+    std::uint32_t outstanding = 0;
+    bool congested = false;
+    bool silent = false;  // a request on it passed response_timeout unanswered
+  };
+  std::vector<AssociationLoad> associations;
+};
+
 class CoreService {
  public:
   using SubmitDone = std::function<void(db::Result<std::vector<db::AppendOutcome>>)>;
@@ -123,6 +162,7 @@ class CoreService {
   using PollDone = std::function<void(db::Result<std::vector<InboundRequest>>)>;
   using StatusDone = std::function<void(db::Status)>;
   using ListDone = std::function<void(db::Result<std::vector<AssociationInfo>>)>;
+  using QueueViewDone = std::function<void(db::Result<ProviderQueueView>)>;
 
   virtual ~CoreService() = default;
 
@@ -151,6 +191,12 @@ class CoreService {
 
   // Every live association, by id.
   virtual void listAssociations(ListDone done) = 0;
+
+  // The live part of one provider's queue view: wait reasons per function, throttle
+  // level, outstanding per association, storage state. A provider that never bound in
+  // this run answers bound=false and no waits (the API reports its queued messages as
+  // waiting for not-bound).
+  virtual void queueView(std::string spid, QueueViewDone done) = 0;
 
   // Aborts association `id` (ABRT, source service user) and moves its in-flight messages
   // to the surviving associations as the core does on any loss. kNotFound if not live.

@@ -1,4 +1,4 @@
-#include "npac/npacd/association_manager.h"
+#include "npac/npacd/core/association_manager.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>

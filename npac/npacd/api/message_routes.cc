@@ -7,9 +7,9 @@
 
 #include "db/outbound_queue.h"
 #include "db/provider_store.h"
-#include "npac/npacd/admin_api.h"
-#include "npac/npacd/admin_api_request.h"
-#include "npac/npacd/api_json.h"
+#include "npac/npacd/api/admin_api.h"
+#include "npac/npacd/api/request.h"
+#include "npac/npacd/api/json.h"
 #include "tunables/value.h"
 
 namespace npac::npacd {

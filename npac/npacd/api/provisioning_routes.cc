@@ -9,9 +9,9 @@
 #include "db/nsap_store.h"
 #include "db/provider_store.h"
 #include "db/transaction.h"
-#include "npac/npacd/admin_api.h"
-#include "npac/npacd/admin_api_request.h"
-#include "npac/npacd/api_json.h"
+#include "npac/npacd/api/admin_api.h"
+#include "npac/npacd/api/request.h"
+#include "npac/npacd/api/json.h"
 
 namespace npac::npacd {
 

@@ -28,7 +28,7 @@
 #include "db/nsap_store.h"
 #include "db/outbound_queue.h"
 #include "db/provider_store.h"
-#include "npac/npacd/core_service.h"
+#include "npac/npacd/core/core_service.h"
 
 namespace npac::npacd {
 

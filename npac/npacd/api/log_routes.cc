@@ -7,9 +7,9 @@
 #include "associations/bind_facts.h"
 #include "db/association_log_store.h"
 #include "db/audit_store.h"
-#include "npac/npacd/admin_api.h"
-#include "npac/npacd/admin_api_request.h"
-#include "npac/npacd/api_json.h"
+#include "npac/npacd/api/admin_api.h"
+#include "npac/npacd/api/request.h"
+#include "npac/npacd/api/json.h"
 
 namespace npac::npacd {
 

@@ -8,7 +8,7 @@
 #include "associations/cmip_bind.h"
 #include "associations/provisioning.h"
 #include "cmip/npac_bind_refusal.h"
-#include "npac/npacd/association_manager.h"
+#include "npac/npacd/core/association_manager.h"
 #include "npac/npacd/npac_keys.h"
 
 namespace npac::npacd {

@@ -6,14 +6,26 @@
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
-#include "npac/npacd/association_manager.h"
+#include "npac/npacd/core/association_manager.h"
 
 namespace npac::npacd {
 namespace asio = boost::asio;
 namespace as = npac::associations;
 
-namespace {
-}  // namespace
+const char* waitReasonName(WaitReason reason) {
+  switch (reason) {
+    case WaitReason::kNotBound: return "not-bound";
+    case WaitReason::kNoAssociationForFunction: return "no-association-for-function";
+    case WaitReason::kAllCongested: return "all-congested";
+    case WaitReason::kSilent: return "silent";
+    case WaitReason::kRecovering: return "recovering";
+    case WaitReason::kThrottled: return "throttled";
+    case WaitReason::kReleasing: return "releasing";
+    case WaitReason::kStorageUnavailable: return "storage-unavailable";
+    case WaitReason::kInvokeIdsExhausted: return "invoke-ids-exhausted";
+  }
+  return "unknown";
+}
 
 // ---- CoreService -------------------------------------------------------------------
 
@@ -180,6 +192,25 @@ void AssociationManager::listAssociations(ListDone done) {
     }
     std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
     done(std::move(list));
+  });
+}
+
+void AssociationManager::queueView(std::string spid, QueueViewDone done) {
+  asio::post(io_, [this, spid = std::move(spid), done = std::move(done)] {
+    ProviderQueueView view;
+    view.spid = spid;
+    Provider* provider = providerFor(spid, false);
+    if (provider != nullptr) {
+      view.bound = !provider->sessions.empty();
+      for (const auto& [id, session] : provider->sessions) {
+        ProviderQueueView::AssociationLoad load;
+        load.id = id;
+        load.outstanding = provider->egress->outstanding().outstanding(static_cast<as::AssociationId>(id));
+        load.congested = load.outstanding >= provider->egress->outstanding().limits().congestion_window;
+        view.associations.push_back(load);
+      }
+    }
+    done(std::move(view));
   });
 }
 

@@ -1,4 +1,4 @@
-#include "npac/npacd/server_session.h"
+#include "npac/npacd/core/session.h"
 
 #include <algorithm>
 

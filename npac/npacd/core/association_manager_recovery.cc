@@ -8,7 +8,7 @@
 
 #include "associations/cmip_bind.h"
 #include "cmip/oids.h"
-#include "npac/npacd/association_manager.h"
+#include "npac/npacd/core/association_manager.h"
 
 namespace npac::npacd {
 namespace as = npac::associations;

@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "db/status.h"
-#include "npac/npacd/api_json.h"
-#include "npac/npacd/http_server.h"
+#include "npac/npacd/api/json.h"
+#include "npac/npacd/api/http_server.h"
 #include "tunables/status.h"
 
 namespace npac::npacd {

@@ -4,9 +4,9 @@
 #include "db/audit_store.h"
 #include "db/npac_key_store.h"
 #include "db/transaction.h"
-#include "npac/npacd/admin_api.h"
-#include "npac/npacd/admin_api_request.h"
-#include "npac/npacd/api_json.h"
+#include "npac/npacd/api/admin_api.h"
+#include "npac/npacd/api/request.h"
+#include "npac/npacd/api/json.h"
 #include "npac/npacd/npac_keys.h"
 
 namespace npac::npacd {

@@ -1,4 +1,4 @@
-#include "npac/npacd/api_json.h"
+#include "npac/npacd/api/json.h"
 
 #include <cstdio>
 #include <ctime>

@@ -34,8 +34,8 @@
 #include "db/clock.h"
 #include "db/database.h"
 #include "db/status.h"
-#include "npac/npacd/core_service.h"
-#include "npac/npacd/http_server.h"
+#include "npac/npacd/core/core_service.h"
+#include "npac/npacd/api/http_server.h"
 #include "tunables/registry.h"
 
 namespace npac::npacd {
