@@ -109,6 +109,11 @@ std::vector<TunableSpec> standardEntries() {
       "How long acknowledged outbound messages stay on disk for time-range recovery before "
       "the purge removes them; unacknowledged ones are never purged. 7 days covers an "
       "outage over a long weekend with margin."));
+  s.push_back(duration(I::kAssociationLogRetention, "association_log_retention", Scope::kGlobal,
+      Days(90), 1h, Days(3650), false,
+      "How long association-log rows (binds, refusals, releases, aborts) are kept before the "
+      "purge removes them. 90 days keeps a quarter of history for disputes about who was "
+      "bound when, at a few hundred bytes per row."));
   s.push_back(enumeration(I::kEgressPolicy, "egress_policy", Scope::kBoth,
       {"round-robin", "weighted", "lrtm"}, 0,
       "How outbound PDUs are spread over a provider's live associations: round-robin "
@@ -158,6 +163,12 @@ std::vector<TunableSpec> standardEntries() {
       "System id the NPAC puts in the LnpAccessControl of its accepting AAREs (system type "
       "npac, docs/PROTOCOL.md \"The NPAC's answer\"): systemId is PrintableString (SIZE (4)), "
       "so exactly four of A-Z a-z 0-9 space ' ( ) + , - . / : = ?."));
+  s.push_back(integer(I::kMaxUnboundConnections, "max_unbound_connections", Scope::kGlobal,
+      "connections", 256, 1, 100000, false,
+      "Connections accepted that have not bound yet (TCP up, no AARQ answered) at most; a "
+      "new connection beyond it drops the oldest unbound one, counted and logged. 256 covers "
+      "every provider re-binding at once after an NPAC restart with margin, and bounds what "
+      "idle or hostile connections can hold."));
   return s;
 }
 

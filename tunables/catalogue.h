@@ -41,6 +41,7 @@ enum class TunableId : std::uint16_t {
   kDepartureTimeWindow,
   kKeyLifetime,
   kQueueRetention,
+  kAssociationLogRetention,
   kEgressPolicy,
   kThrottleMaxRate,
   kThrottleMaxPending,
@@ -52,6 +53,7 @@ enum class TunableId : std::uint16_t {
   kThrottleAbatement3,
   kThrottleMinAbatementTime,
   kNpacSystemId,
+  kMaxUnboundConnections,
   kCount,  // not a tunable
 };
 
@@ -133,6 +135,7 @@ inline constexpr Key<std::int64_t> kCongestionWindow{TunableId::kCongestionWindo
 inline constexpr Key<Duration> kDepartureTimeWindow{TunableId::kDepartureTimeWindow};
 inline constexpr Key<Duration> kKeyLifetime{TunableId::kKeyLifetime};
 inline constexpr Key<Duration> kQueueRetention{TunableId::kQueueRetention};
+inline constexpr Key<Duration> kAssociationLogRetention{TunableId::kAssociationLogRetention};
 inline constexpr Key<EgressPolicy> kEgressPolicy{TunableId::kEgressPolicy};
 inline constexpr Key<std::int64_t> kThrottleMaxRate{TunableId::kThrottleMaxRate};
 inline constexpr Key<std::int64_t> kThrottleMaxPending{TunableId::kThrottleMaxPending};
@@ -144,6 +147,7 @@ inline constexpr Key<std::int64_t> kThrottleOnset3{TunableId::kThrottleOnset3};
 inline constexpr Key<std::int64_t> kThrottleAbatement3{TunableId::kThrottleAbatement3};
 inline constexpr Key<Duration> kThrottleMinAbatementTime{TunableId::kThrottleMinAbatementTime};
 inline constexpr Key<std::string> kNpacSystemId{TunableId::kNpacSystemId};
+inline constexpr Key<std::int64_t> kMaxUnboundConnections{TunableId::kMaxUnboundConnections};
 
 // The ValueType a key's C++ type maps to (used by the key/catalogue consistency test).
 template <typename T>
