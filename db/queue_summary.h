@@ -1,0 +1,54 @@
+// QueueSummary: a read-only view of one provider's rows in the durable outbound queue
+// (table outbound_queue, db/outbound_queue.h), for operators: how many messages are in
+// each state for each function mask, and since when the oldest of them has been there.
+// It is what GET /v1/providers/{spid}/queue counts (docs/API.md); why the queued ones
+// wait is the association core's to say, not the database's.
+//
+// One SELECT … GROUP BY state, function_mask over the provider's rows (the
+// outbound_queue_by_created index leads with spid). Acknowledged rows are counted until
+// the retention purge (queue_retention) deletes them, so the cost grows with the
+// provider's traffic within that window: an operator's query, not a hot-path one.
+//
+// Threading: as the Database it reads (one thread at a time). Never writes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "db/clock.h"
+#include "db/outbound_queue.h"
+#include "db/status.h"
+
+namespace npac::db {
+
+class Database;
+
+// The rows of one provider in one state that need the same association functions.
+struct QueueCount {
+  MessageState state = MessageState::kQueued;
+  std::uint32_t function_mask = 0;  // bits as in associations::AssociationFunction
+  std::size_t count = 0;
+  TimeMs oldest_created_at = 0;  // the earliest created_at among them
+  friend bool operator==(const QueueCount&, const QueueCount&) = default;
+};
+
+struct QueueSummary {
+  // By state (queued, sent, acknowledged, failed), then function mask ascending; only
+  // groups that have rows.
+  std::vector<QueueCount> counts;
+
+  // How many rows are in `state`, whatever their functions.
+  std::size_t total(MessageState state) const;
+  // The created_at of the oldest queued row, or nullopt when none is queued.
+  std::optional<TimeMs> oldestQueuedAt() const;
+};
+
+// The summary of `spid`'s rows; an unknown or empty provider has no counts. Errors:
+// kInvalidArgument (not a SPID), kCorrupt (a state the schema does not allow), storage
+// errors.
+Result<QueueSummary> summarizeQueue(Database& db, std::string_view spid);
+
+}  // namespace npac::db
