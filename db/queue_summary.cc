@@ -28,7 +28,10 @@ std::optional<TimeMs> QueueSummary::oldestQueuedAt() const {
 
 Result<QueueSummary> summarizeQueue(Database& db, std::string_view spid) {
   if (!isValidSpid(spid)) {
-    return Status::invalidArgument("'" + std::string(spid) + "' is not a SPID: 4 ASCII letters or digits");
+    // Appended, not "literal" + std::string: g++ 12 warns on that (-Wrestrict, PR105651).
+    std::string message(1, '\'');
+    message.append(spid).append("' is not a SPID: 4 ASCII letters or digits");
+    return Status::invalidArgument(std::move(message));
   }
   Result<Statement> query = db.prepare(
       "SELECT state, function_mask, count(*), min(created_at) FROM outbound_queue "
@@ -43,9 +46,9 @@ Result<QueueSummary> summarizeQueue(Database& db, std::string_view spid) {
     const std::string state_text = query->columnText(0);
     std::optional<MessageState> state = parseMessageState(state_text);
     if (!state) {
-      return Status::make(Status::Code::kCorrupt,
-                          "outbound_queue holds a row of provider " + std::string(spid) + " in state '" +
-                              state_text + "', which the schema does not allow");
+      std::string message("outbound_queue holds a row of provider ");
+      message.append(spid).append(" in state '").append(state_text).append("', which the schema does not allow");
+      return Status::make(Status::Code::kCorrupt, std::move(message));
     }
     summary.counts.push_back(QueueCount{*state, static_cast<std::uint32_t>(query->columnInt64(1)),
                                         static_cast<std::size_t>(query->columnInt64(2)), query->columnInt64(3)});

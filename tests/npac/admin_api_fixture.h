@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -196,11 +197,16 @@ class QueueBackedCore : public CoreService {
     done(answer_id);
   }
   void listAssociations(ListDone done) override { done(std::vector<AssociationInfo>{}); }
-  // No live core behind this one: every provider reads as never bound in this run.
+  // The view set in queue_views for `spid`; else, with no live core behind this one, the
+  // provider reads as never bound in this run. Completes from another thread, as the core.
   void queueView(std::string spid, QueueViewDone done) override {
     ProviderQueueView view;
-    view.spid = std::move(spid);
-    done(std::move(view));
+    view.spid = spid;
+    {
+      std::lock_guard lock(mutex);
+      if (auto it = queue_views.find(spid); it != queue_views.end()) view = it->second;
+    }
+    std::thread([done, view] { done(view); }).detach();
   }
   void abortAssociation(db::AssociationId id, std::string actor, StatusDone done) override {
     {
@@ -231,6 +237,7 @@ class QueueBackedCore : public CoreService {
   }
 
   bool hold_polls = false;  // set before attaching
+  std::map<std::string, ProviderQueueView> queue_views;  // under `mutex`
   std::mutex mutex;
   std::vector<PollDone> held_polls;
 

@@ -241,6 +241,10 @@ void AdminApi::route(ApiRequest& r, Responder& respond) {
     if (is({"v1", "providers", "*", "disable"})) return reply(V::post, [&] { return setProviderEnabled(r, p[2], false); });
     if (is({"v1", "providers", "*", "enable"})) return reply(V::post, [&] { return setProviderEnabled(r, p[2], true); });
     if (is({"v1", "providers", "*", "srr"})) return reply(V::put, [&] { return setSrr(r, p[2]); });
+    if (is({"v1", "providers", "*", "queue"})) {
+      if (r.method != V::get) return method_not_allowed();
+      return providerQueue(r, p[2], respond);
+    }
     if (is({"v1", "providers", "*", "nsaps"})) {
       if (r.method == V::post) return respond(addNsap(r, p[2]));
       if (r.method == V::get) return respond(listNsaps(r, p[2]));
@@ -273,7 +277,10 @@ void AdminApi::route(ApiRequest& r, Responder& respond) {
       if (r.method != V::post) return method_not_allowed();
       return submitMessages(r, respond);
     }
-    if (is({"v1", "messages", "*"})) return reply(V::get, [&] { return messageStatus(r, p[2]); });
+    if (is({"v1", "messages", "*"})) {
+      if (r.method != V::get) return method_not_allowed();
+      return messageStatus(r, p[2], respond);
+    }
     if (is({"v1", "inbound"})) {
       if (r.method != V::get) return method_not_allowed();
       return pollInbound(r, respond);

@@ -8,6 +8,7 @@
 //   messages      submit (ids once committed), status    CoreService / SQLite
 //   inbound       long-poll providers' requests, answer  CoreService
 //   associations  list, abort                            CoreService
+//   queue view    a provider's queue and why it waits    SQLite counts + CoreService
 //
 // Every answer is JSON. An error is {"error":{"code":"...","message":"..."}} with a
 // status saying whose fault it is: 400 bad JSON or a refused value (with the
@@ -100,11 +101,15 @@ class AdminApi {
   HttpResponse setSrr(ApiRequest& r, const std::string& spid);
   // admin_api_core.cc (answer through `respond`, possibly later)
   void submitMessages(ApiRequest& r, Responder& respond);
-  HttpResponse messageStatus(ApiRequest& r, const std::string& id);
+  // A queued message's status carries its wait reason, which needs the core's view.
+  void messageStatus(ApiRequest& r, const std::string& id, Responder& respond);
   void pollInbound(ApiRequest& r, Responder& respond);
   void respondInbound(ApiRequest& r, const std::string& id, Responder& respond);
   void listAssociations(ApiRequest& r, Responder& respond);
   void abortAssociation(ApiRequest& r, const std::string& id, Responder& respond);
+
+  // queue_routes.cc: GET /v1/providers/{spid}/queue (queue_view.h)
+  void providerQueue(ApiRequest& r, const std::string& spid, Responder& respond);
 
   // admin_api_logs.cc
   HttpResponse associationLog(ApiRequest& r);

@@ -10,6 +10,7 @@
 #include "npac/npacd/api/admin_api.h"
 #include "npac/npacd/api/request.h"
 #include "npac/npacd/api/json.h"
+#include "npac/npacd/api/queue_view.h"
 #include "tunables/value.h"
 
 namespace npac::npacd {
@@ -65,21 +66,40 @@ void AdminApi::submitMessages(ApiRequest& r, Responder& respond) {
   });
 }
 
-HttpResponse AdminApi::messageStatus(ApiRequest&, const std::string& id_text) {
+void AdminApi::messageStatus(ApiRequest&, const std::string& id_text, Responder& respond) {
   std::int64_t id = 0;
   if (!parseInt64(id_text, &id)) {
-    return errorResponse(http::status::bad_request, "invalid_message_id", "'" + id_text + "' is not a message id");
+    return respond(
+        errorResponse(http::status::bad_request, "invalid_message_id", "'" + id_text + "' is not a message id"));
   }
   db::OutboundQueue queue(db_);
   db::Result<db::QueuedMessage> message = queue.get(id);
   if (!message.isOk()) {
     if (message.status().isNotFound()) {
-      return errorResponse(http::status::not_found, "message_not_found",
-                           "no message " + id_text + " (never accepted, or purged after queue_retention)");
+      return respond(errorResponse(http::status::not_found, "message_not_found",
+                                   "no message " + id_text + " (never accepted, or purged after queue_retention)"));
     }
-    return dbErrorResponse(message.status());
+    return respond(dbErrorResponse(message.status()));
   }
-  return jsonResponse(http::status::ok, toJson(message.value()));
+  json out = toJson(message.value());
+  if (message->state != db::MessageState::kQueued) return respond(jsonResponse(http::status::ok, out));
+  // A queued message says why it waits: the core's reason for the function it is routed
+  // by (queue_view.h). Without a core, or when the core cannot answer now, it is
+  // not-bound: status is read from SQLite and keeps working either way (docs/API.md).
+  const associations::AssociationFunction function = waitFunctionOf(message->function_mask);
+  if (core_ == nullptr) {
+    out["wait_reason"] = *waitReasonFor(nullptr, function);  // always a reason without a view
+    return respond(jsonResponse(http::status::ok, out));
+  }
+  Responder answer = std::move(respond);
+  boost::asio::io_context* io = &io_;
+  core_->queueView(message->spid, [io, answer, out, function](db::Result<ProviderQueueView> view) mutable {
+    boost::asio::post(*io, [answer = std::move(answer), out = std::move(out), view = std::move(view), function]() mutable {
+      std::optional<std::string> reason = waitReasonFor(view.isOk() ? &view.value() : nullptr, function);
+      out["wait_reason"] = reason ? json(*reason) : json(nullptr);
+      answer(jsonResponse(http::status::ok, out));
+    });
+  });
 }
 
 void AdminApi::pollInbound(ApiRequest& r, Responder& respond) {
