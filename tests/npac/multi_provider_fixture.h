@@ -33,7 +33,7 @@ inline bool eventually(const std::function<bool()>& done, std::chrono::milliseco
 
 // "0001", "0002", … for provider n (0-based).
 inline std::string spidOf(int n) {
-  char buf[8];
+  char buf[16];
   std::snprintf(buf, sizeof buf, "%04d", n + 1);
   return buf;
 }
@@ -44,7 +44,7 @@ inline std::string nsapOf(const std::string& ipv4) {
   std::string out = "540072872203";
   std::istringstream in(ipv4);
   for (std::string part; std::getline(in, part, '.');) {
-    char buf[8];
+    char buf[16];
     std::snprintf(buf, sizeof buf, "%03d", std::stoi(part));
     out += buf;
   }
