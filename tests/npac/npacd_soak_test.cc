@@ -57,7 +57,15 @@ TEST_CASE("thirty providers with heartbeats and three dropped associations get e
     if (const char* mode = dropModeOf(p)) args.insert(args.end(), {"--drop-after", "2=10", "--drop-mode", mode});
     sims.push_back(npacd.sim(spidOf(p), keys[static_cast<std::size_t>(p)], args));
   }
-  REQUIRE(npacd.waitForAssociations(2 * kProviders, 30s));
+  const bool bound = npacd.waitForAssociations(2 * kProviders, 30s);
+  {
+    const std::vector<Json> aborts = logEvents(npacd, "abort");
+    const std::vector<Json> rejects = logEvents(npacd, "reject");
+    INFO("live associations " << liveAssociations(npacd).size() << ", aborts " << aborts.size() << " (first: "
+                              << (aborts.empty() ? Json() : aborts.back()).dump() << "), rejects " << rejects.size()
+                              << " (first: " << (rejects.empty() ? Json() : rejects.back()).dump() << ")");
+    REQUIRE(bound);
+  }
 
   // Concurrent submission: client c posts for providers c, c+6, …, one batch at a time
   // in turn, so every provider's messages arrive from one client while all clients post.
