@@ -26,10 +26,12 @@ void addAssoc(CLI::App& app, int& exit_code) {
     c->callback([=, &exit_code] {
       exit_code = runRequest(*f, V::get, "/v1/associations", std::nullopt, [](const json& b) {
         std::vector<std::vector<std::string>> rows{
-            {"ID", "SPID", "NSAP", "FUNCTIONS", "STATE", "SENT", "RECEIVED", "OUTSTANDING", "RETRANSMITTED"}};
+            {"ID", "SPID", "NSAP", "PEER", "FUNCTIONS", "STATE", "BOUND AT", "SENT", "RECEIVED", "OUTSTANDING",
+             "RETRANSMITTED"}};
         for (const json& a : b["associations"]) {
-          rows.push_back({text(a["id"]), text(a["spid"]), text(a["nsap"]), text(a["functions"]), text(a["state"]),
-                          text(a["sent"]), text(a["received"]), text(a["outstanding"]), text(a["retransmissions"])});
+          rows.push_back({text(a["id"]), text(a["spid"]), text(a["nsap"]), text(a["peer"]), text(a["functions"]),
+                          text(a["state"]), text(a["bound_at"]), text(a["sent"]), text(a["received"]),
+                          text(a["outstanding"]), text(a["retransmissions"])});
         }
         return table(rows);
       });
@@ -158,7 +160,14 @@ void addMsg(CLI::App& app, int& exit_code) {
                         " (attempts " + text(m["attempts"]) + ", created " + text(m["created_at"]);
       if (m.contains("acknowledged_at")) out += ", acknowledged " + text(m["acknowledged_at"]);
       if (m.contains("failure_reason")) out += ", failed: " + text(m["failure_reason"]);
-      return out + ")\n";
+      out += ")\n";
+      // A queued message's wait reason (docs/OPERATIONS.md "Why a message waits"); null
+      // when nothing holds it back and the next delivery round takes it.
+      if (m.contains("wait_reason")) {
+        out += m["wait_reason"].is_string() ? "waiting: " + text(m["wait_reason"]) + "\n"
+                                            : std::string("waiting: nothing holds it back (being delivered)\n");
+      }
+      return out;
     });
   });
 }

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   npac::npacctl::addCoreCommands(app, exit_code);
   npac::npacctl::addInboundCommands(app, exit_code);
   npac::npacctl::addNpacKeyCommands(app, exit_code);
+  npac::npacctl::addQueueCommands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

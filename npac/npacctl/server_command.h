@@ -1,6 +1,7 @@
 // The npacctl commands that talk to a running npacd through its admin API
 // (docs/API.md): sp, nsap, key, srr, tunable (server_commands.cc), assoc, send, msg
-// (core_commands.cc) and inbound (inbound_commands.cc). Each leaf takes --api HOST:PORT
+// (core_commands.cc), inbound (inbound_commands.cc) and queue
+// (queue_commands.cc). Each leaf takes --api HOST:PORT
 // (default 127.0.0.1:10180), --json (print the API's JSON instead of the human form) and,
 // for changes, --actor (default "npacctl:$USER") for the audit log. Exit codes: client.h.
 #pragma once
@@ -44,5 +45,6 @@ void addServerCommands(CLI::App& app, int& exit_code);  // sp, nsap, key, srr, t
 void addCoreCommands(CLI::App& app, int& exit_code);    // assoc, audit, send, msg
 void addInboundCommands(CLI::App& app, int& exit_code);  // inbound list, answer
 void addNpacKeyCommands(CLI::App& app, int& exit_code);  // npac-key add, list, export, revoke
+void addQueueCommands(CLI::App& app, int& exit_code);    // queue [SPID] (queue_commands.cc)
 
 }  // namespace npac::npacctl
