@@ -24,11 +24,20 @@ struct Member {
 void heartbeatsAbortOnlyTheSilent(std::vector<Member>& members) {
   NpacdProcess npacd;
   std::chrono::seconds interval = 0s;
+  std::vector<fs::path> keys;
   for (Member& m : members) {
-    const fs::path key = npacd.provision(m.spid);
+    keys.push_back(npacd.provision(m.spid));
     interval = enableHeartbeats(npacd, m.spid, "2s");
     REQUIRE(interval > 0s);
-    std::vector<std::string> args{"--from", m.address, "--keep-running", "--duration", "90s"};
+  }
+  // One export for all: NpacdProcess::sim() would rewrite the file while the simulator
+  // started just before is still reading it.
+  const fs::path npac_keys = npacd.exportNpacKeys();
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    Member& m = members[i];
+    const fs::path& key = keys[i];
+    std::vector<std::string> args{"--from", m.address, "--keep-running", "--duration", "90s", "--npac-key",
+                                  npac_keys.string()};
     if (m.silent) args.insert(args.end(), {"--silent", "1"});
     m.sim = npacd.sim(m.spid, key, args);
   }
