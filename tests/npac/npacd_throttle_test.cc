@@ -30,7 +30,8 @@ TEST_CASE("throttle_max_rate 20 spreads 100 messages over at least 4 s and loses
     queue_status = view.status;
     if (view.status == 200) {
       last_view = view.body;
-      highest_level = std::max(highest_level, view.body.value("throttle_level", 0));
+      const Json& throttle = view.body["throttle"];  // {"level": 0..3, "detail": …} (docs/API.md)
+      if (throttle.is_object()) highest_level = std::max(highest_level, throttle.value("level", 0));
     }
     acknowledged = 0;
     for (const QueueRow& row : queueRows(npacd.db())) acknowledged += row.state == "acknowledged" ? 1 : 0;
