@@ -9,7 +9,13 @@
 namespace npac::npacd {
 namespace {
 
-constexpr std::size_t kReadChunk = 64 * 1024;
+// The read buffer of every session on this thread: a session reads only once its socket
+// is readable and hands the octets to its stack before the next read, so one buffer
+// serves them all and an idle connection costs none.
+std::vector<std::uint8_t>& threadReadBuffer() {
+  thread_local std::vector<std::uint8_t> buffer(kReadChunk);
+  return buffer;
+}
 
 cmip::UpperLayersConfig responderConfig() {
   cmip::UpperLayersConfig config;
@@ -26,27 +32,27 @@ Session::Session(boost::asio::ip::tcp::socket socket, associations::Nsap nsap, s
       peer_(std::move(peer)),
       owner_(owner),
       upper_(responderConfig()),
-      timer_(socket_.get_executor()),
-      read_buffer_(kReadChunk) {}
+      timer_(socket_.get_executor()) {}
 
-void Session::start(std::chrono::milliseconds bind_timeout) {
+void Session::start() {
   boost::system::error_code ignored;
   socket_.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
-  timer_.expires_after(bind_timeout);
-  timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
-    if (ec || self->bound_ || self->closed_) return;
-    spdlog::warn("association from {} (NSAP {}) not bound within bind_timeout: dropped",
-                 self->peer_, self->nsap_.toHex());
-    self->close("bind timeout");
-  });
+  socket_.non_blocking(true, ignored);
   readLoop();
 }
 
 void Session::readLoop() {
-  socket_.async_read_some(
-      boost::asio::buffer(read_buffer_),
-      [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
+  socket_.async_wait(
+      boost::asio::ip::tcp::socket::wait_read,
+      [self = shared_from_this()](boost::system::error_code ec) {
         if (self->closed_) return;
+        std::size_t n = 0;
+        std::vector<std::uint8_t>& buffer = threadReadBuffer();
+        if (!ec) n = self->socket_.read_some(boost::asio::buffer(buffer), ec);
+        if (ec == boost::asio::error::would_block || ec == boost::asio::error::try_again) {
+          self->readLoop();  // woken without data (a spurious readiness)
+          return;
+        }
         if (ec) {
           self->finish(ec == boost::asio::error::eof ? "connection closed by peer"
                                                      : "connection lost: " + ec.message(),
@@ -56,7 +62,7 @@ void Session::readLoop() {
         self->last_received_ = std::chrono::steady_clock::now();
         std::vector<cmip::UpperLayersEvent> events;
         std::vector<std::uint8_t> out;
-        self->upper_.receive(cmip::Bytes(self->read_buffer_.data(), n), events, out);
+        self->upper_.receive(cmip::Bytes(buffer.data(), n), events, out);
         if (!out.empty()) self->enqueue(std::move(out));
         self->handle(events);
         if (!self->closed_ && !self->close_after_write_) self->readLoop();
@@ -108,6 +114,7 @@ void Session::accept(std::int64_t association_id, const cmip::Aare& aare) {
   }
   association_id_ = association_id;
   bound_ = true;
+  unbound_end_ = nullptr;  // bound: the owner hears of its end through onClosed()
   timer_.cancel();
   enqueue(std::move(out));
 }
@@ -173,6 +180,12 @@ void Session::finish(const std::string& reason, bool orderly) {
   const bool was_bound = bound_;
   bound_ = false;
   if (was_bound) owner_.onClosed(shared_from_this(), reason, orderly);
+  if (!was_bound && unbound_end_) {
+    auto keep = shared_from_this();  // the handler may drop the last other reference
+    auto handler = std::move(unbound_end_);
+    unbound_end_ = nullptr;
+    handler();
+  }
   if (!writing_ && write_queue_.empty()) {
     boost::system::error_code ignored;
     timer_.cancel();

@@ -4,12 +4,16 @@
 // socket, lives as long as a coroutine holds shared_from_this(), and reports everything
 // it learns to its SessionOwner (the AssociationManager), which decides.
 //
-// Life: start() → the bind timer runs (bind_timeout) → the owner answers the
-// ConnectIndication with accept()/reject() → bound: ROSE APDUs both ways → release
-// (ours: requestRelease(); theirs: answered at once) or abort (ours, theirs, a protocol
-// error, the write queue over its limit, or the connection lost). Whatever the end, the
-// owner hears onClosed() exactly once (only for a session it accepted; a session refused
-// or timed out before binding is simply closed).
+// Life: start() → the owner answers the ConnectIndication with accept()/reject() (the
+// Listener closes a session not bound within bind_timeout) → bound: ROSE APDUs both ways
+// → release (ours: requestRelease(); theirs: answered at once) or abort (ours, theirs, a
+// protocol error, the write queue over its limit, or the connection lost). Whatever the
+// end, the owner hears onClosed() exactly once (only for a session it accepted); a session
+// that ends before binding calls its unbound-end handler instead (the Listener's).
+//
+// Memory: an idle connection holds no read buffer. The reader waits for the socket to be
+// readable and then reads into one buffer per thread (kReadChunk, a whole TPKT of at most
+// 65,535 octets, RFC 1006 §6); the stack keeps only the octets of an unfinished TPKT.
 //
 // Threading: every method runs on the core io_context thread (single-threaded core).
 #pragma once
@@ -17,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,6 +60,8 @@ inline constexpr std::size_t kMaxQueuedWriteBytes = 32 * 1024 * 1024;
 inline constexpr std::size_t kMaxGatheredFrames = 64;
 // Wait for the peer's RLRE after our RLRQ before closing anyway.
 inline constexpr std::chrono::seconds kReleaseTimeout{3};
+// Octets read at once: one whole TPKT (RFC 1006 §6: a TPKT is at most 65,535 octets).
+inline constexpr std::size_t kReadChunk = 65535;
 
 // Why an association was released: the reason onClosed() reports for an orderly end, and
 // the association log's `reason` for a release row (docs/OPERATIONS.md "Why an
@@ -72,9 +79,10 @@ class Session : public std::enable_shared_from_this<Session> {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Starts the reader and the writer; drops the connection if no AARQ was answered
-  // within `bind_timeout`.
-  void start(std::chrono::milliseconds bind_timeout);
+  // Starts the reader (the writer starts with the first frame queued).
+  void start();
+  // Called once if the session ends before it was bound (peer closed, refused, dropped).
+  void setUnboundEndHandler(std::function<void()> handler) { unbound_end_ = std::move(handler); }
 
   // Sends `aare` (result accepted; the owner has put the NPAC's access control in its
   // user information) and the association is bound.
@@ -132,8 +140,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string peer_;
   SessionOwner& owner_;
   cmip::UpperLayers upper_;
-  boost::asio::steady_timer timer_;  // bind timeout, then release timeout
-  std::vector<std::uint8_t> read_buffer_;
+  boost::asio::steady_timer timer_;  // release timeout
+  std::function<void()> unbound_end_;
   std::deque<Frame> write_queue_;
   std::size_t queued_bytes_ = 0;
   std::size_t writing_frames_ = 0;  // frames at the queue's front being written
