@@ -168,6 +168,7 @@ TEST_CASE("with max_unbound_connections 5 npacd closes the three oldest of eight
 
 TEST_CASE("an idle unbound connection costs npacd less than 16 KiB of resident memory") {
   NpacdProcess npacd;
+  REQUIRE(npacd.call(http::verb::put, "/v1/tunables/max_unbound_connections", Json{{"value", 2000}}).status == 200);
   const pid_t pid = pidOf(npacd);
   const std::size_t fds_before = openDescriptors(pid);
   IdleConnections warmup;  // the allocator's and the reactor's first growth are not per connection
