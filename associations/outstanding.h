@@ -143,6 +143,12 @@ class OutstandingRequests {
   // association becoming Available; latency is not meaningful.
   std::optional<Completed> drop(InvokeId invoke_id);
 
+  // Invoke ids for PDUs that are not outstanding requests — unconfirmed operations (held
+  // until written) and heartbeats (held until answered) — from the same allocator, so no
+  // two PDUs of the provider's logical association ever share an id while either is in use.
+  std::optional<InvokeId> reserveInvokeId() { return ids_.allocate(); }
+  void releaseInvokeId(InvokeId id) { ids_.release(id); }
+
   std::uint32_t outstanding(AssociationId association) const;
   const OutstandingLimits& limits() const { return limits_; }
   std::size_t size() const { return requests_.size(); }

@@ -20,11 +20,19 @@ Result<std::unique_ptr<ProviderEgress>, dispatch::ConfigError> ProviderEgress::c
 }
 
 void ProviderEgress::apply(const std::optional<MemberStateChange>& change) {
-  if (change) logical_->setMemberState(change->association, change->state);
+  // A silent association stays out of the rotation whatever its congestion does.
+  if (change && silent_.count(change->association) == 0) {
+    logical_->setMemberState(change->association, change->state);
+  }
 }
 
 void ProviderEgress::apply(const std::vector<MemberStateChange>& changes) {
-  for (const auto& change : changes) logical_->setMemberState(change.association, change.state);
+  for (const auto& change : changes) apply(std::optional<MemberStateChange>(change));
+}
+
+std::uint32_t ProviderEgress::timeouts(AssociationId association) const {
+  auto it = timeouts_.find(association);
+  return it == timeouts_.end() ? 0 : it->second;
 }
 
 void ProviderEgress::onBound(const AssociationSpec& spec, bool recovery_mode) {
@@ -67,6 +75,14 @@ SendOutcome ProviderEgress::send(const OutboundMessage& message, TimePoint now) 
 std::optional<MessageId> ProviderEgress::onResponse(InvokeId invoke_id, AssociationId arrived_on,
                                                     TimePoint now) {
   auto completed = outstanding_.complete(invoke_id, arrived_on, now);
+  if (silent_.erase(arrived_on) != 0) {
+    // It answered: back in the rotation, its timeout count starts again.
+    timeouts_.erase(arrived_on);
+    const bool congested =
+        outstanding_.outstanding(arrived_on) >= outstanding_.limits().congestion_window;
+    logical_->setMemberState(arrived_on, congested ? dispatch::MemberState::kCongested
+                                                   : dispatch::MemberState::kAvailable);
+  }
   if (!completed) return std::nullopt;
   apply(completed->change);
   if (completed->request.association) {
@@ -77,6 +93,8 @@ std::optional<MessageId> ProviderEgress::onResponse(InvokeId invoke_id, Associat
 
 LossOutcome ProviderEgress::onAssociationLost(AssociationId association, TimePoint now) {
   logical_->remove(association);
+  silent_.erase(association);
+  timeouts_.erase(association);
   LossOutcome outcome;
   for (const OutstandingRequest& orphan : outstanding_.detach(association)) {
     dispatch::PickContext context;
@@ -105,8 +123,28 @@ LossOutcome ProviderEgress::onAssociationLost(AssociationId association, TimePoi
 TimerOutcome ProviderEgress::onTimer(TimePoint now) {
   TimerOutcome outcome;
   OutstandingRequests::Expiry expiry = outstanding_.expired(now);
-  outcome.abort = std::move(expiry.abort);
+  std::set<AssociationId> abort(expiry.abort.begin(), expiry.abort.end());
+  // A timeout counts against the association the request waited on, once per timer
+  // pass however many of its requests fell due together: with a window of 100, a silent
+  // association is aborted after retry_attempts × response_timeout, not at once.
+  std::set<AssociationId> counted;
+  auto timedOut = [&](AssociationId association) {
+    if (!counted.insert(association).second) return;
+    const std::uint32_t count = ++timeouts_[association];
+    if (silent_.insert(association).second) {
+      logical_->setMemberState(association, dispatch::MemberState::kProhibited);
+      outcome.silenced.push_back(association);
+    }
+    if (count >= outstanding_.limits().retry_attempts) abort.insert(association);
+  };
+  for (AssociationId id : expiry.abort) timedOut(id);
   for (const OutstandingRequest& due : expiry.retry) {
+    if (due.association) timedOut(*due.association);
+  }
+  outcome.abort.assign(abort.begin(), abort.end());
+  for (const OutstandingRequest& due : expiry.retry) {
+    // Its association is being aborted: the loss moves it (same invoke id).
+    if (due.association && abort.count(*due.association) != 0) continue;
     const AssociationId current = due.association.value_or(0);
     dispatch::PickContext context;
     context.now = now;

@@ -15,10 +15,21 @@
 // requests on survivors as retransmissions, same invoke ids, and returns those it could
 // not place so the caller puts them back to queued.
 //
+// Silent associations: once a request on an association passes response_timeout
+// unanswered, that association is silent — it leaves the rotation (member state
+// Prohibited, so no new PDU goes to it) until something is answered ON it. Every such
+// timeout counts against the association where the request was waiting, wherever its
+// retry then goes; at `retry_attempts` timeouts the association is to be aborted
+// (TimerOutcome::abort), and its in-flight messages move as on any loss. A retry goes to
+// another association with the function when one is available (the silent one is
+// avoided), else it is sent again on the same association.
+//
 // Threading: none; the provider's strand. Time: passed in. No I/O.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,6 +88,7 @@ struct SrrOffOutcome {
 struct TimerOutcome {
   std::vector<Transmission> retries;   // write these (retransmissions, same invoke id)
   std::vector<AssociationId> abort;    // abort these, then call onAssociationLost()
+  std::vector<AssociationId> silenced; // became silent at this call (for the log)
 };
 
 class ProviderEgress {
@@ -110,6 +122,10 @@ class ProviderEgress {
   void startRelease(AssociationId association);
   std::vector<AssociationId> readyToRelease() const;
 
+  // Silent: a request on it passed response_timeout and nothing was answered on it since.
+  bool silent(AssociationId association) const { return silent_.count(association) != 0; }
+  std::uint32_t timeouts(AssociationId association) const;
+
   LogicalAssociation& logical() { return *logical_; }
   OutstandingRequests& outstanding() { return outstanding_; }
   RecoveryState& recovery() { return recovery_; }
@@ -123,6 +139,8 @@ class ProviderEgress {
   std::unique_ptr<LogicalAssociation> logical_;
   OutstandingRequests outstanding_;
   RecoveryState recovery_;
+  std::set<AssociationId> silent_;
+  std::map<AssociationId, std::uint32_t> timeouts_;  // response timeouts on it, cumulative
 };
 
 }  // namespace npac::associations

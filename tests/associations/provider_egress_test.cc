@@ -272,3 +272,63 @@ TEST_CASE("A response never becomes an outstanding request, even if marked confi
   CHECK_FALSE(sent.transmission->invoke_id.has_value());
   CHECK(egress->outstanding().size() == 0);
 }
+
+TEST_CASE("A silent association takes no new PDU once a request on it passed response_timeout") {
+  auto egress = make({100, 1min, 2});
+  egress->onBound(spec(1), false);
+  egress->onBound(spec(2), false);
+  const auto first = egress->send(notification(1), t0);
+  REQUIRE(first.transmission->association == 1u);
+  const TimerOutcome due = egress->onTimer(t0 + 1min);
+  CHECK(due.silenced == std::vector<AssociationId>{1});
+  CHECK(egress->silent(1));
+  for (MessageId id = 2; id < 12; ++id) {
+    const auto next = egress->send(notification(id), t0 + 1min);
+    REQUIRE(next.ok());
+    CHECK(next.transmission->association == 2u);
+  }
+}
+
+TEST_CASE("A silent association is aborted at its retry_attempts-th timeout although its retries were answered elsewhere") {
+  auto egress = make({100, 1min, 2});
+  egress->onBound(spec(1), false);
+  egress->onBound(spec(2), false);
+  // Three requests on association 1 at different times (the others go to 2 and are answered).
+  std::vector<Transmission> on_one;
+  TimePoint at = t0;
+  for (MessageId id = 1; on_one.size() < 3; ++id) {
+    auto t = *egress->send(notification(id), at).transmission;
+    if (t.association == 1u) {
+      on_one.push_back(t);
+      at += 40s;
+    } else {
+      egress->onResponse(*t.invoke_id, 2, at);
+    }
+  }
+  // t0+60s: the first is due → silent, timeout 1 (retried on 2 and answered there).
+  TimerOutcome one = egress->onTimer(t0 + 60s);
+  CHECK(one.abort.empty());
+  for (const auto& r : one.retries) egress->onResponse(*r.invoke_id, 2, t0 + 60s);
+  // t0+100s: the second is due → timeout 2 → abort, wherever its retry would have gone.
+  TimerOutcome two = egress->onTimer(t0 + 100s);
+  CHECK(two.abort == std::vector<AssociationId>{1});
+  CHECK(egress->timeouts(1) == 2);
+}
+
+TEST_CASE("An answer on a silent association puts it back in the rotation") {
+  auto egress = make({100, 1min, 3});
+  egress->onBound(spec(1), false);
+  egress->onBound(spec(2), false);
+  const auto first = *egress->send(notification(1), t0).transmission;
+  REQUIRE(first.association == 1u);
+  const TimerOutcome due = egress->onTimer(t0 + 1min);
+  REQUIRE(due.retries.size() == 1);
+  REQUIRE(egress->silent(1));
+  // The late answer to the original arrives on association 1 itself.
+  CHECK(egress->onResponse(*first.invoke_id, 1, t0 + 70s) == 1u);
+  CHECK_FALSE(egress->silent(1));
+  CHECK(egress->timeouts(1) == 0);
+  std::set<AssociationId> used;
+  for (MessageId id = 2; id < 6; ++id) used.insert(egress->send(notification(id), t0 + 71s).transmission->association);
+  CHECK(used == std::set<AssociationId>{1, 2});
+}

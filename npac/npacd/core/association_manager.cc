@@ -9,10 +9,11 @@
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
-#include "associations/cmip_bind.h"
-#include "associations/provisioning.h"
 #include "db/association_log_store.h"
+#include "db/outbound_queue.h"
 #include "db/statement.h"
+#include "db/storage_health.h"
+#include "npac/npacd/core/session_link.h"
 #include "tunables/catalogue.h"
 
 namespace npac::npacd {
@@ -20,20 +21,6 @@ namespace asio = boost::asio;
 namespace as = npac::associations;
 
 namespace {
-
-as::TimePoint steadyNow() { return as::TimePoint::clock::now(); }
-
-dispatch::PolicyConfig policyFor(tunables::EgressPolicy policy) {
-  dispatch::PolicyConfig config;
-  switch (policy) {
-    case tunables::EgressPolicy::kRoundRobin: config.name = dispatch::kRoundRobinName; break;
-    case tunables::EgressPolicy::kWeighted: config.name = dispatch::kWeightedName; break;
-    case tunables::EgressPolicy::kLrtm: config.name = dispatch::kLrtmName; break;
-  }
-  return config;
-}
-
-std::optional<std::int32_t> invokeIdOf(const cmip::InvokeId& id) { return id.present; }
 
 // TCP keepalive on every association (NANC 301), so a peer that vanished without a FIN or
 // RST (power loss, a dropped route) is noticed even when heartbeats are off and nothing is
@@ -57,115 +44,87 @@ void enableKeepalive(asio::ip::tcp::socket& socket) {
   }
 }
 
-}  // namespace
+// The tunables a ProviderCore applies live (applyTunables).
+constexpr const char* kLiveTunables[] = {
+    "congestion_window",   "response_timeout",     "retry_attempts",     "egress_policy",
+    "throttle_max_rate",   "throttle_max_pending", "throttle_onset_1",   "throttle_abatement_1",
+    "throttle_onset_2",    "throttle_abatement_2", "throttle_onset_3",   "throttle_abatement_3",
+    "throttle_min_abatement_time"};
 
-as::AssociationFunction routingFunction(std::uint32_t mask) {
-  for (unsigned bit = 0; bit < as::kFunctionCount; ++bit) {
-    if (mask >> bit & 1u) return static_cast<as::AssociationFunction>(bit);
-  }
-  return as::AssociationFunction::kNotifications;
-}
+}  // namespace
 
 AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
                                        db::Database& progress_db, db::QueueWriter& writer,
-                                       tunables::TunableRegistry& registry, db::Clock clock)
+                                       tunables::TunableRegistry& registry, const CoreClock& clock)
     : io_(io),
       db_(db),
-      queue_(progress_db),
       writer_(writer),
       registry_(registry),
-      clock_(std::move(clock)),
-      acceptor_(io),
-      timer_(io),
-      next_association_id_(0) {
+      clock_(clock),
+      store_(progress_db,
+             [this] {
+               if (ack_flush_scheduled_) return;
+               ack_flush_scheduled_ = true;
+               asio::post(io_, [this] {
+                 ack_flush_scheduled_ = false;
+                 store_.flushAcks();
+               });
+             }),
+      purge_(db, registry, clock),
+      listener_(io, registry, clock,
+                [this](asio::ip::tcp::socket socket, as::Nsap nsap, std::string peer) {
+                  enableKeepalive(socket);
+                  return std::make_shared<Session>(std::move(socket), nsap, std::move(peer), *this);
+                }),
+      timer_(io) {
   subscriptions_.push_back(registry_.subscribe(
       tunables::kSrr, "", [this](const tunables::TunableRegistry::Change& change) {
         const bool* value = std::get_if<bool>(&change.new_value);
         const bool on = value != nullptr && *value;
-        std::string spid = change.spid;
-        asio::post(io_, [this, spid, on] {
-          if (on) return;  // SRR on: new binds are accepted at once (decideBind reads it)
-          auto it = providers_.find(spid);
-          if (it == providers_.end() || !it->second.egress) return;
-          as::SrrOffOutcome outcome = it->second.egress->onSrrTurnedOff(steadyNow());
-          // The moved requests now belong to the association that stays; those that
-          // could not be placed go back to queued (nothing lost, nothing sent twice
-          // under another invoke id).
-          for (const auto& t : outcome.retransmissions) move(it->second, t);
-          requeue(spid, outcome.requeue);
-          spdlog::info("SPID {}: SRR turned off, {} association(s) to release", spid,
-                       outcome.plan.size());
-          for (const auto& planned : outcome.plan) {
-            auto s = it->second.sessions.find(static_cast<std::int64_t>(planned.release));
-            if (s != it->second.sessions.end()) s->second->setReleaseReason(kReleaseSrrOff);
-          }
-          for (as::AssociationId ready : it->second.egress->readyToRelease()) {
-            auto s = it->second.sessions.find(ready);
-            if (s != it->second.sessions.end()) s->second->requestRelease();
+        asio::post(io_, [this, spid = change.spid, on] {
+          if (on) return;  // SRR on: new binds are accepted at once (the BindGate reads it)
+          if (spid.empty()) {
+            for (auto& [name, c] : cores_) {
+              if (!registry_.get(tunables::kSrr, name)) c->onSrrOff();
+            }
+          } else if (ProviderCore* c = core(spid)) {
+            c->onSrrOff();
           }
         });
       }));
-  // Limits and the egress policy apply live to providers already bound.
-  for (const char* name : {"congestion_window", "response_timeout", "retry_attempts", "egress_policy"}) {
+  for (const char* name : kLiveTunables) {
     tunables::TunableRegistry::Subscription subscription;
     tunables::Status subscribed = registry_.subscribe(
         name, "", [this](const tunables::TunableRegistry::Change& change) {
-          asio::post(io_, [this, spid = change.spid] { applyTunables(spid); });
+          asio::post(io_, [this, spid = change.spid] {
+            for (auto& [name, c] : cores_) {
+              if (spid.empty() || spid == name) c->applyTunables();
+            }
+          });
         },
         &subscription);
     if (subscribed.isOk()) subscriptions_.push_back(std::move(subscription));
   }
 }
 
-void AssociationManager::applyTunables(const std::string& spid) {
-  for (auto& [name, provider] : providers_) {
-    if (!provider.egress || (!spid.empty() && spid != name)) continue;
-    as::OutstandingLimits limits;
-    limits.congestion_window =
-        static_cast<std::uint32_t>(registry_.get(tunables::kCongestionWindow, name));
-    limits.response_timeout = registry_.get(tunables::kResponseTimeout, name);
-    limits.retry_attempts = static_cast<std::uint32_t>(registry_.get(tunables::kRetryAttempts, name));
-    for (const as::MemberStateChange& change : provider.egress->outstanding().setLimits(limits)) {
-      provider.egress->logical().setMemberState(change.association, change.state);
-    }
-    auto policy = policyFor(registry_.get(tunables::kEgressPolicy, name));
-    if (policy.name != provider.egress->logical().policyName()) {
-      if (auto error = provider.egress->logical().changePolicy(policy)) {
-        spdlog::error("SPID {}: egress_policy {} refused; the current policy stays", name, policy.name);
-      } else {
-        spdlog::info("SPID {}: egress policy now {}", name, policy.name);
-      }
-    }
-    scheduleDelivery(name);
-  }
-}
-
 AssociationManager::~AssociationManager() { subscriptions_.clear(); }
 
 bool AssociationManager::listen(const asio::ip::tcp::endpoint& endpoint, std::string* error) {
-  boost::system::error_code ec;
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    *error = "cannot listen on " + endpoint.address().to_string() + ":" +
-             std::to_string(endpoint.port()) + ": " + ec.message();
-    return false;
-  }
-  acceptLoop();
-  timer_.expires_after(kTimerPeriod);
-  timer_.async_wait([this](boost::system::error_code ec2) {
-    if (!ec2) onTimer();
-  });
+  if (!listener_.listen(endpoint, error)) return false;
+  armTimer();
   return true;
 }
 
-std::uint16_t AssociationManager::port() const {
-  boost::system::error_code ec;
-  auto endpoint = acceptor_.local_endpoint(ec);
-  return ec ? 0 : endpoint.port();
+void AssociationManager::armTimer() {
+  timer_.expires_after(kTimerPeriod);
+  timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec || stopping_) return;
+    tick();
+    armTimer();
+  });
 }
+
+std::uint16_t AssociationManager::port() const { return listener_.port(); }
 
 db::Status AssociationManager::recoverInterrupted() {
   // Association ids are unique across runs (the queue and the log remember them) and fit
@@ -188,8 +147,9 @@ db::Status AssociationManager::recoverInterrupted() {
     associations.push_back(statement->columnInt64(0));
   }
   std::size_t total = 0;
+  db::OutboundQueue queue(db_);
   for (std::int64_t id : associations) {
-    auto moved = queue_.requeueAssociation(id);
+    auto moved = queue.requeueAssociation(id);
     if (!moved.isOk()) return moved.status();
     total += *moved;
   }
@@ -197,197 +157,55 @@ db::Status AssociationManager::recoverInterrupted() {
   return db::Status::ok();
 }
 
-void AssociationManager::acceptLoop() {
-  acceptor_.async_accept([this](boost::system::error_code ec, asio::ip::tcp::socket socket) {
-    if (ec) {
-      if (ec != asio::error::operation_aborted && !stopping_) acceptLoop();
-      return;
-    }
-    boost::system::error_code peer_ec;
-    auto peer = socket.remote_endpoint(peer_ec);
-    auto nsap = as::Nsap::fromAddressString(peer.address().to_string());
-    std::string peer_text = peer.address().to_string() + ":" + std::to_string(peer.port());
-    if (peer_ec || !nsap.ok()) {
-      spdlog::warn("connection from {} refused: no NSAP for that address", peer_text);
-      boost::system::error_code ignored;
-      socket.close(ignored);
-    } else {
-      enableKeepalive(socket);
-      auto session = std::make_shared<Session>(std::move(socket), nsap.value(), peer_text, *this);
-      unbound_.insert(session);
-      session->start(registry_.get(tunables::kBindTimeout));
-      // Forget it once it bound or closed (bounded by the bind timeout).
-      auto forget = std::make_shared<asio::steady_timer>(io_);
-      forget->expires_after(registry_.get(tunables::kBindTimeout) + std::chrono::seconds(1));
-      forget->async_wait([this, session, forget](boost::system::error_code) {
-        unbound_.erase(session);
-      });
-    }
-    if (!stopping_) acceptLoop();
-  });
+ProviderCore* AssociationManager::core(const std::string& spid) {
+  auto it = cores_.find(spid);
+  return it == cores_.end() ? nullptr : it->second.get();
 }
 
-AssociationManager::Provider* AssociationManager::providerFor(const std::string& spid,
-                                                              bool create) {
-  auto it = providers_.find(spid);
-  if (it != providers_.end() && it->second.egress) return &it->second;
-  if (!create) return nullptr;
-  as::OutstandingLimits limits;
-  limits.congestion_window =
-      static_cast<std::uint32_t>(registry_.get(tunables::kCongestionWindow, spid));
-  limits.response_timeout = registry_.get(tunables::kResponseTimeout, spid);
-  limits.retry_attempts = static_cast<std::uint32_t>(registry_.get(tunables::kRetryAttempts, spid));
-  auto egress = as::ProviderEgress::create(
-      spid, policyFor(registry_.get(tunables::kEgressPolicy, spid)), limits);
-  if (!egress.ok()) {
-    egress = as::ProviderEgress::create(spid, dispatch::PolicyConfig{}, limits);
-    if (!egress.ok()) return nullptr;
+ProviderCore& AssociationManager::coreFor(const std::string& spid) {
+  auto& slot = cores_[spid];
+    if (!slot) {
+    ProviderCore::Host& host = *this;  // a private base: converted here, not in make_unique
+    slot = std::make_unique<ProviderCore>(spid, clock_, registry_, store_, host);
   }
-  Provider& provider = providers_[spid];
-  provider.egress = std::move(egress).value();
-  return &provider;
+  return *slot;
 }
 
-void AssociationManager::scheduleDelivery(const std::string& spid) {
-  if (!delivery_scheduled_.insert(spid).second) return;
+void AssociationManager::wakeDelivery(const std::string& spid) {
+  if (stopping_ || !delivery_scheduled_.insert(spid).second) return;
   asio::post(io_, [this, spid] {
     delivery_scheduled_.erase(spid);
-    deliver(spid);
+    if (ProviderCore* c = core(spid)) c->deliver();
   });
 }
 
-bool AssociationManager::writeTransmission(Provider& provider, const as::Transmission& t,
-                                           const std::vector<std::uint8_t>& queued_pdu,
-                                           bool response) {
-  auto session = provider.sessions.find(static_cast<std::int64_t>(t.association));
-  if (session == provider.sessions.end()) return false;
-  if (response) {
-    // It carries the provider's invoke id already; acknowledged when written.
-    return session->second->sendRoseEncoded(queued_pdu, static_cast<std::int64_t>(t.message));
-  }
-  const std::int32_t invoke_id = t.invoke_id ? *t.invoke_id : provider.next_unconfirmed_id++;
-  if (provider.next_unconfirmed_id == as::kMaxInvokeId) provider.next_unconfirmed_id = 0x40000000;
-  auto pdu = withInvokeId(queued_pdu, invoke_id);
-  if (!pdu.isOk()) return false;
-  if (t.retransmission) session->second->countRetransmission();
-  // An unconfirmed operation is acknowledged when its write completed (onWritten), not
-  // here: until then it is in flight like any other and goes back to queued if the
-  // association is lost first (docs/OPERATIONS.md "Outstanding requests, congestion and
-  // timeouts").
-  const std::int64_t tag = t.invoke_id ? 0 : static_cast<std::int64_t>(t.message);
-  return session->second->sendRoseEncoded(pdu.value(), tag);
+void AssociationManager::wakeDeliveryAfter(const std::string& spid, as::Duration delay) {
+  auto& timer = delivery_timers_[spid];
+  if (!timer) timer = std::make_shared<asio::steady_timer>(io_);
+  if (timer->expiry() > asio::steady_timer::clock_type::now()) return;  // already armed
+  timer->expires_after(std::chrono::duration_cast<asio::steady_timer::duration>(delay));
+  timer->async_wait([this, spid](boost::system::error_code ec) {
+    if (!ec) wakeDelivery(spid);
+  });
 }
 
-void AssociationManager::deliver(const std::string& spid) {
-  Provider* provider = providerFor(spid, false);
-  if (provider == nullptr || provider->sessions.empty()) return;
-  std::uint32_t functions = 0;
-  // Free congestion-window slots: at most that many requests can leave now, so no more
-  // rows are read (an answer that frees a slot schedules the next round).
-  std::size_t capacity = 0;
-  const std::uint32_t window = provider->egress->outstanding().limits().congestion_window;
-  for (auto& [id, session] : provider->sessions) {
-    if (!session->bound() || session->releasing()) continue;
-    functions |= session->function_mask;
-    const std::uint32_t busy =
-        provider->egress->outstanding().outstanding(static_cast<as::AssociationId>(id));
-    capacity += window > busy ? window - busy : 0;
+void AssociationManager::tick() {
+  listener_.tick(clock_.now());  // bind_timeout
+  if (!store_.healthy() && store_.retry()) {
+    // Writes succeed again: every provider delivers what waited meanwhile.
+    for (auto& [spid, c] : cores_) wakeDelivery(spid);
   }
-  if (functions == 0 || capacity == 0) return;
-  const std::size_t limit = std::min(kDeliveryBatch, capacity);
-  auto batch = queue_.nextQueued(spid, functions, limit);
-  if (!batch.isOk()) {
-    spdlog::error("SPID {}: reading the outbound queue failed: {}", spid, batch.status().toString());
-    return;
-  }
-  const as::TimePoint now = steadyNow();
-  const db::TimeMs now_ms = nowMs();
-  std::map<std::int64_t, std::vector<db::MessageId>> sent;
-  std::optional<std::int64_t> failed;
-  bool waited = false;
-  for (const db::QueuedMessage& message : *batch) {
-    auto apdu = cmip::decodeRoseApdu(message.pdu);
-    if (!apdu.isOk() || std::holds_alternative<cmip::RoseReject>(apdu.value())) {
-      queue_.markFailed(message.id, "stored PDU is not a ROSE Invoke, ReturnResult or ReturnError",
-                        now_ms);
-      continue;
-    }
-    auto* invoke = std::get_if<cmip::RoseInvoke>(&apdu.value());
-    as::OutboundMessage out;
-    out.id = static_cast<as::MessageId>(message.id);
-    out.function = routingFunction(message.function_mask);
-    out.priority = static_cast<std::uint8_t>(std::clamp(message.priority, 0, 255));
-    if (invoke != nullptr) {
-      out.confirmed =
-          invoke->opcode.isLocal() &&
-          cmip::isConfirmedCmipOpcode(static_cast<cmip::CmipOpcode>(invoke->opcode.localValue()));
-    } else {
-      // An answer to one of the provider's requests (respond()): leaves through the
-      // rotation even in recovery mode, acknowledged once written (NANC 353 7.b.iv).
-      out.confirmed = false;
-      out.purpose = as::OutboundMessage::Purpose::kResponse;
-    }
-    as::SendOutcome outcome = provider->egress->send(out, now);
-    if (!outcome.ok()) {
-      waited = true;
-      break;
-    }
-    const as::Transmission& t = *outcome.transmission;
-    sent[static_cast<std::int64_t>(t.association)].push_back(message.id);
-    if (!writeTransmission(*provider, t, message.pdu, invoke == nullptr)) {
-      // The connection cannot take it: counted as in flight there, and that association
-      // is aborted once the rows say so, so its loss moves the message like the others.
-      failed = static_cast<std::int64_t>(t.association);
-      break;
-    }
-  }
-  for (auto& [association, ids] : sent) {
-    db::Status status = queue_.markSent(ids, association, now_ms);
-    if (!status.isOk()) spdlog::error("SPID {}: markSent failed: {}", spid, status.toString());
-  }
-  if (failed) {
-    auto session = provider->sessions.find(*failed);
-    if (session != provider->sessions.end()) {
-      auto keep = session->second;
-      keep->abort("a PDU could not be written");
-    } else {
-      lose(*provider, spid, *failed);
-    }
-    return;
-  }
-  if (!waited && batch->size() == limit) scheduleDelivery(spid);
+  for (auto& [spid, c] : cores_) c->tick();
+  purge_.runIfDue();
 }
 
 void AssociationManager::onRose(const std::shared_ptr<Session>& session, cmip::RoseApdu apdu) {
-  Provider* provider = providerFor(session->spid, false);
+  ProviderCore* provider = core(session->spid);
   if (provider == nullptr) return;
-  std::optional<std::int32_t> answered;
-  bool error = false;
-  if (auto* result = std::get_if<cmip::RoseReturnResult>(&apdu)) {
-    answered = invokeIdOf(result->invokeId);
-  } else if (auto* err = std::get_if<cmip::RoseReturnError>(&apdu)) {
-    answered = invokeIdOf(err->invokeId);
-    error = true;
-  } else if (auto* reject = std::get_if<cmip::RoseReject>(&apdu)) {
-    answered = invokeIdOf(reject->invokeId);
-    error = true;
-  }
-  if (answered && heartbeatAnswered(*answered)) return;
-  if (answered) {
-    auto message = provider->egress->onResponse(*answered, session->associationId(), steadyNow());
-    if (message) {
-      if (error) {
-        queue_.markFailed(static_cast<db::MessageId>(*message), "the provider answered with an error",
-                          nowMs());
-      } else {
-        queueAck(static_cast<db::MessageId>(*message));
-      }
-    }
-    scheduleDelivery(session->spid);
-    for (as::AssociationId ready : provider->egress->readyToRelease()) {
-      auto s = provider->sessions.find(ready);
-      if (s != provider->sessions.end()) s->second->requestRelease();
-    }
+  const db::AssociationId id = session->associationId();
+  provider->onReceived(id);
+  if (!std::holds_alternative<cmip::RoseInvoke>(apdu)) {
+    provider->onAnswer(id, apdu);
     return;
   }
   auto& invoke = std::get<cmip::RoseInvoke>(apdu);
@@ -396,17 +214,17 @@ void AssociationManager::onRose(const std::shared_ptr<Session>& session, cmip::R
     rejectInvoke(*session, invoke, decoded.status());
     return;
   }
-  if (handleProviderAction(session, *decoded)) return;
+  if (provider->onProviderAction(id, *decoded)) return;
   InboundRequest request;
   request.id = next_inbound_id_++;
   request.spid = session->spid;
-  request.association_id = session->associationId();
+  request.association_id = id;
   request.function_mask = session->function_mask;
   request.nsap_hex = session->nsap().toHex();
   request.invoke_id = invoke.invokeId;
   request.opcode = static_cast<cmip::CmipOpcode>(invoke.opcode.localValue());
   request.pdu = cmip::encodeRoseApdu(apdu);
-  request.received_at = nowMs();
+  request.received_at = clock_.wallMs();
   inbound_waiting_.emplace(request.id, std::move(request));
   answerPolls();
 }
@@ -428,77 +246,7 @@ void AssociationManager::rejectInvoke(Session& session, const cmip::RoseInvoke& 
 }
 
 void AssociationManager::onWritten(const std::shared_ptr<Session>& session, std::int64_t tag) {
-  (void)session;
-  queueAck(static_cast<db::MessageId>(tag));
-}
-
-void AssociationManager::queueAck(db::MessageId id) {
-  pending_acks_.push_back(id);
-  if (!ack_flush_scheduled_) {
-    ack_flush_scheduled_ = true;
-    asio::post(io_, [this] { flushAcks(); });
-  }
-}
-
-void AssociationManager::flushAcks() {
-  ack_flush_scheduled_ = false;
-  if (pending_acks_.empty()) return;
-  db::Status status = queue_.markAcknowledged(pending_acks_, nowMs());
-  if (!status.isOk()) spdlog::error("markAcknowledged failed: {}", status.toString());
-  pending_acks_.clear();
-}
-
-void AssociationManager::move(Provider& provider, const as::Transmission& t) {
-  auto stored = queue_.get(static_cast<db::MessageId>(t.message));
-  if (!stored.isOk()) {
-    spdlog::error("message {}: not readable for its retransmission: {}", t.message,
-                  stored.status().toString());
-    return;
-  }
-  writeTransmission(provider, t, stored->pdu);
-  const auto association = static_cast<db::AssociationId>(t.association);
-  if (stored->state == db::MessageState::kSent && stored->association_id != association) {
-    db::Status moved = queue_.moveSent(stored->id, association);
-    if (!moved.isOk()) spdlog::error("message {}: {}", t.message, moved.toString());
-  }
-}
-
-void AssociationManager::requeue(const std::string& spid, const std::vector<as::MessageId>& ids) {
-  if (ids.empty()) return;
-  std::vector<db::MessageId> rows(ids.begin(), ids.end());
-  auto requeued = queue_.requeue(rows);
-  if (!requeued.isOk()) {
-    spdlog::error("SPID {}: re-queueing {} message(s) failed: {}", spid, rows.size(),
-                  requeued.status().toString());
-  }
-  scheduleDelivery(spid);
-}
-
-void AssociationManager::lose(Provider& provider, const std::string& spid,
-                              std::int64_t association) {
-  provider.sessions.erase(association);
-  heartbeats_.erase(association);
-  flushAcks();
-  // Everything in flight there goes back to queued (flagged); what the egress re-sends
-  // on a survivor is marked sent again below.
-  queue_.requeueAssociation(association);
-  as::LossOutcome outcome =
-      provider.egress->onAssociationLost(static_cast<as::AssociationId>(association), steadyNow());
-  const db::TimeMs now_ms = nowMs();
-  for (const as::Transmission& t : outcome.retransmissions) {
-    auto stored = queue_.get(static_cast<db::MessageId>(t.message));
-    if (!stored.isOk()) continue;
-    if (stored->state != db::MessageState::kQueued) {
-      move(provider, t);  // its row named another association, still sent
-      continue;
-    }
-    writeTransmission(provider, t, stored->pdu);
-    queue_.markSent(stored->id, static_cast<std::int64_t>(t.association), now_ms);
-  }
-  // Requests that had been moved here from elsewhere and found no survivor: their rows
-  // may name another association, so they are re-queued by id as well.
-  requeue(spid, outcome.requeue);
-  scheduleDelivery(spid);
+  if (ProviderCore* provider = core(session->spid)) provider->onWritten(session->associationId(), tag);
 }
 
 void AssociationManager::onClosed(const std::shared_ptr<Session>& session,
@@ -509,14 +257,13 @@ void AssociationManager::onClosed(const std::shared_ptr<Session>& session,
                orderly ? "released" : "aborted", session->spid, session->nsap().toHex(),
                as::FunctionMask(static_cast<std::uint8_t>(session->function_mask)).toString(),
                reason);
-  Provider* provider = providerFor(session->spid, false);
-  if (provider != nullptr) lose(*provider, session->spid, session->associationId());
+  if (ProviderCore* provider = core(session->spid)) provider->onLost(session->associationId());
 }
 
 void AssociationManager::logEvent(db::AssociationEventKind kind, const Session& session,
                                   const std::string& reason) {
   db::AssociationEvent event;
-  event.at = nowMs();
+  event.at = clock_.wallMs();
   event.kind = kind;
   event.spid = session.spid;
   event.nsap.assign(session.nsap().octets().begin(), session.nsap().octets().end());
@@ -526,30 +273,9 @@ void AssociationManager::logEvent(db::AssociationEventKind kind, const Session& 
   if (kind != db::AssociationEventKind::kBind) event.bound_at = session.bound_at_ms;
   event.reason = reason;
   db::Status status = db::AssociationLogStore(db_).append(event).status();
-  if (!status.isOk()) spdlog::error("association log: {}", status.toString());
-}
-
-void AssociationManager::onTimer() {
-  const as::TimePoint now = steadyNow();
-  for (auto& [spid, provider] : providers_) {
-    if (!provider.egress) continue;
-    heartbeats(provider, spid);
-    as::TimerOutcome outcome = provider.egress->onTimer(now);
-    // A retry may leave on another association (avoid): the row follows it.
-    for (const as::Transmission& t : outcome.retries) move(provider, t);
-    for (as::AssociationId id : outcome.abort) {
-      auto s = provider.sessions.find(static_cast<std::int64_t>(id));
-      if (s != provider.sessions.end()) {
-        auto session = s->second;
-        session->abort("no response within response_timeout after retry_attempts");
-      }
-    }
+  if (!status.isOk() && !db::isStorageFailure(status)) {
+    spdlog::error("association log: {}", status.toString());
   }
-  if (stopping_) return;
-  timer_.expires_after(kTimerPeriod);
-  timer_.async_wait([this](boost::system::error_code ec) {
-    if (!ec) onTimer();
-  });
 }
 
 void AssociationManager::reportUnanswered() const {
@@ -572,23 +298,16 @@ void AssociationManager::reportUnanswered() const {
 void AssociationManager::shutdown(std::function<void()> done) {
   asio::post(io_, [this, done = std::move(done)] {
     stopping_ = true;
-    boost::system::error_code ignored;
-    acceptor_.close(ignored);
+    listener_.stop("npacd shutting down");
     timer_.cancel();
-    for (auto& session : unbound_) session->close("npacd shutting down");
-    unbound_.clear();
-    flushAcks();
+    for (auto& [spid, timer] : delivery_timers_) timer->cancel();
+    store_.flushAcks();
     for (auto& poll : polls_) poll->done(db::Status::shutdown("npacd is stopping"));
     polls_.clear();
     // Drain: no new PDU leaves; each association is released (RLRQ) once nothing is
     // outstanding on it, or at kDrainTimeout whatever remains; the release timeout then
     // closes what did not answer. Done as soon as every association is gone.
-    for (auto& [spid, provider] : providers_) {
-      for (auto& [id, session] : provider.sessions) {
-        session->setReleaseReason(kReleaseShutdown);
-        provider.egress->startRelease(static_cast<as::AssociationId>(id));
-      }
-    }
+    for (auto& [spid, c] : cores_) c->releaseAll(kReleaseShutdown);
     const auto drain_deadline = std::chrono::steady_clock::now() + kDrainTimeout;
     const auto final_deadline = drain_deadline + kReleaseTimeout + std::chrono::milliseconds(200);
     auto tick = std::make_shared<asio::steady_timer>(io_);
@@ -596,17 +315,12 @@ void AssociationManager::shutdown(std::function<void()> done) {
     *step = [this, tick, step, done, drain_deadline, final_deadline] {
       const auto now = std::chrono::steady_clock::now();
       bool any = false;
-      for (auto& [spid, provider] : providers_) {
-        std::set<as::AssociationId> ready;
-        for (as::AssociationId id : provider.egress->readyToRelease()) ready.insert(id);
-        for (auto& [id, session] : provider.sessions) {
-          any = true;
-          if (now >= drain_deadline || ready.count(static_cast<as::AssociationId>(id)) != 0) {
-            session->requestRelease();
-          }
-        }
+      for (auto& [spid, c] : cores_) {
+        if (c->associationCount() == 0) continue;
+        any = true;
+        c->releaseReady(now >= drain_deadline);
       }
-      flushAcks();
+      store_.flushAcks();
       if (!any || now >= final_deadline) {
         reportUnanswered();
         auto finished = done;  // a copy: clearing *step destroys this lambda's captures

@@ -53,15 +53,11 @@ void AssociationManager::submit(std::vector<OutboundMessage> messages, SubmitDon
     done(std::move(result));
     if (ids.empty()) return;
     asio::post(io_, [this, spids = std::move(new_spids), ids] {
-      // A provider in recovery holds new messages (they stay queued until it completes).
-      for (std::size_t i = 0; i < ids.size() && i < spids.size(); ++i) {
-        Provider* provider = providerFor(spids[i], false);
-        if (provider != nullptr && !provider->egress->recovery().mayPush()) {
-          provider->egress->recovery().onNewMessage(static_cast<as::MessageId>(ids[i]));
-        }
-      }
-      for (const std::string& spid : std::set<std::string>(spids.begin(), spids.end())) {
-        scheduleDelivery(spid);
+      std::map<std::string, std::vector<db::MessageId>> by_spid;
+      for (std::size_t i = 0; i < ids.size() && i < spids.size(); ++i) by_spid[spids[i]].push_back(ids[i]);
+      // A provider that never bound in this run has no core yet: its rows wait queued.
+      for (const auto& [spid, rows] : by_spid) {
+        if (ProviderCore* provider = core(spid)) provider->onSubmitted(rows);
       }
     });
   });
@@ -143,6 +139,8 @@ void AssociationManager::respond(InboundRequestId id, InboundResponse response, 
     row.function_mask = 1u << static_cast<unsigned>(routingFunction(request.function_mask));
     row.priority = kResponsePriority;
     row.pdu = encodeInboundResponse(request, response);
+    row.kind = db::MessageKind::kResponse;
+    row.opcode = static_cast<int>(request.opcode);
     std::vector<db::NewMessage> rows;
     rows.push_back(std::move(row));
     writer_.submit(std::move(rows), [this, request, done](db::Result<std::vector<db::MessageId>> result) {
@@ -156,7 +154,7 @@ void AssociationManager::respond(InboundRequestId id, InboundResponse response, 
           done(status);
           return;
         }
-        scheduleDelivery(request.spid);
+        wakeDelivery(request.spid);
         done(result.value().front());  // one row submitted: one id
       });
     });
@@ -166,30 +164,7 @@ void AssociationManager::respond(InboundRequestId id, InboundResponse response, 
 void AssociationManager::listAssociations(ListDone done) {
   asio::post(io_, [this, done = std::move(done)] {
     std::vector<AssociationInfo> list;
-    for (auto& [spid, provider] : providers_) {
-      for (auto& [id, session] : provider.sessions) {
-        AssociationInfo info;
-        info.id = id;
-        info.spid = spid;
-        info.nsap_hex = session->nsap().toHex();
-        info.peer_address = session->peer();
-        info.function_mask = session->function_mask;
-        info.functions = as::FunctionMask(static_cast<std::uint8_t>(session->function_mask)).toString();
-        info.outstanding = provider.egress->outstanding().outstanding(static_cast<as::AssociationId>(id));
-        const auto view = provider.egress->logical().find(static_cast<as::AssociationId>(id));
-        info.state = session->releasing() || (view && view->state == as::AssociationState::kReleasing)
-                         ? "releasing"
-                     : !provider.egress->recovery().mayPush() ? "recovering"
-                     : view && view->member_state == dispatch::MemberState::kCongested ? "congested"
-                                                                                        : "bound";
-        info.recovery_mode = session->recovery_mode;
-        info.bound_at = session->bound_at_ms;
-        info.sent = session->sent();
-        info.received = session->received();
-        info.retransmissions = session->retransmissions();
-        list.push_back(std::move(info));
-      }
-    }
+    for (const auto& [spid, provider] : cores_) provider->describe(list);
     std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
     done(std::move(list));
   });
@@ -197,32 +172,24 @@ void AssociationManager::listAssociations(ListDone done) {
 
 void AssociationManager::queueView(std::string spid, QueueViewDone done) {
   asio::post(io_, [this, spid = std::move(spid), done = std::move(done)] {
-    ProviderQueueView view;
-    view.spid = spid;
-    Provider* provider = providerFor(spid, false);
-    if (provider != nullptr) {
-      view.bound = !provider->sessions.empty();
-      for (const auto& [id, session] : provider->sessions) {
-        ProviderQueueView::AssociationLoad load;
-        load.id = id;
-        load.outstanding = provider->egress->outstanding().outstanding(static_cast<as::AssociationId>(id));
-        load.congested = load.outstanding >= provider->egress->outstanding().limits().congestion_window;
-        view.associations.push_back(load);
-      }
+    if (ProviderCore* provider = core(spid)) {
+      done(provider->view());
+      return;
     }
+    ProviderQueueView view;  // never bound in this run: the API reports not-bound
+    view.spid = spid;
+    view.storage_ok = store_.healthy();
     done(std::move(view));
   });
 }
 
 void AssociationManager::abortAssociation(db::AssociationId id, std::string actor, StatusDone done) {
   asio::post(io_, [this, id, actor = std::move(actor), done = std::move(done)] {
-    for (auto& [spid, provider] : providers_) {
-      auto it = provider.sessions.find(id);
-      if (it == provider.sessions.end()) continue;
-      auto session = it->second;
-      session->abort("aborted by operator " + actor);
-      done(db::Status::ok());
-      return;
+    for (auto& [spid, provider] : cores_) {
+      if (provider->abort(id, "aborted by operator " + actor)) {
+        done(db::Status::ok());
+        return;
+      }
     }
     done(db::Status::notFound("association " + std::to_string(id) + " is not live"));
   });
@@ -230,24 +197,16 @@ void AssociationManager::abortAssociation(db::AssociationId id, std::string acto
 
 void AssociationManager::releaseProvider(std::string spid, std::string reason, CountDone done) {
   asio::post(io_, [this, spid = std::move(spid), reason = std::move(reason), done = std::move(done)] {
-    Provider* provider = providerFor(spid, false);
-    if (provider == nullptr || provider->sessions.empty()) {
+    ProviderCore* provider = core(spid);
+    if (provider == nullptr || !provider->bound()) {
       done(0);
       return;
     }
     spdlog::info("SPID {}: {}: releasing its {} association(s) once their outstanding requests "
                  "are answered; undelivered messages stay queued",
-                 spid, reason, provider->sessions.size());
-    for (auto& [id, session] : provider->sessions) {
-      // The only caller is disabling the provider (AdminApi); `reason` names the actor.
-      session->setReleaseReason(kReleaseProviderDisabled);
-      provider->egress->startRelease(static_cast<as::AssociationId>(id));
-    }
-    for (as::AssociationId ready : provider->egress->readyToRelease()) {
-      auto s = provider->sessions.find(static_cast<std::int64_t>(ready));
-      if (s != provider->sessions.end()) s->second->requestRelease();
-    }
-    done(provider->sessions.size());
+                 spid, reason, provider->associationCount());
+    // The only caller is disabling the provider (AdminApi); `reason` names the actor.
+    done(provider->releaseAll(kReleaseProviderDisabled));
   });
 }
 

@@ -9,6 +9,7 @@
 #include "associations/provisioning.h"
 #include "cmip/npac_bind_refusal.h"
 #include "npac/npacd/core/association_manager.h"
+#include "npac/npacd/core/session_link.h"
 #include "npac/npacd/npac_keys.h"
 
 namespace npac::npacd {
@@ -23,7 +24,7 @@ void AssociationManager::rejectBind(const std::shared_ptr<Session>& session,
                session->nsap().toHex(), as::FunctionMask(static_cast<std::uint8_t>(mask)).toString(),
                session->peer(), reason, code);
   db::AssociationEvent event;
-  event.at = nowMs();
+  event.at = clock_.wallMs();
   event.kind = db::AssociationEventKind::kReject;
   event.spid = spid;
   event.nsap.assign(session->nsap().octets().begin(), session->nsap().octets().end());
@@ -41,7 +42,7 @@ void AssociationManager::rejectBind(const std::shared_ptr<Session>& session,
   if (cmip_info == nullptr && !user_information.empty()) cmip_info = &user_information.front();
   cmip::attachBindRefusal(refusal, {code, reason}, cmip_info);
   session->reject(refusal);
-  unbound_.erase(session);
+  listener_.forget(*session);
 }
 
 // The database failed while admitting a bind: not the provider's fault, so the AARE is
@@ -70,7 +71,7 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   }
   if (ind.acse_refusal) {
     session->reject(cmip::refusalFor(ind.aarq, *ind.acse_refusal));
-    unbound_.erase(session);
+    listener_.forget(*session);
     return;
   }
   std::optional<as::BindRequest> request;
@@ -90,9 +91,9 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
     rejectStorageUnavailable(session, ind, *request, facts.status());
     return;
   }
-  Provider* provider = providerFor(spid, false);
+  ProviderCore* existing = core(spid);
   std::vector<as::LiveAssociation> live;
-  if (provider != nullptr && provider->egress) live = provider->egress->logical().live();
+  if (existing != nullptr) live = existing->live();
   as::BindTunables tunables;
   tunables.srr = registry_.get(tunables::kSrr, spid);
   tunables.duplicate_bind = registry_.get(tunables::kDuplicateBind, spid) ==
@@ -134,7 +135,7 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   // Mutual authentication: the accepting AARE carries the NPAC's own signed access
   // control (docs/PROTOCOL.md "The NPAC's answer"), made before the association exists so
   // a failure leaves nothing to undo.
-  auto npac_access_control = signBindResponse(db_, registry_.get(tunables::kNpacSystemId), nowMs(),
+  auto npac_access_control = signBindResponse(db_, registry_.get(tunables::kNpacSystemId), clock_.wallMs(),
                                               request->functions, request->recovery_mode);
   if (!npac_access_control.ok()) {
     spdlog::error("cannot sign the bind response: {}", npac_access_control.error());
@@ -142,12 +143,7 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
                npac_access_control.error(), cmip::user_diagnostic::kNoReasonGiven);
     return;
   }
-  provider = providerFor(spid, true);
-  if (provider == nullptr) {
-    rejectBind(session, ind, spid, mask, request->recovery_mode, "internal",
-               "the egress policy could not be built", cmip::user_diagnostic::kNoReasonGiven);
-    return;
-  }
+  ProviderCore& provider = coreFor(spid);
   const std::int64_t id = ++next_association_id_;
   as::NsapTraffic traffic = as::trafficFor(*facts, session->nsap());
   as::AssociationSpec spec;
@@ -160,28 +156,23 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   session->spid = spid;
   session->function_mask = mask;
   session->recovery_mode = request->recovery_mode;
-  session->bound_at_ms = nowMs();
+  session->bound_at_ms = clock_.wallMs();
   cmip::Aare aare;
   aare.applicationContext = cmip::oids::kSystemsManagementContext;
   cmip::attachNpacAccessControl(aare, npac_access_control.value(),
                                 cmip::findCmipUserInfo(ind.aarq.userInformation, std::nullopt));
   session->accept(id, aare);
-  unbound_.erase(session);
-  provider->sessions[id] = session;
-  provider->egress->onBound(spec, request->recovery_mode);
+  listener_.forget(*session);
+  provider.onBound(std::make_shared<SessionLink>(session), spec, request->recovery_mode);
   logEvent(db::AssociationEventKind::kBind, *session,
            verdict.decision.replaced ? "bind accepted, replacing an association" : "bind accepted");
   spdlog::info("bind accepted: SPID {} NSAP {} mask {} association {} from {}{}", spid,
                session->nsap().toHex(), request->functions.toString(), id, session->peer(),
                request->recovery_mode ? " (recovery mode)" : "");
   if (verdict.decision.replaced) {
-    auto old = provider->sessions.find(static_cast<std::int64_t>(*verdict.decision.replaced));
-    if (old != provider->sessions.end()) {
-      auto old_session = old->second;
-      old_session->abort("replaced by a new bind (NANC 386)");
-    }
+    provider.abort(static_cast<db::AssociationId>(*verdict.decision.replaced),
+                   "replaced by a new bind (NANC 386)");
   }
-  scheduleDelivery(spid);
 }
 
 }  // namespace npac::npacd

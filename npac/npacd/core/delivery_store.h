@@ -1,0 +1,97 @@
+// DeliveryStore: the association core's one door to the durable outbound queue — the
+// reads delivery and recovery need, and every delivery-progress write (sent,
+// acknowledged, failed, back to queued, moved), with the database's failure handled as a
+// STATE, not per message.
+//
+// Why a state: when the disk fills or the WAL turns unwritable while providers are bound,
+// markSent/markAcknowledged fail. If delivery carried on, the rows would still read
+// `queued` and leave again and again (a flood of duplicates under fresh invoke ids). So:
+//   - a progress write that fails with a storage failure (db::isStorageFailure) is kept,
+//     in order, in a backlog, and the store turns unhealthy: healthy() is false and the
+//     core sends no new delivery (answers to what is in flight are still taken: their
+//     acknowledgements join the backlog). One log line when it turns unhealthy, one when
+//     it recovers — db::StorageHealth already names the file and errno once.
+//   - retry() (the core's tick) replays the backlog in order; when all of it committed the
+//     store is healthy again and delivery resumes by itself. Rows left `sent` by the
+//     failure are reconciled by that replay (acknowledged, re-queued or moved as they
+//     would have been), not at the next restart.
+//   - a write refused for another reason (a row not in the state the write expects) is
+//     logged and dropped: replaying it could never succeed.
+// Acknowledgements are batched: acknowledge() collects ids and flushAcks() commits them in
+// one transaction; the owner calls flushAcks() once per event-loop turn (schedule_flush).
+//
+// Threading: the core thread only (it wraps the core's progress connection).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "db/outbound_queue.h"
+
+namespace npac::npacd {
+
+class DeliveryStore {
+ public:
+  // `schedule_flush` is called when the first acknowledgement of a batch is collected; the
+  // owner then calls flushAcks() soon (a posted handler; a test calls it directly).
+  DeliveryStore(db::Database& progress_db, std::function<void()> schedule_flush);
+  DeliveryStore(const DeliveryStore&) = delete;
+  DeliveryStore& operator=(const DeliveryStore&) = delete;
+
+  bool healthy() const { return backlog_.empty() && !read_failed_; }
+  std::size_t backlog() const { return backlog_.size(); }
+
+  // Reads; a storage failure marks the store unhealthy until a retry() reads again.
+  db::Result<std::vector<db::QueuedMessage>> nextQueued(const std::string& spid,
+                                                        std::uint32_t functions,
+                                                        std::size_t limit);
+  db::Result<db::QueuedMessage> get(db::MessageId id);
+  db::Result<std::vector<db::QueuedMessage>> unacknowledged(const std::string& spid, std::size_t limit);
+  db::Result<std::vector<db::QueuedMessage>> createdBetween(const std::string& spid, db::TimeMs from,
+                                                            db::TimeMs to, std::size_t limit);
+  // Queued messages of `spid` by function mask (the queue view's "waiting").
+  db::Result<std::map<std::uint32_t, std::size_t>> queuedByMask(const std::string& spid);
+
+  // Progress writes (see above). `at` is the wall time they happened.
+  void markSent(std::vector<db::MessageId> ids, db::AssociationId association, db::TimeMs at);
+  void acknowledge(db::MessageId id, db::TimeMs at);
+  void flushAcks();
+  void markFailed(db::MessageId id, std::string reason, db::TimeMs at);
+  void requeueAssociation(db::AssociationId association);
+  void moveSent(db::MessageId id, db::AssociationId association);
+  void requeue(std::vector<db::MessageId> ids);
+
+  // Replays the backlog (and re-checks reads); true when healthy afterwards.
+  bool retry();
+
+ private:
+  struct Write {
+    enum class Kind { kSent, kAcknowledged, kFailed, kRequeueAssociation, kMoveSent, kRequeue };
+    Kind kind;
+    std::vector<db::MessageId> ids;
+    db::AssociationId association = 0;
+    db::TimeMs at = 0;
+    std::string reason;
+  };
+  db::Status apply(const Write& write);
+  void write(Write write);
+  void readFailed(const db::Status& status, const char* what);
+  void becameUnhealthy(const db::Status& status, const char* what);
+
+  db::Database& db_;
+  db::OutboundQueue queue_;
+  std::function<void()> schedule_flush_;
+  std::vector<db::MessageId> pending_acks_;
+  db::TimeMs pending_acks_at_ = 0;
+  std::deque<Write> backlog_;
+  bool read_failed_ = false;
+  bool logged_unhealthy_ = false;
+  std::uint64_t deferred_ = 0;  // writes that joined the backlog while unhealthy
+};
+
+}  // namespace npac::npacd

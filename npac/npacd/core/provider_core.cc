@@ -1,0 +1,322 @@
+// ProviderCore: associations coming and going, answers, timeouts, SRR off, operators'
+// views. Delivery is provider_core_delivery.cc, heartbeats provider_core_heartbeat.cc,
+// recovery provider_core_recovery.cc.
+#include "npac/npacd/core/provider_core.h"
+
+#include <spdlog/spdlog.h>
+
+#include "npac/npacd/core/session.h"
+#include "tunables/catalogue.h"
+
+namespace npac::npacd {
+namespace as = npac::associations;
+
+namespace {
+
+dispatch::PolicyConfig policyFor(tunables::EgressPolicy policy) {
+  dispatch::PolicyConfig config;
+  switch (policy) {
+    case tunables::EgressPolicy::kRoundRobin: config.name = dispatch::kRoundRobinName; break;
+    case tunables::EgressPolicy::kWeighted: config.name = dispatch::kWeightedName; break;
+    case tunables::EgressPolicy::kLrtm: config.name = dispatch::kLrtmName; break;
+  }
+  return config;
+}
+
+as::OutstandingLimits limitsFor(tunables::TunableRegistry& registry, const std::string& spid) {
+  as::OutstandingLimits limits;
+  limits.congestion_window = static_cast<std::uint32_t>(registry.get(tunables::kCongestionWindow, spid));
+  limits.response_timeout = registry.get(tunables::kResponseTimeout, spid);
+  limits.retry_attempts = static_cast<std::uint32_t>(registry.get(tunables::kRetryAttempts, spid));
+  return limits;
+}
+
+std::optional<std::int32_t> answeredId(const cmip::RoseApdu& apdu, bool* error) {
+  if (auto* result = std::get_if<cmip::RoseReturnResult>(&apdu)) return result->invokeId.present;
+  *error = true;
+  if (auto* err = std::get_if<cmip::RoseReturnError>(&apdu)) return err->invokeId.present;
+  if (auto* reject = std::get_if<cmip::RoseReject>(&apdu)) return reject->invokeId.present;
+  return std::nullopt;
+}
+
+}  // namespace
+
+ProviderCore::ProviderCore(std::string spid, const CoreClock& clock,
+                           tunables::TunableRegistry& registry, DeliveryStore& store, Host& host)
+    : spid_(std::move(spid)), clock_(clock), registry_(registry), store_(store), host_(host) {
+  const as::OutstandingLimits limits = limitsFor(registry_, spid_);
+  auto egress = as::ProviderEgress::create(spid_, policyFor(registry_.get(tunables::kEgressPolicy, spid_)), limits);
+  if (!egress.ok()) {
+    spdlog::error("SPID {}: its egress_policy cannot be built; round robin applies", spid_);
+    egress = as::ProviderEgress::create(spid_, dispatch::PolicyConfig{}, limits);
+  }
+  egress_ = std::move(egress).value();  // the default policy always builds
+  buildThrottle();
+}
+
+void ProviderCore::onBound(std::shared_ptr<AssociationLink> link, const as::AssociationSpec& spec,
+                           bool recovery_mode) {
+  Link& entry = links_[static_cast<db::AssociationId>(spec.id)];
+  entry.link = std::move(link);
+  entry.function_mask = spec.functions.bits();
+  entry.last_received = clock_.now();
+  egress_->onBound(spec, recovery_mode);
+  host_.wakeDelivery(spid_);
+}
+
+void ProviderCore::onLost(db::AssociationId id) {
+  auto it = links_.find(id);
+  if (it == links_.end()) return;
+  if (it->second.heartbeat) egress_->outstanding().releaseInvokeId(*it->second.heartbeat);
+  links_.erase(it);
+  for (auto u = unconfirmed_.begin(); u != unconfirmed_.end();) {
+    if (u->second.association != id) {
+      ++u;
+      continue;
+    }
+    if (u->second.invoke_id) egress_->outstanding().releaseInvokeId(*u->second.invoke_id);
+    u = unconfirmed_.erase(u);
+  }
+  const as::TimePoint now = clock_.now();
+  const db::TimeMs now_ms = clock_.wallMs();
+  // Everything in flight there goes back to queued (flagged); what the egress re-sends
+  // on a survivor is marked sent again below.
+  store_.requeueAssociation(id);
+  as::LossOutcome outcome = egress_->onAssociationLost(static_cast<as::AssociationId>(id), now);
+  for (const as::Transmission& t : outcome.retransmissions) {
+    auto stored = store_.get(static_cast<db::MessageId>(t.message));
+    if (!stored.isOk()) continue;
+    if (stored->state != db::MessageState::kQueued) {
+      move(t);  // its row named another association, still sent
+      continue;
+    }
+    if (write(t, stored->pdu, factsOf(*stored)) != Written::kBadPdu) {
+      store_.markSent({stored->id}, static_cast<db::AssociationId>(t.association), now_ms);
+    }
+  }
+  // Requests moved here from elsewhere that found no survivor: their rows may name
+  // another association, so they are re-queued by id as well.
+  if (throttle_) {
+    for (std::size_t i = 0; i < outcome.requeue.size(); ++i) throttle_->onTransactionEnded(now);
+  }
+  store_.requeue(std::vector<db::MessageId>(outcome.requeue.begin(), outcome.requeue.end()));
+  host_.wakeDelivery(spid_);
+}
+
+bool ProviderCore::abort(db::AssociationId id, const std::string& reason) {
+  auto it = links_.find(id);
+  if (it == links_.end()) return false;
+  auto link = it->second.link;  // abort reports the loss synchronously: keep it alive
+  link->abort(reason);
+  return true;
+}
+
+std::size_t ProviderCore::releaseAll(const std::string& release_reason) {
+  for (auto& [id, entry] : links_) {
+    entry.link->setReleaseReason(release_reason);
+    egress_->startRelease(static_cast<as::AssociationId>(id));
+  }
+  const std::size_t count = links_.size();
+  releaseReady();
+  return count;
+}
+
+void ProviderCore::requestRelease(db::AssociationId id) {
+  auto it = links_.find(id);
+  if (it == links_.end()) return;
+  auto link = it->second.link;
+  link->requestRelease();
+}
+
+void ProviderCore::releaseReady(bool force) {
+  std::vector<db::AssociationId> ids;
+  if (force) {
+    for (const auto& [id, entry] : links_) ids.push_back(id);
+  } else {
+    for (as::AssociationId id : egress_->readyToRelease()) ids.push_back(static_cast<db::AssociationId>(id));
+  }
+  for (db::AssociationId id : ids) requestRelease(id);
+}
+
+void ProviderCore::onReceived(db::AssociationId id) {
+  auto it = links_.find(id);
+  if (it != links_.end()) it->second.last_received = clock_.now();
+}
+
+void ProviderCore::onAnswer(db::AssociationId id, const cmip::RoseApdu& apdu) {
+  bool error = false;
+  const std::optional<std::int32_t> answered = answeredId(apdu, &error);
+  if (!answered) return;  // a Reject of something undecodable names no invoke id
+  auto it = links_.find(id);
+  if (it != links_.end() && it->second.heartbeat == *answered) {
+    // The heartbeat of this association (NANC 404), and nothing else.
+    egress_->outstanding().releaseInvokeId(*answered);
+    it->second.heartbeat.reset();
+    return;
+  }
+  const as::TimePoint now = clock_.now();
+  auto message = egress_->onResponse(*answered, static_cast<as::AssociationId>(id), now);
+  if (message) {
+    if (throttle_) throttle_->onTransactionEnded(now);
+    if (error) {
+      store_.markFailed(static_cast<db::MessageId>(*message), "the provider answered with an error",
+                        clock_.wallMs());
+    } else {
+      store_.acknowledge(static_cast<db::MessageId>(*message), clock_.wallMs());
+    }
+  }
+  host_.wakeDelivery(spid_);
+  releaseReady();
+}
+
+void ProviderCore::onWritten(db::AssociationId id, std::int64_t tag) {
+  (void)id;
+  auto it = unconfirmed_.find(static_cast<db::MessageId>(tag));
+  if (it != unconfirmed_.end()) {
+    if (it->second.invoke_id) egress_->outstanding().releaseInvokeId(*it->second.invoke_id);
+    unconfirmed_.erase(it);
+  }
+  store_.acknowledge(static_cast<db::MessageId>(tag), clock_.wallMs());
+}
+
+void ProviderCore::onSubmitted(const std::vector<db::MessageId>& ids) {
+  // A provider in recovery holds new messages (they stay queued until it completes).
+  if (!egress_->recovery().mayPush()) {
+    for (db::MessageId id : ids) egress_->recovery().onNewMessage(static_cast<as::MessageId>(id));
+  }
+  host_.wakeDelivery(spid_);
+}
+
+void ProviderCore::move(const as::Transmission& t) {
+  auto stored = store_.get(static_cast<db::MessageId>(t.message));
+  if (!stored.isOk()) {
+    spdlog::error("SPID {}: message {} not readable for its retransmission: {}", spid_, t.message,
+                  stored.status().toString());
+    return;
+  }
+  write(t, stored->pdu, factsOf(*stored));
+  const auto association = static_cast<db::AssociationId>(t.association);
+  if (stored->state == db::MessageState::kSent && stored->association_id != association) {
+    store_.moveSent(stored->id, association);
+  }
+}
+
+void ProviderCore::tick() {
+  const as::TimePoint now = clock_.now();
+  heartbeats(now);
+  as::TimerOutcome outcome = egress_->onTimer(now);
+  for (as::AssociationId id : outcome.silenced) {
+    spdlog::warn("SPID {} association {}: silent — a request passed response_timeout unanswered; "
+                 "it takes no new PDU until it answers (timeout {} of retry_attempts {})",
+                 spid_, id, egress_->timeouts(id), egress_->outstanding().limits().retry_attempts);
+  }
+  // A retry may leave on another association (avoid): the row follows it.
+  for (const as::Transmission& t : outcome.retries) move(t);
+  for (as::AssociationId id : outcome.abort) {
+    spdlog::warn("SPID {} association {}: aborted after {} response timeout(s) (retry_attempts {})",
+                 spid_, id, egress_->timeouts(id), egress_->outstanding().limits().retry_attempts);
+    abort(static_cast<db::AssociationId>(id),
+          "no response within response_timeout after retry_attempts");
+  }
+  if (throttled_ || !outcome.retries.empty()) host_.wakeDelivery(spid_);
+}
+
+void ProviderCore::applyTunables() {
+  for (const as::MemberStateChange& change : egress_->outstanding().setLimits(limitsFor(registry_, spid_))) {
+    if (!egress_->silent(change.association)) {
+      egress_->logical().setMemberState(change.association, change.state);
+    }
+  }
+  auto policy = policyFor(registry_.get(tunables::kEgressPolicy, spid_));
+  if (policy.name != egress_->logical().policyName()) {
+    if (auto error = egress_->logical().changePolicy(policy)) {
+      spdlog::error("SPID {}: egress_policy {} refused; the current policy stays", spid_, policy.name);
+    } else {
+      spdlog::info("SPID {}: egress policy now {}", spid_, policy.name);
+    }
+  }
+  buildThrottle();
+  host_.wakeDelivery(spid_);
+}
+
+void ProviderCore::onSrrOff() {
+  as::SrrOffOutcome outcome = egress_->onSrrTurnedOff(clock_.now());
+  // The moved requests now belong to the association that stays; those that could not
+  // be placed go back to queued (nothing lost, nothing sent twice under another id).
+  for (const auto& t : outcome.retransmissions) move(t);
+  store_.requeue(std::vector<db::MessageId>(outcome.requeue.begin(), outcome.requeue.end()));
+  spdlog::info("SPID {}: SRR turned off, {} association(s) to release", spid_, outcome.plan.size());
+  for (const auto& planned : outcome.plan) {
+    auto it = links_.find(static_cast<db::AssociationId>(planned.release));
+    if (it != links_.end()) it->second.link->setReleaseReason(kReleaseSrrOff);
+  }
+  releaseReady();
+  host_.wakeDelivery(spid_);
+}
+
+void ProviderCore::describe(std::vector<AssociationInfo>& out) const {
+  for (const auto& [id, entry] : links_) {
+    AssociationInfo info = entry.link->describe();
+    info.id = id;
+    info.spid = spid_;
+    info.outstanding = egress_->outstanding().outstanding(static_cast<as::AssociationId>(id));
+    const auto view = egress_->logical().find(static_cast<as::AssociationId>(id));
+    info.state = entry.link->releasing() || (view && view->state == as::AssociationState::kReleasing)
+                     ? "releasing"
+                 : !egress_->recovery().mayPush() ? "recovering"
+                 : egress_->silent(static_cast<as::AssociationId>(id)) ? "silent"
+                 : view && view->member_state == dispatch::MemberState::kCongested ? "congested"
+                                                                                    : "bound";
+    out.push_back(std::move(info));
+  }
+}
+
+ProviderQueueView ProviderCore::view() {
+  ProviderQueueView view;
+  view.spid = spid_;
+  view.bound = !links_.empty();
+  view.storage_ok = store_.healthy();
+  auto counts = store_.queuedByMask(spid_);
+  if (counts.isOk()) {
+    std::map<as::AssociationFunction, std::size_t> waiting;
+    for (const auto& [mask, count] : counts.value()) waiting[routingFunction(mask)] += count;
+    for (const auto& [function, count] : waiting) {
+      if (auto reason = waitReason(function)) {
+        view.waits.push_back({as::FunctionMask::of({function}).toString(), *reason, count});
+      }
+    }
+  } else {
+    view.storage_ok = false;
+  }
+  if (throttle_) {
+    const as::TimePoint now = clock_.now();
+    const int level = throttle_->evaluate(now);
+    view.throttle_level = throttled_ ? std::max(level, 1) : level;
+    const auto& config = throttle_->config();
+    if (view.throttle_level > 0) {
+      std::string detail;
+      if (config.rate.enabled) {
+        detail = "rate " + std::to_string(static_cast<long>(throttle_->emr(now))) + "/" +
+                 std::to_string(static_cast<long>(config.rate.maximum)) + " msg/s";
+      }
+      if (config.pending.enabled) {
+        detail += (detail.empty() ? "" : ", ") + std::string("pending ") +
+                  std::to_string(egress_->outstanding().size()) + "/" +
+                  std::to_string(static_cast<long>(config.pending.maximum));
+      }
+      view.throttle_detail = detail;
+    }
+  }
+  for (const auto& [id, entry] : links_) {
+    ProviderQueueView::AssociationLoad load;
+    load.id = id;
+    load.outstanding = egress_->outstanding().outstanding(static_cast<as::AssociationId>(id));
+    const auto member = egress_->logical().find(static_cast<as::AssociationId>(id));
+    load.congested = member && member->member_state == dispatch::MemberState::kCongested;
+    load.silent = egress_->silent(static_cast<as::AssociationId>(id));
+    view.associations.push_back(load);
+  }
+  return view;
+}
+
+}  // namespace npac::npacd

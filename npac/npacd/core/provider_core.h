@@ -1,0 +1,178 @@
+// ProviderCore: one service provider's logical association (NANC 353 7.b.i) inside npacd —
+// everything of it and nothing of any other provider: its bound associations (links), its
+// egress policy and outstanding requests (associations::ProviderEgress), its whole
+// invoke-id space (confirmed requests, unconfirmed operations and heartbeats from ONE
+// allocator, so no two PDUs in use share an id), delivery from the durable queue, response
+// timeouts and silent associations, loss handling, SRR off, heartbeats (NANC 404),
+// recovery (NANC 351 SWIM) and egress throttling (DSR "Egress Throttle Groups").
+//
+// The AssociationManager routes to it by SPID; it never reaches another provider's core,
+// and an answer, a heartbeat response or a timeout of this provider can only ever complete
+// or abort something of this provider (a heartbeat answer only the heartbeat of the
+// association it was sent on).
+//
+// Delivery (deliver()): reads queued rows whose functions an association that can take a
+// PDU now has, and places each through the egress. A row that cannot be placed holds back
+// only later rows of its own routing function (FIFO per function); other functions go on
+// (no head-of-line blocking). Why the rest wait is computed from the live state on demand
+// (waitReason(), view()): not bound, no association for the function, all congested, all
+// silent, recovering, throttled, releasing, storage unavailable.
+//
+// Time: every decision reads the injected CoreClock; tick() (the manager's periodic timer,
+// or a test on a manual clock) sends heartbeats, times requests out, aborts silent
+// associations and releases what throttling held.
+//
+// Threading: the core thread only; no locks. Host callbacks are invoked synchronously.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "associations/provider_egress.h"
+#include "cmip/cmip_operations.h"
+#include "dispatch/throttle_group.h"
+#include "npac/npacd/core/association_link.h"
+#include "npac/npacd/core/clock.h"
+#include "npac/npacd/core/core_service.h"
+#include "npac/npacd/core/delivery_store.h"
+#include "tunables/registry.h"
+
+namespace npac::npacd {
+
+// Messages read from the queue per delivery round.
+inline constexpr std::size_t kDeliveryBatch = 256;
+// Queue priority of an answer to a provider's request: above every priority the API
+// accepts (0..9), so answers leave before the provider's queued messages.
+inline constexpr int kResponsePriority = 10;
+
+// The association function a queued message is routed by: the lowest one it needs (the
+// queue only hands out messages whose every function the association has, NANC 111).
+associations::AssociationFunction routingFunction(std::uint32_t mask);
+
+class ProviderCore {
+ public:
+  // What the core asks of its owner.
+  class Host {
+   public:
+    virtual ~Host() = default;
+    // Run deliver() of `spid` soon (a posted handler; coalesced by the host).
+    virtual void wakeDelivery(const std::string& spid) = 0;
+    // Run deliver() of `spid` once `delay` has passed (throttling released then).
+    virtual void wakeDeliveryAfter(const std::string& spid, associations::Duration delay) = 0;
+  };
+
+  ProviderCore(std::string spid, const CoreClock& clock, tunables::TunableRegistry& registry,
+               DeliveryStore& store, Host& host);
+  ProviderCore(const ProviderCore&) = delete;
+  ProviderCore& operator=(const ProviderCore&) = delete;
+
+  const std::string& spid() const { return spid_; }
+  bool bound() const { return !links_.empty(); }
+  std::vector<associations::LiveAssociation> live() const { return egress_->logical().live(); }
+  bool has(db::AssociationId id) const { return links_.count(id) != 0; }
+
+  // ---- associations ----
+  // An admitted bind. A replacing bind: call onBound for the new one, then abort the old
+  // one (its loss moves its messages to the new one).
+  void onBound(std::shared_ptr<AssociationLink> link, const associations::AssociationSpec& spec,
+               bool recovery_mode);
+  // The association ended (released, aborted by either side, connection lost): its
+  // in-flight requests go to the survivors (retransmissions, same invoke ids) or back to
+  // queued. Nothing lost.
+  void onLost(db::AssociationId id);
+  // An operator abort; false if `id` is not one of this provider's.
+  bool abort(db::AssociationId id, const std::string& reason);
+  // The provider was disabled (or npacd stops): no new PDU; each association is released
+  // once nothing is outstanding on it. How many are being released.
+  std::size_t releaseAll(const std::string& release_reason);
+  // RLRQ for each releasing association with nothing outstanding (all of them if `force`).
+  void releaseReady(bool force = false);
+
+  // ---- PDUs from the provider ----
+  // Something arrived on `id` (any PDU): the heartbeat's silence starts again.
+  void onReceived(db::AssociationId id);
+  // A ReturnResult / ReturnError / Reject: completes the heartbeat sent on `id` with that
+  // invoke id, or the outstanding request with it (wherever it was sent, NANC 353 7.b.iv).
+  void onAnswer(db::AssociationId id, const cmip::RoseApdu& apdu);
+  // lnpRecoveryRequest / lnpRecoveryComplete (provider_core_recovery.cc); false if
+  // `invoke` is not one of them (the manager brokers it to the application).
+  bool onProviderAction(db::AssociationId id, const cmip::CmipInvoke& invoke);
+  // The PDU sent with tag `tag` (an unconfirmed message or an answer) was written.
+  void onWritten(db::AssociationId id, std::int64_t tag);
+
+  // ---- the queue ----
+  // New rows were committed for this provider (recovery mode holds them).
+  void onSubmitted(const std::vector<db::MessageId>& ids);
+  void deliver();
+  // Why a queued message routed by `function` waits now; none if it could leave.
+  std::optional<WaitReason> waitReason(associations::AssociationFunction function) const;
+
+  // ---- time and tunables ----
+  void tick();
+  // congestion_window, response_timeout, retry_attempts, egress_policy, throttle_* changed.
+  void applyTunables();
+  // SRR turned off for this provider (NANC 353): the earliest association per mask stays.
+  void onSrrOff();
+
+  // ---- operators ----
+  ProviderQueueView view();
+  void describe(std::vector<AssociationInfo>& out) const;
+  // At stop: whether anything is still bound.
+  std::size_t associationCount() const { return links_.size(); }
+
+ private:
+  struct Link {
+    std::shared_ptr<AssociationLink> link;
+    std::uint32_t function_mask = 0;
+    associations::TimePoint last_received{};
+    std::optional<associations::InvokeId> heartbeat;  // one unanswered at most
+    associations::TimePoint heartbeat_sent_at{};
+  };
+  struct Facts {  // what a queued row is
+    bool response = false;  // an answer to the provider's own request
+    bool confirmed = false; // a response is expected
+  };
+
+  static Facts factsOf(const db::QueuedMessage& row);
+  // Writes a placed message on its association: an Invoke gets its invoke id (the
+  // transmission's, or a reserved one for an unconfirmed operation); an answer leaves
+  // as stored. kBadPdu: the stored bytes are no Invoke (the row is failed).
+  enum class Written { kWritten, kRefused, kBadPdu };
+  Written write(const associations::Transmission& t, const std::vector<std::uint8_t>& pdu,
+                const Facts& facts);
+  // A request that moved (SRR off, a retry elsewhere, a loss): written again and its row
+  // pointed at the association it now waits on.
+  void move(const associations::Transmission& t);
+  bool throttleAdmits(associations::TimePoint now);
+  void buildThrottle();
+  void heartbeats(associations::TimePoint now);
+  std::uint32_t usableFunctions() const;
+  void requestRelease(db::AssociationId id);
+
+  std::string spid_;
+  const CoreClock& clock_;
+  tunables::TunableRegistry& registry_;
+  DeliveryStore& store_;
+  Host& host_;
+  std::unique_ptr<associations::ProviderEgress> egress_;
+  std::map<db::AssociationId, Link> links_;
+  // Unconfirmed PDUs and answers on the wire, by message id: the invoke id reserved for
+  // an unconfirmed one (released once written), none for an answer.
+  struct Unconfirmed {
+    db::AssociationId association = 0;
+    std::optional<associations::InvokeId> invoke_id;
+  };
+  std::map<db::MessageId, Unconfirmed> unconfirmed_;
+  // Egress throttling (throttle_* tunables; none while both limits are off).
+  std::optional<dispatch::EgressThrottleGroup> throttle_;
+  std::int64_t pace_slot_ = -1;      // the 1/10-s slot of the latest push
+  std::uint32_t pace_in_slot_ = 0;   // pushes in that slot
+  bool throttled_ = false;           // the last delivery stopped for throttling
+  bool wake_armed_ = false;
+};
+
+}  // namespace npac::npacd

@@ -1,0 +1,253 @@
+// ProviderCore: delivery from the durable queue, per function without head-of-line
+// blocking, and the egress throttle (DSR "Egress Throttle Groups", docs/OPERATIONS.md
+// "Egress throttling").
+#include <algorithm>
+#include <cmath>
+
+#include <spdlog/spdlog.h>
+
+#include "npac/npacd/core/provider_core.h"
+#include "tunables/catalogue.h"
+
+namespace npac::npacd {
+namespace as = npac::associations;
+
+namespace {
+
+// The egress rate is paced in tenths of a second: at most ceil(max/10) pushes per slot,
+// so a held burst leaves spread over the second instead of all at once.
+constexpr auto kPaceSlot = std::chrono::milliseconds(100);
+
+}  // namespace
+
+as::AssociationFunction routingFunction(std::uint32_t mask) {
+  for (unsigned bit = 0; bit < as::kFunctionCount; ++bit) {
+    if (mask >> bit & 1u) return static_cast<as::AssociationFunction>(bit);
+  }
+  return as::AssociationFunction::kNotifications;
+}
+
+ProviderCore::Facts ProviderCore::factsOf(const db::QueuedMessage& row) {
+  // Written at submission (schema 4, db/outbound_queue.h): the stored PDU is never decoded
+  // again to learn what it is.
+  Facts facts;
+  facts.response = row.kind == db::MessageKind::kResponse;
+  facts.confirmed = !facts.response && row.confirmed;
+  return facts;
+}
+
+ProviderCore::Written ProviderCore::write(const as::Transmission& t,
+                                         const std::vector<std::uint8_t>& pdu, const Facts& facts) {
+  auto it = links_.find(static_cast<db::AssociationId>(t.association));
+  if (it == links_.end()) return Written::kRefused;
+  AssociationLink& link = *it->second.link;
+  const auto message = static_cast<db::MessageId>(t.message);
+  if (facts.response) {
+    // It carries the provider's invoke id already; acknowledged when written.
+    unconfirmed_[message] = {it->first, std::nullopt};
+    return link.send(pdu, static_cast<std::int64_t>(t.message)) ? Written::kWritten : Written::kRefused;
+  }
+  std::optional<as::InvokeId> invoke_id = t.invoke_id;
+  std::int64_t tag = 0;
+  if (!invoke_id) {
+    // An unconfirmed operation: an id from the provider's one allocator, held until the
+    // PDU is written (onWritten), when it counts as acknowledged (docs/OPERATIONS.md).
+    invoke_id = egress_->outstanding().reserveInvokeId();
+    if (!invoke_id) return Written::kRefused;
+    unconfirmed_[message] = {it->first, invoke_id};
+    tag = static_cast<std::int64_t>(t.message);
+  }
+  // The placeholder invoke id is replaced in the encoded bytes (a splice, no re-encode).
+  auto encoded = cmip::spliceInvokeId(pdu, *invoke_id);
+  if (!encoded.isOk()) {
+    // Not an Invoke the splice can read: it can never leave. Failed, not retried, and the
+    // association is not blamed.
+    if (tag != 0) {
+      egress_->outstanding().releaseInvokeId(*invoke_id);
+      unconfirmed_.erase(message);
+    } else {
+      egress_->outstanding().drop(*invoke_id);
+    }
+    store_.markFailed(message, "stored PDU is not a ROSE Invoke: " + encoded.status().toString(),
+                      clock_.wallMs());
+    return Written::kBadPdu;
+  }
+  if (t.retransmission) link.countRetransmission();
+  return link.send(encoded.value(), tag) ? Written::kWritten : Written::kRefused;
+}
+
+std::uint32_t ProviderCore::usableFunctions() const {
+  std::uint32_t functions = 0;
+  for (const as::AssociationView& view : egress_->logical().snapshot()) {
+    if (view.state != as::AssociationState::kBound) continue;
+    if (view.member_state != dispatch::MemberState::kAvailable) continue;  // congested or silent
+    auto it = links_.find(static_cast<db::AssociationId>(view.spec.id));
+    if (it == links_.end() || it->second.link->releasing()) continue;
+    functions |= view.spec.functions.bits();
+  }
+  return functions;
+}
+
+void ProviderCore::buildThrottle() {
+  const std::int64_t max_rate = registry_.get(tunables::kThrottleMaxRate, spid_);
+  const std::int64_t max_pending = registry_.get(tunables::kThrottleMaxPending, spid_);
+  if (max_rate == 0 && max_pending == 0) {
+    throttle_.reset();
+    throttled_ = false;
+    return;
+  }
+  // Levels in use (tunables/throttle_levels.h): level 1 always, 2 and 3 when both of
+  // their percentages are set.
+  std::vector<dispatch::CongestionThreshold> levels;
+  const std::pair<tunables::Key<std::int64_t>, tunables::Key<std::int64_t>> keys[] = {
+      {tunables::kThrottleOnset1, tunables::kThrottleAbatement1},
+      {tunables::kThrottleOnset2, tunables::kThrottleAbatement2},
+      {tunables::kThrottleOnset3, tunables::kThrottleAbatement3}};
+  for (const auto& [onset, abatement] : keys) {
+    const auto on = registry_.get(onset, spid_);
+    const auto off = registry_.get(abatement, spid_);
+    if (on == 0 || off == 0) break;
+    levels.push_back({static_cast<std::uint32_t>(on), static_cast<std::uint32_t>(off)});
+  }
+  dispatch::ThrottleGroupConfig config;
+  const auto abatement_time = registry_.get(tunables::kThrottleMinAbatementTime, spid_);
+  config.rate = {max_rate > 0, static_cast<double>(max_rate), levels, abatement_time};
+  config.pending = {max_pending > 0, static_cast<double>(max_pending), levels, abatement_time};
+  if (auto error = config.validate()) {
+    spdlog::error("SPID {}: egress throttle refused ({}); messages leave unthrottled", spid_,
+                  error->message());
+    throttle_.reset();
+    return;
+  }
+  throttle_.emplace(config);
+}
+
+bool ProviderCore::throttleAdmits(as::TimePoint now) {
+  if (!throttle_) return true;
+  if (throttle_->evaluate(now) > 0) return false;  // a level is in force: pushes are held
+  const auto& config = throttle_->config();
+  if (config.rate.enabled) {
+    // Never above the maximum within the rate window, and paced within it.
+    if (throttle_->emr(now) + 1.0 > config.rate.maximum) return false;
+    const std::int64_t slot = now.time_since_epoch() / kPaceSlot;
+    if (slot != pace_slot_) {
+      pace_slot_ = slot;
+      pace_in_slot_ = 0;
+    }
+    const auto per_slot = static_cast<std::uint32_t>(std::ceil(config.rate.maximum / 10.0));
+    if (pace_in_slot_ >= per_slot) return false;
+  }
+  if (config.pending.enabled &&
+      static_cast<double>(egress_->outstanding().size()) + 1.0 > config.pending.maximum) {
+    return false;
+  }
+  return true;
+}
+
+void ProviderCore::deliver() {
+  if (links_.empty() || !store_.healthy()) return;
+  const std::uint32_t functions = usableFunctions();
+  if (functions == 0) return;
+  // Free congestion-window slots of the usable associations: at most that many requests
+  // can leave now, so no more rows are read (an answer schedules the next round).
+  std::size_t capacity = 0;
+  const std::uint32_t window = egress_->outstanding().limits().congestion_window;
+  for (const auto& [id, entry] : links_) {
+    if ((entry.function_mask & functions) == 0) continue;
+    const std::uint32_t busy = egress_->outstanding().outstanding(static_cast<as::AssociationId>(id));
+    capacity += window > busy ? window - busy : 0;
+  }
+  const std::size_t limit = std::clamp<std::size_t>(capacity, 1, kDeliveryBatch);
+  auto batch = store_.nextQueued(spid_, functions, limit);
+  if (!batch.isOk()) return;  // the store logged it and turned unhealthy
+  const as::TimePoint now = clock_.now();
+  const db::TimeMs now_ms = clock_.wallMs();
+  std::map<db::AssociationId, std::vector<db::MessageId>> sent;
+  std::optional<db::AssociationId> failed;
+  // A function whose oldest row could not be placed holds back only its own later rows.
+  std::uint32_t blocked = 0;
+  bool throttled = false;
+  bool placed_any = false;
+  for (const db::QueuedMessage& row : *batch) {
+    const Facts facts = factsOf(row);
+    const as::AssociationFunction function = routingFunction(row.function_mask);
+    const std::uint32_t bit = 1u << static_cast<unsigned>(function);
+    if (blocked & bit) continue;
+    if (!facts.response && (throttled || !throttleAdmits(now))) {
+      throttled = true;  // answers to the provider's own requests are never held
+      continue;
+    }
+    as::OutboundMessage out;
+    out.id = static_cast<as::MessageId>(row.id);
+    out.function = function;
+    out.priority = static_cast<std::uint8_t>(std::clamp(row.priority, 0, 255));
+    out.confirmed = facts.confirmed;
+    if (facts.response) out.purpose = as::OutboundMessage::Purpose::kResponse;
+    as::SendOutcome outcome = egress_->send(out, now);
+    if (!outcome.ok()) {
+      blocked |= bit;
+      continue;
+    }
+    const as::Transmission& t = *outcome.transmission;
+    if (throttle_ && !facts.response) {
+      throttle_->onSent(now, facts.confirmed);
+      ++pace_in_slot_;
+    }
+    placed_any = true;
+    const Written written = write(t, row.pdu, facts);
+    if (written == Written::kBadPdu) continue;
+    sent[static_cast<db::AssociationId>(t.association)].push_back(row.id);
+    if (written == Written::kRefused) {
+      // The connection cannot take it: counted as in flight there, and that association
+      // is aborted once the rows say so, so its loss moves the message like the others.
+      failed = static_cast<db::AssociationId>(t.association);
+      break;
+    }
+  }
+  for (auto& [association, ids] : sent) store_.markSent(std::move(ids), association, now_ms);
+  throttled_ = throttled;
+  if (failed) {
+    abort(*failed, "a PDU could not be written");
+    return;
+  }
+  if (throttled) {
+    host_.wakeDeliveryAfter(spid_, kPaceSlot);
+    return;
+  }
+  if (placed_any && batch->size() == limit) host_.wakeDelivery(spid_);
+}
+
+std::optional<WaitReason> ProviderCore::waitReason(as::AssociationFunction function) const {
+  if (!store_.healthy()) return WaitReason::kStorageUnavailable;
+  if (links_.empty()) return WaitReason::kNotBound;
+  bool any = false;
+  bool all_releasing = true;
+  bool all_silent = true;
+  bool available = false;
+  for (const as::AssociationView& view : egress_->logical().snapshot()) {
+    if (!view.spec.functions.has(function)) continue;
+    any = true;
+    auto it = links_.find(static_cast<db::AssociationId>(view.spec.id));
+    if (view.state == as::AssociationState::kReleasing || it == links_.end() ||
+        it->second.link->releasing()) {
+      continue;
+    }
+    all_releasing = false;
+    const bool silent = egress_->silent(view.spec.id);
+    if (!silent) all_silent = false;
+    if (!silent && view.member_state == dispatch::MemberState::kAvailable) available = true;
+  }
+  if (!any) return WaitReason::kNoAssociationForFunction;
+  if (all_releasing) return WaitReason::kReleasing;
+  if (!egress_->recovery().mayPush()) return WaitReason::kRecovering;
+  if (throttled_) return WaitReason::kThrottled;
+  if (available) {
+    if (egress_->outstanding().size() >= static_cast<std::size_t>(as::kMaxInvokeId) - 1) {
+      return WaitReason::kInvokeIdsExhausted;
+    }
+    return std::nullopt;
+  }
+  return all_silent ? WaitReason::kSilent : WaitReason::kAllCongested;
+}
+
+}  // namespace npac::npacd

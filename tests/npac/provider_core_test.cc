@@ -1,0 +1,359 @@
+// ProviderCore on a manual clock: heartbeats, silent associations, no head-of-line
+// blocking, throttling and wait reasons, in milliseconds of test time. Real SQLite file
+// and tunable registry; the associations are recording links (the socket side is covered
+// end to end by the npacd_*_test.cc cases).
+#include "npac/npacd/core/provider_core.h"
+
+#include <catch2/catch.hpp>
+
+#include <deque>
+#include <map>
+#include <set>
+
+#include "cmip/npac_bind.h"
+#include "cmip/oids.h"
+#include "db/outbound_queue.h"
+#include "db/provider_store.h"
+#include "npac/npacd/core/clock.h"
+#include "npac/npacd/core/core_service.h"
+#include "npac/npacd/core/retention_purge.h"
+#include "tests/db/temp_dir.h"
+
+namespace {
+
+using namespace npac;
+using namespace npac::npacd;
+using namespace std::chrono_literals;
+namespace as = npac::associations;
+using F = as::AssociationFunction;
+
+// One bound association as the core sees it: every PDU it was given, aborts reported back
+// as a loss the way a Session reports onClosed.
+struct RecordingLink : AssociationLink {
+  std::vector<std::pair<std::vector<std::uint8_t>, std::int64_t>> sent;
+  std::function<void()> on_abort;
+  std::string abort_reason;
+  bool release_requested = false;
+  bool send(const std::vector<std::uint8_t>& apdu, std::int64_t tag) override {
+    sent.emplace_back(apdu, tag);
+    return true;
+  }
+  void abort(const std::string& reason) override {
+    abort_reason = reason;
+    if (on_abort) on_abort();
+  }
+  void setReleaseReason(const std::string&) override {}
+  void requestRelease() override { release_requested = true; }
+  void countRetransmission() override {}
+  bool releasing() const override { return false; }
+  AssociationInfo describe() const override { return {}; }
+};
+
+std::int32_t invokeIdOf(const std::vector<std::uint8_t>& pdu) {
+  auto apdu = cmip::decodeRoseApdu(pdu);
+  REQUIRE(apdu.isOk());
+  return std::get<cmip::RoseInvoke>(apdu.value()).invokeId;
+}
+
+bool isHeartbeat(const std::vector<std::uint8_t>& pdu) {
+  auto apdu = cmip::decodeRoseApdu(pdu);
+  REQUIRE(apdu.isOk());
+  auto typed = cmip::fromRose(std::get<cmip::RoseInvoke>(apdu.value()));
+  REQUIRE(typed.isOk());
+  auto* report = std::get_if<cmip::EventReportArgument>(&typed.value().argument);
+  return report != nullptr &&
+         report->eventType == cmip::EventTypeId::global(cmip::oids::kNpacHeartbeatEvent);
+}
+
+cmip::RoseApdu resultFor(std::int32_t invoke_id) {
+  return cmip::RoseReturnResult{cmip::InvokeId{invoke_id}, std::nullopt};
+}
+
+struct CoreFixture : ProviderCore::Host {
+  npac::db::testing::TempDir dir;
+  std::unique_ptr<db::Database> db;
+  std::unique_ptr<tunables::TunableRegistry> registry;
+  ManualCoreClock clock;
+  std::unique_ptr<DeliveryStore> store;
+  std::map<std::string, std::unique_ptr<ProviderCore>> cores;
+  std::set<std::string> wakes;
+  std::set<std::string> delayed;
+  std::map<db::AssociationId, std::shared_ptr<RecordingLink>> links;
+  std::map<db::AssociationId, std::string> owner;
+  std::set<db::AssociationId> lost;
+
+  CoreFixture() {
+    auto opened = db::Database::open(dir.file("npacd.db"));
+    REQUIRE(opened.isOk());
+    db = std::move(opened).value();
+    REQUIRE(tunables::TunableRegistry::open(*db, [this] { return clock.wallMs(); }, &registry).isOk());
+    store = std::make_unique<DeliveryStore>(*db, [] {});
+  }
+  void wakeDelivery(const std::string& spid) override { wakes.insert(spid); }
+  void wakeDeliveryAfter(const std::string& spid, as::Duration) override { delayed.insert(spid); }
+
+  void set(const std::string& name, const std::string& spid, const std::string& value) {
+    auto status = registry->set(name, spid, value, "test");
+    INFO(status.toString());
+    REQUIRE(status.isOk());
+    for (auto& [s, c] : cores) {
+      if (spid.empty() || s == spid) c->applyTunables();
+    }
+  }
+  ProviderCore& provider(const std::string& spid) {
+    auto& slot = cores[spid];
+    if (!slot) {
+      REQUIRE(db::ProviderStore(*db).add({spid, "Provider " + spid, db::SystemType::kSoa, true}).isOk());
+      slot = std::make_unique<ProviderCore>(spid, clock, *registry, *store, *this);
+    }
+    return *slot;
+  }
+  RecordingLink& bind(const std::string& spid, db::AssociationId id, as::FunctionMask functions) {
+    auto link = std::make_shared<RecordingLink>();
+    link->on_abort = [this, spid, id] {
+      lost.insert(id);
+      cores[spid]->onLost(id);
+    };
+    as::AssociationSpec spec;
+    spec.id = static_cast<as::AssociationId>(id);
+    spec.nsap = as::Nsap::fromIpv4({127, 0, 0, static_cast<std::uint8_t>(id)});
+    spec.functions = functions;
+    spec.bound_order = static_cast<std::uint64_t>(id);
+    provider(spid).onBound(link, spec, false);
+    links[id] = link;
+    owner[id] = spid;
+    return *link;
+  }
+  // Confirmed M-EVENT-REPORTs for `spid` needing `function`.
+  std::vector<db::MessageId> submit(const std::string& spid, F function, int count) {
+    cmip::EventReportArgument argument;
+    argument.managedObjectClass = cmip::ObjectClass::global(cmip::oids::kLnpNpacSmsClass);
+    argument.managedObjectInstance = cmip::npacSmsInstance();
+    argument.eventType = cmip::EventTypeId::global(cmip::oids::kNpacHeartbeatEvent);
+    std::vector<db::NewMessage> rows;
+    for (int i = 0; i < count; ++i) {
+      db::NewMessage row{spid, 1u << static_cast<unsigned>(function), 0,
+                         encodeQueuedInvoke(cmip::CmipInvoke{
+                             0, std::nullopt, cmip::CmipOpcode::kEventReportConfirmed, argument})};
+      row.kind = db::MessageKind::kPush;
+      row.opcode = static_cast<int>(cmip::CmipOpcode::kEventReportConfirmed);
+      row.confirmed = true;
+      rows.push_back(std::move(row));
+    }
+    auto ids = db::OutboundQueue(*db).appendBatch(rows, clock.wallMs());
+    REQUIRE(ids.isOk());
+    provider(spid).onSubmitted(ids.value());
+    return ids.value();
+  }
+  void run() {
+    for (int guard = 0; guard < 10000 && !wakes.empty(); ++guard) {
+      const std::string spid = *wakes.begin();
+      wakes.erase(wakes.begin());
+      cores[spid]->deliver();
+    }
+    store->flushAcks();
+  }
+  void tick() {
+    for (auto& [spid, c] : cores) c->tick();
+    run();
+  }
+  db::MessageState state(db::MessageId id) {
+    auto row = db::OutboundQueue(*db).get(id);
+    REQUIRE(row.isOk());
+    return row->state;
+  }
+};
+
+const as::FunctionMask kAll =
+    as::FunctionMask::of({F::kSoaManagement, F::kNotifications, F::kQueries});
+
+}  // namespace
+
+TEST_CASE("A heartbeat answer completes only the heartbeat of its own provider and association") {
+  CoreFixture f;
+  f.set("heartbeat_interval", "", "1s");
+  f.set("heartbeat_timeout", "", "2s");
+  RecordingLink& one = f.bind("0001", 1, kAll);
+  RecordingLink& two = f.bind("0002", 2, kAll);
+  for (int interval = 0; interval < 6; ++interval) {
+    f.clock.advance(1s);
+    f.tick();
+    // 0001 answers every heartbeat it got; 0002 never does.
+    for (auto& [pdu, tag] : one.sent) {
+      if (isHeartbeat(pdu)) f.cores["0001"]->onAnswer(1, resultFor(invokeIdOf(pdu)));
+    }
+    one.sent.clear();
+  }
+  CHECK(f.lost == std::set<db::AssociationId>{2});
+  CHECK(two.abort_reason.find("heartbeat") != std::string::npos);
+  CHECK(f.cores["0001"]->bound());
+}
+
+TEST_CASE("Of five providers with heartbeats on exactly the silent one is aborted after heartbeat_timeout") {
+  CoreFixture f;
+  f.set("heartbeat_interval", "", "1s");
+  f.set("heartbeat_timeout", "", "3s");
+  for (int p = 1; p <= 5; ++p) f.bind(std::string("000") + std::to_string(p), p, kAll);
+  // 0003 stays silent; it must be gone 1 s (interval) + 3 s (timeout) later, not sooner.
+  for (int step = 1; step <= 10; ++step) {
+    f.clock.advance(1s);
+    f.tick();
+    for (int p = 1; p <= 5; ++p) {
+      if (p == 3) continue;
+      auto& link = *f.links[p];
+      for (auto& [pdu, tag] : link.sent) {
+        if (isHeartbeat(pdu)) f.cores[f.owner[p]]->onAnswer(p, resultFor(invokeIdOf(pdu)));
+      }
+      link.sent.clear();
+    }
+    if (step < 4) CHECK(f.lost.empty());
+  }
+  CHECK(f.lost == std::set<db::AssociationId>{3});
+}
+
+TEST_CASE("A heartbeat's invoke id is never one an outstanding request of the provider uses") {
+  CoreFixture f;
+  f.set("heartbeat_interval", "", "1s");
+  RecordingLink& link = f.bind("0001", 1, kAll);
+  f.submit("0001", F::kNotifications, 5);
+  f.run();
+  REQUIRE(link.sent.size() == 5);
+  std::set<std::int32_t> ids;
+  for (auto& [pdu, tag] : link.sent) ids.insert(invokeIdOf(pdu));
+  link.sent.clear();
+  f.clock.advance(1s);
+  f.tick();
+  REQUIRE(link.sent.size() == 1);
+  REQUIRE(isHeartbeat(link.sent[0].first));
+  CHECK(ids.count(invokeIdOf(link.sent[0].first)) == 0);
+}
+
+TEST_CASE("A congested function does not hold back messages of another function") {
+  CoreFixture f;
+  f.set("congestion_window", "", "1");
+  RecordingLink& x = f.bind("0001", 1, as::FunctionMask::of({F::kSoaManagement}));
+  RecordingLink& y = f.bind("0001", 2, as::FunctionMask::of({F::kNotifications}));
+  const auto soa = f.submit("0001", F::kSoaManagement, 2);
+  const auto notes = f.submit("0001", F::kNotifications, 4);
+  f.run();
+  REQUIRE(x.sent.size() == 1);  // X holds one (its window); it never answers
+  for (std::size_t i = 0; i < notes.size(); ++i) {
+    REQUIRE(y.sent.size() == i + 1);
+    f.cores["0001"]->onAnswer(2, resultFor(invokeIdOf(y.sent.back().first)));
+    f.run();
+  }
+  for (db::MessageId id : notes) CHECK(f.state(id) == db::MessageState::kAcknowledged);
+  CHECK(f.state(soa[1]) == db::MessageState::kQueued);
+  CHECK(f.cores["0001"]->waitReason(F::kSoaManagement) == WaitReason::kAllCongested);
+  CHECK_FALSE(f.cores["0001"]->waitReason(F::kNotifications).has_value());
+  CHECK(f.cores["0001"]->waitReason(F::kQueries) == WaitReason::kNoAssociationForFunction);
+}
+
+TEST_CASE("A silent association takes no new PDU and is aborted at retry_attempts timeouts although its retries are answered elsewhere") {
+  CoreFixture f;
+  f.set("response_timeout", "", "1s");
+  f.set("retry_attempts", "", "2");
+  RecordingLink& a = f.bind("0001", 1, kAll);
+  RecordingLink& b = f.bind("0001", 2, kAll);
+  auto answerB = [&] {
+    for (auto& [pdu, tag] : b.sent) f.cores["0001"]->onAnswer(2, resultFor(invokeIdOf(pdu)));
+    b.sent.clear();
+    f.run();
+  };
+  const auto first = f.submit("0001", F::kNotifications, 4);  // 2 on A, 2 on B
+  f.run();
+  REQUIRE(a.sent.size() == 2);
+  answerB();
+  f.clock.advance(1s);
+  f.tick();  // A's two are due: silent (timeout 1), retried on B
+  answerB();
+  CHECK(f.lost.empty());
+  CHECK(f.cores["0001"]->waitReason(F::kNotifications) == std::nullopt);  // B takes them
+  a.sent.clear();
+  const auto later = f.submit("0001", F::kNotifications, 6);
+  f.run();
+  CHECK(a.sent.empty());  // silent: no new PDU
+  answerB();
+  f.clock.advance(1s);
+  f.tick();  // A's requests were all answered elsewhere; nothing of A's is due: still silent
+  CHECK(f.lost.empty());
+  CHECK(f.cores["0001"]->view().associations.front().silent);
+  for (db::MessageId id : first) CHECK(f.state(id) == db::MessageState::kAcknowledged);
+  for (db::MessageId id : later) CHECK(f.state(id) == db::MessageState::kAcknowledged);
+}
+
+TEST_CASE("A silent association is aborted once retry_attempts of its requests' timeouts passed") {
+  CoreFixture f;
+  f.set("response_timeout", "", "1s");
+  f.set("retry_attempts", "", "2");
+  f.set("congestion_window", "", "1");
+  RecordingLink& a = f.bind("0001", 1, kAll);
+  f.submit("0001", F::kNotifications, 3);
+  f.run();
+  REQUIRE(a.sent.size() == 1);
+  f.clock.advance(1s);
+  f.tick();  // timeout 1: silent, retried on A (no other association)
+  CHECK(f.lost.empty());
+  CHECK(f.cores["0001"]->waitReason(F::kNotifications) == WaitReason::kSilent);
+  f.clock.advance(1s);
+  f.tick();  // timeout 2 → aborted; its messages back to queued
+  CHECK(f.lost == std::set<db::AssociationId>{1});
+  CHECK(a.abort_reason.find("response_timeout") != std::string::npos);
+  CHECK(f.cores["0001"]->waitReason(F::kNotifications) == WaitReason::kNotBound);
+}
+
+TEST_CASE("throttle_max_rate 20 spreads 100 messages over more than 4 seconds and holds none back for good") {
+  CoreFixture f;
+  RecordingLink& link = f.bind("0001", 1, kAll);
+  f.set("throttle_max_rate", "0001", "20");
+  const auto ids = f.submit("0001", F::kNotifications, 100);
+  std::vector<std::pair<std::int64_t, std::size_t>> sends;  // ms, count at that step
+  int max_level = 0;
+  for (std::int64_t ms = 0; ms <= 10'000 && link.sent.size() < 100; ms += 50) {
+    const std::size_t before = link.sent.size();
+    f.run();
+    f.cores["0001"]->deliver();  // the host's delayed wake-up
+    for (std::size_t i = before; i < link.sent.size(); ++i) {
+      f.cores["0001"]->onAnswer(1, resultFor(invokeIdOf(link.sent[i].first)));
+    }
+    f.run();
+    if (link.sent.size() > before) sends.emplace_back(ms, link.sent.size() - before);
+    if (link.sent.size() < 100) {
+      max_level = std::max(max_level, f.cores["0001"]->view().throttle_level);
+    }
+    f.clock.advance(50ms);
+  }
+  REQUIRE(link.sent.size() == 100);
+  CHECK(sends.back().first - sends.front().first >= 4000);
+  // Never more than 20 within any second.
+  for (const auto& [at, n] : sends) {
+    std::size_t in_window = 0;
+    for (const auto& [other, m] : sends) {
+      if (other >= at && other < at + 1000) in_window += m;
+    }
+    CHECK(in_window <= 20);
+  }
+  CHECK(max_level >= 1);
+  for (db::MessageId id : ids) CHECK(f.state(id) == db::MessageState::kAcknowledged);
+}
+
+TEST_CASE("The retention purge removes acknowledged messages past queue_retention and never one not acknowledged") {
+  CoreFixture f;
+  f.set("queue_retention", "", "1h");
+  RecordingLink& link = f.bind("0001", 1, kAll);
+  const auto acked = f.submit("0001", F::kNotifications, 3);
+  f.run();
+  for (auto& [pdu, tag] : link.sent) f.cores["0001"]->onAnswer(1, resultFor(invokeIdOf(pdu)));
+  f.store->flushAcks();
+  const auto waiting = f.submit("0001", F::kQueries, 2);  // no association has queries
+  RetentionPurge purge(*f.db, *f.registry, f.clock);
+  CHECK(purge.runIfDue().messages == 0);  // acknowledged just now
+  f.clock.advance(59min);
+  CHECK_FALSE(purge.runIfDue().ran);  // at most once per kPurgeInterval
+  f.clock.advance(2min);
+  auto outcome = purge.runIfDue();
+  CHECK(outcome.ran);
+  CHECK(outcome.messages == 3);
+  for (db::MessageId id : acked) CHECK_FALSE(db::OutboundQueue(*f.db).get(id).isOk());
+  for (db::MessageId id : waiting) CHECK(f.state(id) == db::MessageState::kQueued);
+}
