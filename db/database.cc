@@ -254,7 +254,7 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path,
   }
   if (Status status = db->configure(); !status) return status;
   if (options.apply_schema) {
-    if (Status status = migrateToCurrent(*db); !status) return status;
+    if (Status status = migrateToCurrent(*db, options.migration); !status) return status;
   }
   return db;
 }

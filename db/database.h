@@ -31,6 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "db/migrations.h"
 #include "db/statement.h"
 #include "db/status.h"
 
@@ -66,6 +67,8 @@ struct OpenOptions {
   bool initialize_existing_blank = false;
   // Run db/migrations on open. Off only for tests that build old-version files.
   bool apply_schema = true;
+  // How the migrations fill what older rows lack (db/migrations.h); only with apply_schema.
+  MigrationOptions migration = {};
   // Where this connection reports storage failures and committed writes (one log line
   // per change, db/storage_health.h); nullptr: StorageHealth::process().
   StorageHealth* health = nullptr;

@@ -89,7 +89,10 @@ CREATE TABLE outbound_queue(
   failure_reason TEXT,
   retransmission INTEGER NOT NULL DEFAULT 0 CHECK(retransmission IN (0, 1)),
   failed_at INTEGER,
-  idempotency_key TEXT CHECK(idempotency_key IS NULL OR length(idempotency_key) BETWEEN 1 AND 128));
+  idempotency_key TEXT CHECK(idempotency_key IS NULL OR length(idempotency_key) BETWEEN 1 AND 128),
+  kind TEXT NOT NULL DEFAULT 'push' CHECK(kind IN ('push', 'response')),
+  opcode INTEGER NOT NULL DEFAULT -1,
+  confirmed INTEGER NOT NULL DEFAULT 0 CHECK(confirmed IN (0, 1)));
 CREATE INDEX outbound_queue_ready ON outbound_queue(spid, priority DESC, id)
   WHERE state = 'queued';
 CREATE INDEX outbound_queue_by_created ON outbound_queue(spid, created_at);
@@ -148,6 +151,49 @@ CREATE TABLE npac_keys(
   PRIMARY KEY(list_id, key_id));
 )sql";
 
+// Version 3 → 4. What each queued row is — push or response, its CMIP operation, whether
+// the provider answers it — stored with it, so delivery never decodes the PDU to find out.
+// The defaults are what the priority rule says of a row of priority other than 10;
+// backfillMessageFacts() then corrects the rows already in the queue.
+constexpr const char* kMigrateV3ToV4 = R"sql(
+ALTER TABLE outbound_queue ADD COLUMN kind TEXT NOT NULL DEFAULT 'push'
+  CHECK(kind IN ('push', 'response'));
+ALTER TABLE outbound_queue ADD COLUMN opcode INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE outbound_queue ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0
+  CHECK(confirmed IN (0, 1));
+)sql";
+
+Status backfillMessageFacts(Database& db, const MigrationOptions& options) {
+  if (!options.classify_queued_pdu) {
+    Result<Statement> update = db.prepare("UPDATE outbound_queue SET kind = 'response' WHERE priority = ?");
+    if (!update) return update.status();
+    update->bindInt64(0, kLegacyResponsePriority);
+    return update->run();
+  }
+  Result<Statement> rows = db.prepare("SELECT id, priority, pdu FROM outbound_queue ORDER BY id");
+  if (!rows) return rows.status();
+  Result<Statement> update =
+      db.prepare("UPDATE outbound_queue SET kind = ?, opcode = ?, confirmed = ? WHERE id = ?");
+  if (!update) return update.status();
+  for (;;) {
+    Result<bool> row = rows->step();
+    if (!row) return row.status();
+    if (!*row) return Status::ok();
+    const Bytes pdu = rows->columnBlob(2);
+    std::optional<MessageFacts> facts = options.classify_queued_pdu(pdu);
+    if (!facts) {
+      facts = MessageFacts{};
+      if (rows->columnInt(1) == kLegacyResponsePriority) facts->kind = MessageKind::kResponse;
+    }
+    update->reset();
+    update->bindText(0, toString(facts->kind))
+        .bindInt64(1, facts->opcode)
+        .bindBool(2, facts->confirmed)
+        .bindInt64(3, rows->columnInt64(0));
+    if (Status status = update->run(); !status) return status;
+  }
+}
+
 Result<bool> hasTable(Database& db, std::string_view name) {
   Result<Statement> query =
       db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
@@ -174,6 +220,31 @@ Status writeMeta(Database& db, int version, int compatible) {
   return upsert->run();
 }
 
+// The oldest schema that can use a file at `version` (meta.last_compatible_version).
+int compatibleVersionOf(int version) { return version >= 4 ? kCompatibleSchemaVersion : 1; }
+
+// The ladder from `version` up to `target`: one step per version, in order, in the
+// caller's transaction, then the meta row.
+Status climb(Database& db, int version, int target, const MigrationOptions& options) {
+  if (version == 1 && target > 1) {
+    if (Status status = db.executeScript(kMigrateV1ToV2); !status) return status;
+    version = 2;
+  }
+  if (version == 2 && target > 2) {
+    if (Status status = db.executeScript(kMigrateV2ToV3); !status) return status;
+    version = 3;
+  }
+  if (version == 3 && target > 3) {
+    if (Status status = db.executeScript(kMigrateV3ToV4); !status) return status;
+    if (Status status = backfillMessageFacts(db, options); !status) return status;
+    version = 4;
+  }
+  if (version != target) {
+    return Status::internal("migration ladder stopped at version " + std::to_string(version));
+  }
+  return writeMeta(db, target, compatibleVersionOf(target));
+}
+
 }  // namespace
 
 Result<SchemaVersion> readSchemaVersion(Database& db) {
@@ -198,7 +269,7 @@ Result<SchemaVersion> readSchemaVersion(Database& db) {
   return out;
 }
 
-Status migrateToCurrent(Database& db) {
+Status migrateToCurrent(Database& db, const MigrationOptions& options) {
   Transaction txn(db);
   if (Status status = txn.begin(); !status) return status;
 
@@ -238,21 +309,23 @@ Status migrateToCurrent(Database& db) {
                         db.path(), "restore the latest backup");
   }
 
-  // The ladder: one step per version, in order, all in this one transaction.
-  if (schema.version == 1) {
-    if (Status status = db.executeScript(kMigrateV1ToV2); !status) return status;
-    schema.version = 2;
+  if (Status status = climb(db, schema.version, kCurrentSchemaVersion, options); !status) return status;
+  return txn.commit();
+}
+
+Status upgradeExistingTo(Database& db, int target_version, const MigrationOptions& options) {
+  if (target_version < 1 || target_version > kCurrentSchemaVersion) {
+    return Status::invalidArgument("no schema version " + std::to_string(target_version));
   }
-  if (schema.version == 2) {
-    if (Status status = db.executeScript(kMigrateV2ToV3); !status) return status;
-    schema.version = 3;
+  Transaction txn(db);
+  if (Status status = txn.begin(); !status) return status;
+  Result<SchemaVersion> found = readSchemaVersion(db);
+  if (!found) return found.status();
+  if (found->version > target_version) {
+    return Status::invalidArgument("the file is at schema version " + std::to_string(found->version) +
+                                   ", above " + std::to_string(target_version));
   }
-  if (schema.version != kCurrentSchemaVersion) {
-    return Status::internal("migration ladder stopped at version " + std::to_string(schema.version));
-  }
-  if (Status status = writeMeta(db, kCurrentSchemaVersion, kCompatibleSchemaVersion); !status) {
-    return status;
-  }
+  if (Status status = climb(db, found->version, target_version, options); !status) return status;
   return txn.commit();
 }
 

@@ -17,20 +17,45 @@
 //      and failed_at, and a partial index on acknowledged messages for the retention purge.
 //   3  outbound_queue.idempotency_key (unique per provider while the row is kept) and the
 //      npac_keys table (the NPAC's own signing keys for its bind answer).
+//   4  outbound_queue.kind ('push' | 'response'), opcode (X.711 §7.4 local operation
+//      code, -1 unknown) and confirmed (0/1), written at submission. The step fills them
+//      for the rows already queued: with MigrationOptions::classify_queued_pdu when the
+//      caller gives one (npacd decodes each row's ROSE APDU), else by the only fact the
+//      database has — priority 10 is what npacd gave its answers to providers' requests,
+//      so such rows are responses, every other row a push with opcode -1; confirmed 0.
 //
 // Threading: runs on the Database it is given, as that Database's contract says.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+
+#include "db/outbound_queue.h"
 #include "db/status.h"
 
 namespace npac::db {
 
 class Database;
 
-inline constexpr int kCurrentSchemaVersion = 3;
-// Versions 2 and 3 only added nullable/defaulted columns, indexes and a table: version-1
-// code still works on the file.
-inline constexpr int kCompatibleSchemaVersion = 1;
+inline constexpr int kCurrentSchemaVersion = 4;
+// Versions 2 and 3 only added nullable/defaulted columns, indexes and a table. Version 4's
+// columns are defaulted too, but npacd delivers by them: an older npacd would write every
+// row as an unconfirmed push of unknown operation, answers to providers included. So a
+// version-4 file is refused by npacd of schema 1..3 (downgrade = restore a backup).
+inline constexpr int kCompatibleSchemaVersion = 4;
+
+// What the version-4 step does with a row queued before it (see above). The classifier
+// gets the row's stored PDU and answers its facts, or nullopt for "cannot tell" (then the
+// priority rule applies). It must not touch the database.
+using QueuedPduClassifier = std::function<std::optional<MessageFacts>(std::span<const std::uint8_t> pdu)>;
+// The priority npacd has given its answers to providers' requests since schema 1.
+inline constexpr int kLegacyResponsePriority = 10;
+
+struct MigrationOptions {
+  QueuedPduClassifier classify_queued_pdu;  // empty: the priority rule
+};
 
 struct SchemaVersion {
   int version = 0;
@@ -38,7 +63,12 @@ struct SchemaVersion {
 };
 
 // Creates, upgrades or refuses as described above. Called by Database::open.
-Status migrateToCurrent(Database& db);
+Status migrateToCurrent(Database& db, const MigrationOptions& options = {});
+
+// Brings an existing npacd file (one with a meta table) up to `target_version` exactly,
+// through the same ladder steps. For tests and tools that need a genuine old-version file
+// (a version-3 file as npacd of schema 3 left it); npacd itself uses migrateToCurrent.
+Status upgradeExistingTo(Database& db, int target_version, const MigrationOptions& options = {});
 
 // The versions recorded in the meta table (kNotFound when there is no meta table).
 Result<SchemaVersion> readSchemaVersion(Database& db);

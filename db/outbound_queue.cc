@@ -8,8 +8,8 @@ namespace {
 
 constexpr const char* kSelect =
     "SELECT id, spid, function_mask, priority, pdu, state, attempts, created_at, sent_at, "
-    "acknowledged_at, association_id, retransmission, failure_reason, failed_at, idempotency_key "
-    "FROM outbound_queue ";
+    "acknowledged_at, association_id, retransmission, failure_reason, failed_at, idempotency_key, "
+    "kind, opcode, confirmed FROM outbound_queue ";
 
 }  // namespace
 
@@ -21,6 +21,21 @@ const char* toString(MessageState state) {
     case MessageState::kFailed: return "failed";
   }
   return "unknown";
+}
+
+const char* toString(MessageKind kind) {
+  switch (kind) {
+    case MessageKind::kPush: return "push";
+    case MessageKind::kResponse: return "response";
+  }
+  return "unknown";
+}
+
+std::optional<MessageKind> parseMessageKind(std::string_view text) {
+  for (MessageKind kind : {MessageKind::kPush, MessageKind::kResponse}) {
+    if (text == toString(kind)) return kind;
+  }
+  return std::nullopt;
 }
 
 std::optional<MessageState> parseMessageState(std::string_view text) {
@@ -75,8 +90,8 @@ Result<std::vector<AppendOutcome>> OutboundQueue::appendBatchOutcomes(
   Transaction txn(db_);
   if (Status status = txn.begin(); !status) return status;
   Result<Statement> insert = db_.prepare(
-      "INSERT INTO outbound_queue(spid, function_mask, priority, pdu, created_at, idempotency_key) "
-      "VALUES(?, ?, ?, ?, ?, ?)");
+      "INSERT INTO outbound_queue(spid, function_mask, priority, pdu, created_at, idempotency_key, "
+      "kind, opcode, confirmed) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!insert) return insert.status();
   std::vector<AppendOutcome> outcomes;
   outcomes.reserve(messages.size());
@@ -84,7 +99,7 @@ Result<std::vector<AppendOutcome>> OutboundQueue::appendBatchOutcomes(
     if (message.idempotency_key) {
       // The unique index outbound_queue_idempotency makes this lookup one index probe.
       Result<Statement> existing = db_.prepare(
-          "SELECT id, function_mask, priority, pdu FROM outbound_queue "
+          "SELECT id, function_mask, priority, pdu, kind, opcode, confirmed FROM outbound_queue "
           "WHERE spid = ? AND idempotency_key = ?");
       if (!existing) return existing.status();
       existing->bindText(0, message.spid).bindText(1, *message.idempotency_key);
@@ -93,7 +108,9 @@ Result<std::vector<AppendOutcome>> OutboundQueue::appendBatchOutcomes(
       if (*row) {
         const MessageId id = existing->columnInt64(0);
         if (static_cast<std::uint32_t>(existing->columnInt64(1)) != message.function_mask ||
-            existing->columnInt(2) != message.priority || existing->columnBlob(3) != message.pdu) {
+            existing->columnInt(2) != message.priority || existing->columnBlob(3) != message.pdu ||
+            existing->columnText(4) != toString(message.kind) ||
+            existing->columnInt(5) != message.opcode || existing->columnBool(6) != message.confirmed) {
           return Status::make(Status::Code::kConstraint,
                               "idempotency key '" + *message.idempotency_key + "' of provider " +
                                   message.spid + " was already used by message " +
@@ -110,7 +127,10 @@ Result<std::vector<AppendOutcome>> OutboundQueue::appendBatchOutcomes(
         .bindInt64(2, message.priority)
         .bindBlob(3, message.pdu)
         .bindInt64(4, now)
-        .bindOptionalText(5, message.idempotency_key);
+        .bindOptionalText(5, message.idempotency_key)
+        .bindText(6, toString(message.kind))
+        .bindInt64(7, message.opcode)
+        .bindInt64(8, message.confirmed ? 1 : 0);
     if (Status status = insert->run(); !status) {
       if (status.code() == Status::Code::kConstraint) {
         return Status::make(Status::Code::kConstraint,
@@ -149,6 +169,9 @@ Result<std::vector<QueuedMessage>> OutboundQueue::select(Statement& query) {
     message.failure_reason = query.columnOptionalText(12);
     message.failed_at = query.columnOptionalInt64(13);
     message.idempotency_key = query.columnOptionalText(14);
+    message.kind = parseMessageKind(query.columnText(15)).value_or(MessageKind::kPush);
+    message.opcode = query.columnInt(16);
+    message.confirmed = query.columnBool(17);
     out.push_back(std::move(message));
   }
 }
@@ -309,6 +332,18 @@ Result<std::size_t> OutboundQueue::purgeAcknowledgedBefore(TimeMs cutoff) {
       "DELETE FROM outbound_queue WHERE state = 'acknowledged' AND acknowledged_at < ?");
   if (!erase) return erase.status();
   erase->bindInt64(0, cutoff);
+  if (Status status = erase->run(); !status) return status;
+  return static_cast<std::size_t>(db_.changes());
+}
+
+Result<std::size_t> OutboundQueue::purgeAcknowledgedBefore(TimeMs cutoff, std::size_t max_rows) {
+  // Oldest first, at most max_rows: the purge runs in small steps off the hot path.
+  Result<Statement> erase = db_.prepare(
+      "DELETE FROM outbound_queue WHERE id IN (SELECT id FROM outbound_queue "
+      "WHERE state = 'acknowledged' AND acknowledged_at < ? ORDER BY id LIMIT ?)");
+  if (!erase) return erase.status();
+  erase->bindInt64(0, cutoff);
+  erase->bindInt64(1, static_cast<std::int64_t>(max_rows));
   if (Status status = erase->run(); !status) return status;
   return static_cast<std::size_t>(db_.changes());
 }

@@ -15,7 +15,7 @@
 // Idempotency: a message may carry the application's idempotency key, unique per
 // provider while its row is kept (until the retention purge deletes it). Appending a
 // message whose key is already on a row of the same provider with the same content
-// (function mask, priority, PDU) adds nothing and answers the original id, marked
+// (function mask, priority, PDU, kind, opcode, confirmed) adds nothing and answers the original id, marked
 // duplicate; with different content the whole append is refused (kConstraint). So a
 // client that lost the answer to a committed submission (npacd killed between COMMIT
 // and the answer) can repeat it without the provider receiving anything twice.
@@ -52,6 +52,26 @@ enum class MessageState { kQueued, kSent, kAcknowledged, kFailed };
 const char* toString(MessageState state);  // "queued", "sent", "acknowledged", "failed"
 std::optional<MessageState> parseMessageState(std::string_view text);
 
+// What a row is, stored with it at submission (schema version 4) so that delivery never
+// decodes its own bytes to rediscover it.
+//   kPush     — an NPAC request or notification to the provider (a ROSE Invoke).
+//   kResponse — the NPAC's answer to the provider's own request (ReturnResult/Error).
+enum class MessageKind { kPush, kResponse };
+const char* toString(MessageKind kind);  // "push", "response" (the column's values)
+std::optional<MessageKind> parseMessageKind(std::string_view text);
+
+// The CMIP operation code of a row that does not know it: a row upgraded from schema 3
+// whose PDU could not be classified (db/migrations.h).
+inline constexpr int kUnknownOpcode = -1;
+
+// A row's kind, operation and confirmation, as a migration's classifier reports them.
+struct MessageFacts {
+  MessageKind kind = MessageKind::kPush;
+  int opcode = kUnknownOpcode;  // X.711 §7.4 local operation code
+  bool confirmed = false;       // a response is expected
+  friend bool operator==(const MessageFacts&, const MessageFacts&) = default;
+};
+
 struct NewMessage {
   std::string spid;                // the provider it is for (must be provisioned)
   std::uint32_t function_mask = 0; // association functions it needs (NANC 111)
@@ -61,6 +81,9 @@ struct NewMessage {
   // initializer keeps NewMessage{spid, mask, priority, pdu} free of missing-initializer
   // warnings.
   std::optional<std::string> idempotency_key = std::nullopt;
+  MessageKind kind = MessageKind::kPush;
+  int opcode = kUnknownOpcode;  // the CMIP operation code (X.711 §7.4 local value)
+  bool confirmed = false;       // a response is expected from the provider
 };
 
 // Idempotency keys are 1..kMaxIdempotencyKeyLength visible ASCII characters (0x21..0x7e):
@@ -92,6 +115,9 @@ struct QueuedMessage {
   std::optional<std::string> failure_reason;
   std::optional<TimeMs> failed_at;
   std::optional<std::string> idempotency_key;
+  MessageKind kind = MessageKind::kPush;
+  int opcode = kUnknownOpcode;
+  bool confirmed = false;
 };
 
 class OutboundQueue {
@@ -146,6 +172,8 @@ class OutboundQueue {
   Result<std::vector<QueuedMessage>> unacknowledged(std::string_view spid, std::size_t limit);
   // Retention: deletes acknowledged messages acknowledged before `cutoff`; returns how many.
   Result<std::size_t> purgeAcknowledgedBefore(TimeMs cutoff);
+  // The same, at most `max_rows` of them (oldest first): one bounded step of the purge job.
+  Result<std::size_t> purgeAcknowledgedBefore(TimeMs cutoff, std::size_t max_rows);
   // How many messages are in `state` (all providers).
   Result<std::size_t> count(MessageState state);
 

@@ -252,3 +252,126 @@ TEST_CASE("An SQLite file of another application is refused") {
   CHECK(db.status().code() == Status::Code::kCorrupt);
   CHECK(db.status().message().find("another application") != std::string::npos);
 }
+
+// ---- version 4: typed queue rows -----------------------------------------------------
+
+namespace {
+
+// Rows as npacd of schema 2 or 3 queued them: a push Invoke, an answer (priority 10),
+// and bytes nothing can classify at priorities 0 and 10.
+constexpr const char* kOldRows = R"sql(
+INSERT INTO outbound_queue(spid, function_mask, priority, pdu, created_at)
+  VALUES('0001', 1, 0, x'a106020100020107', 100),
+         ('0001', 1, 10, x'a203020105', 101),
+         ('0001', 1, 0, x'ffff', 102),
+         ('0001', 1, 10, x'eeee', 103);
+)sql";
+
+// A stand-in for npacd's classifier: Invoke [1] of operation 7 → confirmed push,
+// ReturnResult [2] → response, anything else → cannot tell.
+std::optional<MessageFacts> classifyForTest(std::span<const std::uint8_t> pdu) {
+  if (!pdu.empty() && pdu[0] == 0xa1) return MessageFacts{MessageKind::kPush, 7, true};
+  if (!pdu.empty() && pdu[0] == 0xa2) return MessageFacts{MessageKind::kResponse, kUnknownOpcode, false};
+  return std::nullopt;
+}
+
+// A genuine file at `version` (1..3): the version-1 schema climbed by the ladder's own
+// steps, then `rows` written as that version's npacd would.
+void buildFileAt(const std::string& path, int version, const std::string& rows) {
+  buildV1File(path);
+  auto db = openRaw(path);
+  REQUIRE(upgradeExistingTo(*db, version).isOk());
+  REQUIRE(readSchemaVersion(*db)->version == version);
+  REQUIRE(db->executeScript(rows).isOk());
+}
+
+MessageFacts factsOf(OutboundQueue& queue, MessageId id) {
+  auto message = queue.get(id);
+  REQUIRE(message.isOk());
+  return MessageFacts{message->kind, message->opcode, message->confirmed};
+}
+
+}  // namespace
+
+TEST_CASE("A version 3 file's queued rows are typed by the classifier when upgraded to version 4") {
+  TempDir dir;
+  buildFileAt(dir.file("npacd.db"), 3, kOldRows);
+  OpenOptions options;
+  options.migration.classify_queued_pdu = classifyForTest;
+  auto db = openFresh(dir, options);
+  CHECK(readSchemaVersion(*db)->version == 4);
+  OutboundQueue queue(*db);
+  // The first row of the v1 fixture (x'3003020105') cannot be classified, priority 0.
+  CHECK(factsOf(queue, 1) == MessageFacts{MessageKind::kPush, kUnknownOpcode, false});
+  CHECK(factsOf(queue, 2) == MessageFacts{MessageKind::kPush, 7, true});
+  CHECK(factsOf(queue, 3) == MessageFacts{MessageKind::kResponse, kUnknownOpcode, false});
+  CHECK(factsOf(queue, 4) == MessageFacts{MessageKind::kPush, kUnknownOpcode, false});
+  // Unclassifiable at priority 10: the priority rule makes it a response.
+  CHECK(factsOf(queue, 5) == MessageFacts{MessageKind::kResponse, kUnknownOpcode, false});
+  CHECK(queue.get(2)->pdu == Bytes{0xa1, 0x06, 0x02, 0x01, 0x00, 0x02, 0x01, 0x07});
+}
+
+TEST_CASE("A version 2 file upgraded without a classifier types its rows by priority alone") {
+  TempDir dir;
+  buildFileAt(dir.file("npacd.db"), 2, kOldRows);
+  auto db = openFresh(dir);
+  CHECK(readSchemaVersion(*db)->version == kCurrentSchemaVersion);
+  OutboundQueue queue(*db);
+  for (MessageId push : {1, 2, 4}) {
+    INFO("message " << push);
+    CHECK(factsOf(queue, push) == MessageFacts{MessageKind::kPush, kUnknownOpcode, false});
+  }
+  for (MessageId response : {3, 5}) {
+    INFO("message " << response);
+    CHECK(factsOf(queue, response) == MessageFacts{MessageKind::kResponse, kUnknownOpcode, false});
+  }
+  // Version 3's idempotency column came on the way.
+  auto keys = db->prepare("SELECT count(*) FROM outbound_queue WHERE idempotency_key IS NULL");
+  REQUIRE(keys->step().value());
+  CHECK(keys->columnInt(0) == 5);
+}
+
+TEST_CASE("An upgraded version 3 file has exactly the schema of a new file") {
+  TempDir dir;
+  buildFileAt(dir.file("old.db"), 3, "");
+  auto upgraded = Database::open(dir.file("old.db"));
+  REQUIRE(upgraded.isOk());
+  auto fresh = openFresh(dir);
+  auto upgraded_shape = schemaShape(**upgraded);
+  auto fresh_shape = schemaShape(*fresh);
+  REQUIRE(upgraded_shape.size() == fresh_shape.size());
+  for (const auto& [name, shape] : fresh_shape) {
+    INFO(name);
+    CHECK(upgraded_shape[name] == shape);
+  }
+}
+
+TEST_CASE("A version 4 file is marked unusable by npacd of schema 3 and older") {
+  TempDir dir;
+  buildFileAt(dir.file("npacd.db"), 3, "");
+  {
+    auto raw = openRaw(dir.file("npacd.db"));
+    CHECK(readSchemaVersion(*raw)->last_compatible_version == 1);
+  }
+  auto db = openFresh(dir);
+  CHECK(readSchemaVersion(*db)->last_compatible_version == 4);
+}
+
+TEST_CASE("A queue row with a kind outside push and response is refused by the schema") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  addProvider(*db, "0001");
+  CHECK(db->execute("INSERT INTO outbound_queue(spid, function_mask, pdu, created_at, kind) "
+                    "VALUES('0001', 1, x'00', 1, 'answer')")
+            .code() == Status::Code::kConstraint);
+  CHECK(db->execute("INSERT INTO outbound_queue(spid, function_mask, pdu, created_at, confirmed) "
+                    "VALUES('0001', 1, x'00', 1, 2)")
+            .code() == Status::Code::kConstraint);
+}
+
+TEST_CASE("Upgrading an existing file to a version below its own is refused") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  CHECK(upgradeExistingTo(*db, 2).code() == Status::Code::kInvalidArgument);
+  CHECK(upgradeExistingTo(*db, kCurrentSchemaVersion + 1).code() == Status::Code::kInvalidArgument);
+}

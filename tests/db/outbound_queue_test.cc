@@ -384,3 +384,59 @@ TEST_CASE("A key is free again once retention purged its acknowledged row") {
   CHECK_FALSE((*second)[0].duplicate);
   CHECK((*second)[0].id > first[0]);
 }
+
+TEST_CASE("A message reads back with the kind operation and confirmation it was queued with") {
+  QueueFixture f;
+  NewMessage push = message("0001", 1);
+  push.opcode = 7;  // m-Action-Confirmed, X.711 §7.4
+  push.confirmed = true;
+  NewMessage response = message("0001", 2, 10);
+  response.kind = MessageKind::kResponse;
+  response.opcode = 6;
+  auto ids = f.append({push, response, message("0001", 3)});
+  auto first = f.queue.get(ids[0]);
+  REQUIRE(first.isOk());
+  CHECK(first->kind == MessageKind::kPush);
+  CHECK(first->opcode == 7);
+  CHECK(first->confirmed);
+  auto second = f.queue.get(ids[1]);
+  CHECK(second->kind == MessageKind::kResponse);
+  CHECK(second->opcode == 6);
+  CHECK_FALSE(second->confirmed);
+  // NewMessage{spid, mask, priority, pdu}: an unconfirmed push of unknown operation.
+  auto third = f.queue.nextQueued("0001", kSoaMgmt, 10);
+  REQUIRE(third.isOk());
+  REQUIRE(third->size() == 3);
+  CHECK(third->back().kind == MessageKind::kPush);
+  CHECK(third->back().opcode == kUnknownOpcode);
+  CHECK_FALSE(third->back().confirmed);
+}
+
+TEST_CASE("A keyed retry with another kind operation or confirmation is different content") {
+  QueueFixture f;
+  NewMessage original = keyed("0001", 1, "order-1");
+  original.opcode = 7;
+  original.confirmed = true;
+  f.append({original});
+  NewMessage same = original;
+  auto retried = f.queue.appendBatchOutcomes(std::vector{same}, 2000);
+  REQUIRE(retried.isOk());
+  CHECK((*retried)[0].duplicate);
+  NewMessage as_response = original;
+  as_response.kind = MessageKind::kResponse;
+  NewMessage other_opcode = original;
+  other_opcode.opcode = 6;
+  NewMessage unconfirmed = original;
+  unconfirmed.confirmed = false;
+  for (const NewMessage& changed : {as_response, other_opcode, unconfirmed}) {
+    CHECK(f.queue.appendBatch(std::vector{changed}, 3000).status().code() == Status::Code::kConstraint);
+  }
+  CHECK(rowCount(*f.db) == 1);
+}
+
+TEST_CASE("Message kinds have the column's names and parse back") {
+  CHECK(std::string(toString(MessageKind::kPush)) == "push");
+  CHECK(std::string(toString(MessageKind::kResponse)) == "response");
+  CHECK(parseMessageKind("response") == MessageKind::kResponse);
+  CHECK_FALSE(parseMessageKind("Push").has_value());
+}
