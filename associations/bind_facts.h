@@ -19,28 +19,23 @@
 
 #include "associations/nsap.h"
 #include "associations/signature.h"
+#include "common/vocabulary.h"
 
 namespace npac::associations {
 
 using WallClock = std::chrono::system_clock;  // departure times and key validity are civil
 using WallTime = WallClock::time_point;
 
-// The system type a bind claims and a provider is provisioned as (NPAC IIS: SOA, LSMS, both, NPAC).
-enum class SystemType : std::uint8_t { kSoa, kLsms, kSoaAndLsms, kNpac };
-std::string_view toString(SystemType type);
-
-// Association functions, one bit each in the bind's function mask BIT STRING, numbered
-// as cmip/'s NPAC bind profile lists them (docs/PROTOCOL.md): bit 0 SOA management,
-// 1 LSMS data download, 2 network data management, 3 notifications, 4 queries.
-enum class AssociationFunction : std::uint8_t {
-  kSoaManagement = 0,
-  kLsmsDataDownload = 1,
-  kNetworkData = 2,
-  kNotifications = 3,
-  kQueries = 4,
-};
-inline constexpr std::size_t kFunctionCount = 5;
-std::string_view toString(AssociationFunction function);
+// The system type a bind claims and a provider is provisioned as (NPAC IIS: SOA, LSMS,
+// both, NPAC), the association functions, one bit each in the bind's function mask BIT
+// STRING (docs/PROTOCOL.md: bit 0 SOA management, 1 LSMS data download, 2 network data
+// management, 3 notifications, 4 queries), and a key's state: the one NPAC vocabulary of
+// common/vocabulary.h, whose toString/parse are the only name tables.
+using common::AssociationFunction;
+using common::KeyState;
+using common::SystemType;
+using common::toString;
+inline constexpr std::size_t kFunctionCount = common::kAssociationFunctionCount;
 
 class FunctionMask {
  public:
@@ -63,8 +58,8 @@ class FunctionMask {
 };
 
 // Which functions each system type may bind for (the BindGate's third check):
-//   SOA           soa-management, network-data, notifications, queries
-//   LSMS          lsms-data-download, network-data, notifications, queries
+//   SOA           soa-management, network-data-management, notifications, queries
+//   LSMS          lsms-data-download, network-data-management, notifications, queries
 //   SOA-and-LSMS  all five
 //   NPAC          none — a provider never binds as the NPAC
 // An SOA does not download LSMS data and an LSMS does not manage subscriptions.
@@ -93,8 +88,6 @@ struct ProviderRecord {
   // Empty: any NSAP may bind. Otherwise only these (the NSAP check).
   std::vector<Nsap> provisioned_nsaps;
 };
-
-enum class KeyState : std::uint8_t { kActive, kExpired, kRevoked };
 
 // One key of a provider's key list (db/ key lists), with the replay state for it.
 struct KeyRecord {

@@ -111,7 +111,7 @@ SignatureStatus verifyNpacAccessControl(const cmip::LnpAccessControl& npac,
   if (npac.systemType != cmip::SystemType::kNpac) {
     return SignatureStatus::Fail(SignatureError::kBadSignature,
                                  std::string("the access control's systemType is ") +
-                                     cmip::systemTypeName(npac.systemType) + ", not npac");
+                                     common::toString(npac.systemType) + ", not npac");
   }
   return verifier.verify(cmip::signedContent(npac), npac.signature);
 }

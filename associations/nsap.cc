@@ -1,19 +1,15 @@
 #include "associations/nsap.h"
 
+#include <algorithm>
 #include <charconv>
+
+#include "common/hex.h"
 
 namespace npac::associations {
 namespace {
 
 constexpr std::size_t kAddressOffset = 6;  // octets 6..11 hold the 12 address digits
 constexpr std::string_view kMappedPrefix = "::ffff:";
-
-int hexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 bool startsWithCaseless(std::string_view text, std::string_view prefix) {
   if (text.size() < prefix.size()) return false;
@@ -88,13 +84,10 @@ Result<Nsap, NsapError> Nsap::fromAddressString(std::string_view address) {
 
 Result<Nsap, NsapError> Nsap::fromHex(std::string_view hex) {
   if (hex.size() != kNsapOctets * 2) return err(NsapError::kBadHex);
+  const std::optional<std::vector<std::uint8_t>> bytes = common::fromHex(hex);
+  if (!bytes) return err(NsapError::kBadHex);
   Octets octets{};
-  for (std::size_t i = 0; i < kNsapOctets; ++i) {
-    const int high = hexValue(hex[i * 2]);
-    const int low = hexValue(hex[i * 2 + 1]);
-    if (high < 0 || low < 0) return err(NsapError::kBadHex);
-    octets[i] = static_cast<std::uint8_t>(high << 4 | low);
-  }
+  std::copy(bytes->begin(), bytes->end(), octets.begin());
   return fromOctets(octets);
 }
 
@@ -132,16 +125,7 @@ Ipv4 Nsap::ipv4() const {
   return address;
 }
 
-std::string Nsap::toHex() const {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(kNsapOctets * 2);
-  for (std::uint8_t octet : octets_) {
-    hex.push_back(kDigits[octet >> 4]);
-    hex.push_back(kDigits[octet & 0x0F]);
-  }
-  return hex;
-}
+std::string Nsap::toHex() const { return common::toHex(octets_); }
 
 std::string Nsap::toAddressString() const {
   const Ipv4 address = ipv4();

@@ -6,6 +6,8 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include "common/hex.h"
+
 namespace npac::associations {
 namespace {
 
@@ -239,12 +241,8 @@ Result<std::string, SignatureFailure> publicKeyFingerprint(std::string_view publ
   const int ok = EVP_Digest(der, static_cast<std::size_t>(length), digest, &digest_length, EVP_sha256(), nullptr);
   OPENSSL_free(der);
   if (ok != 1) return err(SignatureFailure{SignatureError::kInternal, withOpenssl("EVP_Digest")});
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string text = "SHA256:";
-  for (unsigned int i = 0; i < digest_length; ++i) {
-    text += kHex[digest[i] >> 4];
-    text += kHex[digest[i] & 0x0F];
-  }
+  text += common::toHex(std::span<const std::uint8_t>(digest, digest_length));
   return text;
 }
 

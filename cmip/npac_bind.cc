@@ -109,24 +109,6 @@ Result<BerReader> enterSequence(std::span<const uint8_t> tlv, const DecodeLimits
 
 }  // namespace
 
-const char* systemTypeName(SystemType t) {
-  switch (t) {
-    case SystemType::kSoa: return "soa";
-    case SystemType::kLsms: return "lsms";
-    case SystemType::kSoaAndLsms: return "soa-and-lsms";
-    case SystemType::kNpac: return "npac";
-  }
-  return "unknown";
-}
-
-const char* associationFunctionName(AssociationFunction f) {
-  static constexpr const char* kNames[] = {"soa-management", "lsms-data-download",
-                                           "network-data-management", "notifications",
-                                           "queries"};
-  int i = static_cast<int>(f);
-  return i < kAssociationFunctionCount ? kNames[i] : "unknown";
-}
-
 BitString AssociationFunctionMask::toBitString() const {
   int highest = -1;
   for (int i = 0; i < 32; ++i) {
@@ -142,7 +124,7 @@ Result<AssociationFunctionMask> AssociationFunctionMask::fromBitString(const Bit
   AssociationFunctionMask m;
   for (size_t i = 0; i < b.bitCount(); ++i) {
     if (!b.bit(i)) continue;
-    if (i >= static_cast<size_t>(kAssociationFunctionCount)) {
+    if (i >= kAssociationFunctionCount) {
       return bad(offset, "associationFunctions bit " + std::to_string(i) +
                              " is not a defined function (0..4)");
     }

@@ -25,6 +25,7 @@
 #include "cmip/ber.h"
 #include "cmip/cmip.h"
 #include "cmip/result.h"
+#include "common/vocabulary.h"
 
 namespace npac::cmip {
 
@@ -46,20 +47,12 @@ inline const Oid kLnpRecoveryRequestAction{1, 3, 6, 1, 4, 1, 103, 7, 0, 0, 90, 6
 inline const Oid kLnpRecoveryCompleteAction{1, 3, 6, 1, 4, 1, 103, 7, 0, 0, 90, 6, 2};
 }  // namespace oids
 
-// SystemType ::= ENUMERATED { soa(0), lsms(1), soa-and-lsms(2), npac(3) }
-enum class SystemType : int32_t { kSoa = 0, kLsms = 1, kSoaAndLsms = 2, kNpac = 3 };
-const char* systemTypeName(SystemType t);  // "soa", "lsms", "soa-and-lsms", "npac"
-
-// AssociationFunctions bit numbers (X.690 §8.6.2: bit 0 is the first bit on the wire).
-enum class AssociationFunction : uint8_t {
-  kSoaManagement = 0,
-  kLsmsDataDownload = 1,
-  kNetworkDataManagement = 2,
-  kNotifications = 3,
-  kQueries = 4,
-};
-inline constexpr int kAssociationFunctionCount = 5;
-const char* associationFunctionName(AssociationFunction f);  // "soa-management", ...
+// SystemType ::= ENUMERATED { soa(0), lsms(1), soa-and-lsms(2), npac(3) } and the
+// AssociationFunctions bit numbers (X.690 §8.6.2: bit 0 is the first bit on the wire):
+// the NPAC vocabulary every layer shares, with its one name table (common/vocabulary.h).
+using common::AssociationFunction;
+using common::kAssociationFunctionCount;
+using common::SystemType;
 
 // A set of association functions: bit i of `bits` is AssociationFunction i.
 struct AssociationFunctionMask {

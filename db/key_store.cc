@@ -40,22 +40,6 @@ std::optional<KeyAlgorithm> parseKeyAlgorithm(std::string_view text) {
   return std::nullopt;
 }
 
-const char* toString(KeyState state) {
-  switch (state) {
-    case KeyState::kActive: return "active";
-    case KeyState::kExpired: return "expired";
-    case KeyState::kRevoked: return "revoked";
-  }
-  return "unknown";
-}
-
-std::optional<KeyState> parseKeyState(std::string_view text) {
-  for (KeyState state : {KeyState::kActive, KeyState::kExpired, KeyState::kRevoked}) {
-    if (text == toString(state)) return state;
-  }
-  return std::nullopt;
-}
-
 Status KeyStore::add(const ProviderKey& key) {
   if (key.not_after_at <= key.not_before_at) {
     return Status::invalidArgument(keyName(key.spid, key.list_id, key.key_id) +

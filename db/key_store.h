@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/vocabulary.h"
 #include "db/clock.h"
 #include "db/status.h"
 
@@ -31,9 +32,10 @@ enum class KeyAlgorithm { kRsaSha256, kEd25519 };
 const char* toString(KeyAlgorithm algorithm);  // "rsa-sha256", "ed25519"
 std::optional<KeyAlgorithm> parseKeyAlgorithm(std::string_view text);
 
-enum class KeyState { kActive, kExpired, kRevoked };
-const char* toString(KeyState state);  // "active", "expired", "revoked"
-std::optional<KeyState> parseKeyState(std::string_view text);
+// The column state holds the one spelling of common/vocabulary.h.
+using common::KeyState;
+using common::parseKeyState;
+using common::toString;
 
 struct ProviderKey {
   std::string spid;

@@ -33,35 +33,6 @@ Status notFound(std::string_view spid, std::span<const std::uint8_t> nsap) {
 
 }  // namespace
 
-std::string toHex(std::span<const std::uint8_t> bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (std::uint8_t b : bytes) {
-    out.push_back(kDigits[b >> 4]);
-    out.push_back(kDigits[b & 0xf]);
-  }
-  return out;
-}
-
-std::optional<Bytes> fromHex(std::string_view hex) {
-  auto digit = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  if (hex.size() % 2 != 0) return std::nullopt;
-  Bytes out;
-  for (std::size_t i = 0; i < hex.size(); i += 2) {
-    const int high = digit(hex[i]);
-    const int low = digit(hex[i + 1]);
-    if (high < 0 || low < 0) return std::nullopt;
-    out.push_back(static_cast<std::uint8_t>(high << 4 | low));
-  }
-  return out;
-}
-
 Status NsapStore::add(const ProvisionedNsap& nsap) {
   if (Status status = validate(nsap); !status) return status;
   Result<Statement> insert = db_.prepare(

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/hex.h"
 #include "db/statement.h"
 #include "db/status.h"
 
@@ -38,9 +39,9 @@ struct ProvisionedNsap {
 };
 
 // Lower-case hex without separators ("490001aa..."), and its inverse (nullopt if not
-// an even number of hex digits).
-std::string toHex(std::span<const std::uint8_t> bytes);
-std::optional<Bytes> fromHex(std::string_view hex);
+// an even number of hex digits): the one hex helper, common/hex.h.
+using common::fromHex;
+using common::toHex;
 
 class NsapStore {
  public:

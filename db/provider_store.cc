@@ -21,24 +21,6 @@ Status notFound(std::string_view spid) {
 
 }  // namespace
 
-const char* toString(SystemType type) {
-  switch (type) {
-    case SystemType::kSoa: return "soa";
-    case SystemType::kLsms: return "lsms";
-    case SystemType::kSoaAndLsms: return "soa-and-lsms";
-    case SystemType::kNpac: return "npac";
-  }
-  return "unknown";
-}
-
-std::optional<SystemType> parseSystemType(std::string_view text) {
-  for (SystemType type : {SystemType::kSoa, SystemType::kLsms, SystemType::kSoaAndLsms,
-                          SystemType::kNpac}) {
-    if (text == toString(type)) return type;
-  }
-  return std::nullopt;
-}
-
 bool isValidSpid(std::string_view spid) {
   if (spid.size() != kSpidLength) return false;
   for (char c : spid) {

@@ -14,15 +14,17 @@
 #include <string_view>
 #include <vector>
 
+#include "common/vocabulary.h"
 #include "db/status.h"
 
 namespace npac::db {
 
 class Database;
 
-enum class SystemType { kSoa, kLsms, kSoaAndLsms, kNpac };
-const char* toString(SystemType type);  // "soa", "lsms", "soa-and-lsms", "npac"
-std::optional<SystemType> parseSystemType(std::string_view text);
+// The column system_type holds the one spelling of common/vocabulary.h.
+using common::parseSystemType;
+using common::SystemType;
+using common::toString;
 
 inline constexpr std::size_t kSpidLength = 4;
 // A SPID is exactly 4 printable ASCII letters or digits.

@@ -3,6 +3,8 @@
 
 #include "cmip/npac_bind.h"
 #include "cmip/oids.h"
+#include "common/hex.h"
+#include "common/vocabulary.h"
 #include "npac/npac-pdu/json_cmip.h"
 #include "npac/npac-pdu/json_util.h"
 
@@ -16,12 +18,11 @@ using namespace json_util;
 
 Json accessControlToJson(const LnpAccessControl& ac) {
   Json fns = Json::array();
-  for (int i = 0; i < kAssociationFunctionCount; ++i) {
-    auto f = static_cast<AssociationFunction>(i);
-    if (ac.functions.has(f)) fns.push_back(associationFunctionName(f));
+  for (AssociationFunction f : common::kAssociationFunctions) {
+    if (ac.functions.has(f)) fns.push_back(common::toString(f));
   }
   return {{"system_id", ac.systemId},
-          {"system_type", systemTypeName(ac.systemType)},
+          {"system_type", common::toString(ac.systemType)},
           {"user_id", ac.userId},
           {"list_id", ac.listId},
           {"key_id", ac.keyId},
@@ -37,14 +38,9 @@ LnpAccessControl accessControlFrom(const Json& j) {
   LnpAccessControl ac;
   ac.systemId = str(j, "system_id");
   std::string type = str(j, "system_type");
-  bool found = false;
-  for (int t = 0; t <= 3; ++t) {
-    if (type == systemTypeName(static_cast<SystemType>(t))) {
-      ac.systemType = static_cast<SystemType>(t);
-      found = true;
-    }
-  }
-  if (!found) fail("system_type must be soa, lsms, soa-and-lsms or npac");
+  std::optional<SystemType> parsed = common::parseSystemType(type);
+  if (!parsed) fail("system_type must be one of " + common::systemTypeNames());
+  ac.systemType = *parsed;
   ac.userId = str(j, "user_id");
   ac.listId = num(j, "list_id");
   ac.keyId = num(j, "key_id");
@@ -52,16 +48,10 @@ LnpAccessControl accessControlFrom(const Json& j) {
   ac.sequenceNumber = num(j, "sequence_number");
   for (const auto& f : need(j, "association_functions")) {
     if (!f.is_string()) fail("association function must be a name, not " + f.dump());
-    // Compared as std::string: json == const char* builds a temporary json per name.
-    const std::string& name = f.get_ref<const std::string&>();
-    bool ok = false;
-    for (int i = 0; i < kAssociationFunctionCount; ++i) {
-      if (name == associationFunctionName(static_cast<AssociationFunction>(i))) {
-        ac.functions.add(static_cast<AssociationFunction>(i));
-        ok = true;
-      }
-    }
-    if (!ok) fail("unknown association function " + f.dump());
+    std::optional<AssociationFunction> function =
+        common::parseAssociationFunction(f.get_ref<const std::string&>());
+    if (!function) fail("unknown association function " + f.dump() + " (" + common::associationFunctionNames() + ")");
+    ac.functions.add(*function);
   }
   const Json& rm = need(j, "recovery_mode");
   if (!rm.is_boolean()) fail("recovery_mode must be true or false");
@@ -141,36 +131,13 @@ Code codeFrom(const Json& j, const char* key) {
 
 }  // namespace
 
-std::string toHex(std::span<const uint8_t> bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(bytes.size() * 2);
-  for (uint8_t b : bytes) {
-    s.push_back(kDigits[b >> 4]);
-    s.push_back(kDigits[b & 15]);
-  }
-  return s;
-}
+std::string toHex(std::span<const uint8_t> bytes) { return common::toHex(bytes); }
 
+// Blanks, newlines and ':' may separate octets: hex pasted from a dump or a trace.
 std::vector<uint8_t> fromHex(const std::string& text) {
-  std::vector<uint8_t> out;
-  int hi = -1;
-  for (char c : text) {
-    int v;
-    if (c >= '0' && c <= '9') v = c - '0';
-    else if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') v = c - 'A' + 10;
-    else if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == ':') continue;
-    else fail(std::string("bad hex digit '") + c + "'");
-    if (hi < 0) {
-      hi = v;
-    } else {
-      out.push_back(static_cast<uint8_t>(hi << 4 | v));
-      hi = -1;
-    }
-  }
-  if (hi >= 0) fail("odd number of hex digits");
-  return out;
+  common::HexDecoded decoded = common::decodeHex(text, common::HexSeparators::kBetweenOctets);
+  if (!decoded.ok()) fail(decoded.error);
+  return std::move(decoded.bytes);
 }
 
 Json externalToJson(const External& e) {

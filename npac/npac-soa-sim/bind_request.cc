@@ -136,7 +136,7 @@ associations::Result<cmip::LnpAccessControl, std::string> verifyNpacAnswer(const
   if (!found->has_value()) return err(std::string("the AARE carries no NPAC access control"));
   const cmip::LnpAccessControl& npac = **found;
   if (npac.systemType != cmip::SystemType::kNpac) {
-    return err(std::string("the AARE's access control has systemType ") + cmip::systemTypeName(npac.systemType) +
+    return err(std::string("the AARE's access control has systemType ") + common::toString(npac.systemType) +
                ", not npac");
   }
   std::string why = "no NPAC key installed";

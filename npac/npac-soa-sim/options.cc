@@ -3,6 +3,10 @@
 #include <charconv>
 #include <limits>
 
+#include "common/duration.h"
+#include "common/hex.h"
+#include "common/vocabulary.h"
+
 namespace npac::soasim {
 namespace {
 
@@ -37,27 +41,16 @@ Parsed<Millis> tooLong(std::string_view text) { return Parsed<Millis>::fail(quot
 }  // namespace
 
 Parsed<Millis> parseDuration(std::string_view text) {
-  struct Unit {
-    const char* suffix;
-    int64_t millis;
-  };
-  static constexpr Unit kUnits[] = {{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}};
-  for (const Unit& u : kUnits) {
-    std::string_view suffix(u.suffix);
-    if (text.size() > suffix.size() && text.substr(text.size() - suffix.size()) == suffix) {
-      std::string_view number = text.substr(0, text.size() - suffix.size());
-      // "5ms" also ends in "s": only accept when the rest is a number.
-      if (auto n = parseUnsigned(number)) {
-        if (*n > static_cast<uint64_t>(kMaxDurationMillis / u.millis)) return tooLong(text);
-        return {Millis(static_cast<int64_t>(*n) * u.millis), {}};
-      }
-    }
-  }
+  // A bare number is milliseconds here (scripts pass "--response-delay 50"); everything
+  // else is the one duration grammar of common/duration.h.
   if (auto n = parseUnsigned(text)) {
     if (*n > static_cast<uint64_t>(kMaxDurationMillis)) return tooLong(text);
     return {Millis(static_cast<int64_t>(*n)), {}};
   }
-  return Parsed<Millis>::fail(quote(text) + " is not a duration (e.g. 50ms, 2s, 1m)");
+  const common::ParsedDuration d = common::parseDuration(text);
+  if (d.error == common::DurationError::kTooLong) return tooLong(text);
+  if (!d.ok()) return Parsed<Millis>::fail(quote(text) + " is not a duration (e.g. 50ms, 2s, 1m, 1h30m)");
+  return {d.value, {}};
 }
 
 Parsed<Millis> parseSignedDuration(std::string_view text) {
@@ -84,33 +77,29 @@ Parsed<cmip::AssociationFunctionMask> parseFunctions(std::string_view text) {
   cmip::AssociationFunctionMask mask;
   size_t start = 0;
   while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string name = trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    // ',' as typed on a command line, '|' as the admin API prints an association's functions.
+    size_t separator = text.find_first_of(",|", start);
+    std::string name = trim(text.substr(start, separator == std::string_view::npos ? std::string_view::npos : separator - start));
     for (char& c : name) c = c == '_' ? '-' : c;
-    bool found = false;
-    for (int i = 0; i < cmip::kAssociationFunctionCount; ++i) {
-      auto f = static_cast<cmip::AssociationFunction>(i);
-      if (name == cmip::associationFunctionName(f)) {
-        mask.add(f);
-        found = true;
-      }
+    std::optional<cmip::AssociationFunction> f = common::parseAssociationFunction(name);
+    if (!f) {
+      return Parsed<cmip::AssociationFunctionMask>::fail("unknown association function " + quote(name) + " (" +
+                                                         common::associationFunctionNames() + ")");
     }
-    if (!found) {
-      return Parsed<cmip::AssociationFunctionMask>::fail(
-          "unknown association function " + quote(name) +
-          " (soa-management, lsms-data-download, network-data-management, notifications, queries)");
-    }
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
+    mask.add(*f);
+    if (separator == std::string_view::npos) break;
+    start = separator + 1;
   }
   return {mask, {}};
 }
 
 Parsed<cmip::SystemType> parseSystemType(std::string_view text) {
-  for (auto t : {cmip::SystemType::kSoa, cmip::SystemType::kLsms, cmip::SystemType::kSoaAndLsms}) {
-    if (text == cmip::systemTypeName(t)) return {t, {}};
+  std::optional<cmip::SystemType> type = common::parseSystemType(text);
+  // A provider never binds as the NPAC: offering npac would only test a typo.
+  if (!type || *type == cmip::SystemType::kNpac) {
+    return Parsed<cmip::SystemType>::fail("unknown system type " + quote(text) + " (soa, lsms, soa-and-lsms)");
   }
-  return Parsed<cmip::SystemType>::fail("unknown system type " + quote(text) + " (soa, lsms, soa-and-lsms)");
+  return {*type, {}};
 }
 
 Parsed<cmip::GeneralizedTime> parseTime(std::string_view text, int64_t now_millis) {
@@ -138,25 +127,10 @@ Parsed<std::pair<std::string, uint16_t>> parseHostPort(std::string_view text) {
 }
 
 Parsed<std::vector<uint8_t>> parseHex(std::string_view text) {
-  std::vector<uint8_t> out;
-  int high = -1;
-  for (char c : text) {
-    if (c == ' ') {
-      if (high >= 0) return Parsed<std::vector<uint8_t>>::fail("odd number of hex digits before a space");
-      continue;
-    }
-    int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-    if (v < 0) return Parsed<std::vector<uint8_t>>::fail(quote(std::string_view(&c, 1)) + " is not a hex digit");
-    if (high < 0) {
-      high = v;
-    } else {
-      out.push_back(static_cast<uint8_t>(high << 4 | v));
-      high = -1;
-    }
-  }
-  if (high >= 0) return Parsed<std::vector<uint8_t>>::fail("odd number of hex digits");
-  if (out.empty()) return Parsed<std::vector<uint8_t>>::fail("no octets");
-  return Parsed<std::vector<uint8_t>>{std::move(out), {}};
+  common::HexDecoded decoded = common::decodeHex(text, common::HexSeparators::kBetweenOctets);
+  if (!decoded.ok()) return Parsed<std::vector<uint8_t>>::fail(decoded.error);
+  if (decoded.bytes.empty()) return Parsed<std::vector<uint8_t>>::fail("no octets");
+  return Parsed<std::vector<uint8_t>>{std::move(decoded.bytes), {}};
 }
 
 }  // namespace npac::soasim

@@ -108,19 +108,20 @@ struct SimOptions {
   std::string report_file;    // empty: stdout
 };
 
-// "50ms", "2s", "1m", "1h" or a bare number of milliseconds.
+// "50ms", "2s", "1m", "1h30m" (common/duration.h) or a bare number of milliseconds.
 Parsed<Millis> parseDuration(std::string_view text);
 // "-10m", "+2h", "30s": parseDuration with an optional sign (none means +).
 Parsed<Millis> parseSignedDuration(std::string_view text);
 // "2=50ms" → {2, "50ms"}; "50ms" → {0, "50ms"} (0 = every association).
 Parsed<std::pair<size_t, std::string>> parseIndexed(std::string_view text);
-// "soa-management,notifications" (names of cmip::associationFunctionName, '_' or '-').
+// "soa-management,notifications": names of common/vocabulary.h ('_' or '-'), separated
+// by ',' or by '|' as the admin API prints an association's functions.
 Parsed<cmip::AssociationFunctionMask> parseFunctions(std::string_view text);
 // "soa", "lsms", "soa-and-lsms".
 Parsed<cmip::SystemType> parseSystemType(std::string_view text);
 // "20261129150000Z", "now", "now-10m" (relative to `now_millis`, Unix milliseconds).
 Parsed<cmip::GeneralizedTime> parseTime(std::string_view text, int64_t now_millis);
-// "a1 0b 02 01 07 …" or "a10b0201…": hex octets, spaces allowed between them.
+// "a1 0b 02 01 07 …" or "a10b0201…": hex octets, blanks or ':' allowed between them.
 Parsed<std::vector<uint8_t>> parseHex(std::string_view text);
 // "127.0.0.1:10102" or "host:port".
 Parsed<std::pair<std::string, uint16_t>> parseHostPort(std::string_view text);

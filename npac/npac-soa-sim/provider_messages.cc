@@ -36,17 +36,6 @@ Selection npacSelection() {
 
 }  // namespace
 
-std::string toHex(const std::vector<uint8_t>& bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(bytes.size() * 2);
-  for (uint8_t b : bytes) {
-    s.push_back(kDigits[b >> 4]);
-    s.push_back(kDigits[b & 0xF]);
-  }
-  return s;
-}
-
 ObjectInstance npacInstance() { return npacSmsInstance(); }
 
 std::optional<RoseApdu> answerFor(const RoseInvoke& invoke, const GeneralizedTime& now) {

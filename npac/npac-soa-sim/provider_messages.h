@@ -19,6 +19,7 @@
 #include "cmip/cmip_operations.h"
 #include "cmip/npac_bind.h"
 #include "cmip/rose.h"
+#include "common/hex.h"
 #include "npac/npac-soa-sim/options.h"
 
 namespace npac::soasim {
@@ -52,6 +53,6 @@ struct RecoveryCount {
 };
 RecoveryCount recoveryMessageCount(const cmip::RoseReturnResult& result);
 
-std::string toHex(const std::vector<uint8_t>& bytes);
+using common::toHex;  // lower-case hex of octets (common/hex.h)
 
 }  // namespace npac::soasim

@@ -8,6 +8,7 @@
 #include "associations/nsap.h"
 #include "cmip/cmip.h"
 #include "cmip/npac_bind_refusal.h"
+#include "common/vocabulary.h"
 #include "npac/npac-soa-sim/provider_messages.h"
 
 namespace npac::soasim {
@@ -55,11 +56,10 @@ const char* outcomeName(BindOutcome::Kind k) {
 
 std::string functionsText(cmip::AssociationFunctionMask mask) {
   std::string s;
-  for (int i = 0; i < cmip::kAssociationFunctionCount; ++i) {
-    auto f = static_cast<cmip::AssociationFunction>(i);
+  for (cmip::AssociationFunction f : common::kAssociationFunctions) {
     if (!mask.has(f)) continue;
     if (!s.empty()) s += ",";
-    s += cmip::associationFunctionName(f);
+    s += common::toString(f);
   }
   return s;
 }
@@ -80,7 +80,7 @@ Simulation::Simulation(SimOptions options, ProviderKey key, NpacKeyRing npac_key
       recovery_hold_(io_) {
   report_.npac = options_.npac_host + ":" + std::to_string(options_.npac_port);
   report_.spid = options_.spid;
-  report_.system_type = cmip::systemTypeName(options_.system_type);
+  report_.system_type = common::toString(options_.system_type);
   report_.functions = functionsText(options_.functions);
   report_.key_algorithm = std::string(associations::toString(key_.algorithm));
   report_.expect = options_.expect;

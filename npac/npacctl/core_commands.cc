@@ -1,6 +1,7 @@
 // `npacctl assoc|audit|send|msg`: the routes npacd's association core answers, and the logs.
 #include <iostream>
 
+#include "common/vocabulary.h"
 #include "npac/npacctl/server_command.h"
 
 namespace npac::npacctl {
@@ -109,8 +110,12 @@ void addSend(CLI::App& app, int& exit_code) {
   auto priority = std::make_shared<int>(0);
   auto unconfirmed = std::make_shared<bool>(false);
   c->add_option("--spid", *spid, "provider")->required();
-  c->add_option("--function", *function, "association function it needs (notifications, soa-management, ...)")
-      ->required();
+  c->add_option("--function", *function, "association function it needs: " + npac::common::associationFunctionNames())
+      ->required()
+      ->check([](const std::string& text) {
+        return npac::common::parseAssociationFunction(text) ? std::string()
+                                                            : "not one of " + npac::common::associationFunctionNames();
+      });
   c->add_option("--operation", *operation, "event-report, action, create, delete, set, get")->capture_default_str();
   c->add_option("--class", *object_class, "managed object class OID")->required();
   c->add_option("--instance", *instance, "managed object instance as JSON: {\"dn\":[[{\"id\":OID,\"value\":HEX}]]}")

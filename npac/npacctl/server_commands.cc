@@ -4,6 +4,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "common/vocabulary.h"
 #include "npac/npacctl/server_command.h"
 
 namespace npac::npacctl {
@@ -117,7 +118,13 @@ void addSp(CLI::App& app, int& exit_code) {
     auto disabled = std::make_shared<bool>(false);
     c->add_option("SPID", *spid, "4-character service provider id")->required();
     c->add_option("--name", *name, "provider name")->required();
-    c->add_option("--type", *type, "system type: soa, lsms, soa-and-lsms")->capture_default_str();
+    // The names of common/vocabulary.h, checked here so a typo fails before any request.
+    c->add_option("--type", *type, "system type: " + npac::common::systemTypeNames())
+        ->capture_default_str()
+        ->check([](const std::string& text) {
+          return npac::common::parseSystemType(text) ? std::string()
+                                                     : "not one of " + npac::common::systemTypeNames();
+        });
     c->add_flag("--disabled", *disabled, "provision it disabled (may not bind)");
     addServerFlags(*c, *f);
     c->callback([=, &exit_code] {

@@ -133,7 +133,7 @@ TEST_CASE("An SOA-and-LSMS provider may bind as LSMS") {
   Scenario s;
   s.provider.system_type = SystemType::kSoaAndLsms;
   s.request.system_type = SystemType::kLsms;
-  s.request.functions = FunctionMask::of({F::kLsmsDataDownload, F::kNetworkData});
+  s.request.functions = FunctionMask::of({F::kLsmsDataDownload, F::kNetworkDataManagement});
   CHECK(s.check().admitted());
 }
 
@@ -165,9 +165,9 @@ TEST_CASE("Function mask bits beyond the five functions are rejected") {
 
 TEST_CASE("The function mask table per system type is as documented") {
   CHECK(allowedFunctions(SystemType::kSoa) ==
-        FunctionMask::of({F::kSoaManagement, F::kNetworkData, F::kNotifications, F::kQueries}));
+        FunctionMask::of({F::kSoaManagement, F::kNetworkDataManagement, F::kNotifications, F::kQueries}));
   CHECK(allowedFunctions(SystemType::kLsms) ==
-        FunctionMask::of({F::kLsmsDataDownload, F::kNetworkData, F::kNotifications, F::kQueries}));
+        FunctionMask::of({F::kLsmsDataDownload, F::kNetworkDataManagement, F::kNotifications, F::kQueries}));
   CHECK(allowedFunctions(SystemType::kSoaAndLsms).bits() == 0x1F);
   CHECK(allowedFunctions(SystemType::kNpac).empty());
 }
@@ -269,7 +269,7 @@ TEST_CASE("A bind beyond max_associations_per_sp is rejected") {
   Scenario s;
   s.tunables.max_associations_per_sp = 2;
   s.addLive(1, 5, kOtherMask);
-  s.addLive(2, 6, FunctionMask::of({F::kNetworkData}));
+  s.addLive(2, 6, FunctionMask::of({F::kNetworkDataManagement}));
   expectRejected(s, BindDiagnostic::kTooManyAssociations);
 }
 
@@ -370,7 +370,7 @@ TEST_CASE("A bind failing two checks reports the one checked first") {
       {BindDiagnostic::kTooManyAssociations,
        [](Scenario& s) {
          s.tunables.max_associations_per_sp = 1;
-         s.addLive(11, 50, FunctionMask::of({F::kNetworkData}));
+         s.addLive(11, 50, FunctionMask::of({F::kNetworkDataManagement}));
        }},
       {BindDiagnostic::kRecoveryModeWhileUp,
        [](Scenario& s) {

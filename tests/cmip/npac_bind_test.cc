@@ -119,10 +119,8 @@ TEST_CASE("Association function bits are numbered as documented", "[npac_bind]")
   CHECK(b.unused_bits == 3);
   CHECK(AssociationFunctionMask{}.toBitString().bytes.empty());
   AssociationFunctionMask all;
-  for (int i = 0; i < kAssociationFunctionCount; ++i) all.add(static_cast<AssociationFunction>(i));
+  for (AssociationFunction f : npac::common::kAssociationFunctions) all.add(f);
   CHECK(all.toBitString().bytes == std::vector<uint8_t>{0xF8});
-  CHECK(std::string(associationFunctionName(AssociationFunction::kLsmsDataDownload)) ==
-        "lsms-data-download");
 }
 
 TEST_CASE("accessControl travels as an EXTERNAL with the profile's direct reference",

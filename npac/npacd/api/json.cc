@@ -5,6 +5,7 @@
 
 #include "associations/bind_facts.h"
 #include "cmip/ber.h"
+#include "common/vocabulary.h"
 
 namespace npac::npacd {
 
@@ -149,18 +150,15 @@ Parsed<std::uint32_t> parseFunctions(const json& value) {
   else return Parsed<std::uint32_t>::fail("invalid_message", "function is required: a function name or a list of them");
   std::uint32_t mask = 0;
   for (const json& name : names) {
-    bool found = false;
-    for (std::size_t f = 0; f < associations::kFunctionCount && name.is_string(); ++f) {
-      if (associations::toString(static_cast<associations::AssociationFunction>(f)) == name.get<std::string>()) {
-        mask |= 1u << f;
-        found = true;
-      }
-    }
-    if (!found) {
+    // The one name table (common/vocabulary.h): the simulator's and the bind profile's
+    // names, and "network-data", this API's earlier spelling of bit 2.
+    std::optional<common::AssociationFunction> f;
+    if (name.is_string()) f = common::parseAssociationFunction(name.get<std::string>());
+    if (!f) {
       return Parsed<std::uint32_t>::fail(
-          "invalid_message", "unknown function " + name.dump() +
-                                 ": soa-management, lsms-data-download, network-data, notifications or queries");
+          "invalid_message", "unknown function " + name.dump() + ": " + common::associationFunctionNames());
     }
+    mask |= 1u << static_cast<unsigned>(*f);
   }
   return ok(mask);
 }

@@ -55,8 +55,9 @@ inline constexpr std::size_t kMaxBatchMessages = 1000;
 Parsed<std::vector<OutboundMessage>> parseMessages(const nlohmann::json& body);
 Parsed<OutboundMessage> parseMessage(const nlohmann::json& object);
 
-// "soa-management", "lsms-data-download", "network-data", "notifications", "queries", or
-// an array of them → the function mask bits (associations::AssociationFunction).
+// "soa-management", "lsms-data-download", "network-data-management" ("network-data" is
+// accepted too), "notifications", "queries", or an array of them → the function mask bits
+// (common/vocabulary.h AssociationFunction).
 Parsed<std::uint32_t> parseFunctions(const nlohmann::json& value);
 
 // The provider's answer to an inbound request (POST /v1/inbound/{id}/response).

@@ -125,7 +125,7 @@ HttpResponse AdminApi::revokeNpacKey(ApiRequest& r, const std::string& list, con
   if (status.isOk()) status = keys.setState(list_id, key_id, db::KeyState::kRevoked);
   if (status.isOk()) {
     db::AuditEntry entry{0, clock_(), actor, "npac-key.revoke", subject(list_id, key_id),
-                         db::toString(before->state), "revoked"};
+                         db::toString(before->state), db::toString(db::KeyState::kRevoked)};
     db::Result<std::int64_t> id = db::AuditStore(db_).append(entry);
     status = id.isOk() ? tx.commit() : id.status();
   }

@@ -91,7 +91,7 @@ HttpResponse AdminApi::addProvider(ApiRequest& r) {
   std::optional<db::SystemType> type = db::parseSystemType(stringField(r.body, "system_type"));
   if (!type) {
     return invalid("invalid_system_type", "system_type '" + stringField(r.body, "system_type") +
-                                              "' is not one of soa, lsms, soa-and-lsms, npac");
+                                              "' is not one of " + common::systemTypeNames());
   }
   provider.system_type = *type;
   if (r.body.contains("enabled")) {
@@ -316,7 +316,8 @@ HttpResponse AdminApi::revokeKey(ApiRequest& r, const std::string& spid, const s
     if (before.status().isNotFound()) return errorResponse(http::status::not_found, "key_not_found", "no " + subject);
     return dbErrorResponse(before.status());
   }
-  db::Status status = audited(db_, {0, clock_(), actor, "key.revoke", subject, db::toString(before->state), "revoked"},
+  db::Status status = audited(db_, {0, clock_(), actor, "key.revoke", subject, db::toString(before->state),
+                               db::toString(db::KeyState::kRevoked)},
                               [&] { return keys.setState(spid, list_id, key_id, db::KeyState::kRevoked); });
   if (!status.isOk()) return dbErrorResponse(status);
   db::ProviderKey after = before.value();
