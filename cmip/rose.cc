@@ -140,7 +140,102 @@ Result<RoseApdu> decodeReject(BerReader& r) {
   return RoseApdu{std::move(rj)};
 }
 
+// One definite length at `at` in `in` (X.690 §8.1.3): its value and how many octets it
+// took. Indefinite (0x80) is refused: the splice re-encodes lengths, it cannot re-frame
+// end-of-contents.
+Status readDefiniteLength(std::span<const uint8_t> in, size_t at, size_t* length, size_t* octets) {
+  if (at >= in.size()) return Status::error(ErrorCode::kBerTruncated, at, "length octets missing");
+  const uint8_t first = in[at];
+  if (first < 0x80) {
+    *length = first;
+    *octets = 1;
+    return Status::ok();
+  }
+  if (first == 0x80) {
+    return bad(at, "indefinite length: only a definite-length Invoke can have its invokeId replaced");
+  }
+  const size_t count = first & 0x7f;
+  if (count > sizeof(size_t) || first == 0xff) {
+    return Status::error(ErrorCode::kBerOverlongLength, at, "length of " + std::to_string(count) + " octets");
+  }
+  if (at + 1 + count > in.size()) return Status::error(ErrorCode::kBerTruncated, at, "length octets truncated");
+  size_t value = 0;
+  for (size_t i = 0; i < count; ++i) value = (value << 8) | in[at + 1 + i];
+  *length = value;
+  *octets = 1 + count;
+  return Status::ok();
+}
+
+// X.690 §8.3.2: the fewest octets of two's complement that hold `v`.
+void appendMinimalInteger(int32_t v, std::vector<uint8_t>& out) {
+  uint8_t octets[4];
+  for (int i = 0; i < 4; ++i) octets[i] = static_cast<uint8_t>(static_cast<uint32_t>(v) >> (24 - 8 * i));
+  size_t skip = 0;
+  // Drop a leading 0x00 before a clear sign bit, or 0xff before a set one.
+  while (skip < 3 && ((octets[skip] == 0x00 && (octets[skip + 1] & 0x80) == 0) ||
+                      (octets[skip] == 0xff && (octets[skip + 1] & 0x80) != 0))) {
+    ++skip;
+  }
+  out.push_back(0x02);  // UNIVERSAL 2 INTEGER, primitive
+  out.push_back(static_cast<uint8_t>(4 - skip));
+  out.insert(out.end(), octets + skip, octets + 4);
+}
+
 }  // namespace
+
+Result<std::vector<uint8_t>> spliceInvokeId(std::span<const uint8_t> invoke_apdu, int32_t invoke_id) {
+  // Identifier octets of the ROS CHOICE alternatives [1]..[4]: context-specific,
+  // constructed, low tag number (X.690 §8.1.2.2).
+  constexpr uint8_t kContextConstructed = 0xa0;
+  constexpr uint8_t kIntegerIdentifier = 0x02;
+  if (invoke_apdu.empty()) return Status::error(ErrorCode::kBerTruncated, 0, "empty APDU");
+  const uint8_t identifier = invoke_apdu[0];
+  if ((identifier & 0xe0) != kContextConstructed || (identifier & 0x1f) < kInvokeTag ||
+      (identifier & 0x1f) > kRejectTag) {
+    return Status::error(ErrorCode::kRoseUnknownApdu, 0, "not a ROSE APDU ([1]..[4] constructed)");
+  }
+  if ((identifier & 0x1f) != kInvokeTag) {
+    return bad(0, "only an Invoke ([1]) carries an invokeId to replace");
+  }
+  size_t outer_length = 0, outer_octets = 0;
+  NPAC_CMIP_RETURN_IF_ERROR(readDefiniteLength(invoke_apdu, 1, &outer_length, &outer_octets));
+  const size_t content_at = 1 + outer_octets;
+  if (outer_length > invoke_apdu.size() - content_at) {
+    return Status::error(ErrorCode::kBerLengthPastBuffer, 1, "Invoke length past the end of the APDU");
+  }
+  if (outer_length < invoke_apdu.size() - content_at) {
+    return Status::error(ErrorCode::kBerTrailingData, content_at + outer_length, "bytes after the Invoke");
+  }
+  const std::span<const uint8_t> content = invoke_apdu.subspan(content_at);
+  if (content.empty() || content[0] != kIntegerIdentifier) {
+    return bad(content_at, "Invoke does not start with its invokeId INTEGER");
+  }
+  size_t id_length = 0, id_octets = 0;
+  NPAC_CMIP_RETURN_IF_ERROR(readDefiniteLength(content, 1, &id_length, &id_octets).shifted(content_at));
+  const size_t id_content = 1 + id_octets;
+  if (id_length > content.size() - id_content) {
+    return Status::error(ErrorCode::kBerLengthPastBuffer, content_at + 1, "invokeId past the end of the Invoke");
+  }
+  if (id_length == 0) return Status::error(ErrorCode::kBerBadInteger, content_at, "empty invokeId INTEGER");
+  if (id_length > 4) {
+    return Status::error(ErrorCode::kBerIntegerOverflow, content_at, "invokeId does not fit 32 bits");
+  }
+  const std::span<const uint8_t> rest = content.subspan(id_content + id_length);
+
+  std::vector<uint8_t> id;
+  id.reserve(6);
+  appendMinimalInteger(invoke_id, id);
+  uint8_t length_octets[kMaxLengthOctets];
+  const size_t new_length = id.size() + rest.size();
+  const size_t length_size = encodeLength(new_length, length_octets);
+  std::vector<uint8_t> out;
+  out.reserve(1 + length_size + new_length);
+  out.push_back(identifier);
+  out.insert(out.end(), length_octets, length_octets + length_size);
+  out.insert(out.end(), id.begin(), id.end());
+  out.insert(out.end(), rest.begin(), rest.end());
+  return out;
+}
 
 std::string rejectProblemName(RejectProblemKind kind, int32_t problem) {
   static constexpr const char* kGeneral[] = {"unrecognizedPDU", "mistypedPDU", "badlyStructuredPDU"};

@@ -116,4 +116,16 @@ std::vector<uint8_t> encodeRoseApdu(const RoseApdu& apdu);
 Result<RoseApdu> decodeRoseApdu(std::span<const uint8_t> in,
                                 const DecodeLimits& limits = DecodeLimits{});
 
+// The Invoke APDU `invoke_apdu` with its invokeId replaced by `invoke_id`, without
+// decoding the rest: the first element of the [1] IMPLICIT SEQUENCE (X.880 Invoke) must
+// be the INTEGER invokeId (X.711 InvokeIDType: never absent in an Invoke); it becomes
+// the minimal two's-complement encoding of `invoke_id` (X.690 §8.3) and the outer length
+// is re-encoded in the minimal definite form (X.690 §8.1.3). Every byte after the
+// INTEGER is copied as is. For an APDU encodeRoseApdu() wrote, the result equals
+// decode + set invokeId + encode. Errors: kRoseUnknownApdu (not a ROSE APDU),
+// kRoseBadApdu (a ROSE APDU other than an Invoke, an indefinite length, no INTEGER
+// first), kBerIntegerOverflow (an invokeId INTEGER wider than 32 bits), kBerTruncated /
+// kBerLengthPastBuffer / kBerTrailingData / kBerBadInteger / kBerOverlongLength.
+Result<std::vector<uint8_t>> spliceInvokeId(std::span<const uint8_t> invoke_apdu, int32_t invoke_id);
+
 }  // namespace npac::cmip

@@ -1,7 +1,8 @@
 // libFuzzer target: the BER reader walking arbitrary TLV trees, every typed decoder on
 // every element, and the canonical re-encode of what decoded (a crash or a mismatch of
 // a value with its own re-decode aborts); and the NPAC bind profile's decoders on the
-// whole input (access control, recovery values, heartbeat, bind refusal).
+// whole input (access control, recovery values, heartbeat, bind refusal); and the ROSE
+// invoke-id splice, whose result must decode as the input's Invoke with the new id.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include "cmip/ber.h"
 #include "cmip/npac_bind.h"
 #include "cmip/npac_bind_refusal.h"
+#include "cmip/rose.h"
 
 using namespace npac::cmip;
 
@@ -68,6 +70,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (refusal.isOk()) {
     Result<LnpBindRefusal> again = decodeBindRefusal(encodeBindRefusal(*refusal), limits);
     if (!again.isOk() || !(*again == *refusal)) std::abort();
+  }
+  Result<std::vector<uint8_t>> spliced = spliceInvokeId(input, 4242);
+  Result<RoseApdu> original = decodeRoseApdu(input, limits);
+  if (spliced.isOk() && spliced->size() <= limits.max_pdu_size && original.isOk() &&
+      std::holds_alternative<RoseInvoke>(*original)) {
+    Result<RoseApdu> after = decodeRoseApdu(*spliced, limits);
+    RoseInvoke want = std::get<RoseInvoke>(*original);
+    want.invokeId = 4242;
+    if (!after.isOk() || !(std::get<RoseInvoke>(*after) == want)) std::abort();
   }
   return 0;
 }

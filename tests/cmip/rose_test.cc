@@ -145,3 +145,131 @@ TEST_CASE("Random ROSE APDUs round-trip and re-encode to the same bytes", "[rose
     CHECK(encodeRoseApdu(*back) == bytes);
   }
 }
+
+// ---- spliceInvokeId ------------------------------------------------------------------
+
+namespace {
+
+// An OCTET STRING of `n` bytes as an opaque argument: n chosen so the Invoke's length
+// takes the short form, one length octet or two (X.690 §8.1.3.4, §8.1.3.5).
+OpaqueBer octets(size_t n, uint8_t fill) {
+  std::vector<uint8_t> v{0x04};
+  uint8_t length[kMaxLengthOctets];
+  size_t used = encodeLength(n, length);
+  v.insert(v.end(), length, length + used);
+  v.insert(v.end(), n, fill);
+  return OpaqueBer{v};
+}
+
+std::vector<uint8_t> withId(RoseInvoke invoke, int32_t id) {
+  invoke.invokeId = id;
+  return encodeRoseApdu(invoke);
+}
+
+ErrorCode spliceErr(const std::vector<uint8_t>& apdu, int32_t id = 7) {
+  auto r = spliceInvokeId(apdu, id);
+  REQUIRE_FALSE(r.isOk());
+  return r.status().code();
+}
+
+}  // namespace
+
+TEST_CASE("Splicing an invoke id equals decoding setting it and re-encoding for every id and length form", "[rose]") {
+  const std::vector<int32_t> ids{0, 1, 127, 128, 255, 256, 32767, 32768, 65535, 65536, 0x7fffff, 0x800000,
+                                 0x7fffffff, -1, -128, -129, -32768, -32769, INT32_MIN};
+  std::vector<RoseInvoke> invokes{
+      RoseInvoke{0, std::nullopt, Code::local(0), std::nullopt},
+      RoseInvoke{5, 3, Code::local(7), OpaqueBer{{0x30, 0x00}}},
+      RoseInvoke{-40000, std::nullopt, Code::local(6), octets(100, 0xaa)},   // around 127 total
+      RoseInvoke{300, std::nullopt, Code::local(1), octets(118, 0x11)},      // 127 → 128 crossing
+      RoseInvoke{1, 1, Code::local(8), octets(240, 0x22)},                   // around 255
+      RoseInvoke{70000, std::nullopt, Code::local(3), octets(247, 0x33)},    // 255 → 256 crossing
+      RoseInvoke{INT32_MAX, std::nullopt, Code{Oid{2, 9, 3}}, octets(60000, 0x44)},  // three length octets
+  };
+  for (const RoseInvoke& invoke : invokes) {
+    const std::vector<uint8_t> stored = encodeRoseApdu(invoke);
+    for (int32_t id : ids) {
+      INFO("stored " << stored.size() << " bytes, id " << id);
+      auto spliced = spliceInvokeId(stored, id);
+      REQUIRE(spliced.isOk());
+      CHECK(*spliced == withId(invoke, id));
+      CHECK(std::get<RoseInvoke>(decodeOk(*spliced)).invokeId == id);
+    }
+  }
+}
+
+TEST_CASE("Splicing twice is the same as splicing once with the second id", "[rose]") {
+  RoseInvoke invoke{0, std::nullopt, Code::local(7), octets(124, 0x55)};
+  auto once = spliceInvokeId(encodeRoseApdu(invoke), 128);
+  REQUIRE(once.isOk());
+  auto twice = spliceInvokeId(*once, -3);
+  REQUIRE(twice.isOk());
+  CHECK(*twice == withId(invoke, -3));
+}
+
+TEST_CASE("Splicing refuses an APDU that is not an Invoke", "[rose]") {
+  CHECK(spliceErr(hex("A2 03 02 01 01")) == ErrorCode::kRoseBadApdu);              // ReturnResult
+  CHECK(spliceErr(hex("A4 06 02 01 01 80 01 00")) == ErrorCode::kRoseBadApdu);     // Reject
+  CHECK(spliceErr(hex("30 03 02 01 01")) == ErrorCode::kRoseUnknownApdu);          // SEQUENCE
+  CHECK(spliceErr(hex("81 03 02 01 01")) == ErrorCode::kRoseUnknownApdu);          // primitive [1]
+  CHECK(spliceErr({}) == ErrorCode::kBerTruncated);
+}
+
+TEST_CASE("Splicing refuses an indefinite length", "[rose]") {
+  CHECK(spliceErr(hex("A1 80 02 01 01 02 01 00 00 00")) == ErrorCode::kRoseBadApdu);
+  CHECK(spliceErr(hex("A1 08 02 80 01 02 01 00 00 00")) == ErrorCode::kRoseBadApdu);
+}
+
+TEST_CASE("Splicing refuses an Invoke without its invokeId INTEGER first", "[rose]") {
+  CHECK(spliceErr(hex("A1 00")) == ErrorCode::kRoseBadApdu);
+  CHECK(spliceErr(hex("A1 05 05 00 02 01 00")) == ErrorCode::kRoseBadApdu);  // NULL (absent) id
+  CHECK(spliceErr(hex("A1 03 80 01 05")) == ErrorCode::kRoseBadApdu);
+  CHECK(spliceErr(hex("A1 05 02 00 02 01 00")) == ErrorCode::kBerBadInteger);  // empty INTEGER
+}
+
+TEST_CASE("Splicing refuses an invokeId wider than 32 bits", "[rose]") {
+  CHECK(spliceErr(hex("A1 0A 02 05 01 00 00 00 00 02 01 00")) == ErrorCode::kBerIntegerOverflow);
+}
+
+TEST_CASE("Splicing refuses lengths that do not frame the APDU exactly", "[rose]") {
+  CHECK(spliceErr(hex("A1 09 02 01 01 02 01 00")) == ErrorCode::kBerLengthPastBuffer);
+  CHECK(spliceErr(hex("A1 05 02 01 01 02 01 00")) == ErrorCode::kBerTrailingData);
+  CHECK(spliceErr(hex("A1 06 02 07 01 02 01 00")) == ErrorCode::kBerLengthPastBuffer);
+  CHECK(spliceErr(hex("A1 82 01")) == ErrorCode::kBerTruncated);
+  CHECK(spliceErr(hex("A1")) == ErrorCode::kBerTruncated);
+  CHECK(spliceErr(hex("A1 89 01 01 01 01 01 01 01 01 01")) == ErrorCode::kBerOverlongLength);
+  CHECK(spliceErr(hex("A1 02 02 81")) == ErrorCode::kBerTruncated);
+}
+
+TEST_CASE("Splicing 2000 seeded mutations of Invokes never crashes and what it accepts decodes like the original", "[rose]") {
+  RandomValues random(20261201);
+  int accepted = 0;
+  for (int i = 0; i < 2000; ++i) {
+    RoseInvoke invoke{static_cast<int32_t>(random.range(INT32_MIN, INT32_MAX)), std::nullopt,
+                      Code::local(static_cast<int32_t>(random.range(0, 10))),
+                      octets(static_cast<size_t>(random.range(0, 300)), 0x5a)};
+    if (random.coin()) invoke.linkedId = static_cast<int32_t>(random.range(-5, 500));
+    std::vector<uint8_t> apdu = encodeRoseApdu(invoke);
+    const int flips = static_cast<int>(random.range(1, 3));
+    for (int f = 0; f < flips; ++f) {
+      const size_t at = static_cast<size_t>(random.range(0, static_cast<int64_t>(std::min<size_t>(apdu.size(), 12)) - 1));
+      apdu[at] = static_cast<uint8_t>(random.range(0, 255));
+    }
+    if (random.range(0, 9) == 0) apdu.resize(static_cast<size_t>(random.range(0, static_cast<int64_t>(apdu.size()))));
+    const int32_t id = static_cast<int32_t>(random.range(INT32_MIN, INT32_MAX));
+    auto spliced = spliceInvokeId(apdu, id);
+    if (!spliced.isOk()) continue;
+    ++accepted;
+    // Whatever the splice accepted differs from its input only in the id: a decodable
+    // input decodes to the same Invoke with the new id.
+    auto before = decodeRoseApdu(apdu);
+    auto after = decodeRoseApdu(*spliced);
+    if (before.isOk() && std::holds_alternative<RoseInvoke>(*before)) {
+      REQUIRE(after.isOk());
+      RoseInvoke want = std::get<RoseInvoke>(*before);
+      want.invokeId = id;
+      CHECK(std::get<RoseInvoke>(*after) == want);
+    }
+  }
+  CHECK(accepted > 0);
+}
