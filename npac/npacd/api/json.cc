@@ -209,6 +209,10 @@ Parsed<OutboundMessage> parseMessage(const json& object) {
   }
   out.opcode = confirmed ? op->confirmed : op->unconfirmed;
   out.confirmed = confirmed;
+  // Stored with the row (db/outbound_queue.h MessageKind): delivery never decodes it.
+  out.message.kind = db::MessageKind::kPush;
+  out.message.opcode = static_cast<int>(out.opcode);
+  out.message.confirmed = confirmed;
 
   Parsed<cmip::GlobalOrLocal> object_class = parseId(object, "object_class");
   if (!object_class.ok()) return P::fail(object_class.error.code, object_class.error.message);
