@@ -108,4 +108,15 @@ Result<std::size_t> AssociationLogStore::purgeBefore(TimeMs cutoff) {
   return static_cast<std::size_t>(db_.changes());
 }
 
+Result<std::size_t> AssociationLogStore::purgeBefore(TimeMs cutoff, std::size_t max_rows) {
+  Result<Statement> erase = db_.prepare(
+      "DELETE FROM association_log WHERE rowid IN (SELECT rowid FROM association_log "
+      "WHERE at < ? ORDER BY rowid LIMIT ?)");
+  if (!erase) return erase.status();
+  erase->bindInt64(0, cutoff);
+  erase->bindInt64(1, static_cast<std::int64_t>(max_rows));
+  if (Status status = erase->run(); !status) return status;
+  return static_cast<std::size_t>(db_.changes());
+}
+
 }  // namespace npac::db

@@ -57,6 +57,7 @@ class AssociationLogStore {
   Result<std::vector<AssociationEvent>> recentForProvider(std::string_view spid,
                                                          std::size_t limit);  // newest first
   Result<std::size_t> purgeBefore(TimeMs cutoff);                   // deletes at < cutoff
+  Result<std::size_t> purgeBefore(TimeMs cutoff, std::size_t max_rows);  // at most max_rows, oldest first
 
  private:
   Database& db_;

@@ -26,6 +26,7 @@
 #include "npac/npacd/config.h"
 #include "npac/version.h"
 #include "npac/npacd/npac_keys.h"
+#include "npac/npacd/queued_pdu_facts.h"
 #include "tunables/registry.h"
 
 namespace {
@@ -101,6 +102,8 @@ int main(int argc, char** argv) {
   db::OpenOptions open_options;
   open_options.durability = *parsed_durability;
   open_options.initialize_existing_blank = config.init_database;
+  // Types the rows an older schema queued (db/migrations.h, version 4).
+  open_options.migration.classify_queued_pdu = npacd::classifyQueuedPdu;
   // One connection per user thread (db/database.h): core, API, registry; the QueueWriter
   // opens its own. --durability governs what is accepted or decided: the QueueWriter's
   // submissions (messages, answers to providers), the operator's changes, and on the core
@@ -140,7 +143,8 @@ int main(int argc, char** argv) {
 
   boost::asio::io_context core_io;
   boost::asio::io_context api_io;
-  auto manager = std::make_unique<npacd::AssociationManager>(core_io, *core_db, *progress_db, **writer, *registry, clock);
+  npacd::SystemCoreClock core_clock;
+  auto manager = std::make_unique<npacd::AssociationManager>(core_io, *core_db, *progress_db, **writer, *registry, core_clock);
   db::Status recovered = manager->recoverInterrupted();
   if (!recovered.isOk()) {
     std::fprintf(stderr, "npacd: cannot requeue interrupted messages: %s\n", recovered.toString().c_str());

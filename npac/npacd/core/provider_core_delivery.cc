@@ -99,15 +99,15 @@ void ProviderCore::buildThrottle() {
   // Levels in use (tunables/throttle_levels.h): level 1 always, 2 and 3 when both of
   // their percentages are set.
   std::vector<dispatch::CongestionThreshold> levels;
-  const std::pair<tunables::Key<std::int64_t>, tunables::Key<std::int64_t>> keys[] = {
-      {tunables::kThrottleOnset1, tunables::kThrottleAbatement1},
-      {tunables::kThrottleOnset2, tunables::kThrottleAbatement2},
-      {tunables::kThrottleOnset3, tunables::kThrottleAbatement3}};
-  for (const auto& [onset, abatement] : keys) {
-    const auto on = registry_.get(onset, spid_);
-    const auto off = registry_.get(abatement, spid_);
-    if (on == 0 || off == 0) break;
-    levels.push_back({static_cast<std::uint32_t>(on), static_cast<std::uint32_t>(off)});
+  const std::int64_t onset[] = {registry_.get(tunables::kThrottleOnset1, spid_),
+                                registry_.get(tunables::kThrottleOnset2, spid_),
+                                registry_.get(tunables::kThrottleOnset3, spid_)};
+  const std::int64_t abatement[] = {registry_.get(tunables::kThrottleAbatement1, spid_),
+                                    registry_.get(tunables::kThrottleAbatement2, spid_),
+                                    registry_.get(tunables::kThrottleAbatement3, spid_)};
+  for (std::size_t n = 0; n < 3; ++n) {
+    if (onset[n] == 0 || abatement[n] == 0) break;
+    levels.push_back({static_cast<std::uint32_t>(onset[n]), static_cast<std::uint32_t>(abatement[n])});
   }
   dispatch::ThrottleGroupConfig config;
   const auto abatement_time = registry_.get(tunables::kThrottleMinAbatementTime, spid_);
