@@ -78,6 +78,7 @@ std::optional<MessageId> ProviderEgress::onResponse(InvokeId invoke_id, Associat
   if (silent_.erase(arrived_on) != 0) {
     // It answered: back in the rotation, its timeout count starts again.
     timeouts_.erase(arrived_on);
+    last_timeout_.erase(arrived_on);
     const bool congested =
         outstanding_.outstanding(arrived_on) >= outstanding_.limits().congestion_window;
     logical_->setMemberState(arrived_on, congested ? dispatch::MemberState::kCongested
@@ -95,11 +96,23 @@ LossOutcome ProviderEgress::onAssociationLost(AssociationId association, TimePoi
   logical_->remove(association);
   silent_.erase(association);
   timeouts_.erase(association);
+  last_timeout_.erase(association);
   LossOutcome outcome;
   for (const OutstandingRequest& orphan : outstanding_.detach(association)) {
     dispatch::PickContext context;
     context.now = now;
-    const Route route = logical_->route(orphan.function, context);
+    Route route = logical_->route(orphan.function, context);
+    if (!route.ok()) {
+      // Every survivor with the function is congested or silent: the request goes to one
+      // of them anyway rather than back to the queue, so it keeps its invoke id (a
+      // provider must never get one request twice under two ids).
+      for (const AssociationView& view : logical_->snapshot()) {
+        if (view.state == AssociationState::kBound && view.spec.functions.has(orphan.function)) {
+          route.association = view.spec.id;
+          break;
+        }
+      }
+    }
     if (route.ok()) {
       auto moved = outstanding_.reassign(orphan.invoke_id, *route.association, now);
       if (moved.ok()) {
@@ -130,6 +143,7 @@ TimerOutcome ProviderEgress::onTimer(TimePoint now) {
   std::set<AssociationId> counted;
   auto timedOut = [&](AssociationId association) {
     if (!counted.insert(association).second) return;
+    last_timeout_[association] = now;
     const std::uint32_t count = ++timeouts_[association];
     if (silent_.insert(association).second) {
       logical_->setMemberState(association, dispatch::MemberState::kProhibited);
@@ -140,6 +154,14 @@ TimerOutcome ProviderEgress::onTimer(TimePoint now) {
   for (AssociationId id : expiry.abort) timedOut(id);
   for (const OutstandingRequest& due : expiry.retry) {
     if (due.association) timedOut(*due.association);
+  }
+  // Still silent a whole response_timeout after its last timeout — even with nothing left
+  // on it because its retries went (and were answered) elsewhere — is one more timeout.
+  for (AssociationId id : std::vector<AssociationId>(silent_.begin(), silent_.end())) {
+    auto last = last_timeout_.find(id);
+    if (last != last_timeout_.end() && now - last->second >= outstanding_.limits().response_timeout) {
+      timedOut(id);
+    }
   }
   outcome.abort.assign(abort.begin(), abort.end());
   for (const OutstandingRequest& due : expiry.retry) {

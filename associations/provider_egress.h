@@ -19,7 +19,9 @@
 // unanswered, that association is silent — it leaves the rotation (member state
 // Prohibited, so no new PDU goes to it) until something is answered ON it. Every such
 // timeout counts against the association where the request was waiting, wherever its
-// retry then goes; at `retry_attempts` timeouts the association is to be aborted
+// retry then goes, and so does every further response_timeout it stays silent (its
+// retries may all have gone, and been answered, elsewhere); at `retry_attempts` timeouts
+// the association is to be aborted
 // (TimerOutcome::abort), and its in-flight messages move as on any loss. A retry goes to
 // another association with the function when one is available (the silent one is
 // avoided), else it is sent again on the same association.
@@ -141,6 +143,7 @@ class ProviderEgress {
   RecoveryState recovery_;
   std::set<AssociationId> silent_;
   std::map<AssociationId, std::uint32_t> timeouts_;  // response timeouts on it, cumulative
+  std::map<AssociationId, TimePoint> last_timeout_;  // when the latest one counted
 };
 
 }  // namespace npac::associations

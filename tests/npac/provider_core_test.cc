@@ -171,12 +171,14 @@ const as::FunctionMask kAll =
 
 TEST_CASE("A heartbeat answer completes only the heartbeat of its own provider and association") {
   CoreFixture f;
-  f.set("heartbeat_interval", "", "1s");
-  f.set("heartbeat_timeout", "", "2s");
   RecordingLink& one = f.bind("0001", 1, kAll);
   RecordingLink& two = f.bind("0002", 2, kAll);
+  for (const char* spid : {"0001", "0002"}) {
+    f.set("heartbeat_interval", spid, "10s");
+    f.set("heartbeat_timeout", spid, "20s");
+  }
   for (int interval = 0; interval < 6; ++interval) {
-    f.clock.advance(1s);
+    f.clock.advance(10s);
     f.tick();
     // 0001 answers every heartbeat it got; 0002 never does.
     for (auto& [pdu, tag] : one.sent) {
@@ -191,12 +193,15 @@ TEST_CASE("A heartbeat answer completes only the heartbeat of its own provider a
 
 TEST_CASE("Of five providers with heartbeats on exactly the silent one is aborted after heartbeat_timeout") {
   CoreFixture f;
-  f.set("heartbeat_interval", "", "1s");
-  f.set("heartbeat_timeout", "", "3s");
-  for (int p = 1; p <= 5; ++p) f.bind(std::string("000") + std::to_string(p), p, kAll);
-  // 0003 stays silent; it must be gone 1 s (interval) + 3 s (timeout) later, not sooner.
+  for (int p = 1; p <= 5; ++p) {
+    const std::string spid = std::string("000") + std::to_string(p);
+    f.bind(spid, p, kAll);
+    f.set("heartbeat_interval", spid, "10s");
+    f.set("heartbeat_timeout", spid, "30s");
+  }
+  // 0003 stays silent; it must be gone 10 s (interval) + 30 s (timeout) later, not sooner.
   for (int step = 1; step <= 10; ++step) {
-    f.clock.advance(1s);
+    f.clock.advance(10s);
     f.tick();
     for (int p = 1; p <= 5; ++p) {
       if (p == 3) continue;
@@ -213,15 +218,15 @@ TEST_CASE("Of five providers with heartbeats on exactly the silent one is aborte
 
 TEST_CASE("A heartbeat's invoke id is never one an outstanding request of the provider uses") {
   CoreFixture f;
-  f.set("heartbeat_interval", "", "1s");
   RecordingLink& link = f.bind("0001", 1, kAll);
+  f.set("heartbeat_interval", "0001", "10s");
   f.submit("0001", F::kNotifications, 5);
   f.run();
   REQUIRE(link.sent.size() == 5);
   std::set<std::int32_t> ids;
   for (auto& [pdu, tag] : link.sent) ids.insert(invokeIdOf(pdu));
   link.sent.clear();
-  f.clock.advance(1s);
+  f.clock.advance(10s);
   f.tick();
   REQUIRE(link.sent.size() == 1);
   REQUIRE(isHeartbeat(link.sent[0].first));
@@ -274,10 +279,12 @@ TEST_CASE("A silent association takes no new PDU and is aborted at retry_attempt
   f.run();
   CHECK(a.sent.empty());  // silent: no new PDU
   answerB();
-  f.clock.advance(1s);
-  f.tick();  // A's requests were all answered elsewhere; nothing of A's is due: still silent
-  CHECK(f.lost.empty());
   CHECK(f.cores["0001"]->view().associations.front().silent);
+  f.clock.advance(1s);
+  f.tick();  // still silent a response_timeout later: timeout 2 of retry_attempts 2 → aborted
+  CHECK(f.lost == std::set<db::AssociationId>{1});
+  CHECK(a.abort_reason.find("response_timeout") != std::string::npos);
+  answerB();
   for (db::MessageId id : first) CHECK(f.state(id) == db::MessageState::kAcknowledged);
   for (db::MessageId id : later) CHECK(f.state(id) == db::MessageState::kAcknowledged);
 }
@@ -348,8 +355,10 @@ TEST_CASE("The retention purge removes acknowledged messages past queue_retentio
   const auto waiting = f.submit("0001", F::kQueries, 2);  // no association has queries
   RetentionPurge purge(*f.db, *f.registry, f.clock);
   CHECK(purge.runIfDue().messages == 0);  // acknowledged just now
-  f.clock.advance(59min);
+  f.clock.advance(30s);
   CHECK_FALSE(purge.runIfDue().ran);  // at most once per kPurgeInterval
+  f.clock.advance(58min);
+  CHECK(purge.runIfDue().messages == 0);  // 58.5 min: within queue_retention
   f.clock.advance(2min);
   auto outcome = purge.runIfDue();
   CHECK(outcome.ran);
