@@ -95,16 +95,10 @@ void heartbeatsAbortOnlyTheSilent(std::vector<Member>& members) {
 
 }  // namespace
 
-TEST_CASE("with heartbeats on for two providers only the silent one is aborted and the answering one stays bound") {
-  std::vector<Member> members(2);
-  members[0].spid = "0001";
-  members[0].address = "127.0.0.2";
-  members[1].spid = "0002";
-  members[1].address = "127.0.0.3";
-  members[1].silent = true;
-  heartbeatsAbortOnlyTheSilent(members);
-}
-
+// Two providers are covered in milliseconds on the manual clock
+// (provider_core_test.cc "A heartbeat answer completes only the heartbeat of its own
+// provider and association"); end to end, five providers make the cross-provider match
+// show reliably (it failed against the shared heartbeat map).
 TEST_CASE("with heartbeats on for five providers only the silent one is aborted and the four answering stay bound") {
   std::vector<Member> members(5);
   for (int i = 0; i < 5; ++i) {
