@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 
 #include <memory>
+#include <set>
 
 using namespace npacd_test;
 
@@ -65,12 +66,33 @@ std::chrono::milliseconds cpuTime(pid_t pid) {
   return std::chrono::milliseconds((utime + stime) * 1000 / ticks);
 }
 
-std::size_t openDescriptors(pid_t pid) {
+// Connections npacd has accepted on its association port `port`: descriptors of `pid` that
+// are sockets whose /proc/<pid>/net/tcp{,6} row has local port `port` and is not the listener
+// (state 0A). Counting every descriptor instead races with the admin API's own connections
+// and SQLite's files, which open and close on their own schedule.
+std::size_t acceptedConnections(pid_t pid, std::uint16_t port) {
+  std::set<std::string> inodes;
+  for (const char* family : {"tcp", "tcp6"}) {
+    std::istringstream table(slurp("/proc/" + std::to_string(pid) + "/net/" + family));
+    std::string line;
+    std::getline(table, line);  // header
+    while (std::getline(table, line)) {
+      std::istringstream row(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      row >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >> inode;
+      const auto colon = local.rfind(':');
+      if (colon == std::string::npos) continue;
+      if (std::stoul(local.substr(colon + 1), nullptr, 16) != port || state == "0A") continue;
+      inodes.insert("socket:[" + inode + "]");
+    }
+  }
   std::size_t n = 0;
   std::error_code ec;
   for (fs::directory_iterator it("/proc/" + std::to_string(pid) + "/fd", ec), end; !ec && it != end;
        it.increment(ec)) {
-    ++n;
+    std::error_code link_ec;
+    const auto target = fs::read_symlink(it->path(), link_ec);
+    if (!link_ec && inodes.count(target.string()) != 0) ++n;
   }
   return n;
 }
@@ -170,14 +192,13 @@ TEST_CASE("an idle unbound connection costs npacd less than 16 KiB of resident m
   NpacdProcess npacd;
   REQUIRE(npacd.call(http::verb::put, "/v1/tunables/max_unbound_connections", Json{{"value", 2000}}).status == 200);
   const pid_t pid = pidOf(npacd);
-  const std::size_t fds_before = openDescriptors(pid);
   IdleConnections warmup;  // the allocator's and the reactor's first growth are not per connection
   warmup.open(npacd.port(), 50);
-  REQUIRE(waitUntil([&] { return openDescriptors(pid) >= fds_before + 50; }));
+  REQUIRE(waitUntil([&] { return acceptedConnections(pid, npacd.port()) >= 50; }));
   const long before = residentKiB(pid);
   IdleConnections idle;
   idle.open(npacd.port(), 1000);
-  REQUIRE(waitUntil([&] { return openDescriptors(pid) >= fds_before + 1050; }));
+  REQUIRE(waitUntil([&] { return acceptedConnections(pid, npacd.port()) >= 1050; }));
   const long after = residentKiB(pid);
   const double per_connection = static_cast<double>(after - before) / 1000.0;
   INFO("RSS " << before << " KiB before, " << after << " KiB after 1000 idle connections: "
