@@ -61,6 +61,7 @@ ApiOutcome ApiClient::call(http::verb method, const std::string& target,
   http::request<http::string_body> request{method, target, 11};
   request.set(http::field::host, host);
   request.set(http::field::user_agent, "npacctl");
+  if (!bearerToken_.empty()) request.set(http::field::authorization, "Bearer " + bearerToken_);
   if (!actor.empty()) request.set("X-Npac-Actor", actor);
   if (body) {
     request.set(http::field::content_type, "application/json");

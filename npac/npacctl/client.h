@@ -50,9 +50,15 @@ class ApiClient {
 
   const std::string& api() const { return api_; }
 
+  // Sent as "Authorization: Bearer <token>" on every request (RFC 6750 §2.1); empty
+  // (the default) sends no Authorization header.
+  void setBearerToken(std::string token) { bearerToken_ = std::move(token); }
+  const std::string& bearerToken() const { return bearerToken_; }
+
  private:
   std::string api_;
   std::chrono::seconds timeout_;
+  std::string bearerToken_;
 };
 
 // Percent-encodes one path segment or query value.
