@@ -4,19 +4,48 @@
 #include <linux/fs.h>
 #include <sqlite3.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <system_error>
 #include <utility>
+
+#include <spdlog/spdlog.h>
 
 #include "db/migrations.h"
 #include "db/storage_health.h"
 
 namespace npac::db {
 namespace {
+
+// The database holds the NPAC's private signing keys and the admin API's token digests:
+// owner only. SQLite's unix VFS creates -wal and -shm with the database file's mode, so a
+// database file created 0600 here makes all three 0600 (docs/DATABASE.md "File modes").
+void createOwnerOnly(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd >= 0) ::close(fd);  // EEXIST: another opener made it first; SQLite opens it as is
+}
+
+// An existing file readable or writable by group or others is left as the operator set it
+// (a backup group may be deliberate) but said once per file and process.
+void warnIfShared(const std::string& path) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  for (const std::string& file : {path, path + "-wal", path + "-shm"}) {
+    struct stat st{};
+    if (::stat(file.c_str(), &st) != 0 || (st.st_mode & 077) == 0) continue;
+    std::lock_guard lock(mutex);
+    if (!warned.insert(file).second) continue;
+    spdlog::warn("database file {} has mode {:04o}: group or others can reach the NPAC's private keys and "
+                 "token digests in it; chmod 600 {}",
+                 file, static_cast<unsigned>(st.st_mode & 07777), file);
+  }
+}
 
 std::string directoryOf(const std::string& path) {
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
@@ -224,6 +253,9 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path,
   if (check_blank && std::filesystem::file_size(path, ec) == 0 && !ec) {
     return blankFileRefusal(path, "the file exists but is empty (0 bytes)");
   }
+
+  if (!existed && options.create_if_missing) createOwnerOnly(path);
+  if (existed) warnIfShared(path);
 
   sqlite3* handle = nullptr;
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;

@@ -114,6 +114,14 @@ CREATE TABLE npac_keys(
   created_at INTEGER NOT NULL,
   last_sequence INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY(list_id, key_id));
+
+CREATE TABLE api_tokens(
+  name TEXT PRIMARY KEY NOT NULL CHECK(length(name) BETWEEN 1 AND 64),
+  role TEXT NOT NULL CHECK(role IN ('operator', 'application', 'reader')),
+  secret_sha256 BLOB NOT NULL UNIQUE CHECK(length(secret_sha256) = 32),
+  created_at INTEGER NOT NULL,
+  created_by TEXT NOT NULL,
+  revoked_at INTEGER);
 )sql";
 
 // Version 1 → 2. A key's last accepted bind sequence number (NULL: none yet) so a
@@ -161,6 +169,19 @@ ALTER TABLE outbound_queue ADD COLUMN kind TEXT NOT NULL DEFAULT 'push'
 ALTER TABLE outbound_queue ADD COLUMN opcode INTEGER NOT NULL DEFAULT -1;
 ALTER TABLE outbound_queue ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0
   CHECK(confirmed IN (0, 1));
+)sql";
+
+// Version 4 → 5. The admin API's bearer tokens (db/token_store.h): a name, a role and the
+// SHA-256 of the secret, never the secret itself; revoked rows stay so a name is never
+// reused and the audit log's actors keep meaning one holder.
+constexpr const char* kMigrateV4ToV5 = R"sql(
+CREATE TABLE api_tokens(
+  name TEXT PRIMARY KEY NOT NULL CHECK(length(name) BETWEEN 1 AND 64),
+  role TEXT NOT NULL CHECK(role IN ('operator', 'application', 'reader')),
+  secret_sha256 BLOB NOT NULL UNIQUE CHECK(length(secret_sha256) = 32),
+  created_at INTEGER NOT NULL,
+  created_by TEXT NOT NULL,
+  revoked_at INTEGER);
 )sql";
 
 Status backfillMessageFacts(Database& db, const MigrationOptions& options) {
@@ -238,6 +259,10 @@ Status climb(Database& db, int version, int target, const MigrationOptions& opti
     if (Status status = db.executeScript(kMigrateV3ToV4); !status) return status;
     if (Status status = backfillMessageFacts(db, options); !status) return status;
     version = 4;
+  }
+  if (version == 4 && target > 4) {
+    if (Status status = db.executeScript(kMigrateV4ToV5); !status) return status;
+    version = 5;
   }
   if (version != target) {
     return Status::internal("migration ladder stopped at version " + std::to_string(version));

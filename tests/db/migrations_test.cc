@@ -299,7 +299,7 @@ TEST_CASE("A version 3 file's queued rows are typed by the classifier when upgra
   OpenOptions options;
   options.migration.classify_queued_pdu = classifyForTest;
   auto db = openFresh(dir, options);
-  CHECK(readSchemaVersion(*db)->version == 4);
+  CHECK(readSchemaVersion(*db)->version == kCurrentSchemaVersion);
   OutboundQueue queue(*db);
   // The first row of the v1 fixture (x'3003020105') cannot be classified, priority 0.
   CHECK(factsOf(queue, 1) == MessageFacts{MessageKind::kPush, kUnknownOpcode, false});
@@ -374,4 +374,53 @@ TEST_CASE("Upgrading an existing file to a version below its own is refused") {
   auto db = openFresh(dir);
   CHECK(upgradeExistingTo(*db, 2).code() == Status::Code::kInvalidArgument);
   CHECK(upgradeExistingTo(*db, kCurrentSchemaVersion + 1).code() == Status::Code::kInvalidArgument);
+}
+
+// ---- version 5: the admin API's tokens ---------------------------------------------
+
+TEST_CASE("A version 4 file gains the token table when upgraded to version 5 keeping its data") {
+  TempDir dir;
+  buildFileAt(dir.file("npacd.db"), 3, kOldRows);
+  {
+    auto raw = openRaw(dir.file("npacd.db"));
+    REQUIRE(upgradeExistingTo(*raw, 4).isOk());
+    REQUIRE(readSchemaVersion(*raw)->version == 4);
+    auto tables = raw->prepare("SELECT count(*) FROM sqlite_master WHERE name = 'api_tokens'");
+    REQUIRE(tables->step().value());
+    REQUIRE(tables->columnInt(0) == 0);
+  }
+  auto db = openFresh(dir);
+  CHECK(readSchemaVersion(*db)->version == 5);
+  CHECK(db->execute("INSERT INTO api_tokens(name, role, secret_sha256, created_at, created_by) "
+                    "VALUES('ops', 'operator', zeroblob(32), 1, 'npacd')")
+            .isOk());
+  auto rows = db->prepare("SELECT count(*) FROM outbound_queue");
+  REQUIRE(rows->step().value());
+  CHECK(rows->columnInt(0) == 5);
+}
+
+TEST_CASE("An upgraded version 4 file has exactly the schema of a new file") {
+  TempDir dir;
+  buildFileAt(dir.file("old.db"), 3, "");
+  {
+    auto raw = openRaw(dir.file("old.db"));
+    REQUIRE(upgradeExistingTo(*raw, 4).isOk());
+  }
+  auto upgraded = Database::open(dir.file("old.db"));
+  REQUIRE(upgraded.isOk());
+  auto fresh = openFresh(dir);
+  auto upgraded_shape = schemaShape(**upgraded);
+  auto fresh_shape = schemaShape(*fresh);
+  REQUIRE(upgraded_shape.size() == fresh_shape.size());
+  for (const auto& [name, shape] : fresh_shape) {
+    INFO(name);
+    CHECK(upgraded_shape[name] == shape);
+  }
+}
+
+TEST_CASE("A version 5 file stays usable by npacd of schema 4") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  CHECK(readSchemaVersion(*db)->version == 5);
+  CHECK(readSchemaVersion(*db)->last_compatible_version == 4);
 }
