@@ -4,6 +4,9 @@
 //
 // Threads: the core io_context (network + AssociationManager), the admin API's
 // io_context, the QueueWriter's writer thread. SIGTERM/SIGINT: graceful shutdown.
+// Settings come from the command line and, under it, from --config FILE (config_file.h);
+// under systemd npacd tells the manager when it is ready, when it stops, and pings its
+// watchdog from the core thread (systemd_notify.h).
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -24,6 +27,9 @@
 #include "npac/npacd/api/admin_api.h"
 #include "npac/npacd/core/association_manager.h"
 #include "npac/npacd/config.h"
+#include "npac/npacd/config_file.h"
+#include "npac/npacd/logging.h"
+#include "npac/npacd/systemd_notify.h"
 #include "npac/version.h"
 #include "npac/npacd/npac_keys.h"
 #include "npac/npacd/queued_pdu_facts.h"
@@ -64,8 +70,37 @@ int main(int argc, char** argv) {
                "serve the admin API on a non-loopback address (it has no authentication: put "
                "it behind an authenticating proxy or a firewall)");
   app.add_option("--durability", durability, "full (fsync every commit) or normal")->capture_default_str();
-  app.add_option("--log-level", config.log_level, "trace, debug, info, warn, error, off")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--log-level", config.log_level,
+                 "trace, debug, info, warn, error, critical, off (changeable at run time: PUT /v1/log-level)")
+      ->capture_default_str();
+  npacd::LogOptions log_options;
+  app.add_option("--log-format", log_options.format, "text, or json (one JSON object per line)")->capture_default_str();
+  app.add_option("--log-target", log_options.target,
+                 "stdout, or journal (the systemd journal, with each line's priority)")
+      ->capture_default_str();
+  app.add_option("--log-file", log_options.file, "write the log to this file, rotated by size, instead of stdout");
+  app.add_option("--log-max-size", log_options.max_size, "bytes a --log-file grows to before it rotates")
+      ->capture_default_str();
+  app.add_option("--log-max-files", log_options.max_files, "rotated --log-file files kept (FILE.1 ... FILE.N)")
+      ->capture_default_str();
+  // Every option above may be set in the file too (name = value, TOML); the command line
+  // wins. The file is checked line by line first (config_file.h).
+  CLI::Option* config_option =
+      app.set_config("--config", "", "read settings from this TOML file (packaging/npacd.toml lists them)");
+  app.config_formatter(std::make_shared<npacd::CheckedTomlConfig>(app, config_option));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // A bad command line or configuration file: exit 2 like every other refusal at start.
+    std::fprintf(stderr, "npacd: %s\n", e.what());
+    return 2;
+  }
 
   std::string error;
   if (!npacd::parseEndpoint(listen, &config.listen_address, &config.listen_port, &error) ||
@@ -86,7 +121,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "npacd: --durability must be full or normal, got '%s'\n", durability.c_str());
     return 2;
   }
-  spdlog::set_level(spdlog::level::from_str(config.log_level));
+  log_options.level = config.log_level;
+  if (!npacd::setUpLogging(log_options, &error)) {
+    std::fprintf(stderr, "npacd: %s\n", error.c_str());
+    return 2;
+  }
 
   std::error_code fs_error;
   const auto parent = std::filesystem::path(config.db_path).parent_path();
@@ -184,15 +223,23 @@ int main(int argc, char** argv) {
 
   auto api_work = boost::asio::make_work_guard(api_io);
   std::thread api_thread([&] { api_io.run(); });
+  // Both listeners accept now: systemd may start what depends on npacd.
+  npacd::SystemdNotifier notifier;
+  npacd::SystemdNotifier::ready("associations on " + config.listen_address + ":" +
+                                std::to_string(manager->port()) + ", admin API on " + config.api_address +
+                                ":" + std::to_string((*admin)->port()));
+  notifier.startWatchdog(core_io);
 
   boost::asio::signal_set signals(core_io, SIGTERM, SIGINT);
   signals.async_wait([&](boost::system::error_code signal_ec, int signal) {
     if (signal_ec) return;
     spdlog::info("signal {}: releasing associations and stopping", signal);
+    npacd::SystemdNotifier::stopping("draining: releasing associations");
     manager->shutdown([&] { core_io.stop(); });
   });
   auto core_work = boost::asio::make_work_guard(core_io);
   core_io.run();
+  notifier.stopWatchdog();
 
   boost::asio::post(api_io, [&] { (*admin)->stop(); });
   api_work.reset();

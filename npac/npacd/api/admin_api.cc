@@ -1,6 +1,7 @@
 #include "npac/npacd/api/admin_api.h"
 
 #include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
 
 #include "db/provider_store.h"
 #include "npac/npacd/api/request.h"
@@ -202,6 +203,8 @@ db::Result<std::unique_ptr<AdminApi>> AdminApi::start(boost::asio::io_context& i
 }
 
 void AdminApi::handle(HttpRequest&& request, Responder respond) {
+  // At --log-level debug (or PUT /v1/log-level), each request is logged as it arrives.
+  spdlog::debug("admin API: {} {}", std::string(http::to_string(request.method())), std::string(request.target()));
   ApiRequest r;
   if (std::optional<ApiError> error = parseApiRequest(request, &r)) {
     return respond(errorResponse(http::status::bad_request, error->code, error->message));
@@ -295,6 +298,11 @@ void AdminApi::route(ApiRequest& r, Responder& respond) {
     }
     if (is({"v1", "association-log"})) return reply(V::get, [&] { return associationLog(r); });
     if (is({"v1", "audit-log"})) return reply(V::get, [&] { return auditLog(r); });
+    if (is({"v1", "log-level"})) {
+      if (r.method == V::get) return respond(getLogLevel(r));
+      if (r.method == V::put) return respond(setLogLevel(r));
+      return method_not_allowed();
+    }
     if (is({"v1", "associations", "*", "abort"})) {
       if (r.method != V::post) return method_not_allowed();
       return abortAssociation(r, p[2], respond);

@@ -115,6 +115,10 @@ class AdminApi {
   HttpResponse associationLog(ApiRequest& r);
   HttpResponse auditLog(ApiRequest& r);
 
+  // log_level_routes.cc: GET/PUT /v1/log-level (the level at run time, audited)
+  HttpResponse getLogLevel(ApiRequest& r);
+  HttpResponse setLogLevel(ApiRequest& r);
+
   // True if `spid` is a provisioned provider; otherwise false and `*error` says why.
   bool requireProvider(ApiRequest& r, const std::string& spid, HttpResponse* error);
 
