@@ -82,6 +82,17 @@ std::uint64_t QueueWriter::committedMessages() const {
   return committed_messages_;
 }
 
+QueueWriter::Metrics QueueWriter::metrics() const {
+  std::lock_guard lock(mutex_);
+  Metrics out;
+  out.committed_batches = committed_batches_;
+  out.committed_messages = committed_messages_;
+  out.failed_batches = failed_batches_;
+  out.backlog_messages = pending_messages_;
+  out.commit_seconds = commit_seconds_;
+  return out;
+}
+
 void QueueWriter::run() {
   std::vector<Submission> batch;
   for (;;) {
@@ -112,6 +123,7 @@ void QueueWriter::commitBatch(std::vector<Submission>& batch) {
 
   Transaction txn(*db_);
   Status status = txn.begin();
+  double commit_duration = 0;
   std::size_t appended = 0;
   if (status) {
     for (Submission& submission : batch) {
@@ -129,10 +141,18 @@ void QueueWriter::commitBatch(std::vector<Submission>& batch) {
         break;
       }
     }
-    if (status) status = txn.commit();
+    if (status) {
+      const auto started = std::chrono::steady_clock::now();
+      status = txn.commit();
+      commit_duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    }
   }
   if (!status) {
     txn.rollback();
+    {
+      std::lock_guard lock(mutex_);
+      ++failed_batches_;
+    }
     for (Submission& submission : batch) submission.done(status);
     return;
   }
@@ -140,6 +160,7 @@ void QueueWriter::commitBatch(std::vector<Submission>& batch) {
     std::lock_guard lock(mutex_);
     ++committed_batches_;
     committed_messages_ += appended;
+    commit_seconds_.observe(commit_duration);
   }
   for (std::size_t i = 0; i < batch.size(); ++i) batch[i].done(std::move(results[i]));
 }

@@ -22,6 +22,8 @@
 // submissions complete with kShutdown. The writer uses its own Database connection.
 #pragma once
 
+#include <array>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -34,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/metrics_text.h"
 #include "db/clock.h"
 #include "db/database.h"
 #include "db/outbound_queue.h"
@@ -84,6 +87,20 @@ class QueueWriter {
   std::uint64_t committedBatches() const;
   std::uint64_t committedMessages() const;
 
+  // For GET /metrics: a copy taken under the writer's lock (the writer thread updates it
+  // under the same lock once per batch, never per message).
+  struct Metrics {
+    std::uint64_t committed_batches = 0;
+    std::uint64_t committed_messages = 0;
+    std::uint64_t failed_batches = 0;  // rolled back: every submission got the error
+    std::size_t backlog_messages = 0;  // submitted, not yet committed
+    // The COMMIT statement's duration (seconds): the fsync --durability asks for.
+    common::Histogram commit_seconds{kCommitBuckets};
+  };
+  static constexpr std::array<double, 12> kCommitBuckets{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                         0.05,   0.1,   0.25,   0.5,   1,     2.5};
+  Metrics metrics() const;
+
  private:
   struct Submission {
     std::vector<NewMessage> messages;
@@ -105,6 +122,8 @@ class QueueWriter {
   bool stopping_ = false;
   std::uint64_t committed_batches_ = 0;
   std::uint64_t committed_messages_ = 0;
+  std::uint64_t failed_batches_ = 0;
+  common::Histogram commit_seconds_{kCommitBuckets};
 
   std::thread writer_;  // last: started after every member above exists
 };

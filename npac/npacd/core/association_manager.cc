@@ -167,6 +167,7 @@ ProviderCore& AssociationManager::coreFor(const std::string& spid) {
     if (!slot) {
     ProviderCore::Host& host = *this;  // a private base: converted here, not in make_unique
     slot = std::make_unique<ProviderCore>(spid, clock_, registry_, store_, host);
+    slot->setCounting(counting_);
   }
   return *slot;
 }

@@ -91,6 +91,11 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   void queueView(std::string spid, QueueViewDone done) override;
   void abortAssociation(db::AssociationId id, std::string actor, StatusDone done) override;
   void releaseProvider(std::string spid, std::string reason, CountDone done) override;
+  void metrics(bool providers, MetricsDone done) override;
+  // Counting for GET /metrics (core_metrics.h), on by default; npacd --metrics off turns
+  // it off before io runs, and nothing is then counted (the cost of counting, measured by
+  // bench/npacd_load.sh). Core thread, or before io runs.
+  void setCounting(bool on);
 
   // SessionOwner (core thread).
   void onConnectIndication(const std::shared_ptr<Session>& session,
@@ -154,6 +159,10 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   std::vector<std::shared_ptr<PendingPoll>> polls_;
   bool stopping_ = false;
   std::vector<tunables::TunableRegistry::Subscription> subscriptions_;
+  // Metrics (core thread): bind admissions, by LnpBindRefusal reason code when refused.
+  bool counting_ = true;
+  std::uint64_t binds_accepted_ = 0;
+  std::map<std::string, std::uint64_t> binds_refused_;
 };
 
 }  // namespace npac::npacd

@@ -210,4 +210,31 @@ void AssociationManager::releaseProvider(std::string spid, std::string reason, C
   });
 }
 
+void AssociationManager::setCounting(bool on) {
+  counting_ = on;
+  for (auto& [spid, provider] : cores_) provider->setCounting(on);
+}
+
+void AssociationManager::metrics(bool providers, MetricsDone done) {
+  asio::post(io_, [this, providers, done = std::move(done)] {
+    CoreMetrics out;
+    out.counting = counting_;
+    out.listening = !stopping_ && listener_.accepting();
+    out.draining = stopping_;
+    out.storage_ok = store_.healthy();
+    if (providers) {
+      out.binds_accepted = binds_accepted_;
+      out.binds_refused = binds_refused_;
+      const Listener::Counters& c = listener_.counters();
+      out.connections_accepted = c.accepted;
+      out.connections_dropped = c.dropped_over_cap + c.dropped_at_fd_limit + c.shed_at_fd_limit;
+      out.bind_timeouts = c.bind_timeouts;
+      out.unbound_connections = listener_.unboundCount();
+      out.providers.reserve(cores_.size());
+      for (auto& [spid, provider] : cores_) out.providers.push_back(provider->metrics());
+    }
+    done(std::move(out));
+  });
+}
+
 }  // namespace npac::npacd

@@ -23,6 +23,7 @@ void AssociationManager::rejectBind(const std::shared_ptr<Session>& session,
   spdlog::warn("bind rejected: SPID {} NSAP {} mask {} from {}: {} ({})", spid.empty() ? "-" : spid,
                session->nsap().toHex(), as::FunctionMask(static_cast<std::uint8_t>(mask)).toString(),
                session->peer(), reason, code);
+  if (counting_) ++binds_refused_[code];  // the reason codes are a fixed set (bind_diagnostic.h)
   db::AssociationEvent event;
   event.at = clock_.wallMs();
   event.kind = db::AssociationEventKind::kReject;
@@ -164,6 +165,7 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   session->accept(id, aare);
   listener_.forget(*session);
   provider.onBound(std::make_shared<SessionLink>(session), spec, request->recovery_mode);
+  if (counting_) ++binds_accepted_;
   logEvent(db::AssociationEventKind::kBind, *session,
            verdict.decision.replaced ? "bind accepted, replacing an association" : "bind accepted");
   spdlog::info("bind accepted: SPID {} NSAP {} mask {} association {} from {}{}", spid,

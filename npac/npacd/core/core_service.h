@@ -14,6 +14,7 @@
 //                     (NANC 353 7.b.iv).
 //   listAssociations  the live associations with their counters.
 //   abortAssociation  an operator abort of one association.
+//   metrics           a snapshot of the core's counters and state (GET /metrics, /ready).
 //
 // Threading contract:
 //  - The admin API calls every method from its own io_context thread (the "API thread"),
@@ -47,6 +48,7 @@
 #include "db/clock.h"
 #include "db/outbound_queue.h"
 #include "db/status.h"
+#include "npac/npacd/core/core_metrics.h"
 
 namespace npac::npacd {
 
@@ -208,6 +210,16 @@ class CoreService {
   // Completes with how many associations are being released. `reason` goes to the log.
   using CountDone = std::function<void(std::size_t)>;
   virtual void releaseProvider(std::string spid, std::string reason, CountDone done) = 0;
+
+  // A snapshot of the core's counters, taken on the core thread (core_metrics.h): every
+  // provider's when `providers`, else only the core's own state (listener, drain,
+  // storage), which is what a readiness probe needs. A core that keeps no metrics (a
+  // test double) answers kInternal.
+  using MetricsDone = std::function<void(db::Result<CoreMetrics>)>;
+  virtual void metrics(bool providers, MetricsDone done) {
+    (void)providers;
+    done(db::Status::internal("this core keeps no metrics"));
+  }
 };
 
 // The bytes a submitted operation is queued as: its ROSE Invoke with the placeholder

@@ -84,6 +84,8 @@ class Listener {
   // `session` is no longer unbound (bound, or refused): the Listener lets go of it.
   void forget(const Session& session);
 
+  // Listening and not stopped (GET /ready).
+  bool accepting() const { return !stopped_ && acceptor_.is_open(); }
   std::size_t unboundCount() const { return unbound_.size(); }
   const Counters& counters() const { return counters_; }
   // The cap learnt at the descriptor limit; SIZE_MAX while none applies.

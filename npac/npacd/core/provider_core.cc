@@ -91,6 +91,7 @@ void ProviderCore::onLost(db::AssociationId id) {
       continue;
     }
     if (write(t, stored->pdu, factsOf(*stored)) != Written::kBadPdu) {
+      if (counters_) countWritten(*stored, factsOf(*stored), /*retransmission=*/true);
       store_.markSent({stored->id}, static_cast<db::AssociationId>(t.association), now_ms);
     }
   }
@@ -99,6 +100,7 @@ void ProviderCore::onLost(db::AssociationId id) {
   if (throttle_) {
     for (std::size_t i = 0; i < outcome.requeue.size(); ++i) throttle_->onTransactionEnded(now);
   }
+  for (as::MessageId message : outcome.requeue) in_flight_series_.erase(static_cast<db::MessageId>(message));
   store_.requeue(std::vector<db::MessageId>(outcome.requeue.begin(), outcome.requeue.end()));
   host_.wakeDelivery(spid_);
 }
@@ -150,14 +152,29 @@ void ProviderCore::onAnswer(db::AssociationId id, const cmip::RoseApdu& apdu) {
   auto it = links_.find(id);
   if (it != links_.end() && it->second.heartbeat == *answered) {
     // The heartbeat of this association (NANC 404), and nothing else.
+    if (counters_) {
+      counters_->heartbeat_rtt.observe(
+          std::chrono::duration<double>(clock_.now() - it->second.heartbeat_sent_at).count());
+    }
     egress_->outstanding().releaseInvokeId(*answered);
     it->second.heartbeat.reset();
     return;
   }
   const as::TimePoint now = clock_.now();
+  std::optional<as::TimePoint> sent_at;
+  if (counters_) {
+    if (auto request = egress_->outstanding().find(*answered)) sent_at = request->sent_at;
+  }
   auto message = egress_->onResponse(*answered, static_cast<as::AssociationId>(id), now);
   if (message) {
     if (throttle_) throttle_->onTransactionEnded(now);
+    if (counters_) {
+      // From the latest send: a retransmission's round trip is its own (X.880 gives a
+      // request one invoke id, so the answer cannot say which send it answers).
+      if (sent_at) counters_->response_rtt.observe(std::chrono::duration<double>(now - *sent_at).count());
+      countAnswered(static_cast<db::MessageId>(*message),
+                    error ? ProviderCounters::kFailed : ProviderCounters::kAcknowledged);
+    }
     if (error) {
       store_.markFailed(static_cast<db::MessageId>(*message), "the provider answered with an error",
                         clock_.wallMs());
@@ -173,6 +190,9 @@ void ProviderCore::onWritten(db::AssociationId id, std::int64_t tag) {
   (void)id;
   auto it = unconfirmed_.find(static_cast<db::MessageId>(tag));
   if (it != unconfirmed_.end()) {
+    if (counters_) {
+      counters_->count(ProviderCounters::kAcknowledged, it->second.series.function, it->second.series.operation);
+    }
     if (it->second.invoke_id) egress_->outstanding().releaseInvokeId(*it->second.invoke_id);
     unconfirmed_.erase(it);
   }
@@ -194,7 +214,9 @@ void ProviderCore::move(const as::Transmission& t) {
                   stored.status().toString());
     return;
   }
-  write(t, stored->pdu, factsOf(*stored));
+  if (write(t, stored->pdu, factsOf(*stored)) != Written::kBadPdu && counters_) {
+    countWritten(*stored, factsOf(*stored), /*retransmission=*/true);
+  }
   const auto association = static_cast<db::AssociationId>(t.association);
   if (stored->state == db::MessageState::kSent && stored->association_id != association) {
     store_.moveSent(stored->id, association);
@@ -244,6 +266,7 @@ void ProviderCore::onSrrOff() {
   // The moved requests now belong to the association that stays; those that could not
   // be placed go back to queued (nothing lost, nothing sent twice under another id).
   for (const auto& t : outcome.retransmissions) move(t);
+  for (as::MessageId message : outcome.requeue) in_flight_series_.erase(static_cast<db::MessageId>(message));
   store_.requeue(std::vector<db::MessageId>(outcome.requeue.begin(), outcome.requeue.end()));
   spdlog::info("SPID {}: SRR turned off, {} association(s) to release", spid_, outcome.plan.size());
   for (const auto& planned : outcome.plan) {
@@ -269,6 +292,62 @@ void ProviderCore::describe(std::vector<AssociationInfo>& out) const {
                                                                                     : "bound";
     out.push_back(std::move(info));
   }
+}
+
+void ProviderCore::setCounting(bool on) {
+  if (!on) {
+    counters_.reset();
+    in_flight_series_.clear();
+  } else if (!counters_) {
+    counters_ = std::make_unique<ProviderCounters>();
+  }
+}
+
+void ProviderCore::countWritten(const db::QueuedMessage& row, const Facts& facts, bool retransmission) {
+  const PduSeries series{routingFunction(row.function_mask),
+                         static_cast<std::uint8_t>(ProviderCounters::operationIndex(row.opcode))};
+  counters_->count(ProviderCounters::kSent, series.function, series.operation);
+  if (retransmission) counters_->count(ProviderCounters::kRetransmitted, series.function, series.operation);
+  if (facts.confirmed) {
+    in_flight_series_[row.id] = series;
+  } else if (auto it = unconfirmed_.find(row.id); it != unconfirmed_.end()) {
+    it->second.series = series;
+  }
+}
+
+void ProviderCore::countAnswered(db::MessageId message, ProviderCounters::Outcome outcome) {
+  PduSeries series;
+  if (auto it = in_flight_series_.find(message); it != in_flight_series_.end()) {
+    series = it->second;
+    in_flight_series_.erase(it);
+  }
+  counters_->count(outcome, series.function, series.operation);
+}
+
+CoreMetrics::Provider ProviderCore::metrics() {
+  CoreMetrics::Provider out;
+  out.spid = spid_;
+  if (counters_) out.counters = *counters_;
+  std::vector<AssociationInfo> infos;
+  describe(infos);
+  for (const AssociationInfo& info : infos) {
+    CoreMetrics::Provider::Association a;
+    a.id = info.id;
+    a.state = info.state;
+    a.outstanding = info.outstanding;
+    const auto member = egress_->logical().find(static_cast<as::AssociationId>(info.id));
+    a.congested = member && member->member_state == dispatch::MemberState::kCongested;
+    a.sent = info.sent;
+    a.received = info.received;
+    a.retransmissions = info.retransmissions;
+    out.associations.push_back(std::move(a));
+  }
+  out.recovering = !egress_->recovery().mayPush();
+  if (throttle_) {
+    const int level = throttle_->evaluate(clock_.now());  // as view() reports it
+    out.throttle_level = throttled_ ? std::max(level, 1) : level;
+  }
+  return out;
 }
 
 ProviderQueueView ProviderCore::view() {

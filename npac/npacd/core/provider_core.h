@@ -30,6 +30,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "associations/provider_egress.h"
@@ -37,6 +38,7 @@
 #include "dispatch/throttle_group.h"
 #include "npac/npacd/core/association_link.h"
 #include "npac/npacd/core/clock.h"
+#include "npac/npacd/core/core_metrics.h"
 #include "npac/npacd/core/core_service.h"
 #include "npac/npacd/core/delivery_store.h"
 #include "tunables/registry.h"
@@ -121,6 +123,11 @@ class ProviderCore {
   // ---- operators ----
   ProviderQueueView view();
   void describe(std::vector<AssociationInfo>& out) const;
+  // Counting for GET /metrics (core_metrics.h), on from construction; off drops the
+  // counters, and no increment or clock read is made for them afterwards.
+  void setCounting(bool on);
+  // This provider's counters and live associations, for a scrape.
+  CoreMetrics::Provider metrics();
   // At stop: whether anything is still bound.
   std::size_t associationCount() const { return links_.size(); }
 
@@ -152,6 +159,10 @@ class ProviderCore {
   void heartbeats(associations::TimePoint now);
   std::uint32_t usableFunctions() const;
   void requestRelease(db::AssociationId id);
+  // Metrics (only while counters_ is set): a row written on the wire, first send or not.
+  void countWritten(const db::QueuedMessage& row, const Facts& facts, bool retransmission);
+  // The acknowledged or failed count of a confirmed request's row, and forgets it.
+  void countAnswered(db::MessageId message, ProviderCounters::Outcome outcome);
 
   std::string spid_;
   const CoreClock& clock_;
@@ -165,6 +176,7 @@ class ProviderCore {
   struct Unconfirmed {
     db::AssociationId association = 0;
     std::optional<associations::InvokeId> invoke_id;
+    PduSeries series;  // for its acknowledged count, while counting
   };
   std::map<db::MessageId, Unconfirmed> unconfirmed_;
   // Egress throttling (throttle_* tunables; none while both limits are off).
@@ -173,6 +185,9 @@ class ProviderCore {
   std::uint32_t pace_in_slot_ = 0;   // pushes in that slot
   bool throttled_ = false;           // the last delivery stopped for throttling
   bool wake_armed_ = false;
+  // Metrics; none while counting is off. What each confirmed request in flight is.
+  std::unique_ptr<ProviderCounters> counters_ = std::make_unique<ProviderCounters>();
+  std::unordered_map<db::MessageId, PduSeries> in_flight_series_;
 };
 
 }  // namespace npac::npacd

@@ -44,7 +44,7 @@ ProviderCore::Written ProviderCore::write(const as::Transmission& t,
   const auto message = static_cast<db::MessageId>(t.message);
   if (facts.response) {
     // It carries the provider's invoke id already; acknowledged when written.
-    unconfirmed_[message] = {it->first, std::nullopt};
+    unconfirmed_[message] = {it->first, std::nullopt, {}};
     return link.send(pdu, static_cast<std::int64_t>(t.message)) ? Written::kWritten : Written::kRefused;
   }
   std::optional<as::InvokeId> invoke_id = t.invoke_id;
@@ -54,7 +54,7 @@ ProviderCore::Written ProviderCore::write(const as::Transmission& t,
     // PDU is written (onWritten), when it counts as acknowledged (docs/OPERATIONS.md).
     invoke_id = egress_->outstanding().reserveInvokeId();
     if (!invoke_id) return Written::kRefused;
-    unconfirmed_[message] = {it->first, invoke_id};
+    unconfirmed_[message] = {it->first, invoke_id, {}};
     tag = static_cast<std::int64_t>(t.message);
   }
   // The placeholder invoke id is replaced in the encoded bytes (a splice, no re-encode).
@@ -195,6 +195,13 @@ void ProviderCore::deliver() {
     }
     placed_any = true;
     const Written written = write(t, row.pdu, facts);
+    if (counters_) {
+      if (written == Written::kBadPdu) {
+        counters_->count(ProviderCounters::kFailed, function, ProviderCounters::operationIndex(row.opcode));
+      } else {
+        countWritten(row, facts, t.retransmission || row.retransmission);
+      }
+    }
     if (written == Written::kBadPdu) continue;
     sent[static_cast<db::AssociationId>(t.association)].push_back(row.id);
     if (written == Written::kRefused) {

@@ -120,6 +120,7 @@ bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::C
     answerError(std::string(as::toString(selected.error())));
     return true;
   }
+  if (counters_) ++counters_->recovery_sessions;
   const as::TimePoint now = clock_.now();
   const db::TimeMs now_ms = clock_.wallMs();
   std::int64_t count = 0;
@@ -135,6 +136,7 @@ bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::C
     Facts facts = factsOf(row);
     facts.confirmed = true;
     if (facts.response || write(*outcome.transmission, row.pdu, facts) != Written::kWritten) break;
+    if (counters_) countWritten(row, facts, /*retransmission=*/false);
     if (row.state == db::MessageState::kQueued) {
       store_.markSent({row.id}, static_cast<db::AssociationId>(outcome.transmission->association), now_ms);
     }
