@@ -58,21 +58,23 @@ run() {
   done
   [[ -n "$api" && -n "$listen" ]] || { echo "npacd did not start"; cat "$dir/npacd.log"; exit 1; }
   local A="http://127.0.0.1:$api"
-  curl -s -XPOST "$A/v1/providers" -d '{"spid":"0001","name":"load","system_type":"soa","actor":"bench"}' >/dev/null
+  # The admin API takes the operator token npacd wrote next to its database at start.
+  local H="Authorization: Bearer $(cat "$dir/npacd.db.token")"
+  curl -s -H "$H" -XPOST "$A/v1/providers" -d '{"spid":"0001","name":"load","system_type":"soa","actor":"bench"}' >/dev/null
   python3 -c "import json,sys;print(json.dumps({'key_list_id':1,'key_id':1,'algorithm':'ed25519','public_key_pem':open(sys.argv[1]).read(),'actor':'bench'}))" "$WORK/key.pem.pub" >"$dir/key.json"
-  curl -s -XPOST "$A/v1/providers/0001/keys" -d @"$dir/key.json" >/dev/null
-  curl -s -XPUT "$A/v1/providers/0001/srr" -d '{"on":true,"actor":"bench"}' >/dev/null
-  curl -s -XPUT "$A/v1/tunables/congestion_window" -d '{"value":1000,"actor":"bench"}' >/dev/null
+  curl -s -H "$H" -XPOST "$A/v1/providers/0001/keys" -d @"$dir/key.json" >/dev/null
+  curl -s -H "$H" -XPUT "$A/v1/providers/0001/srr" -d '{"on":true,"actor":"bench"}' >/dev/null
+  curl -s -H "$H" -XPUT "$A/v1/tunables/congestion_window" -d '{"value":1000,"actor":"bench"}' >/dev/null
   # The simulator verifies npacd's signed bind responses with the NPAC key npacd made at start.
-  curl -s "$A/v1/npac-keys/1/1/public" | python3 -c 'import json,sys;print(json.load(sys.stdin)["public_key_pem"],end="")' >"$dir/npac.pub.pem"
+  curl -s -H "$H" "$A/v1/npac-keys/1/1/public" | python3 -c 'import json,sys;print(json.load(sys.stdin)["public_key_pem"],end="")' >"$dir/npac.pub.pem"
   "$BIN/npac-soa-sim" --npac "127.0.0.1:$listen" --spid 0001 --key "$WORK/key.pem" --npac-key "$dir/npac.pub.pem" \
       --functions soa-management,notifications --from 127.0.0.2 --from 127.0.0.3 --from 127.0.0.4 \
       --from 127.0.0.5 --expect "$N" --duration 120s --log-level warn --report "$dir/sim.json" &
   local sim=$!; PIDS+=("$sim")
-  until [[ $(curl -s "$A/v1/associations" | python3 -c 'import json,sys;print(len(json.load(sys.stdin)["associations"]))') == 4 ]]; do sleep 0.05; done
+  until [[ $(curl -s -H "$H" "$A/v1/associations" | python3 -c 'import json,sys;print(len(json.load(sys.stdin)["associations"]))') == 4 ]]; do sleep 0.05; done
   local t0 t1
   t0=$(date +%s.%N)
-  for f in "$WORK"/batch-*.json; do curl -s -XPOST "$A/v1/messages" -d @"$f" >/dev/null & done
+  for f in "$WORK"/batch-*.json; do curl -s -H "$H" -XPOST "$A/v1/messages" -d @"$f" >/dev/null & done
   wait "$sim" || true
   # The last acknowledgements are committed just after the last answer.
   until [[ $(sqlite3 "$dir/npacd.db" "SELECT count(*) FROM outbound_queue WHERE state='acknowledged'") -ge $N ]]; do sleep 0.01; done

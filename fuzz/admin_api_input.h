@@ -7,7 +7,9 @@
 //
 // Oracles (std::abort on violation, which libFuzzer reports as a crash):
 //  - a string invalidUtf8At() accepts is one nlohmann::json dumps strictly without throwing;
-//  - every accepted request's strings are UTF-8, and every answer body is valid JSON.
+//  - every accepted request's strings are UTF-8, and every answer body is valid JSON;
+//  - parseBearerAuthorization (npac/npacd/api/access.h) either finds a token — one word
+//    of printable ASCII within the header limit — or gives a reason in printable ASCII.
 //
 // Threading: a pure function of its input.
 #pragma once
@@ -22,6 +24,7 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
+#include "npac/npacd/api/access.h"
 #include "npac/npacd/api/request.h"
 #include "npac/npacd/api/json.h"
 
@@ -64,7 +67,32 @@ inline void parseBodies(const nlohmann::json& body) {
   }
 }
 
+// The Authorization parser on `header` (nullopt: no header).
+inline void checkAuthorization(std::optional<std::string_view> header) {
+  const npacd::BearerCredentials credentials = npacd::parseBearerAuthorization(header);
+  auto printable = [](std::string_view text) {
+    for (char c : text) {
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) return false;
+    }
+    return true;
+  };
+  if (credentials.ok()) {
+    if (!header || credentials.token.empty() || credentials.token.size() > npacd::kMaxAuthorizationBytes ||
+        !printable(credentials.token) || credentials.token.find(' ') != std::string::npos) {
+      std::abort();
+    }
+    return;
+  }
+  if (!credentials.token.empty() || !printable(credentials.error)) std::abort();
+  requireJsonAnswer(npacd::errorResponse(boost::beast::http::status::unauthorized, "unauthenticated", credentials.error));
+}
+
 inline void checkRequest(const npacd::HttpRequest& request) {
+  if (auto it = request.find(boost::beast::http::field::authorization); it != request.end()) {
+    checkAuthorization(std::string_view(it->value().data(), it->value().size()));
+  } else {
+    checkAuthorization(std::nullopt);
+  }
   npacd::ApiRequest parsed;
   if (std::optional<npacd::ApiError> error = npacd::parseApiRequest(request, &parsed)) {
     requireJsonAnswer(npacd::errorResponse(boost::beast::http::status::bad_request, error->code, error->message));
@@ -99,6 +127,9 @@ inline void runAdminApiInput(const std::uint8_t* data, std::size_t size) {
   direct.target(std::string(input.substr(0, newline)));
   if (newline != std::string_view::npos) direct.body() = std::string(input.substr(newline + 1));
   checkRequest(direct);
+
+  // The whole input as an Authorization value, as a header could carry it.
+  checkAuthorization(input);
 
   // The validator against nlohmann on the whole input.
   if (!npacd::invalidUtf8At(input)) requireUtf8(input);

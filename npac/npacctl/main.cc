@@ -5,12 +5,17 @@
 
 #include "npac/npacctl/plan.h"
 #include "npac/npacctl/server_command.h"
+#include "npac/npacctl/token_source.h"
 #include "npac/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"npacctl — control and planning tool for npacd"};
   app.set_version_flag("--version", npac::versionLine("npacctl"));
   app.require_subcommand(1);
+  // --token/--token-file may come after the subcommand too (`npacctl sp list --token-file
+  // F`): subcommands made after this pass options they do not know to the top level.
+  app.fallthrough();
+  npac::npacctl::addTokenOptions(app);
   int exit_code = 0;
   npac::npacctl::addPlanCommand(app, exit_code);
   npac::npacctl::addServerCommands(app, exit_code);
@@ -18,6 +23,7 @@ int main(int argc, char** argv) {
   npac::npacctl::addInboundCommands(app, exit_code);
   npac::npacctl::addNpacKeyCommands(app, exit_code);
   npac::npacctl::addQueueCommands(app, exit_code);
+  npac::npacctl::addTokenCommands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "npac/npacctl/server_command.h"
+#include "npac/npacctl/token_source.h"
 
 namespace npac::npacctl {
 
@@ -132,6 +133,7 @@ int failure(const ServerFlags& flags, const ApiOutcome& outcome) {
 // Every provider's view: GET /v1/providers, then one GET per provider.
 int allProviders(const ServerFlags& flags) {
   ApiClient client(flags.api);
+  if (!authorize(client)) return kExitUsage;  // token_source.h: no token found
   ApiOutcome listed = client.call(V::get, "/v1/providers");
   if (!listed.reply || !listed.reply->ok()) return failure(flags, listed);
   json views = json::array();

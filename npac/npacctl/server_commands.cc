@@ -6,6 +6,7 @@
 
 #include "common/vocabulary.h"
 #include "npac/npacctl/server_command.h"
+#include "npac/npacctl/token_source.h"
 
 namespace npac::npacctl {
 
@@ -53,6 +54,7 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
 int runRequest(const ServerFlags& flags, V method, const std::string& target, const std::optional<json>& body,
                const std::function<std::string(const json&)>& render) {
   ApiClient client(flags.api);
+  if (!authorize(client)) return kExitUsage;  // token_source.h: no token found
   const bool mutating = method != V::get;
   ApiOutcome outcome = client.call(method, target, body, mutating ? actorOf(flags) : "");
   if (!outcome.reply) {

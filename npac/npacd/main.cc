@@ -31,6 +31,7 @@
 #include "npac/npacd/logging.h"
 #include "npac/npacd/systemd_notify.h"
 #include "npac/version.h"
+#include "npac/npacd/initial_token.h"
 #include "npac/npacd/npac_keys.h"
 #include "npac/npacd/queued_pdu_facts.h"
 #include "tunables/registry.h"
@@ -203,6 +204,18 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // The admin API takes bearer tokens only; the first start writes an operator token
+  // to <db>.token (npac/npacd/initial_token.h).
+  auto initial_token = npacd::ensureInitialToken(*api_db, config.db_path, clock());
+  if (!initial_token.isOk()) {
+    std::fprintf(stderr, "npacd: cannot set up the admin API token: %s\n", initial_token.status().toString().c_str());
+    return 2;
+  }
+  if (!initial_token->warning.empty()) spdlog::warn("admin API: {}", initial_token->warning);
+  if (!initial_token->name.empty()) {
+    spdlog::info("admin API: operator token '{}' is in {}{}", initial_token->name, initial_token->file,
+                 initial_token->created ? " (created now, mode 0600)" : "");
+  }
   npacd::AdminApi::Options api_options;
   api_options.http.address = config.api_address;
   api_options.http.port = config.api_port;

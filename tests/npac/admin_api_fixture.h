@@ -2,8 +2,16 @@
 // a TunableRegistry on its own connection, and AdminApi listening on an ephemeral
 // loopback port with its io_context on a background thread. call() is a blocking HTTP/1.1
 // client over real TCP (Beast), one connection per call unless a stream is reused.
+//
+// Every call authenticates (npac/npacd/api/access.h) with a real token from the real
+// TokenStore: the token named by call()'s `actor`, else by the body's "actor", else the
+// operator token "test-operator" — so a test that says who makes a change finds that name
+// in the audit log, as the actor now is always the token's name. Such tokens are created
+// on first use, with the operator role. test-operator's secret is also in <db>.token
+// (tokenFile(), mode 0600) for npacctl. callWith() sends any Authorization header, or none.
 #pragma once
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -11,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -25,6 +34,7 @@
 
 #include "db/database.h"
 #include "db/queue_writer.h"
+#include "db/token_store.h"
 #include "npac/npacd/api/admin_api.h"
 #include "tunables/registry.h"
 
@@ -36,6 +46,7 @@ struct Reply {
   int status = 0;
   nlohmann::json body;
   std::string raw;
+  std::string www_authenticate;  // the WWW-Authenticate header, "" when absent
   std::string errorCode() const {
     return body.is_object() && body.contains("error") ? body["error"].value("code", "") : "";
   }
@@ -62,6 +73,13 @@ class AdminApiFixture {
     REQUIRE(started.isOk());
     api = std::move(started).value();
     port = api->port();
+    tokens_db_ = openConnection();
+    default_token_ = token(kDefaultTokenName);
+    const int fd = ::open(tokenFile().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    REQUIRE(fd >= 0);
+    const std::string line = default_token_ + "\n";
+    REQUIRE(::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()));
+    ::close(fd);
     work_ = std::make_unique<Work>(io.get_executor());
     thread_ = std::thread([this] { io.run(); });
   }
@@ -78,6 +96,7 @@ class AdminApiFixture {
     api.reset();
     registry.reset();
     registry_db.reset();
+    tokens_db_.reset();
     api_db.reset();
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
@@ -87,6 +106,21 @@ class AdminApiFixture {
 
   std::string path() const { return dir_ + "/npacd.db"; }
   std::string dir() const { return dir_; }
+  std::string tokenFile() const { return path() + ".token"; }
+
+  static constexpr const char* kDefaultTokenName = "test-operator";
+  // The secret of the token `name`, created with `role` on first use (a later call with
+  // another role returns the first token).
+  std::string token(const std::string& name, db::TokenRole role = db::TokenRole::kOperator) const {
+    std::lock_guard lock(tokens_mutex_);
+    if (auto it = tokens_.find(name); it != tokens_.end()) return it->second;
+    db::TokenStore store(*tokens_db_);
+    auto issued = store.create(name, role, "test-fixture", kNow);
+    INFO(issued.status().toString());
+    REQUIRE(issued.isOk());
+    tokens_[name] = issued->secret;
+    return issued->secret;
+  }
   std::string apiAddress() const { return "127.0.0.1:" + std::to_string(port); }
 
   // The fixed instant every store write is stamped with.
@@ -114,11 +148,25 @@ class AdminApiFixture {
 
   Reply call(http::verb method, const std::string& target, const std::string& body = "",
              const std::string& actor = "") const {
+    std::string name = actor;
+    if (name.empty() && !body.empty()) {
+      nlohmann::json parsed = nlohmann::json::parse(body, nullptr, false);
+      if (parsed.is_object() && parsed.contains("actor") && parsed["actor"].is_string()) {
+        name = parsed["actor"].get<std::string>();
+      }
+    }
+    if (!db::isValidTokenName(name)) name = kDefaultTokenName;
+    return callWith("Bearer " + token(name), method, target, body, actor);
+  }
+  // `authorization` nullopt: no Authorization header.
+  Reply callWith(const std::optional<std::string>& authorization, http::verb method, const std::string& target,
+                 const std::string& body = "", const std::string& actor = "") const {
     boost::asio::io_context client_io;
     boost::beast::tcp_stream stream(client_io);
     stream.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port));
     http::request<http::string_body> request{method, target, 11};
     request.set(http::field::host, "127.0.0.1");
+    if (authorization) request.set(http::field::authorization, *authorization);
     if (!actor.empty()) request.set("X-Npac-Actor", actor);
     if (!body.empty()) {
       request.set(http::field::content_type, "application/json");
@@ -140,6 +188,9 @@ class AdminApiFixture {
     reply.status = static_cast<int>(response.result_int());
     reply.raw = response.body();
     reply.body = nlohmann::json::parse(reply.raw, nullptr, false);
+    if (auto it = response.find(http::field::www_authenticate); it != response.end()) {
+      reply.www_authenticate = std::string(it->value());
+    }
     return reply;
   }
 
@@ -153,6 +204,10 @@ class AdminApiFixture {
  private:
   using Work = boost::asio::executor_work_guard<boost::asio::io_context::executor_type>;
   std::string dir_;
+  std::unique_ptr<db::Database> tokens_db_;  // the test thread's connection for token()
+  mutable std::mutex tokens_mutex_;
+  mutable std::map<std::string, std::string> tokens_;  // name → secret
+  std::string default_token_;
   std::unique_ptr<Work> work_;
   std::thread thread_;
 };

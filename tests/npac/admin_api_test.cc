@@ -82,7 +82,7 @@ TEST_CASE("A provider is added, listed, shown, disabled and enabled, each change
   CHECK(entries[0].action == "provider.enable");
 }
 
-TEST_CASE("A bad SPID, a bad system type, a duplicate and a missing actor are each refused with their reason") {
+TEST_CASE("A bad SPID, a bad system type, a duplicate and a missing token are each refused with their reason") {
   AdminApiFixture f;
   Reply bad_spid = f.call(V::post, "/v1/providers",
                           json{{"spid", "00-1"}, {"name", "x"}, {"system_type", "soa"}, {"actor", "a"}});
@@ -94,9 +94,10 @@ TEST_CASE("A bad SPID, a bad system type, a duplicate and a missing actor are ea
   CHECK(bad_type.status == 400);
   CHECK(bad_type.errorCode() == "invalid_system_type");
   CHECK_THAT(bad_type.errorMessage(), Catch::Contains("soa, lsms, soa-and-lsms, npac"));
-  Reply no_actor = f.call(V::post, "/v1/providers", json{{"spid", "0001"}, {"name", "x"}, {"system_type", "soa"}});
-  CHECK(no_actor.status == 400);
-  CHECK(no_actor.errorCode() == "actor_required");
+  Reply no_token = f.callWith(std::nullopt, V::post, "/v1/providers",
+                              json{{"spid", "0001"}, {"name", "x"}, {"system_type", "soa"}}.dump());
+  CHECK(no_token.status == 401);
+  CHECK(no_token.errorCode() == "unauthenticated");
   addProvider(f, "0001");
   Reply duplicate = f.call(V::post, "/v1/providers",
                            json{{"spid", "0001"}, {"name", "x"}, {"system_type", "soa"}, {"actor", "a"}});
@@ -286,6 +287,7 @@ TEST_CASE("One keep-alive connection carries several requests") {
   for (int i = 0; i < 3; ++i) {
     boost::beast::http::request<boost::beast::http::string_body> request{V::get, "/v1/tunables/srr", 11};
     request.set(boost::beast::http::field::host, "x");
+    request.set(boost::beast::http::field::authorization, "Bearer " + f.token(AdminApiFixture::kDefaultTokenName));
     request.keep_alive(true);
     boost::beast::http::write(stream, request);
     Reply r = AdminApiFixture::read(stream);

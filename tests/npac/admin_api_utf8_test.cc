@@ -42,6 +42,7 @@ RawReply rawCall(const NpacdProcess& npacd, const std::string& method, const std
     stream.expires_after(10s);
     stream.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), apiPort(npacd)));
     std::string request = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    request += "Authorization: Bearer " + npacd.token() + "\r\n";
     if (!actor.empty()) request += "X-Npac-Actor: " + actor + "\r\n";
     if (!body.empty()) request += "Content-Type: application/json\r\n";
     request += "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;

@@ -35,7 +35,7 @@ std::string api(const NpacdProcess& npacd) {
   std::smatch m;
   const std::string log = npacd.log();
   REQUIRE(std::regex_search(log, m, std::regex(R"(admin API on (127\.0\.0\.1:\d+))")));
-  return " --api " + m[1].str();
+  return " --api " + m[1].str() + " --token-file " + npacd.tokenFile().string();
 }
 
 // `npacctl inbound list` until it shows a request (bounded); its output.

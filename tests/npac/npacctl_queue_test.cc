@@ -22,7 +22,8 @@ struct Run {
 
 Run npacctl(const NpacdProcess& npacd, const std::string& args) {
   const std::string cmd =
-      binDir() + "/npacctl " + args + " --api 127.0.0.1:" + std::to_string(npacd.apiPort()) + " 2>&1";
+      binDir() + "/npacctl " + args + " --api 127.0.0.1:" + std::to_string(npacd.apiPort()) + " --token-file " +
+      npacd.tokenFile().string() + " 2>&1";
   Run r;
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
@@ -50,8 +51,9 @@ Json queueUntil(const NpacdProcess& npacd, const std::string& spid, const std::f
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-Run npacctlAt(std::uint16_t api_port, const std::string& args) {
-  const std::string cmd = binDir() + "/npacctl " + args + " --api 127.0.0.1:" + std::to_string(api_port) + " 2>&1";
+Run npacctlAt(std::uint16_t api_port, const std::string& args, const std::string& token_file) {
+  const std::string cmd = binDir() + "/npacctl " + args + " --api 127.0.0.1:" + std::to_string(api_port) +
+                          " --token-file " + token_file + " 2>&1";
   Run r;
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
@@ -171,7 +173,7 @@ TEST_CASE("npacctl queue refuses an unknown or malformed SPID with exit 1 and an
   boost::asio::ip::tcp::acceptor probe(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
   const auto port = probe.local_endpoint().port();
   probe.close();
-  const std::string cmd = binDir() + "/npacctl queue --api 127.0.0.1:" + std::to_string(port) + " 2>&1";
+  const std::string cmd = binDir() + "/npacctl queue --token npac_unused --api 127.0.0.1:" + std::to_string(port) + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   char buf[1024];
@@ -284,7 +286,7 @@ TEST_CASE("npacctl queue shows the core's wait reason throttle storage and conge
   view.associations = {{7, 10, true, false}, {8, 3, false, true}};
   InProcessQueue q(2, view);
 
-  Run shown = npacctlAt(q.f.port, "queue 0001");
+  Run shown = npacctlAt(q.f.port, "queue 0001", q.f.tokenFile());
   INFO(shown.output);
   REQUIRE(shown.exit_code == 0);
   CHECK(contains(shown.output, "provider 0001: bound, queued 2, sent 0, acknowledged 0, failed 0"));
@@ -294,7 +296,7 @@ TEST_CASE("npacctl queue shows the core's wait reason throttle storage and conge
   CHECK(contains(shown.output, "7      10           yes        no"));
   CHECK(contains(shown.output, "8      3            no         yes"));
 
-  Run all = npacctlAt(q.f.port, "queue");
+  Run all = npacctlAt(q.f.port, "queue", q.f.tokenFile());
   INFO(all.output);
   REQUIRE(all.exit_code == 0);
   CHECK(contains(all.output, "0001  bound  2       0     0       1m05s   notifications: all-congested"));
@@ -306,7 +308,7 @@ TEST_CASE("npacctl msg status prints the core's wait reason of a queued message"
   view.bound = true;
   view.waits = {{"notifications", npac::npacd::WaitReason::kRecovering, 1}};
   InProcessQueue q(1, view);
-  Run status = npacctlAt(q.f.port, "msg status 1");
+  Run status = npacctlAt(q.f.port, "msg status 1", q.f.tokenFile());
   INFO(status.output);
   REQUIRE(status.exit_code == 0);
   CHECK(contains(status.output, "message 1 for 0001: queued"));

@@ -40,7 +40,7 @@ Run npacctl(const std::string& args) {
   return run;
 }
 
-std::string api(const AdminApiFixture& f) { return " --api " + f.apiAddress(); }
+std::string api(const AdminApiFixture& f) { return " --api " + f.apiAddress() + " --token-file " + f.tokenFile(); }
 
 TEST_CASE("npacctl sp add and sp list provision and show providers through the API") {
   AdminApiFixture f;
@@ -70,7 +70,7 @@ TEST_CASE("npacctl reports the API's error with exit 1 and a refused connection 
   boost::asio::ip::tcp::acceptor probe(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
   const auto port = probe.local_endpoint().port();
   probe.close();
-  Run refused = npacctl("sp list --api 127.0.0.1:" + std::to_string(port));
+  Run refused = npacctl("sp list --token npac_unused --api 127.0.0.1:" + std::to_string(port));
   CHECK(refused.exit_code == 3);
   CHECK_THAT(refused.output, Catch::Contains("cannot reach npacd at 127.0.0.1:" + std::to_string(port)) &&
                                  Catch::Contains("refused") && Catch::Contains("is it running?"));
@@ -167,7 +167,8 @@ TEST_CASE("npacctl send prints the committed id and npacctl msg status reads it 
 TEST_CASE("npacctl audit and assoc log show the newest entries as a table") {
   AdminApiFixture f;
   REQUIRE(npacctl("sp add 0001 --name First --type soa --actor ops" + api(f)).exit_code == 0);
-  REQUIRE(npacctl("sp disable 0001 --actor night-shift" + api(f)).exit_code == 0);
+  // The actor is the token's name (--token wins over api()'s --token-file).
+  REQUIRE(npacctl("sp disable 0001" + api(f) + " --token " + f.token("night-shift")).exit_code == 0);
   Run audit = npacctl("audit --limit 1" + api(f));
   INFO(audit.output);
   REQUIRE(audit.exit_code == 0);

@@ -1,7 +1,8 @@
 // NpacdProcess: the real npacd binary ($NPAC_BIN/npacd) as a child process on a real
 // SQLite file in a fresh temp directory, with ephemeral ports (--listen/--api port 0; the
 // ports are read back from its start-up log line), an HTTP/JSON client for its admin API,
-// and a runner for $NPAC_BIN/npac-soa-sim with a bounded wait. Every wait is bounded;
+// and a runner for $NPAC_BIN/npac-soa-sim with a bounded wait. call() authenticates with
+// the operator token npacd wrote to <db>.token at its first start (npacd-initial). Every wait is bounded;
 // children are killed (SIGKILL) if a test fails or ends early.
 #pragma once
 
@@ -189,14 +190,28 @@ class NpacdProcess {
     pid_ = -1;
   }
 
+  // <db>.token: the operator token npacd writes at its first start (initial_token.h).
+  fs::path tokenFile() const { return fs::path(db_.string() + ".token"); }
+  std::string token() const {
+    std::string line;
+    std::ifstream in(tokenFile());
+    std::getline(in, line);
+    return line;
+  }
+
   Reply call(http::verb method, const std::string& target, const Json& body = nullptr) const {
+    return callWith("Bearer " + token(), method, target, body);
+  }
+  // `authorization` nullopt: no Authorization header.
+  Reply callWith(const std::optional<std::string>& authorization, http::verb method, const std::string& target,
+                 const Json& body = nullptr) const {
     boost::asio::io_context io;
     boost::beast::tcp_stream stream(io);
     stream.expires_after(30s);
     stream.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), api_port_));
     http::request<http::string_body> request{method, target, 11};
     request.set(http::field::host, "127.0.0.1");
-    request.set("X-Npac-Actor", "npacd-test");
+    if (authorization) request.set(http::field::authorization, *authorization);
     if (!body.is_null()) {
       request.set(http::field::content_type, "application/json");
       request.body() = body.dump();

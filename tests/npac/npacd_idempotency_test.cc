@@ -76,6 +76,7 @@ void submitAndKillBeforeTheAnswerIsRead(NpacdProcess& npacd, const Json& batch) 
   stream.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), apiPort(npacd)));
   http::request<http::string_body> request{http::verb::post, "/v1/messages", 11};
   request.set(http::field::host, "127.0.0.1");
+  request.set(http::field::authorization, "Bearer " + npacd.token());
   request.set(http::field::content_type, "application/json");
   request.body() = batch.dump();
   request.prepare_payload();

@@ -183,7 +183,7 @@ TEST_CASE("POST npac-keys generates a pair whose public half is exported and who
   Reply audit = npacd.call(http::verb::get, "/v1/audit-log?limit=5");
   REQUIRE(audit.status == 200);
   CHECK(audit.body["entries"][0]["action"] == "npac-key.add");
-  CHECK(audit.body["entries"][0]["actor"] == "npacd-test");
+  CHECK(audit.body["entries"][0]["actor"] == "npacd-initial");
   CHECK(audit.body.dump().find("PRIVATE") == std::string::npos);
 }
 

@@ -1,5 +1,7 @@
 #include "npac/npacd/api/admin_api.h"
 
+#include <algorithm>
+
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
@@ -39,13 +41,7 @@ bool percentDecode(std::string_view in, std::string* out, bool plus_is_space) {
 
 }  // namespace
 
-std::string ApiRequest::actor() const {
-  if (body.is_object() && body.contains("actor") && body["actor"].is_string()) {
-    return body["actor"].get<std::string>();
-  }
-  if (!header_actor.empty()) return header_actor;
-  return queryValue("actor").value_or("");
-}
+std::string ApiRequest::actor() const { return token_name; }
 
 bool parseTarget(const std::string& target, std::vector<std::string>* path,
                  std::map<std::string, std::string>* query) {
@@ -176,13 +172,13 @@ HttpResponse tunableErrorResponse(const tunables::Status& status) {
 
 HttpResponse actorRequired(const std::string& what) {
   return errorResponse(http::status::bad_request, "actor_required",
-                       what + " changes the configuration: give \"actor\" in the body or an "
-                              "X-Npac-Actor header (it goes to the audit log)");
+                       what + " changes the configuration: it needs a request admitted with a token, "
+                              "whose name goes to the audit log");
 }
 
 AdminApi::AdminApi(boost::asio::io_context& io, db::Database& db, tunables::TunableRegistry& registry,
                    db::Clock clock)
-    : io_(io), db_(db), registry_(registry), clock_(std::move(clock)) {}
+    : io_(io), db_(db), registry_(registry), clock_(clock), access_(db, std::move(clock)) {}
 
 AdminApi::~AdminApi() {
   if (server_) server_->stop();
@@ -202,6 +198,83 @@ db::Result<std::unique_ptr<AdminApi>> AdminApi::start(boost::asio::io_context& i
   return api;
 }
 
+// Route table: method + path shape → the role it needs and its handler. Paths are matched
+// segment by segment; a "{...}" segment matches any one segment. Every route declares its
+// role (docs/API.md "Authentication" has the table; tests/npac/admin_api_access_test.cc
+// walks this one). reader: every GET but the inbound poll; application: reader plus
+// submitting messages and taking and answering providers' requests; operator: the rest.
+const std::vector<AdminApi::Route>& AdminApi::routeTable() {
+  using V = http::verb;
+  using A = RouteAccess;
+  // Handlers answering at once, and handlers answering through `respond` (maybe later).
+#define NPAC_NOW(call) [](AdminApi& a, ApiRequest& r, Responder& respond) { respond(a.call); }
+#define NPAC_LATER(call) [](AdminApi& a, ApiRequest& r, Responder& respond) { a.call; }
+  static const std::vector<Route> table{
+      {V::post, "/v1/providers", A::kOperator, NPAC_NOW(addProvider(r))},
+      {V::get, "/v1/providers", A::kReader, NPAC_NOW(listProviders(r))},
+      {V::get, "/v1/providers/{spid}", A::kReader, NPAC_NOW(showProvider(r, r.path[2]))},
+      {V::post, "/v1/providers/{spid}/disable", A::kOperator, NPAC_NOW(setProviderEnabled(r, r.path[2], false))},
+      {V::post, "/v1/providers/{spid}/enable", A::kOperator, NPAC_NOW(setProviderEnabled(r, r.path[2], true))},
+      {V::put, "/v1/providers/{spid}/srr", A::kOperator, NPAC_NOW(setSrr(r, r.path[2]))},
+      {V::get, "/v1/providers/{spid}/queue", A::kReader, NPAC_LATER(providerQueue(r, r.path[2], respond))},
+      {V::post, "/v1/providers/{spid}/nsaps", A::kOperator, NPAC_NOW(addNsap(r, r.path[2]))},
+      {V::get, "/v1/providers/{spid}/nsaps", A::kReader, NPAC_NOW(listNsaps(r, r.path[2]))},
+      {V::delete_, "/v1/providers/{spid}/nsaps/{nsap}", A::kOperator, NPAC_NOW(removeNsap(r, r.path[2], r.path[4]))},
+      {V::post, "/v1/providers/{spid}/keys", A::kOperator, NPAC_NOW(addKey(r, r.path[2]))},
+      {V::get, "/v1/providers/{spid}/keys", A::kReader, NPAC_NOW(listKeys(r, r.path[2]))},
+      {V::post, "/v1/providers/{spid}/keys/{list}/{key}/revoke", A::kOperator,
+       NPAC_NOW(revokeKey(r, r.path[2], r.path[4], r.path[5]))},
+      {V::post, "/v1/npac-keys", A::kOperator, NPAC_NOW(addNpacKey(r))},
+      {V::get, "/v1/npac-keys", A::kReader, NPAC_NOW(listNpacKeys(r))},
+      {V::get, "/v1/npac-keys/{list}/{key}/public", A::kReader, NPAC_NOW(exportNpacKey(r, r.path[2], r.path[3]))},
+      {V::post, "/v1/npac-keys/{list}/{key}/revoke", A::kOperator, NPAC_NOW(revokeNpacKey(r, r.path[2], r.path[3]))},
+      {V::get, "/v1/tunables", A::kReader, NPAC_NOW(listTunables(r))},
+      {V::get, "/v1/tunables/{name}", A::kReader, NPAC_NOW(getTunable(r, r.path[2]))},
+      {V::put, "/v1/tunables/{name}", A::kOperator, NPAC_NOW(setTunable(r, r.path[2]))},
+      {V::delete_, "/v1/tunables/{name}", A::kOperator, NPAC_NOW(clearTunable(r, r.path[2]))},
+      {V::post, "/v1/messages", A::kApplication, NPAC_LATER(submitMessages(r, respond))},
+      {V::get, "/v1/messages/{id}", A::kReader, NPAC_LATER(messageStatus(r, r.path[2], respond))},
+      // Taking providers' requests is the application's job, not a reader's.
+      {V::get, "/v1/inbound", A::kApplication, NPAC_LATER(pollInbound(r, respond))},
+      {V::post, "/v1/inbound/{id}/response", A::kApplication, NPAC_LATER(respondInbound(r, r.path[2], respond))},
+      {V::get, "/v1/associations", A::kReader, NPAC_LATER(listAssociations(r, respond))},
+      {V::post, "/v1/associations/{id}/abort", A::kOperator, NPAC_LATER(abortAssociation(r, r.path[2], respond))},
+      {V::get, "/v1/association-log", A::kReader, NPAC_NOW(associationLog(r))},
+      {V::get, "/v1/audit-log", A::kReader, NPAC_NOW(auditLog(r))},
+      {V::get, "/v1/log-level", A::kReader, NPAC_NOW(getLogLevel(r))},
+      {V::put, "/v1/log-level", A::kOperator, NPAC_NOW(setLogLevel(r))},
+      {V::post, "/v1/tokens", A::kOperator, NPAC_NOW(createToken(r))},
+      {V::get, "/v1/tokens", A::kOperator, NPAC_NOW(listTokens(r))},
+      {V::post, "/v1/tokens/{name}/revoke", A::kOperator, NPAC_NOW(revokeToken(r, r.path[2]))},
+  };
+#undef NPAC_NOW
+#undef NPAC_LATER
+  return table;
+}
+
+std::vector<AdminApi::RouteInfo> AdminApi::routes() {
+  std::vector<RouteInfo> out;
+  for (const Route& route : routeTable()) out.push_back(RouteInfo{route.method, route.pattern, route.access});
+  return out;
+}
+
+bool AdminApi::matches(std::string_view pattern, const std::vector<std::string>& path) {
+  std::size_t i = 0;
+  std::size_t start = 1;  // past the leading '/'
+  while (start <= pattern.size()) {
+    std::size_t end = pattern.find('/', start);
+    if (end == std::string_view::npos) end = pattern.size();
+    const std::string_view segment = pattern.substr(start, end - start);
+    if (i >= path.size()) return false;
+    if (segment.empty() || segment.front() != '{') {
+      if (path[i] != segment) return false;
+    }
+    ++i;
+    start = end + 1;
+  }
+  return i == path.size();
+}
+
 void AdminApi::handle(HttpRequest&& request, Responder respond) {
   // At --log-level debug (or PUT /v1/log-level), each request is logged as it arrives.
   spdlog::debug("admin API: {} {}", std::string(http::to_string(request.method())), std::string(request.target()));
@@ -209,110 +282,34 @@ void AdminApi::handle(HttpRequest&& request, Responder respond) {
   if (std::optional<ApiError> error = parseApiRequest(request, &r)) {
     return respond(errorResponse(http::status::bad_request, error->code, error->message));
   }
-  route(r, respond);
-}
-
-// Route table: method + path shape → handler. Paths are matched segment by segment.
-void AdminApi::route(ApiRequest& r, Responder& respond) {
-  using V = http::verb;
-  const auto& p = r.path;
-  const std::size_t n = p.size();
-  auto is = [&](std::initializer_list<const char*> shape) {
-    if (shape.size() != n) return false;
-    std::size_t i = 0;
-    for (const char* s : shape) {
-      if (s[0] != '*' && p[i] != s) return false;
-      ++i;
-    }
-    return true;
-  };
-  auto method_not_allowed = [&]() {
-    respond(errorResponse(http::status::method_not_allowed, "method_not_allowed",
-                          std::string(http::to_string(r.method)) + " is not allowed on this route"));
-  };
-  auto reply = [&](V allowed, auto&& fn) {
-    if (r.method != allowed) return method_not_allowed();
-    respond(fn());
-  };
-  if (n >= 1 && p[0] == "v1") {
-    if (is({"v1", "providers"})) {
-      if (r.method == V::post) return respond(addProvider(r));
-      if (r.method == V::get) return respond(listProviders(r));
-      return method_not_allowed();
-    }
-    if (is({"v1", "providers", "*"})) return reply(V::get, [&] { return showProvider(r, p[2]); });
-    if (is({"v1", "providers", "*", "disable"})) return reply(V::post, [&] { return setProviderEnabled(r, p[2], false); });
-    if (is({"v1", "providers", "*", "enable"})) return reply(V::post, [&] { return setProviderEnabled(r, p[2], true); });
-    if (is({"v1", "providers", "*", "srr"})) return reply(V::put, [&] { return setSrr(r, p[2]); });
-    if (is({"v1", "providers", "*", "queue"})) {
-      if (r.method != V::get) return method_not_allowed();
-      return providerQueue(r, p[2], respond);
-    }
-    if (is({"v1", "providers", "*", "nsaps"})) {
-      if (r.method == V::post) return respond(addNsap(r, p[2]));
-      if (r.method == V::get) return respond(listNsaps(r, p[2]));
-      return method_not_allowed();
-    }
-    if (is({"v1", "providers", "*", "nsaps", "*"})) return reply(V::delete_, [&] { return removeNsap(r, p[2], p[4]); });
-    if (is({"v1", "providers", "*", "keys"})) {
-      if (r.method == V::post) return respond(addKey(r, p[2]));
-      if (r.method == V::get) return respond(listKeys(r, p[2]));
-      return method_not_allowed();
-    }
-    if (is({"v1", "providers", "*", "keys", "*", "*", "revoke"})) {
-      return reply(V::post, [&] { return revokeKey(r, p[2], p[4], p[5]); });
-    }
-    if (is({"v1", "npac-keys"})) {
-      if (r.method == V::post) return respond(addNpacKey(r));
-      if (r.method == V::get) return respond(listNpacKeys(r));
-      return method_not_allowed();
-    }
-    if (is({"v1", "npac-keys", "*", "*", "public"})) return reply(V::get, [&] { return exportNpacKey(r, p[2], p[3]); });
-    if (is({"v1", "npac-keys", "*", "*", "revoke"})) return reply(V::post, [&] { return revokeNpacKey(r, p[2], p[3]); });
-    if (is({"v1", "tunables"})) return reply(V::get, [&] { return listTunables(r); });
-    if (is({"v1", "tunables", "*"})) {
-      if (r.method == V::get) return respond(getTunable(r, p[2]));
-      if (r.method == V::put) return respond(setTunable(r, p[2]));
-      if (r.method == V::delete_) return respond(clearTunable(r, p[2]));
-      return method_not_allowed();
-    }
-    if (is({"v1", "messages"})) {
-      if (r.method != V::post) return method_not_allowed();
-      return submitMessages(r, respond);
-    }
-    if (is({"v1", "messages", "*"})) {
-      if (r.method != V::get) return method_not_allowed();
-      return messageStatus(r, p[2], respond);
-    }
-    if (is({"v1", "inbound"})) {
-      if (r.method != V::get) return method_not_allowed();
-      return pollInbound(r, respond);
-    }
-    if (is({"v1", "inbound", "*", "response"})) {
-      if (r.method != V::post) return method_not_allowed();
-      return respondInbound(r, p[2], respond);
-    }
-    if (is({"v1", "associations"})) {
-      if (r.method != V::get) return method_not_allowed();
-      return listAssociations(r, respond);
-    }
-    if (is({"v1", "association-log"})) return reply(V::get, [&] { return associationLog(r); });
-    if (is({"v1", "audit-log"})) return reply(V::get, [&] { return auditLog(r); });
-    if (is({"v1", "log-level"})) {
-      if (r.method == V::get) return respond(getLogLevel(r));
-      if (r.method == V::put) return respond(setLogLevel(r));
-      return method_not_allowed();
-    }
-    if (is({"v1", "associations", "*", "abort"})) {
-      if (r.method != V::post) return method_not_allowed();
-      return abortAssociation(r, p[2], respond);
-    }
-  }
   std::string path;
-  for (const std::string& s : p) path += "/" + s;
+  for (const std::string& s : r.path) path += "/" + s;
+  if (path.empty()) path = "/";
+  const std::string route_name = std::string(http::to_string(r.method)) + " " + printableAscii(path);
+
+  const Route* found = nullptr;
+  bool path_known = false;
+  RouteAccess path_access = RouteAccess::kOperator;  // the least any method on the path needs
+  for (const Route& route : routeTable()) {
+    if (!matches(route.pattern, r.path)) continue;
+    path_known = true;
+    path_access = std::min(path_access, route.access);
+    if (route.method == r.method) found = &route;
+  }
+  // Who may learn that a path or method does not exist: whoever may use the path, and
+  // for a path that does not exist at all, any reader — never an anonymous caller.
+  const RouteAccess need = found != nullptr ? found->access : path_known ? path_access : RouteAccess::kReader;
+  AccessControl::Decision decision = access_.admit(request, need, route_name);
+  if (decision.refusal) return respond(std::move(*decision.refusal));
+  r.token_name = std::move(decision.actor);
+
+  if (found != nullptr) return found->run(*this, r, respond);
+  if (path_known) {
+    return respond(errorResponse(http::status::method_not_allowed, "method_not_allowed",
+                                 std::string(http::to_string(r.method)) + " is not allowed on this route"));
+  }
   respond(errorResponse(http::status::not_found, "unknown_route",
-                        "no route " + std::string(http::to_string(r.method)) + " " + (path.empty() ? "/" : path) +
-                            " (see docs/API.md)"));
+                        "no route " + route_name + " (see docs/API.md)"));
 }
 
 bool AdminApi::requireProvider(ApiRequest&, const std::string& spid, HttpResponse* error) {

@@ -14,8 +14,10 @@
 // status saying whose fault it is: 400 bad JSON or a refused value (with the
 // tunables/db reason), 404 unknown route/provider/tunable/message, 409 conflict
 // (duplicate), 413 body over the limit, 503 core not attached or overloaded, 500 storage.
-// Every change names an actor ("actor" in the body or the X-Npac-Actor header) and is
-// written with an audit entry in the same transaction (tunables: by the registry).
+// Every request but the public probes carries a bearer token whose role the route allows
+// (access.h: 401 unauthenticated, 403 forbidden). The actor of every change is that token's
+// name — a body "actor" or an X-Npac-Actor header is ignored — and the change is written
+// with an audit entry in the same transaction (tunables: by the registry).
 //
 // Threading: the AdminApi, its HttpServer, `db` and every store call run on the thread
 // that runs `io` (the API thread). `db` is the API's own connection (not shared with
@@ -29,18 +31,23 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/beast/http/verb.hpp>
 
 #include "db/clock.h"
 #include "db/database.h"
 #include "db/status.h"
 #include "npac/npacd/core/core_service.h"
+#include "npac/npacd/api/access.h"
 #include "npac/npacd/api/http_server.h"
 #include "tunables/registry.h"
 
 namespace npac::npacd {
 
+namespace http = boost::beast::http;
 struct ApiRequest;  // admin_api_request.h
 
 inline constexpr std::uint16_t kDefaultAdminApiPort = 10180;
@@ -69,12 +76,34 @@ class AdminApi {
   std::uint16_t port() const { return server_->port(); }
   void stop() { server_->stop(); }
 
+  // The route table as data: each method and path pattern ("/v1/providers/{spid}", a
+  // "{...}" segment matching any one segment) with the role it needs. Tests walk it so
+  // no route goes without a declared role; docs/API.md "Authentication" lists it.
+  struct RouteInfo {
+    http::verb method;
+    std::string pattern;
+    RouteAccess access;
+  };
+  static std::vector<RouteInfo> routes();
+  static bool matches(std::string_view pattern, const std::vector<std::string>& path);
+
+  // Refusals so far (401 and 403), for npacd_api_refusals_total. Any thread.
+  AccessCounters accessCounters() const { return access_.counters(); }
+
  private:
   AdminApi(boost::asio::io_context& io, db::Database& db, tunables::TunableRegistry& registry,
            db::Clock clock);
 
+  // One route: the handler answers through `respond`, at once or later.
+  struct Route {
+    http::verb method;
+    const char* pattern;
+    RouteAccess access;
+    void (*run)(AdminApi& api, ApiRequest& request, Responder& respond);
+  };
+  static const std::vector<Route>& routeTable();
+
   void handle(HttpRequest&& request, Responder respond);
-  void route(ApiRequest& request, Responder& respond);
 
   // admin_api_provisioning.cc
   HttpResponse addProvider(ApiRequest& r);
@@ -119,6 +148,11 @@ class AdminApi {
   HttpResponse getLogLevel(ApiRequest& r);
   HttpResponse setLogLevel(ApiRequest& r);
 
+  // token_routes.cc: the admin API's bearer tokens (db/token_store.h)
+  HttpResponse createToken(ApiRequest& r);
+  HttpResponse listTokens(ApiRequest& r);
+  HttpResponse revokeToken(ApiRequest& r, const std::string& name);
+
   // True if `spid` is a provisioned provider; otherwise false and `*error` says why.
   bool requireProvider(ApiRequest& r, const std::string& spid, HttpResponse* error);
 
@@ -127,6 +161,7 @@ class AdminApi {
   tunables::TunableRegistry& registry_;
   db::Clock clock_;
   CoreService* core_ = nullptr;
+  AccessControl access_;
   std::unique_ptr<HttpServer> server_;
 };
 

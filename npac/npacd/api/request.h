@@ -27,9 +27,12 @@ struct ApiRequest {
   std::vector<std::string> path;              // "/v1/providers/0001" → v1, providers, 0001
   std::map<std::string, std::string> query;   // percent-decoded
   nlohmann::json body;                        // object ({} when the request had no body)
-  std::string header_actor;                   // X-Npac-Actor
+  std::string header_actor;                   // X-Npac-Actor (checked, not used: see actor())
+  std::string token_name;                     // the caller's token (AccessControl), "" if public
 
-  // The actor of a change: body "actor", else the header, else the query; "" if none.
+  // The actor of a change: the name of the token the request was admitted with. A body
+  // "actor" or an X-Npac-Actor header is ignored, so the audit log names who holds the
+  // token, not what a caller typed (docs/API.md "Authentication").
   std::string actor() const;
   std::optional<std::string> queryValue(const std::string& name) const {
     auto it = query.find(name);
@@ -58,7 +61,8 @@ HttpResponse dbErrorResponse(const db::Status& status);
 // tunables::Status → 404 unknown_tunable, 400 wrong_type / out_of_range / wrong_scope /
 // unknown_enum_value / invalid_provider / inconsistent / no_actor, 500 storage.
 HttpResponse tunableErrorResponse(const tunables::Status& status);
-// 400 actor_required: "<what> changes the configuration: give \"actor\" ..."
+// 400 actor_required: "<what> changes the configuration: it needs ... a token" (a change
+// reached without an admitted token: a route table mistake, never a caller's).
 HttpResponse actorRequired(const std::string& what);
 
 }  // namespace npac::npacd

@@ -1,0 +1,108 @@
+// The tokens routes (operator only): create a bearer token — its secret is in this one
+// answer and nowhere else —, list tokens (never a secret), revoke one. Each change and its
+// audit entry commit in one transaction; the audit entry never holds the secret.
+#include "db/audit_store.h"
+#include "db/token_store.h"
+#include "db/transaction.h"
+#include "npac/npacd/api/admin_api.h"
+#include "npac/npacd/api/json.h"
+#include "npac/npacd/api/request.h"
+
+namespace npac::npacd {
+
+using nlohmann::json;
+
+namespace {
+
+json toJson(const db::ApiToken& token) {
+  return json{{"name", token.name},
+              {"role", db::toString(token.role)},
+              {"created_at", formatTime(token.created_at)},
+              {"created_by", token.created_by},
+              {"revoked_at", token.revoked_at ? json(formatTime(*token.revoked_at)) : json(nullptr)}};
+}
+
+HttpResponse invalidToken(const std::string& message) {
+  return errorResponse(http::status::bad_request, "invalid_token_request", message);
+}
+
+// Runs `change` and appends `entry` in one transaction.
+template <typename Change>
+db::Status audited(db::Database& db, const db::AuditEntry& entry, Change change) {
+  db::Transaction tx(db);
+  if (db::Status status = tx.begin(); !status) return status;
+  if (db::Status status = change(); !status) return status;  // rolls back
+  db::AuditStore audit(db);
+  if (db::Result<std::int64_t> id = audit.append(entry); !id) return id.status();
+  return tx.commit();
+}
+
+}  // namespace
+
+HttpResponse AdminApi::createToken(ApiRequest& r) {
+  if (!r.body.contains("name") || !r.body["name"].is_string()) {
+    return invalidToken("body must be {\"name\": \"...\", \"role\": \"operator|application|reader\"}");
+  }
+  const std::string name = r.body["name"].get<std::string>();
+  if (!db::isValidTokenName(name)) {
+    return invalidToken("'" + printableAscii(name) + "' is not a token name: 1 to " +
+                        std::to_string(db::kMaxTokenNameLength) + " visible ASCII characters, no spaces");
+  }
+  std::optional<db::TokenRole> role;
+  if (r.body.contains("role") && r.body["role"].is_string()) role = db::parseTokenRole(r.body["role"].get<std::string>());
+  if (!role) return invalidToken("role must be \"operator\", \"application\" or \"reader\"");
+
+  db::TokenStore tokens(db_);
+  const db::TimeMs now = clock_();
+  std::optional<db::IssuedToken> issued;
+  db::Status status = audited(
+      db_,
+      {0, now, r.actor(), "token.create", "token " + name, std::nullopt,
+       json{{"name", name}, {"role", db::toString(*role)}}.dump()},
+      [&]() -> db::Status {
+        db::Result<db::IssuedToken> created = tokens.create(name, *role, r.actor(), now);
+        if (!created) return created.status();
+        issued = std::move(created).value();
+        return db::Status::ok();
+      });
+  if (status.code() == db::Status::Code::kConstraint) {
+    return errorResponse(http::status::conflict, "token_exists",
+                         "a token named '" + name + "' exists or existed (names are never reused)");
+  }
+  if (!status) return dbErrorResponse(status);
+  json body = toJson(issued->token);
+  body["token"] = issued->secret;  // shown once: npacd keeps only its SHA-256
+  return jsonResponse(http::status::created, body);
+}
+
+HttpResponse AdminApi::listTokens(ApiRequest&) {
+  db::TokenStore tokens(db_);
+  db::Result<std::vector<db::ApiToken>> listed = tokens.list();
+  if (!listed) return dbErrorResponse(listed.status());
+  json out = json::array();
+  for (const db::ApiToken& token : *listed) out.push_back(toJson(token));
+  return jsonResponse(http::status::ok, json{{"tokens", out}});
+}
+
+HttpResponse AdminApi::revokeToken(ApiRequest& r, const std::string& name) {
+  db::TokenStore tokens(db_);
+  const db::TimeMs now = clock_();
+  std::optional<db::ApiToken> revoked;
+  db::Status status = audited(db_, {0, now, r.actor(), "token.revoke", "token " + name, "active", "revoked"},
+                              [&]() -> db::Status {
+                                db::Result<db::ApiToken> done = tokens.revoke(name, now);
+                                if (!done) return done.status();
+                                revoked = std::move(done).value();
+                                return db::Status::ok();
+                              });
+  if (status.isNotFound()) {
+    return errorResponse(http::status::not_found, "token_not_found", "no token named '" + printableAscii(name) + "'");
+  }
+  if (status.code() == db::Status::Code::kConstraint) {
+    return errorResponse(http::status::conflict, "token_revoked", "token '" + name + "' is revoked already");
+  }
+  if (!status) return dbErrorResponse(status);
+  return jsonResponse(http::status::ok, toJson(*revoked));
+}
+
+}  // namespace npac::npacd
