@@ -8,12 +8,23 @@
 # write each without decoding, one way, and with a 40-byte answer per frame read back;
 # and our ratio to each. Needs the build configured with NPAC_BENCH=ON (the default).
 #
-#   bench/npacd_load.sh [BUILD_DIR] [N]      (defaults: build, 20000)
+# The cost of counting (GET /metrics): with --durability normal the run is repeated with
+# `npacd --metrics off`, under which the core holds no counters and makes no increment,
+# histogram observation or clock read for them (a runtime switch that skipped only the
+# rendering would still count). The QueueWriter's per-batch COMMIT timing and each
+# session's own sent/received counts (npacctl assoc list) stay: per batch and pre-existing.
+# On and off alternate COST_ROUNDS times (default 3), each going first in every other
+# round, so that drift in the machine's other load hits both alike; the median PDU/s of
+# each and their ratio are printed (target: with metrics >= 97 % of without), and npacd's
+# CPU time for the same PDUs with and without (median), which that load moves less.
+#
+#   bench/npacd_load.sh [BUILD_DIR] [N] [COST_ROUNDS]   (defaults: build, 20000, 3)
 # Never run by `make test`.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build}
 N=${2:-20000}
+COST_ROUNDS=${3:-3}
 BIN=$BUILD/bin
 WORK=$(mktemp -d /tmp/npacd-load.XXXXXX)
 PIDS=()
@@ -38,11 +49,13 @@ for b in range(0, n, 1000):
     open("%s/batch-%06d.json" % (work, b), "w").write(json.dumps({"messages": msgs}))
 PY
 
+# run DURABILITY [METRICS on|off [LABEL]]: one npacd, one provider, N PDUs.
 run() {
-  local durability=$1 dir=$WORK/$1
+  local durability=$1 metrics=${2:-on} name=${3:-$1}
+  local dir=$WORK/$name
   mkdir -p "$dir"
   "$BIN/npacd" --db "$dir/npacd.db" --listen 127.0.0.1:0 --api 127.0.0.1:0 \
-      --durability "$durability" --log-level warn >"$dir/npacd.log" 2>&1 &
+      --durability "$durability" --metrics "$metrics" --log-level warn >"$dir/npacd.log" 2>&1 &
   local npacd=$!; PIDS+=("$npacd")
   # warn level hides the start-up line: read the ports from /proc.
   local api="" listen="" tries=0
@@ -79,7 +92,7 @@ run() {
   # The last acknowledgements are committed just after the last answer.
   until [[ $(sqlite3 "$dir/npacd.db" "SELECT count(*) FROM outbound_queue WHERE state='acknowledged'") -ge $N ]]; do sleep 0.01; done
   t1=$(date +%s.%N)
-  python3 - "$dir/npacd.db" "$N" "$t0" "$t1" "$durability" <<'PY'
+  python3 - "$dir/npacd.db" "$N" "$t0" "$t1" "$name" <<'PY'
 import sqlite3, sys
 db, n, t0, t1, durability = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 lat = sorted(r[0] for r in sqlite3.connect(db).execute(
@@ -89,18 +102,49 @@ print("npacd durability=%-6s  %d PDUs delivered+acknowledged in %.2f s = %.0f PD
       " submit->ack latency p50 %d ms, p99 %d ms" % (durability, n, t1 - t0, n / (t1 - t0), pct(0.5), pct(0.99)))
 open(db + ".rate", "w").write("%.0f" % (n / (t1 - t0)))
 PY
-  cp "$dir/npacd.db.rate" "$WORK/rate-$durability"
+  cp "$dir/npacd.db.rate" "$WORK/rate-$name"
   # npacd's own CPU (user + system, all threads) over the whole run, per PDU: a figure
   # that other load on the machine inflates far less than wall time.
   local ticks hz
   ticks=$(awk '{print $14 + $15}' "/proc/$npacd/stat"); hz=$(getconf CLK_TCK)
-  python3 -c 'import sys; t, hz, n = map(int, sys.argv[1:4]); print("npacd durability=%-6s  CPU %.2f s = %.0f us per PDU (submission, delivery, answers, SQLite)" % (sys.argv[4], t / hz, 1e6 * t / hz / n))' "$ticks" "$hz" "$N" "$durability"
+  echo "$ticks $hz" >"$WORK/cpu-$name"
+  python3 -c 'import sys; t, hz, n = map(int, sys.argv[1:4]); print("npacd durability=%-6s  CPU %.2f s = %.0f us per PDU (submission, delivery, answers, SQLite)" % (sys.argv[4], t / hz, 1e6 * t / hz / n))' "$ticks" "$hz" "$N" "$name"
   kill "$npacd" 2>/dev/null || true
   wait "$npacd" 2>/dev/null || true
 }
 
 run full
 run normal
+
+# The cost of counting: metrics on and off, alternating, --durability normal (the faster
+# of the two, where a per-PDU cost shows most).
+# Which goes first alternates too, so that neither always runs after the other.
+for round in $(seq "$COST_ROUNDS"); do
+  if (( round % 2 )); then
+    run normal on "metrics-on-$round"; run normal off "metrics-off-$round"
+  else
+    run normal off "metrics-off-$round"; run normal on "metrics-on-$round"
+  fi
+done
+python3 - "$WORK" "$COST_ROUNDS" <<'PY'
+import sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+def median(mode):
+    rates = sorted(float(open("%s/rate-metrics-%s-%d" % (work, mode, r)).read()) for r in range(1, rounds + 1))
+    return rates[len(rates) // 2]
+on, off = median("on"), median("off")
+print("cost of counting (durability normal, median of %d each): metrics on %.0f PDU/s, metrics off %.0f PDU/s,"
+      " on/off = %.1f %% (target >= 97 %%)" % (rounds, on, off, 100 * on / off))
+# npacd's CPU per PDU: what counting adds to the work itself, less moved by the machine's
+# other load than wall time (median of the rounds).
+def cpu(mode):
+    per = sorted(int(t) / int(hz) for t, hz in (open("%s/cpu-metrics-%s-%d" % (work, mode, r)).read().split()
+                                               for r in range(1, rounds + 1)))
+    return per[len(per) // 2]
+con, coff = cpu("on"), cpu("off")
+print("cost of counting, npacd CPU (median of %d): metrics on %.2f s, metrics off %.2f s for the same PDUs:"
+      " off/on = %.1f %% of the work" % (rounds, con, coff, 100 * coff / con if con else 0))
+PY
 
 # The raw limit: frames of the size npacd writes for these notifications (about 80 bytes:
 # TPKT 4 + COTP DT 3 + session GT/DT 4 + presentation PDV ~10 + the ~60-byte ROSE Invoke)
