@@ -71,6 +71,11 @@ int main(int argc, char** argv) {
                "serve the admin API on a non-loopback address (it has no authentication: put "
                "it behind an authenticating proxy or a firewall)");
   app.add_option("--durability", durability, "full (fsync every commit) or normal")->capture_default_str();
+  std::string metrics_mode = "on";
+  app.add_option("--metrics", metrics_mode,
+                 "on, or off: the core counts nothing for GET /metrics (to measure the cost of counting)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   app.add_option("--log-level", config.log_level,
                  "trace, debug, info, warn, error, critical, off (changeable at run time: PUT /v1/log-level)")
       ->capture_default_str();
@@ -185,6 +190,7 @@ int main(int argc, char** argv) {
   boost::asio::io_context api_io;
   npacd::SystemCoreClock core_clock;
   auto manager = std::make_unique<npacd::AssociationManager>(core_io, *core_db, *progress_db, **writer, *registry, core_clock);
+  manager->setCounting(metrics_mode == "on");
   db::Status recovered = manager->recoverInterrupted();
   if (!recovered.isOk()) {
     std::fprintf(stderr, "npacd: cannot requeue interrupted messages: %s\n", recovered.toString().c_str());
@@ -230,6 +236,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   (*admin)->attachCore(manager.get());
+  (*admin)->attachQueueWriter(writer.value().get());
   spdlog::info("npacd listening for associations on {}:{}, admin API on {}:{}, database {} ({})",
                config.listen_address, manager->port(), config.api_address, (*admin)->port(),
                config.db_path, durability);

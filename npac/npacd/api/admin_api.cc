@@ -246,6 +246,11 @@ const std::vector<AdminApi::Route>& AdminApi::routeTable() {
       {V::post, "/v1/tokens", A::kOperator, NPAC_NOW(createToken(r))},
       {V::get, "/v1/tokens", A::kOperator, NPAC_NOW(listTokens(r))},
       {V::post, "/v1/tokens/{name}/revoke", A::kOperator, NPAC_NOW(revokeToken(r, r.path[2]))},
+      // Probes and the scrape, outside /v1 where their tools look (metrics_routes.cc,
+      // health_routes.cc).
+      {V::get, "/metrics", A::kReader, NPAC_LATER(metrics(r, respond))},
+      {V::get, "/health", A::kPublic, NPAC_NOW(health(r))},
+      {V::get, "/ready", A::kPublic, NPAC_LATER(ready(r, respond))},
   };
 #undef NPAC_NOW
 #undef NPAC_LATER

@@ -39,6 +39,7 @@
 
 #include "db/clock.h"
 #include "db/database.h"
+#include "db/queue_writer.h"
 #include "db/status.h"
 #include "npac/npacd/core/core_service.h"
 #include "npac/npacd/api/access.h"
@@ -73,6 +74,8 @@ class AdminApi {
   // The core answering the message, inbound and association routes; nullptr detaches
   // (those routes then answer 503).
   void attachCore(CoreService* core) { core_ = core; }
+  // The QueueWriter whose backlog and commit latency GET /metrics shows; nullptr: none.
+  void attachQueueWriter(const db::QueueWriter* writer) { writer_ = writer; }
   std::uint16_t port() const { return server_->port(); }
   void stop() { server_->stop(); }
 
@@ -148,6 +151,12 @@ class AdminApi {
   HttpResponse getLogLevel(ApiRequest& r);
   HttpResponse setLogLevel(ApiRequest& r);
 
+  // metrics_routes.cc: GET /metrics (Prometheus text 0.0.4). health_routes.cc: GET
+  // /health (alive) and GET /ready (database writable, listener up, not draining).
+  void metrics(ApiRequest& r, Responder& respond);
+  HttpResponse health(ApiRequest& r);
+  void ready(ApiRequest& r, Responder& respond);
+
   // token_routes.cc: the admin API's bearer tokens (db/token_store.h)
   HttpResponse createToken(ApiRequest& r);
   HttpResponse listTokens(ApiRequest& r);
@@ -162,6 +171,8 @@ class AdminApi {
   db::Clock clock_;
   CoreService* core_ = nullptr;
   AccessControl access_;
+  const db::QueueWriter* writer_ = nullptr;
+  const db::TimeMs started_at_ = clock_();  // npacd_process_start_time_seconds
   std::unique_ptr<HttpServer> server_;
 };
 

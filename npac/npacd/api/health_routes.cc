@@ -1,0 +1,80 @@
+// GET /health and GET /ready (docs/API.md "Health and readiness"), cheap and without a
+// token, for process supervisors and load balancers (the split of Envoy's /ready and a
+// liveness probe).
+//
+//   /health  200 "alive": the API thread answers. No provider data, no database access.
+//   /ready   200 "ready" only when (1) the database takes writes — the process-wide
+//            storage health (db/storage_health.h: the last write that reached the file
+//            or the storage failure after it; no write per probe) and the core's
+//            DeliveryStore backlog —, (2) the association listener is accepting, and
+//            (3) npacd is not draining at shutdown. Otherwise 503 naming each failing
+//            condition. The core's part comes from CoreService::metrics(providers=false),
+//            which answers from the core thread: a core that cannot run a posted handler
+//            is not ready either (the probe's own timeout says so).
+#include <string>
+#include <vector>
+
+#include <boost/asio/post.hpp>
+
+#include "db/storage_health.h"
+#include "npac/npacd/api/admin_api.h"
+#include "npac/npacd/api/request.h"
+
+namespace npac::npacd {
+
+namespace {
+
+HttpResponse textResponse(http::status status, std::string body) {
+  HttpResponse response{status, 11};
+  response.set(http::field::content_type, "text/plain; charset=utf-8");
+  response.set(http::field::cache_control, "no-store");
+  response.body() = std::move(body);
+  response.prepare_payload();
+  return response;
+}
+
+HttpResponse readiness(std::vector<std::string> failing) {
+  if (failing.empty()) return textResponse(http::status::ok, "ready\n");
+  std::string body = "not ready:";
+  for (const std::string& f : failing) body += "\n  " + f;
+  return textResponse(http::status::service_unavailable, body + "\n");
+}
+
+}  // namespace
+
+HttpResponse AdminApi::health(ApiRequest&) { return textResponse(http::status::ok, "alive\n"); }
+
+void AdminApi::ready(ApiRequest&, Responder& respond) {
+  std::vector<std::string> failing;
+  const db::StorageHealth& storage = db::StorageHealth::process();
+  if (storage.failing()) {
+    failing.push_back("database-writable: the database refuses writes (" +
+                      std::to_string(storage.failuresSinceHealthy()) +
+                      " storage failure(s) since it was last writable; the log names the cause)");
+  }
+  if (core_ == nullptr) {
+    failing.push_back("core: the association core is not attached");
+    return respond(readiness(std::move(failing)));
+  }
+  Responder answer = std::move(respond);
+  boost::asio::io_context* io = &io_;
+  core_->metrics(/*providers=*/false, [io, answer, failing](db::Result<CoreMetrics> core) mutable {
+    boost::asio::post(*io, [answer = std::move(answer), failing = std::move(failing), core = std::move(core)]() mutable {
+      if (!core.isOk()) {
+        failing.push_back("core: " + core.status().toString());
+      } else {
+        const CoreMetrics& c = core.value();
+        if (c.draining) failing.push_back("draining: npacd is shutting down");
+        if (!c.listening && !c.draining) failing.push_back("listener: the association listener is not accepting");
+        const bool storage_named = !failing.empty() && failing.front().starts_with("database-writable");
+        if (!c.storage_ok && !storage_named) {
+          failing.push_back("database-writable: delivery progress is waiting to be written (the core's "
+                            "delivery store is unhealthy)");
+        }
+      }
+      answer(readiness(std::move(failing)));
+    });
+  });
+}
+
+}  // namespace npac::npacd

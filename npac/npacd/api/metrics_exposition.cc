@@ -1,0 +1,234 @@
+#include "npac/npacd/api/metrics_exposition.h"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include "associations/bind_facts.h"
+#include "common/metrics_text.h"
+#include "npac/version.h"
+
+namespace npac::npacd {
+
+namespace as = npac::associations;
+using common::MetricType;
+using common::MetricsText;
+
+namespace {
+
+// The states an association is listed in (ProviderCore::describe), each rendered for
+// every provider so that a state going to zero shows as 0, not as a missing series.
+constexpr std::array<std::string_view, 5> kAssociationStates{"bound", "congested", "silent", "recovering",
+                                                             "releasing"};
+
+double seconds(db::TimeMs ms) { return static_cast<double>(ms) / 1000.0; }
+
+void renderQueue(MetricsText& m, const MetricsInputs& in) {
+  m.family("npacd_queue_messages",
+           "Rows of the durable outbound queue by provider and state (acknowledged and failed rows "
+           "count until the retention purge deletes them).",
+           MetricType::kGauge);
+  for (const auto& [spid, summary] : in.queues) {
+    for (db::MessageState state : {db::MessageState::kQueued, db::MessageState::kSent,
+                                   db::MessageState::kAcknowledged, db::MessageState::kFailed}) {
+      m.sample("npacd_queue_messages", {{"spid", spid}, {"state", db::toString(state)}},
+               static_cast<double>(summary.total(state)));
+    }
+  }
+  m.family("npacd_queue_oldest_queued_age_seconds",
+           "Age of the provider's oldest queued (not yet sent) message; 0 when none is queued.",
+           MetricType::kGauge);
+  for (const auto& [spid, summary] : in.queues) {
+    const std::optional<db::TimeMs> oldest = summary.oldestQueuedAt();
+    m.sample("npacd_queue_oldest_queued_age_seconds", {{"spid", spid}},
+             oldest ? seconds(std::max<db::TimeMs>(0, in.now - *oldest)) : 0.0);
+  }
+}
+
+void renderWriter(MetricsText& m, const db::QueueWriter::Metrics& w) {
+  m.family("npacd_queue_writer_backlog_messages",
+           "Messages submitted to the QueueWriter and not yet in a committing batch.", MetricType::kGauge);
+  m.sample("npacd_queue_writer_backlog_messages", {}, static_cast<double>(w.backlog_messages));
+  m.family("npacd_queue_writer_committed_messages_total", "Messages the QueueWriter committed (group commit).",
+           MetricType::kCounter);
+  m.sample("npacd_queue_writer_committed_messages_total", {}, static_cast<double>(w.committed_messages));
+  m.family("npacd_queue_writer_committed_batches_total", "Transactions the QueueWriter committed.",
+           MetricType::kCounter);
+  m.sample("npacd_queue_writer_committed_batches_total", {}, static_cast<double>(w.committed_batches));
+  m.family("npacd_queue_writer_failed_batches_total",
+           "QueueWriter transactions rolled back by a storage error (each submission in them got it).",
+           MetricType::kCounter);
+  m.sample("npacd_queue_writer_failed_batches_total", {}, static_cast<double>(w.failed_batches));
+  m.family("npacd_sqlite_commit_seconds", "Duration of the QueueWriter's COMMIT (the fsync of --durability).",
+           MetricType::kHistogram);
+  m.histogram("npacd_sqlite_commit_seconds", {}, w.commit_seconds);
+}
+
+void renderCore(MetricsText& m, const CoreMetrics& core) {
+  m.family("npacd_listener_connections_accepted_total", "TCP connections accepted on the association listener.",
+           MetricType::kCounter);
+  m.sample("npacd_listener_connections_accepted_total", {}, static_cast<double>(core.connections_accepted));
+  m.family("npacd_listener_connections_dropped_total",
+           "Unbound connections closed to make room (max_unbound_connections, descriptor limit).",
+           MetricType::kCounter);
+  m.sample("npacd_listener_connections_dropped_total", {}, static_cast<double>(core.connections_dropped));
+  m.family("npacd_listener_bind_timeouts_total", "Unbound connections closed at bind_timeout.",
+           MetricType::kCounter);
+  m.sample("npacd_listener_bind_timeouts_total", {}, static_cast<double>(core.bind_timeouts));
+  m.family("npacd_listener_unbound_connections", "Connections accepted and not bound yet.", MetricType::kGauge);
+  m.sample("npacd_listener_unbound_connections", {}, static_cast<double>(core.unbound_connections));
+
+  if (core.counting) {
+    m.family("npacd_binds_accepted_total", "Binds (AARQ) admitted.", MetricType::kCounter);
+    m.sample("npacd_binds_accepted_total", {}, static_cast<double>(core.binds_accepted));
+    m.family("npacd_binds_refused_total", "Binds refused, by LnpBindRefusal reason code.", MetricType::kCounter);
+    for (const auto& [reason, count] : core.binds_refused) {
+      m.sample("npacd_binds_refused_total", {{"reason", reason}}, static_cast<double>(count));
+    }
+  }
+
+  m.family("npacd_associations", "Live associations by provider and state.", MetricType::kGauge);
+  for (const CoreMetrics::Provider& p : core.providers) {
+    for (std::string_view state : kAssociationStates) {
+      const auto n = std::count_if(p.associations.begin(), p.associations.end(),
+                                   [&](const auto& a) { return a.state == state; });
+      m.sample("npacd_associations", {{"spid", p.spid}, {"state", state}}, static_cast<double>(n));
+    }
+  }
+
+  struct PerAssociation {
+    const char* name;
+    const char* help;
+    MetricType type;
+    std::uint64_t (*value)(const CoreMetrics::Provider::Association&);
+  };
+  const PerAssociation per_association[] = {
+      {"npacd_association_outstanding_requests", "NPAC requests awaiting their response on the association.",
+       MetricType::kGauge, [](const auto& a) { return a.outstanding; }},
+      {"npacd_association_congested", "1 while the association holds congestion_window requests.",
+       MetricType::kGauge, [](const auto& a) { return std::uint64_t{a.congested ? 1u : 0u}; }},
+      {"npacd_association_pdus_sent_total", "PDUs written on the association (the egress policy's picks of it).",
+       MetricType::kCounter, [](const auto& a) { return a.sent; }},
+      {"npacd_association_pdus_received_total", "PDUs received on the association.", MetricType::kCounter,
+       [](const auto& a) { return a.received; }},
+      {"npacd_association_retransmissions_total", "Retransmissions written on the association.",
+       MetricType::kCounter, [](const auto& a) { return a.retransmissions; }},
+  };
+  for (const PerAssociation& family : per_association) {
+    m.family(family.name, family.help, family.type);
+    for (const CoreMetrics::Provider& p : core.providers) {
+      for (const auto& a : p.associations) {
+        const std::string id = std::to_string(a.id);
+        m.sample(family.name, {{"spid", p.spid}, {"association", id}}, static_cast<double>(family.value(a)));
+      }
+    }
+  }
+
+  m.family("npacd_throttle_level", "Egress throttle level in force (0 none, 1..3; DSR Egress Throttle Groups).",
+           MetricType::kGauge);
+  for (const CoreMetrics::Provider& p : core.providers) {
+    m.sample("npacd_throttle_level", {{"spid", p.spid}}, p.throttle_level);
+  }
+  m.family("npacd_provider_recovering", "1 while the provider is in recovery mode (NANC 351).", MetricType::kGauge);
+  for (const CoreMetrics::Provider& p : core.providers) {
+    m.sample("npacd_provider_recovering", {{"spid", p.spid}}, p.recovering ? 1 : 0);
+  }
+
+  if (!core.counting) return;
+  struct Outcome {
+    ProviderCounters::Outcome index;
+    const char* name;
+    const char* help;
+  };
+  const Outcome outcomes[] = {
+      {ProviderCounters::kSent, "npacd_pdus_sent_total", "PDUs written to the provider, first sends and re-sends."},
+      {ProviderCounters::kAcknowledged, "npacd_pdus_acknowledged_total",
+       "PDUs acknowledged: a confirmed one answered with a result, an unconfirmed one written."},
+      {ProviderCounters::kRetransmitted, "npacd_pdus_retransmitted_total",
+       "Re-sends (after a response timeout or an association loss), also counted as sent."},
+      {ProviderCounters::kFailed, "npacd_pdus_failed_total",
+       "PDUs failed: answered with an error, or a stored PDU that cannot be sent."},
+  };
+  for (const Outcome& outcome : outcomes) {
+    m.family(outcome.name, outcome.help, MetricType::kCounter);
+    for (const CoreMetrics::Provider& p : core.providers) {
+      if (!p.counters) continue;
+      for (std::size_t f = 0; f < as::kFunctionCount; ++f) {
+        for (std::size_t op = 0; op < ProviderCounters::kOperations; ++op) {
+          const std::uint64_t n = p.counters->pdus[outcome.index][f][op];
+          if (n == 0) continue;  // only combinations that happened: bounded by traffic
+          m.sample(outcome.name,
+                   {{"spid", p.spid},
+                    {"function", as::toString(static_cast<as::AssociationFunction>(f))},
+                    {"operation", operationLabel(op)}},
+                   static_cast<double>(n));
+        }
+      }
+    }
+  }
+  m.family("npacd_response_round_trip_seconds", "From a request's latest send to its response.",
+           MetricType::kHistogram);
+  for (const CoreMetrics::Provider& p : core.providers) {
+    if (p.counters) m.histogram("npacd_response_round_trip_seconds", {{"spid", p.spid}}, p.counters->response_rtt);
+  }
+  m.family("npacd_heartbeat_round_trip_seconds", "From a heartbeat (NANC 404) to its answer.",
+           MetricType::kHistogram);
+  for (const CoreMetrics::Provider& p : core.providers) {
+    if (p.counters) {
+      m.histogram("npacd_heartbeat_round_trip_seconds", {{"spid", p.spid}}, p.counters->heartbeat_rtt);
+    }
+  }
+  m.family("npacd_recovery_sessions_total", "Recovery requests answered (lnpRecoveryRequest, NANC 351).",
+           MetricType::kCounter);
+  for (const CoreMetrics::Provider& p : core.providers) {
+    if (p.counters) {
+      m.sample("npacd_recovery_sessions_total", {{"spid", p.spid}},
+               static_cast<double>(p.counters->recovery_sessions));
+    }
+  }
+}
+
+}  // namespace
+
+const char* operationLabel(std::size_t operation) {
+  // X.711 §7.4 operation codes 0..10, named as the CMIP services they carry.
+  static constexpr const char* kNames[] = {"event-report", "event-report-confirmed", "linked-reply",
+                                           "get",          "set",                    "set-confirmed",
+                                           "action",       "action-confirmed",       "create",
+                                           "delete",       "cancel-get"};
+  static_assert(std::size(kNames) == ProviderCounters::kUnknownOperation);
+  return operation < std::size(kNames) ? kNames[operation] : "unknown";
+}
+
+std::string renderMetrics(const MetricsInputs& in) {
+  MetricsText m;
+  m.family("npacd_build_info", "npacd's version and git revision; always 1.", MetricType::kGauge);
+  m.sample("npacd_build_info", {{"version", npac::kVersion}, {"revision", npac::kGitRevision}}, 1);
+  m.family("npacd_process_start_time_seconds", "Start time of the npacd process since the Unix epoch.",
+           MetricType::kGauge);
+  m.sample("npacd_process_start_time_seconds", {}, in.process_start_seconds);
+  m.family("npacd_metrics_counting", "1 when npacd counts (the default), 0 with --metrics off.",
+           MetricType::kGauge);
+  m.sample("npacd_metrics_counting", {}, in.core == nullptr || in.core->counting ? 1 : 0);
+  m.family("npacd_storage_writable", "1 while the database takes writes (storage health), else 0.",
+           MetricType::kGauge);
+  m.sample("npacd_storage_writable", {}, in.storage_failing ? 0 : 1);
+  m.family("npacd_storage_failures", "Storage failures reported since the database was last writable.",
+           MetricType::kGauge);
+  m.sample("npacd_storage_failures", {}, static_cast<double>(in.storage_failures));
+  m.family("npacd_core_up", "1 when the association core answered this scrape.", MetricType::kGauge);
+  m.sample("npacd_core_up", {}, in.core != nullptr ? 1 : 0);
+  if (!in.api_refusals.empty()) {
+    m.family("npacd_api_refusals_total", "Admin API requests refused before their handler, by reason.",
+             MetricType::kCounter);
+    for (const auto& [reason, count] : in.api_refusals) {
+      m.sample("npacd_api_refusals_total", {{"reason", reason}}, static_cast<double>(count));
+    }
+  }
+  renderQueue(m, in);
+  if (in.writer) renderWriter(m, *in.writer);
+  if (in.core != nullptr) renderCore(m, *in.core);
+  return m.take();
+}
+
+}  // namespace npac::npacd
