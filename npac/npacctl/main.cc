@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   // F`): subcommands made after this pass options they do not know to the top level.
   app.fallthrough();
   npac::npacctl::addTokenOptions(app);
+  npac::npacctl::addTlsOptions(app);  // --tls, --ca-file (client.h)
   int exit_code = 0;
   npac::npacctl::addPlanCommand(app, exit_code);
   npac::npacctl::addServerCommands(app, exit_code);

@@ -32,4 +32,19 @@ bool isLoopbackAddress(const std::string& host) {
   return !ec && address.is_loopback();
 }
 
+std::string checkApiTransport(const NpacdConfig& config) {
+  const bool cert = !config.api_cert_file.empty(), key = !config.api_key_file.empty();
+  if (cert != key) {
+    return cert ? "--api-cert needs --api-key (the certificate's private key, PEM)"
+                : "--api-key needs --api-cert (the certificate, PEM)";
+  }
+  if (!cert && !isLoopbackAddress(config.api_address)) {
+    return "--api " + config.api_address + ":" + std::to_string(config.api_port) +
+           " is not a loopback address (127.0.0.0/8, ::1): the admin API's bearer tokens would "
+           "cross the network in the clear; give --api-cert and --api-key to serve it over TLS, or "
+           "use a loopback address";
+  }
+  return "";
+}
+
 }  // namespace npac::npacd

@@ -1,5 +1,6 @@
 // NpacdConfig: npacd's command-line settings (CLI11 in main.cc) — database path, the
-// association listener, the admin API endpoint, durability, log level and --init.
+// association listener, the admin API endpoint and its TLS files, durability, log level
+// and --init.
 // Plain data; no threading concerns.
 #pragma once
 
@@ -18,6 +19,9 @@ struct NpacdConfig {
   std::uint16_t listen_port = kDefaultAssociationPort;
   std::string api_address = "127.0.0.1";
   std::uint16_t api_port = 10180;
+  // --api-cert / --api-key: PEM files; both set, the admin API serves HTTPS only.
+  std::string api_cert_file;
+  std::string api_key_file;
   bool durability_full = true;
   std::string log_level = "info";
   // --init: an existing file that holds no database is initialised instead of refused.
@@ -28,8 +32,13 @@ struct NpacdConfig {
 bool parseEndpoint(const std::string& text, std::string* host, std::uint16_t* port,
                    std::string* error);
 
-// True if `host` is a numeric loopback address (127.0.0.0/8 or ::1). The admin API has
-// no authentication, so npacd serves it elsewhere only when told to (--api-allow-remote).
+// True if `host` is a numeric loopback address (127.0.0.0/8 or ::1). Bearer tokens cross
+// the network in the clear over plain HTTP, so npacd serves the admin API elsewhere only
+// over TLS (checkApiTransport).
 bool isLoopbackAddress(const std::string& host);
+
+// Why the admin API settings in `config` cannot start ("" when they can): one of
+// --api-cert / --api-key without the other, or a non-loopback address without TLS.
+std::string checkApiTransport(const NpacdConfig& config);
 
 }  // namespace npac::npacd

@@ -25,6 +25,7 @@
 #include "db/instance_lock.h"
 #include "db/queue_writer.h"
 #include "npac/npacd/api/admin_api.h"
+#include "npac/npacd/api/tls_context.h"
 #include "npac/npacd/core/association_manager.h"
 #include "npac/npacd/config.h"
 #include "npac/npacd/config_file.h"
@@ -65,11 +66,10 @@ int main(int argc, char** argv) {
                "a file, which usually means the database was lost. A file holding other data is "
                "refused either way");
   app.add_option("--listen", listen, "associations: host:port (the standard RFC 1006 port is 102)")->capture_default_str();
-  app.add_option("--api", api, "admin HTTP/JSON API: host:port (loopback unless --api-allow-remote)")->capture_default_str();
-  bool api_allow_remote = false;
-  app.add_flag("--api-allow-remote", api_allow_remote,
-               "serve the admin API on a non-loopback address (it has no authentication: put "
-               "it behind an authenticating proxy or a firewall)");
+  app.add_option("--api", api, "admin HTTP/JSON API: host:port (a non-loopback address needs --api-cert and --api-key)")->capture_default_str();
+  app.add_option("--api-cert", config.api_cert_file,
+                 "PEM certificate chain (leaf first): the admin API serves HTTPS only (TLS 1.2+); needs --api-key");
+  app.add_option("--api-key", config.api_key_file, "PEM private key of --api-cert (unencrypted)");
   app.add_option("--durability", durability, "full (fsync every commit) or normal")->capture_default_str();
   std::string metrics_mode = "on";
   app.add_option("--metrics", metrics_mode,
@@ -114,13 +114,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "npacd: %s\n", error.c_str());
     return 2;
   }
-  if (!npacd::isLoopbackAddress(config.api_address) && !api_allow_remote) {
-    std::fprintf(stderr,
-                 "npacd: the admin API has no authentication and --api %s is not a loopback "
-                 "address (127.0.0.0/8, ::1); use one, or pass --api-allow-remote if a proxy or "
-                 "firewall guards it\n",
-                 api.c_str());
+  if (std::string refused = npacd::checkApiTransport(config); !refused.empty()) {
+    std::fprintf(stderr, "npacd: %s\n", refused.c_str());
     return 2;
+  }
+  std::shared_ptr<boost::asio::ssl::context> api_tls;
+  if (!config.api_cert_file.empty()) {
+    auto loaded = npacd::loadServerTlsContext(config.api_cert_file, config.api_key_file);
+    if (!loaded.isOk()) {
+      std::fprintf(stderr, "npacd: the admin API's TLS: %s\n", loaded.status().message().c_str());
+      return 2;
+    }
+    api_tls = std::move(loaded).value();
   }
   auto parsed_durability = db::parseDurability(durability);
   if (!parsed_durability) {
@@ -225,6 +230,7 @@ int main(int argc, char** argv) {
   npacd::AdminApi::Options api_options;
   api_options.http.address = config.api_address;
   api_options.http.port = config.api_port;
+  api_options.http.tls = api_tls;
   auto admin = npacd::AdminApi::start(api_io, api_options, *api_db, *registry, clock);
   if (!admin.isOk()) {
     // Not a database error: the Status only carries the listener's reason (its category
@@ -237,9 +243,9 @@ int main(int argc, char** argv) {
   }
   (*admin)->attachCore(manager.get());
   (*admin)->attachQueueWriter(writer.value().get());
-  spdlog::info("npacd listening for associations on {}:{}, admin API on {}:{}, database {} ({})",
+  spdlog::info("npacd listening for associations on {}:{}, admin API on {}:{}{}, database {} ({})",
                config.listen_address, manager->port(), config.api_address, (*admin)->port(),
-               config.db_path, durability);
+               api_tls ? " (HTTPS)" : "", config.db_path, durability);
 
   auto api_work = boost::asio::make_work_guard(api_io);
   std::thread api_thread([&] { api_io.run(); });

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "db/provider_store.h"
+#include "npac/npacd/api/connection_priority.h"
 #include "npac/npacd/api/request.h"
 
 namespace npac::npacd {
@@ -190,6 +191,8 @@ db::Result<std::unique_ptr<AdminApi>> AdminApi::start(boost::asio::io_context& i
                                                       db::Clock clock) {
   std::unique_ptr<AdminApi> api(new AdminApi(io, db, registry, std::move(clock)));
   AdminApi* self = api.get();
+  // The operator reserve (http_server.h) sorts requests by their token's role.
+  if (!options.http.classify) options.http.classify = [&db](const HttpRequest& r) { return classifyByToken(db, r); };
   db::Result<std::unique_ptr<HttpServer>> server = HttpServer::start(
       io, options.http,
       [self](HttpRequest&& request, Responder respond) { self->handle(std::move(request), std::move(respond)); });

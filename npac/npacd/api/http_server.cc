@@ -1,13 +1,17 @@
 #include "npac/npacd/api/http_server.h"
 
+#include <cerrno>
 #include <optional>
+#include <string_view>
 #include <utility>
 
-#include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core.hpp>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+
+#include "npac/npacd/api/http_session.h"
 
 namespace npac::npacd {
 
@@ -15,6 +19,43 @@ namespace beast = boost::beast;
 namespace http = boost::beast::http;
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
+using PlainSession = HttpSession<beast::tcp_stream>;
+using TlsSession = HttpSession<beast::ssl_stream<beast::tcp_stream>>;
+
+namespace {
+
+constexpr std::chrono::seconds kLogInterval{60};
+constexpr std::chrono::milliseconds kAcceptBackoffFirst{50};
+constexpr std::chrono::milliseconds kAcceptBackoffMax{2000};
+
+bool isDescriptorError(const beast::error_code& ec) {
+  return ec == asio::error::no_descriptors ||  // EMFILE
+         (ec.category() == boost::system::system_category() && ec.value() == ENFILE);
+}
+
+std::string suppressedNote(std::uint64_t skipped) {
+  return skipped == 0 ? "" : " (" + std::to_string(skipped) + " more since the last such line)";
+}
+
+HttpResponse limitRefusal(const std::string& code, const std::string& message) {
+  HttpResponse response = jsonErrorResponse(http::status::service_unavailable, code, message);
+  response.set(http::field::retry_after, "1");
+  return response;
+}
+
+}  // namespace
+
+bool HttpServer::LogLimiter::due(std::uint64_t* skipped) {
+  const auto now = std::chrono::steady_clock::now();
+  if (last && now - *last < kLogInterval) {
+    ++suppressed;
+    return false;
+  }
+  last = now;
+  *skipped = suppressed;
+  suppressed = 0;
+  return true;
+}
 
 HttpResponse jsonErrorResponse(http::status status, const std::string& code,
                                const std::string& message, unsigned version) {
@@ -42,127 +83,12 @@ std::string printableAscii(std::string_view text) {
   return out;
 }
 
-// One connection: read a request, hand it to the handler, write the answer, repeat.
-class HttpSession : public std::enable_shared_from_this<HttpSession> {
- public:
-  HttpSession(tcp::socket socket, HttpServer& server)
-      : stream_(std::move(socket)),
-        server_(&server),
-        alive_(server.alive_),
-        body_limit_(server.options_.body_limit),
-        idle_timeout_(server.options_.idle_timeout) {}
-
-  ~HttpSession() {
-    if (*alive_) server_->forget(this);
-  }
-
-  void start() { read(); }
-
-  void close() {
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.close();
-  }
-
- private:
-  void read() {
-    parser_.emplace();
-    parser_->body_limit(body_limit_);
-    stream_.expires_after(idle_timeout_);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                       self->onRead(ec);
-                     });
-  }
-
-  void onRead(beast::error_code ec) {
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
-        ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
-        ec == asio::error::eof) {
-      return finish();
-    }
-    if (ec == http::error::body_limit) {
-      return writeFinal(jsonErrorResponse(
-          http::status::payload_too_large, "body_too_large",
-          "request body exceeds " + std::to_string(body_limit_) + " bytes"));
-    }
-    if (ec) {
-      return writeFinal(jsonErrorResponse(http::status::bad_request, "bad_http",
-                                          "malformed HTTP request: " + ec.message()));
-    }
-    HttpRequest request = parser_->release();
-    keep_alive_ = request.keep_alive();
-    version_ = request.version();
-    stream_.expires_never();  // a long poll may take its time; the handler bounds it
-    if (!*alive_) {  // the server is gone: nobody to hand the request to
-      return writeFinal(jsonErrorResponse(http::status::service_unavailable, "shutting_down",
-                                          "the admin API is stopping"));
-    }
-    // The responder keeps the session alive while the handler works (a long poll, a
-    // commit): no socket operation is pending meanwhile. It answers once: a second call
-    // (a handler that answered and then threw) is dropped.
-    auto answered = std::make_shared<bool>(false);
-    Responder respond = [self = shared_from_this(), answered](HttpResponse response) {
-      if (*answered) return;
-      *answered = true;
-      self->write(std::move(response));
-    };
-    const std::string route = std::string(request.method_string()) + " " + std::string(request.target());
-    // No exception may end the server: a handler that throws is a bug in that route, so
-    // it is logged once with the route and answered 500; the other sessions carry on.
-    std::string failure;
-    try {
-      server_->handler_(std::move(request), respond);
-    } catch (const std::exception& e) {
-      failure = e.what();
-    } catch (...) {
-      failure = "a non-standard exception";
-    }
-    if (failure.empty()) return;
-    spdlog::error("admin API: {} failed with an exception: {}", printableAscii(route), failure);
-    if (!*answered) {
-      respond(jsonErrorResponse(http::status::internal_server_error, "internal",
-                                "npacd failed to handle this request (an internal error, logged); "
-                                "check with a GET whether it took effect before retrying"));
-    }
-  }
-
-  void write(HttpResponse response) {
-    response.version(version_);
-    response.keep_alive(keep_alive_);
-    response.prepare_payload();
-    auto shared = std::make_shared<HttpResponse>(std::move(response));
-    stream_.expires_after(idle_timeout_);
-    http::async_write(stream_, *shared,
-                      [self = shared_from_this(), shared](beast::error_code ec, std::size_t) {
-                        if (ec || !self->keep_alive_) return self->finish();
-                        self->read();
-                      });
-  }
-
-  void writeFinal(HttpResponse response) {
-    keep_alive_ = false;
-    write(std::move(response));
-  }
-
-  void finish() { close(); }
-
-  beast::tcp_stream stream_;
-  HttpServer* server_;
-  std::shared_ptr<bool> alive_;  // false once the server is destroyed: server_ dangles
-  std::size_t body_limit_;
-  std::chrono::seconds idle_timeout_;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  bool keep_alive_ = false;
-  unsigned version_ = 11;
-};
-
 HttpServer::HttpServer(asio::io_context& io, Options options, HttpHandler handler)
     : io_(io),
       options_(std::move(options)),
       handler_(std::move(handler)),
       acceptor_(io),
+      backoff_timer_(io),
       alive_(std::make_shared<bool>(true)) {}
 
 HttpServer::~HttpServer() {
@@ -197,30 +123,189 @@ db::Result<std::unique_ptr<HttpServer>> HttpServer::start(asio::io_context& io, 
 
 void HttpServer::accept() {
   acceptor_.async_accept([this, alive = alive_](beast::error_code ec, tcp::socket socket) {
-    if (!*alive || stopped_) return;
-    if (!ec) {
-      if (sessions_.size() >= options_.max_connections) {
-        beast::error_code ignored;
-        socket.close(ignored);
-      } else {
-        auto session = std::make_shared<HttpSession>(std::move(socket), *this);
-        sessions_.insert(session.get());
-        session->start();
-      }
-    }
-    if (ec != asio::error::operation_aborted) accept();
+    if (!*alive || stopped_ || ec == asio::error::operation_aborted) return;
+    if (ec) return onAcceptError(ec);
+    backoff_ = std::chrono::milliseconds(0);
+    onAccepted(std::move(socket));
+    accept();
   });
 }
 
-void HttpServer::forget(HttpSession* session) { sessions_.erase(session); }
+void HttpServer::onAcceptError(const beast::error_code& ec) {
+  ++counters_.accept_errors;
+  // Out of descriptors: an idle session gives one back and the backlog is served at once.
+  // Otherwise the condition lasts a while and an immediate retry would only spin.
+  if (isDescriptorError(ec) && closeLongestIdle()) return accept();
+  if (!isDescriptorError(ec) && ec != asio::error::no_memory && ec != asio::error::no_buffer_space) {
+    return accept();  // ECONNABORTED and the like: that connection is gone, the next is fine
+  }
+  backoff_ = std::max(kAcceptBackoffFirst, std::min(backoff_ * 2, kAcceptBackoffMax));
+  std::uint64_t skipped = 0;
+  if (accept_log_.due(&skipped)) {
+    spdlog::error("admin API: accepting failed: {}; accepting again in {} ms{}", ec.message(),
+                  backoff_.count(), suppressedNote(skipped));
+  }
+  backoff_timer_.expires_after(backoff_);
+  backoff_timer_.async_wait([this, alive = alive_](beast::error_code wait_ec) {
+    if (wait_ec || !*alive || stopped_) return;
+    accept();
+  });
+}
+
+void HttpServer::onAccepted(tcp::socket socket) {
+  beast::error_code peer_ec;
+  const tcp::endpoint peer = socket.remote_endpoint(peer_ec);
+  if (peer_ec) return;  // already gone
+  std::string address = peer.address().to_string();
+  // Room for this one, and the operator reserve kept free while anything is idle.
+  const std::size_t reserve = options_.classify ? options_.operator_reserve : 0;
+  const std::size_t normal_slots = options_.max_connections > reserve ? options_.max_connections - reserve : 0;
+  if (sessions_.size() >= normal_slots) closeLongestIdle();
+  if (sessions_.size() >= options_.max_connections) {
+    ++counters_.refused_max_connections;
+    std::uint64_t skipped = 0;
+    if (limit_log_.due(&skipped)) {
+      spdlog::warn("admin API: {} connections, none idle: a connection from {} was closed at accept{}",
+                   sessions_.size(), address, suppressedNote(skipped));
+    }
+    beast::error_code ignored;
+    socket.close(ignored);
+    return;
+  }
+  std::size_t& from_client = per_client_[address];
+  // Past the limit a connection is still read once, to answer its request 503; past twice
+  // the limit it is closed at once, so one client's refusals cannot fill the server.
+  if (from_client >= 2 * options_.max_per_client) {
+    ++counters_.refused_per_client;
+    beast::error_code ignored;
+    socket.close(ignored);
+    return;
+  }
+  std::shared_ptr<HttpSessionBase> session;
+  std::function<void()> start;
+  if (options_.tls) {
+    auto tls = std::make_shared<TlsSession>(*this, std::move(socket), *options_.tls);
+    start = [tls] { tls->start(); };
+    session = tls;
+  } else {
+    auto plain = std::make_shared<PlainSession>(*this, std::move(socket));
+    start = [plain] { plain->start(); };
+    session = plain;
+  }
+  session->peer_address = std::move(address);
+  session->reserved_slot = sessions_.size() >= normal_slots && reserve > 0;
+  if (from_client >= options_.max_per_client) {
+    session->refusal = limitRefusal(
+        "too_many_connections_per_client",
+        "this client already has " + std::to_string(from_client) + " connections to the admin API, the most " +
+            "allowed from one address (max_per_client); reuse a keep-alive connection");
+  }
+  ++from_client;
+  sessions_.insert(session.get());
+  ++counters_.accepted;
+  counters_.sessions = sessions_.size();
+  start();
+}
+
+bool HttpServer::closeLongestIdle() {
+  HttpSessionBase* oldest = nullptr;
+  for (HttpSessionBase* session : sessions_) {
+    if (session->idle && (oldest == nullptr || session->idle_mark < oldest->idle_mark)) oldest = session;
+  }
+  if (oldest == nullptr) return false;
+  ++counters_.closed_idle_for_room;
+  // Closing ends its pending read; the session forgets itself when its handler runs. It no
+  // longer counts as idle (nor as a candidate) meanwhile.
+  oldest->idle = false;
+  oldest->close();
+  forget(oldest);
+  return true;
+}
+
+std::optional<HttpResponse> HttpServer::admit(HttpSessionBase& session, const HttpRequest& request) {
+  if (session.refusal) {
+    ++counters_.refused_per_client;
+    return std::move(session.refusal);
+  }
+  if (session.reserved_slot &&
+      (!options_.classify || options_.classify(request) != RequestPriority::kOperator)) {
+    ++counters_.refused_operator_reserve;
+    return limitRefusal("operator_reserve",
+                        "the admin API has " + std::to_string(sessions_.size()) +
+                            " connections: the last " + std::to_string(options_.operator_reserve) +
+                            " are kept for operator tokens (operator_reserve); retry shortly");
+  }
+  auto header = request.find(http::field::authorization);
+  if (header == request.end()) return std::nullopt;
+  const std::size_t credential = std::hash<std::string_view>{}(
+      std::string_view(header->value().data(), header->value().size()));
+  if (session.credential == credential) return std::nullopt;
+  if (session.credential) {
+    if (auto it = per_credential_.find(*session.credential); it != per_credential_.end() && --it->second == 0) {
+      per_credential_.erase(it);
+    }
+    session.credential.reset();
+  }
+  std::size_t& holding = per_credential_[credential];
+  if (holding >= options_.max_per_credential) {
+    if (holding == 0) per_credential_.erase(credential);
+    ++counters_.refused_per_credential;
+    return limitRefusal("too_many_connections_per_credential",
+                        "this token already has " + std::to_string(holding) +
+                            " connections to the admin API, the most allowed for one token "
+                            "(max_per_credential); reuse a keep-alive connection");
+  }
+  ++holding;
+  session.credential = credential;
+  return std::nullopt;
+}
+
+void HttpServer::onHandshakeFailed(const std::string& peer, const beast::error_code& ec) {
+  ++counters_.tls_handshake_failures;
+  std::uint64_t skipped = 0;
+  if (handshake_log_.due(&skipped)) {
+    spdlog::warn("admin API: TLS handshake with {} failed: {} (a plain HTTP client, an old TLS version "
+                 "or not TLS at all); {} so far{}",
+                 peer, ec == beast::error::timeout ? "timed out" : ec.message(),
+                 counters_.tls_handshake_failures.load(), suppressedNote(skipped));
+  }
+}
+
+void HttpServer::forget(HttpSessionBase* session) {
+  if (sessions_.erase(session) == 0) return;  // forgotten already (closed for room)
+  if (auto it = per_client_.find(session->peer_address); it != per_client_.end() && --it->second == 0) {
+    per_client_.erase(it);
+  }
+  if (session->credential) {
+    if (auto it = per_credential_.find(*session->credential); it != per_credential_.end() && --it->second == 0) {
+      per_credential_.erase(it);
+    }
+  }
+  counters_.sessions = sessions_.size();
+}
+
+HttpServerCounters HttpServer::counters() const {
+  HttpServerCounters c;
+  c.accepted = counters_.accepted.load();
+  c.refused_max_connections = counters_.refused_max_connections.load();
+  c.refused_per_client = counters_.refused_per_client.load();
+  c.refused_per_credential = counters_.refused_per_credential.load();
+  c.refused_operator_reserve = counters_.refused_operator_reserve.load();
+  c.closed_idle_for_room = counters_.closed_idle_for_room.load();
+  c.tls_handshake_failures = counters_.tls_handshake_failures.load();
+  c.accept_errors = counters_.accept_errors.load();
+  c.sessions = counters_.sessions.load();
+  return c;
+}
 
 void HttpServer::stop() {
   if (stopped_) return;
   stopped_ = true;
   beast::error_code ignored;
   acceptor_.close(ignored);
+  backoff_timer_.cancel();
   // Closing cancels each session's pending read/write; their handlers then finish().
-  for (HttpSession* session : std::unordered_set<HttpSession*>(sessions_)) session->close();
+  for (HttpSessionBase* session : std::unordered_set<HttpSessionBase*>(sessions_)) session->close();
 }
 
 }  // namespace npac::npacd
