@@ -52,7 +52,7 @@ TEST_CASE("only numeric 127.0.0.0/8 and ::1 addresses count as loopback") {
   CHECK_FALSE(isLoopbackAddress("localhost"));  // a name could resolve anywhere
 }
 
-TEST_CASE("npacd refuses an admin API on a non-loopback address unless --api-allow-remote is given") {
+TEST_CASE("npacd refuses an admin API on a non-loopback address without TLS") {
   const fs::path dir = fs::temp_directory_path() / label("npacd-api-remote-test-", getpid());
   fs::create_directories(dir);
   const fs::path log = dir / "npacd.log";
@@ -60,8 +60,22 @@ TEST_CASE("npacd refuses an admin API on a non-loopback address unless --api-all
                      "--api", "0.0.0.0:0"},
                     log);
   CHECK(waitFor(pid, 10s) == 2);
-  CHECK(slurp(log).find("the admin API has no authentication and --api 0.0.0.0:0 is not a loopback") !=
+  CHECK(slurp(log).find("--api 0.0.0.0:0 is not a loopback address (127.0.0.0/8, ::1): the admin API's bearer "
+                        "tokens would cross the network in the clear; give --api-cert and --api-key") !=
         std::string::npos);
   CHECK_FALSE(fs::exists(dir / "npacd.db"));  // refused before touching anything
+  fs::remove_all(dir);
+}
+
+TEST_CASE("npacd no longer knows --api-allow-remote") {
+  const fs::path dir = fs::temp_directory_path() / label("npacd-api-allow-remote-test-", getpid());
+  fs::create_directories(dir);
+  const fs::path log = dir / "npacd.log";
+  pid_t pid = spawn({binDir() + "/npacd", "--db", (dir / "npacd.db").string(), "--listen", "127.0.0.1:0",
+                     "--api", "0.0.0.0:0", "--api-allow-remote"},
+                    log);
+  CHECK(waitFor(pid, 10s) == 2);
+  CHECK(slurp(log).find("--api-allow-remote") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "npacd.db"));
   fs::remove_all(dir);
 }
