@@ -1,0 +1,309 @@
+// npacd end to end: GET /metrics, GET /health and GET /ready (docs/API.md, docs/OPERATIONS.md
+// "Metrics"). Real npacd, real npac-soa-sim, real SQLite file, loopback TCP. Each metric that
+// should move is read by value before and after what moves it; the exposition is checked by
+// promtool (Debian package prometheus) as a scraper would.
+#include "multi_provider_fixture.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+
+#include <cstdio>
+#include <optional>
+#include <thread>
+
+using namespace npacd_test;
+
+namespace {
+
+struct TextReply {
+  int status = 0;
+  std::string content_type;
+  std::string body;
+};
+
+// GET `target` with `authorization` (nullopt: none); the raw text answer.
+TextReply getText(const NpacdProcess& npacd, const std::string& target,
+                  const std::optional<std::string>& authorization) {
+  boost::asio::io_context io;
+  boost::beast::tcp_stream stream(io);
+  stream.expires_after(30s);
+  stream.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), npacd.apiPort()));
+  http::request<http::string_body> request{http::verb::get, target, 11};
+  request.set(http::field::host, "127.0.0.1");
+  if (authorization) request.set(http::field::authorization, *authorization);
+  http::write(stream, request);
+  boost::beast::flat_buffer buffer;
+  http::response<http::string_body> response;
+  http::read(stream, buffer, response);
+  return TextReply{static_cast<int>(response.result_int()), std::string(response[http::field::content_type]),
+                   response.body()};
+}
+
+std::string scrape(const NpacdProcess& npacd) {
+  TextReply r = getText(npacd, "/metrics", "Bearer " + npacd.token());
+  REQUIRE(r.status == 200);
+  return r.body;
+}
+
+// The value of the sample of `name` whose labels include every one of `labels`; nullopt
+// when no such sample is in `text`.
+std::optional<double> sampleValue(const std::string& text, const std::string& name,
+                                  const std::map<std::string, std::string>& labels = {}) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::size_t space = line.rfind(' ');
+    const std::string series = line.substr(0, space);
+    const std::size_t brace = series.find('{');
+    if (series.substr(0, brace) != name) continue;
+    bool all = true;
+    for (const auto& [key, value] : labels) {
+      if (series.find(key + "=\"" + value + "\"") == std::string::npos) all = false;
+    }
+    if (all) return std::stod(line.substr(space + 1));
+  }
+  return std::nullopt;
+}
+
+double valueOr0(const std::string& text, const std::string& name, const std::map<std::string, std::string>& labels = {}) {
+  return sampleValue(text, name, labels).value_or(0);
+}
+
+// promtool's verdict on `text`: its exit code, with its output in `*out`.
+int promtoolCheck(const NpacdProcess& npacd, const std::string& text, std::string* out) {
+  const fs::path file = npacd.dir() / "metrics.txt";
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
+  const std::string command = "/usr/bin/promtool check metrics < " + file.string() + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) *out += buffer;
+  const int status = ::pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+const std::map<std::string, std::string> kNotifications{
+    {"spid", "0001"}, {"function", "notifications"}, {"operation", "event-report-confirmed"}};
+
+bool setImmutable(const fs::path& path, bool on) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return false;
+  int flags = 0;
+  bool ok = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+  if (ok) {
+    flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
+    ok = ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
+  }
+  ::close(fd);
+  return ok;
+}
+
+struct ImmutableGuard {
+  fs::path path;
+  bool on = false;
+  ~ImmutableGuard() {
+    if (on) setImmutable(path, false);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("GET /metrics answers the text exposition format 0.0.4 that promtool accepts") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001", /*srr=*/true);
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--expect", "10", "--duration", "15s"});
+  REQUIRE(npacd.waitForAssociations(2));
+  npacd.submit("0001", "p", 10);
+  REQUIRE(sim->wait() == 0);
+  TextReply r = getText(npacd, "/metrics", "Bearer " + npacd.token());
+  REQUIRE(r.status == 200);
+  CHECK(r.content_type.rfind("text/plain; version=0.0.4", 0) == 0);
+  std::string verdict;
+  INFO(r.body);
+  CHECK(promtoolCheck(npacd, r.body, &verdict) == 0);
+  INFO("promtool: " << verdict);
+  CHECK(verdict.empty());  // no lint warning either
+  CHECK(valueOr0(r.body, "npacd_build_info") == 1);
+  CHECK(valueOr0(r.body, "npacd_process_start_time_seconds") > 1.7e9);
+  CHECK(valueOr0(r.body, "npacd_core_up") == 1);
+}
+
+TEST_CASE("A bind accepted adds one to npacd_binds_accepted_total") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001");
+  CHECK(valueOr0(scrape(npacd), "npacd_binds_accepted_total") == 0);
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--keep-running", "--duration", "15s"});
+  REQUIRE(npacd.waitForAssociations(1));
+  const std::string text = scrape(npacd);
+  CHECK(valueOr0(text, "npacd_binds_accepted_total") == 1);
+  CHECK(valueOr0(text, "npacd_associations", {{"spid", "0001"}, {"state", "bound"}}) == 1);
+  CHECK(valueOr0(text, "npacd_associations", {{"spid", "0001"}, {"state", "congested"}}) == 0);
+}
+
+TEST_CASE("A bind refused adds one under its LnpBindRefusal reason code") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001");
+  // 0002 is not provisioned: the refusal names it (unknown-spid).
+  auto refused = npacd.sim("0002", key, {"--from", "127.0.0.3", "--duration", "5s"});
+  CHECK(refused->wait() == 5);
+  REQUIRE(refused->result.is_object());
+  const std::string reason = refused->result["associations"][0]["bind"]["refusal"]["reason"].get<std::string>();
+  const std::string text = scrape(npacd);
+  CHECK(valueOr0(text, "npacd_binds_refused_total", {{"reason", reason}}) == 1);
+  CHECK(valueOr0(text, "npacd_binds_accepted_total") == 0);
+}
+
+TEST_CASE("Ten notifications sent and acknowledged add ten to each counter under their function and operation") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001");
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--keep-running", "--duration", "30s"});
+  REQUIRE(npacd.waitForAssociations(1));
+  const std::string before = scrape(npacd);
+  const std::vector<std::int64_t> ids = npacd.submit("0001", "t", 10);
+  REQUIRE(eventually([&] { return countInState(npacd, ids, "acknowledged") == ids.size(); }, 10s));
+  const std::string after = scrape(npacd);
+  CHECK(valueOr0(after, "npacd_pdus_sent_total", kNotifications) - valueOr0(before, "npacd_pdus_sent_total", kNotifications) == 10);
+  CHECK(valueOr0(after, "npacd_pdus_acknowledged_total", kNotifications) -
+            valueOr0(before, "npacd_pdus_acknowledged_total", kNotifications) ==
+        10);
+  CHECK(valueOr0(after, "npacd_pdus_retransmitted_total", kNotifications) == 0);
+  CHECK(valueOr0(after, "npacd_response_round_trip_seconds_count", {{"spid", "0001"}}) == 10);
+  // The one association's picks: the ten PDUs.
+  CHECK(valueOr0(after, "npacd_association_pdus_sent_total", {{"spid", "0001"}}) == 10);
+  CHECK(valueOr0(after, "npacd_queue_messages", {{"spid", "0001"}, {"state", "acknowledged"}}) == 10);
+}
+
+TEST_CASE("Messages in flight on a dropped association count as retransmissions once each") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001", /*srr=*/true);
+  // Association 2 answers late and closes after its 5th PDU, with requests in flight.
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--delay", "2=300ms",
+                                     "--drop-after", "2=5", "--drop-mode", "close", "--keep-going",
+                                     "--keep-running", "--duration", "30s"});
+  REQUIRE(npacd.waitForAssociations(2));
+  const std::vector<std::int64_t> ids = npacd.submit("0001", "r", 20);
+  REQUIRE(eventually([&] { return countInState(npacd, ids, "acknowledged") == ids.size(); }, 20s));
+  const std::string text = scrape(npacd);
+  kill(sim->pid, SIGTERM);
+  sim->wait(10s);
+  REQUIRE(sim->result.is_object());
+  // What was in flight on the lost association: its rows are flagged as retransmissions
+  // when they go back to the queue, and each was sent once more (the provider cannot tell
+  // them all: a copy the closed socket swallowed arrives only once).
+  int flagged = 0;
+  for (const QueueRow& row : queueRows(npacd.db())) flagged += row.retransmission ? 1 : 0;
+  INFO(text);
+  CHECK(flagged > 0);
+  CHECK(valueOr0(text, "npacd_pdus_retransmitted_total", kNotifications) == flagged);
+  CHECK(valueOr0(text, "npacd_pdus_sent_total", kNotifications) == 20 + flagged);
+  CHECK(valueOr0(text, "npacd_pdus_acknowledged_total", kNotifications) == 20);
+  // The dropped association's series are gone; the survivor's remain.
+  CHECK(valueOr0(text, "npacd_associations", {{"spid", "0001"}, {"state", "bound"}}) == 1);
+  std::size_t association_series = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("npacd_association_pdus_sent_total{", 0) == 0) ++association_series;
+  }
+  CHECK(association_series == 1);
+}
+
+TEST_CASE("Queued messages show in the queue depth and the oldest one's age") {
+  NpacdProcess npacd;
+  npacd.provision("0001");
+  npacd.submit("0001", "q", 3);  // no association: they wait
+  std::string text;
+  REQUIRE(eventually(
+      [&] {
+        text = scrape(npacd);
+        return valueOr0(text, "npacd_queue_oldest_queued_age_seconds", {{"spid", "0001"}}) > 0;
+      },
+      5s));
+  CHECK(valueOr0(text, "npacd_queue_messages", {{"spid", "0001"}, {"state", "queued"}}) == 3);
+  CHECK(valueOr0(text, "npacd_queue_messages", {{"spid", "0001"}, {"state", "sent"}}) == 0);
+  CHECK(valueOr0(text, "npacd_queue_oldest_queued_age_seconds", {{"spid", "0001"}}) < 60);
+  CHECK(valueOr0(text, "npacd_queue_writer_committed_messages_total") == 3);
+  CHECK(valueOr0(text, "npacd_sqlite_commit_seconds_count") >= 1);
+}
+
+TEST_CASE("GET /metrics with a query string is refused as bad_query") {
+  NpacdProcess npacd;
+  TextReply r = getText(npacd, "/metrics?name[]=npacd_up", "Bearer " + npacd.token());
+  CHECK(r.status == 400);
+  CHECK(r.body.find("bad_query") != std::string::npos);
+  CHECK(getText(npacd, "/metrics?", "Bearer " + npacd.token()).status == 200);  // an empty query is none
+}
+
+TEST_CASE("GET /metrics needs a token and GET /health and GET /ready do not") {
+  NpacdProcess npacd;
+  CHECK(getText(npacd, "/metrics", std::nullopt).status == 401);
+  CHECK(valueOr0(scrape(npacd), "npacd_api_refusals_total", {{"reason", "unauthenticated"}}) == 1);
+  TextReply health = getText(npacd, "/health", std::nullopt);
+  CHECK(health.status == 200);
+  CHECK(health.body == "alive\n");
+  TextReply ready = getText(npacd, "/ready", std::nullopt);
+  CHECK(ready.status == 200);
+  CHECK(ready.body == "ready\n");
+}
+
+TEST_CASE("GET /ready answers 503 naming the database while it refuses writes and 200 once it takes them again") {
+  NpacdProcess npacd;
+  npacd.provision("0001");
+  npacd.submit("0001", "w", 1);  // the WAL exists
+  const fs::path wal = fs::path(npacd.db().string() + "-wal");
+  REQUIRE(fs::exists(wal));
+  ImmutableGuard guard{wal};
+  if (!setImmutable(wal, true)) {
+    WARN("cannot set the immutable attribute on the WAL (not root, or the filesystem refuses): case not run");
+    return;
+  }
+  guard.on = true;
+  // The next write fails (a submission answers 5xx) and the storage health turns failing.
+  Reply refused = npacd.call(http::verb::post, "/v1/messages", Json{{"messages", {NpacdProcess::notification("0001", "x")}}});
+  CHECK(refused.status >= 500);
+  TextReply ready;
+  REQUIRE(eventually([&] { return (ready = getText(npacd, "/ready", std::nullopt)).status == 503; }, 5s));
+  CHECK(ready.body.find("database-writable") != std::string::npos);
+  CHECK(valueOr0(scrape(npacd), "npacd_storage_writable") == 0);
+  CHECK(getText(npacd, "/health", std::nullopt).status == 200);  // alive all the same
+  setImmutable(wal, false);
+  guard.on = false;
+  REQUIRE(npacd.call(http::verb::post, "/v1/messages", Json{{"messages", {NpacdProcess::notification("0001", "y")}}})
+              .status == 201);
+  CHECK(eventually([&] { return getText(npacd, "/ready", std::nullopt).status == 200; }, 5s));
+}
+
+TEST_CASE("GET /ready answers 503 naming the drain while npacd shuts down") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001");
+  // A silent association keeps its requests outstanding, so the drain lasts its bound.
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--silent", "1", "--keep-running", "--duration", "30s"});
+  REQUIRE(npacd.waitForAssociations(1));
+  npacd.submit("0001", "d", 2);
+  REQUIRE(eventually([&] { return valueOr0(scrape(npacd), "npacd_association_outstanding_requests") == 2; }, 5s));
+  REQUIRE(getText(npacd, "/ready", std::nullopt).status == 200);
+  // SIGTERM, and its exit awaited on another thread: npacd drains (at most its 2 s
+  // drain timeout, the requests stay unanswered) while this one probes.
+  std::thread stopping([&] { npacd.stop(); });
+  TextReply ready;
+  const bool refused = eventually([&] { return (ready = getText(npacd, "/ready", std::nullopt)).status == 503; }, 2s, 10ms);
+  stopping.join();
+  CHECK(refused);
+  CHECK(ready.body.find("draining") != std::string::npos);
+}
+
+TEST_CASE("npacd --metrics off renders no PDU counters while its live state still shows") {
+  NpacdProcess npacd(NpacdProcess::Options{{}, {"--metrics", "off"}});
+  auto key = npacd.provision("0001");
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--keep-running", "--duration", "30s"});
+  REQUIRE(npacd.waitForAssociations(1));
+  const std::vector<std::int64_t> ids = npacd.submit("0001", "o", 5);
+  REQUIRE(eventually([&] { return countInState(npacd, ids, "acknowledged") == ids.size(); }, 10s));
+  const std::string text = scrape(npacd);
+  CHECK(valueOr0(text, "npacd_metrics_counting") == 0);
+  CHECK_FALSE(sampleValue(text, "npacd_pdus_sent_total").has_value());
+  CHECK_FALSE(sampleValue(text, "npacd_binds_accepted_total").has_value());
+  CHECK(valueOr0(text, "npacd_associations", {{"spid", "0001"}, {"state", "bound"}}) == 1);
+  CHECK(valueOr0(text, "npacd_queue_messages", {{"spid", "0001"}, {"state", "acknowledged"}}) == 5);
+}
