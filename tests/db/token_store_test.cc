@@ -51,7 +51,7 @@ TEST_CASE("Two tokens get different secrets") {
   TokenStore tokens(*db);
   std::set<std::string> secrets;
   for (int i = 0; i < 20; ++i) {
-    Result<IssuedToken> issued = tokens.create("t" + std::to_string(i), TokenRole::kReader, "ops", 1);
+    Result<IssuedToken> issued = tokens.create(std::string("t").append(std::to_string(i)), TokenRole::kReader, "ops", 1);
     REQUIRE(issued.isOk());
     secrets.insert(issued->secret);
   }
