@@ -46,9 +46,17 @@ void AdminApi::metrics(ApiRequest& r, Responder& respond) {
   in->storage_failing = health.failing();
   in->storage_failures = health.failuresSinceHealthy();
   if (writer_ != nullptr) in->writer = writer_->metrics();
-  // Refusals before a handler ran: the access control's 401/403 (access.h).
+  // Refusals before a handler ran: the access control's 401/403 (access.h) and the HTTP
+  // server's connection limits and TLS handshakes (http_server.h).
   const AccessCounters access = accessCounters();
-  in->api_refusals = {{"unauthenticated", access.unauthenticated}, {"forbidden", access.forbidden}};
+  const HttpServerCounters http_counters = server_->counters();
+  in->api_refusals = {{"unauthenticated", access.unauthenticated},
+                      {"forbidden", access.forbidden},
+                      {"max-connections", http_counters.refused_max_connections},
+                      {"per-client-limit", http_counters.refused_per_client},
+                      {"per-credential-limit", http_counters.refused_per_credential},
+                      {"operator-reserve", http_counters.refused_operator_reserve},
+                      {"tls-handshake", http_counters.tls_handshake_failures}};
   // The queue counts: while storage fails they are left out (an unreadable file answers
   // nothing true), and npacd_storage_writable says why.
   db::ProviderStore providers(db_);
