@@ -4,7 +4,8 @@
 #                                            /usr/lib/systemd/system, the default
 #                                            configuration to /etc/npacd/npacd.toml, the
 #                                            manual pages to /usr/share/man/man1
-#   cd build && cpack -G DEB                 npacd_<version>_<arch>.deb (make package)
+#   cd build && cpack -G DEB                 npacd_<version>_<arch>.deb (make package), from
+#                                            the programs and manual pages already built
 #
 # The manual pages are made at build time from each program's --help and --version by
 # help2man (target npac_man, part of ALL). The package's Depends come from the shared
@@ -38,6 +39,9 @@ install(FILES ${PROJECT_SOURCE_DIR}/packaging/npacd.service DESTINATION lib/syst
 # /etc whatever the prefix: the unit reads /etc/npacd/npacd.toml.
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/npacd.toml DESTINATION /etc/npacd)
 
+# cpack packages what is built and builds nothing itself (without this, its preinstall
+# step builds every target, the tests and benchmarks included): build first.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME npacd)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})

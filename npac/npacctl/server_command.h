@@ -46,5 +46,6 @@ void addCoreCommands(CLI::App& app, int& exit_code);    // assoc, audit, send, m
 void addInboundCommands(CLI::App& app, int& exit_code);  // inbound list, answer
 void addNpacKeyCommands(CLI::App& app, int& exit_code);  // npac-key add, list, export, revoke
 void addQueueCommands(CLI::App& app, int& exit_code);    // queue [SPID] (queue_commands.cc)
+void addLogLevelCommand(CLI::App& app, int& exit_code);  // log-level [LEVEL] (log_level_command.cc)
 
 }  // namespace npac::npacctl
