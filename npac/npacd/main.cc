@@ -249,12 +249,6 @@ int main(int argc, char** argv) {
 
   auto api_work = boost::asio::make_work_guard(api_io);
   std::thread api_thread([&] { api_io.run(); });
-  // Both listeners accept now: systemd may start what depends on npacd.
-  npacd::SystemdNotifier notifier;
-  npacd::SystemdNotifier::ready("associations on " + config.listen_address + ":" +
-                                std::to_string(manager->port()) + ", admin API on " + config.api_address +
-                                ":" + std::to_string((*admin)->port()));
-  notifier.startWatchdog(core_io);
 
   boost::asio::signal_set signals(core_io, SIGTERM, SIGINT);
   signals.async_wait([&](boost::system::error_code signal_ec, int signal) {
@@ -264,6 +258,14 @@ int main(int argc, char** argv) {
     manager->shutdown([&] { core_io.stop(); });
   });
   auto core_work = boost::asio::make_work_guard(core_io);
+  // Both listeners accept and SIGTERM is handled now: systemd may start what depends on
+  // npacd, and stop it at any moment from here on (a SIGTERM before the handler would kill
+  // npacd without its drain).
+  npacd::SystemdNotifier notifier;
+  npacd::SystemdNotifier::ready("associations on " + config.listen_address + ":" +
+                                std::to_string(manager->port()) + ", admin API on " + config.api_address +
+                                ":" + std::to_string((*admin)->port()));
+  notifier.startWatchdog(core_io);
   core_io.run();
   notifier.stopWatchdog();
 
