@@ -31,7 +31,8 @@ struct Run {
 };
 
 Run npacctl(const NpacdProcess& npacd, const std::string& args) {
-  const std::string cmd = binDir() + "/npacctl " + args + " --api 127.0.0.1:" + std::to_string(npacd.apiPort()) + " 2>&1";
+  const std::string cmd = binDir() + "/npacctl " + args + " --api 127.0.0.1:" + std::to_string(npacd.apiPort()) +
+                          " --token-file " + npacd.tokenFile().string() + " 2>&1";
   Run r;
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
