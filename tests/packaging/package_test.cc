@@ -47,7 +47,9 @@ TEST_CASE("the Debian package extracts to an npacd that answers --version and bi
     REQUIRE(fs::exists(exe));
     Run version = runCommand(exe.string() + " --version 2>&1");
     CHECK(version.exit_code == 0);
-    CHECK(version.output == npac::versionLine(program) + "\n");
+    // The packaged program is the one this tree built (its revision line, not a stale one).
+    CHECK(version.output == runCommand(binDir() + "/" + program + " --version 2>&1").output);
+    CHECK_THAT(version.output, Catch::StartsWith(std::string(program) + " " + npac::kVersion + " (git "));
     const fs::path page = root / "usr/share/man/man1" / (std::string(program) + ".1.gz");
     REQUIRE(fs::exists(page));
     CHECK_THAT(runCommand("zcat " + page.string()).output, Catch::Contains(".TH") && Catch::Contains("\\-\\-version"));  // roff escapes each -
