@@ -87,7 +87,10 @@ run() {
   until [[ $(curl -s -H "$H" "$A/v1/associations" | python3 -c 'import json,sys;print(len(json.load(sys.stdin)["associations"]))') == 4 ]]; do sleep 0.05; done
   local t0 t1
   t0=$(date +%s.%N)
-  for f in "$WORK"/batch-*.json; do curl -s -H "$H" -XPOST "$A/v1/messages" -d @"$f" >/dev/null & done
+  # At most 16 submissions at once: the admin API serves 32 connections per client address
+  # (docs/API.md "Connection limits"); a refused batch fails the run instead of hiding.
+  printf '%s\n' "$WORK"/batch-*.json | xargs -P 16 -I{} curl -s -f -o /dev/null -H "$H" -XPOST "$A/v1/messages" -d @{} ||
+    { echo "a submission batch was refused"; exit 1; }
   wait "$sim" || true
   # The last acknowledgements are committed just after the last answer.
   until [[ $(sqlite3 "$dir/npacd.db" "SELECT count(*) FROM outbound_queue WHERE state='acknowledged'") -ge $N ]]; do sleep 0.01; done

@@ -14,9 +14,10 @@ using nlohmann::json;
 using V = boost::beast::http::verb;
 
 void addServerFlags(CLI::App& command, ServerFlags& flags) {
-  command.add_option("--api", flags.api, "npacd admin API address HOST:PORT")->capture_default_str();
+  command.add_option("--api", flags.api, "npacd admin API address HOST:PORT, or https://HOST:PORT for a TLS admin API")->capture_default_str();
   command.add_flag("--json", flags.json, "print the API's JSON answer");
-  command.add_option("--actor", flags.actor, "who makes the change, for the audit log (default npacctl:$USER)");
+  command.add_option("--actor", flags.actor, "ignored by npacd, which records the token's name as the actor of every change "
+                     "(docs/API.md \"Authentication\"); kept so existing scripts still run");
 }
 
 std::string actorOf(const ServerFlags& flags) {

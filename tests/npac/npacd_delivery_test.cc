@@ -115,12 +115,14 @@ TEST_CASE("an operator abort through the API ends that association only and its 
   REQUIRE(npacd.waitForAssociations(2));
   const Reply listed = npacd.call(http::verb::get, "/v1/associations");
   const std::int64_t second = listed.body["associations"][1]["id"].get<std::int64_t>();
-  const Reply aborted = npacd.call(http::verb::post, "/v1/associations/" + std::to_string(second) + "/abort",
-                                   Json{{"actor", "alice"}});
-  CHECK(aborted.status == 200);
+  // The operator is whoever holds the token: the log names the token, "alice".
+  const Reply issued = npacd.call(http::verb::post, "/v1/tokens", Json{{"name", "alice"}, {"role", "operator"}});
+  REQUIRE(issued.status == 201);
+  const std::string alice = "Bearer " + issued.body["token"].get<std::string>();
+  const std::string abort_path = "/v1/associations/" + std::to_string(second) + "/abort";
+  CHECK(npacd.callWith(alice, http::verb::post, abort_path).status == 200);
   REQUIRE(npacd.waitForAssociations(1));
-  CHECK(npacd.call(http::verb::post, "/v1/associations/" + std::to_string(second) + "/abort",
-                   Json{{"actor", "alice"}}).status == 404);
+  CHECK(npacd.callWith(alice, http::verb::post, abort_path).status == 404);
   kill(sim->pid, SIGTERM);
   sim->wait(10s);
   REQUIRE(sim->result.is_object());
