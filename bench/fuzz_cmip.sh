@@ -5,12 +5,14 @@
 #   BER_SECONDS=60 bench/fuzz_cmip.sh   also run fuzz_ber (default 0: skipped)
 #   API_SECONDS=60 bench/fuzz_cmip.sh   run fuzz_admin_api that long (default 30; 0 skips)
 #   SCENARIO_SECONDS=60 bench/fuzz_cmip.sh  run fuzz_scenario (npacctl plan) that long (default 0)
+#   CONFIG_SECONDS=60 bench/fuzz_cmip.sh    run fuzz_config_file (npacd --config) that long (default 0)
 # Prints executions and crashes per target; exits non-zero if any crash was found.
 set -euo pipefail
 SECONDS_TOTAL=${1:-300}
 BER_SECONDS=${BER_SECONDS:-0}
 API_SECONDS=${API_SECONDS:-30}
 SCENARIO_SECONDS=${SCENARIO_SECONDS:-0}
+CONFIG_SECONDS=${CONFIG_SECONDS:-0}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${FUZZ_BUILD:-$ROOT/build-fuzz}
 CORPUS=$ROOT/fuzz-corpus
@@ -20,7 +22,8 @@ command -v clang++ >/dev/null || { echo "clang++ not found (apt-get install clan
 cmake -S "$ROOT" -B "$BUILD" -DNPAC_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
   -DNPAC_TESTS=OFF -DNPAC_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD" --target fuzz_upper_layers fuzz_ber fuzz_admin_api fuzz_cmip_seeds \
-  $([ "$SCENARIO_SECONDS" -gt 0 ] && echo fuzz_scenario) -j "$JOBS" >/dev/null
+  $([ "$SCENARIO_SECONDS" -gt 0 ] && echo fuzz_scenario) \
+  $([ "$CONFIG_SECONDS" -gt 0 ] && echo fuzz_config_file) -j "$JOBS" >/dev/null
 
 mkdir -p "$CORPUS/upper_layers" "$CORPUS/ber" "$CORPUS/admin_api" "$CORPUS/artifacts"
 "$BUILD/fuzz/fuzz_cmip_seeds" "$CORPUS/upper_layers" "$CORPUS/ber"
@@ -53,5 +56,9 @@ if [ "$API_SECONDS" -gt 0 ]; then run fuzz_admin_api "$API_SECONDS" "$CORPUS/adm
 if [ "$SCENARIO_SECONDS" -gt 0 ]; then
   mkdir -p "$CORPUS/scenario" && cp "$ROOT"/docs/examples/*.json "$CORPUS/scenario/"
   run fuzz_scenario "$SCENARIO_SECONDS" "$CORPUS/scenario"
+fi
+if [ "$CONFIG_SECONDS" -gt 0 ]; then
+  mkdir -p "$CORPUS/config_file" && cp "$ROOT"/packaging/npacd.toml "$CORPUS/config_file/"
+  run fuzz_config_file "$CONFIG_SECONDS" "$CORPUS/config_file"
 fi
 exit $status
