@@ -1,0 +1,209 @@
+// npacd's operator console (served by npacd at /console/, docs/OPERATIONS.md "The
+// console"): sign-in with an API token, then the providers, one provider's view and the
+// logs, kept live by GET /v1/events, or by polling when npacd answers no event stream.
+// Plain ES modules, no build step and no library; the page's event loop is its only
+// thread, and a sign-out bumps `generation` so the loops of the old session stop.
+
+import { session, get, readEvents, ApiError } from './api.js';
+import { state, onChange, changed, showError, clearError, announce, kReadOnlyNote } from './app.js';
+import { renderProviders, pollQueues, pollPolicies, recordHistory } from './providers.js';
+import { renderProvider, refreshProvider } from './provider.js';
+import { setUpLogs, refreshAudit, refreshAssociationLog } from './logs.js';
+
+const kQueuePollMs = 3000;
+const kDetailPollMs = 10000;
+const kFallbackPollMs = 2000;
+const kStreamRetryMs = 30000;
+let generation = 0;
+let timers = [];
+
+const $ = (id) => document.getElementById(id);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Who the token is: GET /v1/whoami. An npacd without that route (404) is asked the
+// operator-only GET /v1/tokens instead, whose 403 names the token and its role.
+async function whoAmI(token) {
+  try {
+    return await get('/v1/whoami', token);
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.status !== 404) throw e;
+  }
+  try {
+    await get('/v1/tokens', token);
+    return { name: '(this token)', role: 'operator' };
+  } catch (e) {
+    const m = /token '([^']*)' has the (\w+) role/.exec(e.message);
+    if (e instanceof ApiError && e.status === 403 && m) return { name: m[1], role: m[2] };
+    throw e;
+  }
+}
+
+function setLive(mode) {
+  state.live = mode;
+  const text = { stream: 'live (event stream)', polling: 'live (polling every 2 s: npacd answers no event stream)',
+    reconnecting: 'reconnecting…', off: 'not connected' }[mode];
+  $('live-status').textContent = text;
+  $('live-status').className = `live ${mode}`;
+}
+
+function applyProviders(body) {
+  const before = state.providers.map((p) => p.spid).join(',');
+  state.providers = body.providers ?? [];
+  if (state.providers.map((p) => p.spid).join(',') !== before) pollPolicies();
+}
+
+let queueSoon = null;
+function applyAssociations(body) {
+  state.associations = body.associations ?? [];
+  // Associations came or went: the wait reasons may have changed too.
+  clearTimeout(queueSoon);
+  queueSoon = setTimeout(() => pollQueues(), 300);
+}
+
+async function pollOnce() {
+  const [a, p] = await Promise.all([get('/v1/associations'), get('/v1/providers')]);
+  applyAssociations(a);
+  applyProviders(p);
+  changed();
+}
+
+// The live loop: the event stream while npacd answers it, else polling; a stream that
+// breaks is retried after a poll. `event: end` (the token was revoked) signs out.
+async function live(gen) {
+  while (gen === generation) {
+    const abort = new AbortController();
+    state.abortStream = abort;
+    let result;
+    try {
+      result = await readEvents('/v1/events', (type, data) => {
+        if (gen !== generation) return;
+        if (type === 'end') {
+          let reason = data;
+          try { reason = JSON.parse(data).reason ?? data; } catch { /* plain text */ }
+          signOut(`npacd ended the session: ${reason}`);
+          return;
+        }
+        let body;
+        try { body = JSON.parse(data); } catch { return; }
+        if (type === 'associations') applyAssociations(body);
+        else if (type === 'providers') applyProviders(body);
+        if (state.live !== 'stream') setLive('stream');
+        changed();
+      }, abort.signal);
+    } catch (e) {
+      if (gen !== generation) return;
+      result = { streamed: true, error: e };
+    }
+    if (gen !== generation) return;
+    if (result.status === 401) {
+      signOut('npacd refused the token (401): sign in again.');
+      return;
+    }
+    const until = Date.now() + (result.streamed ? kFallbackPollMs : kStreamRetryMs);
+    setLive(result.streamed ? 'reconnecting' : 'polling');
+    while (gen === generation && Date.now() < until) {
+      try { await pollOnce(); } catch (e) {
+        if (e instanceof ApiError && e.status === 401) { signOut(e.message); return; }
+        showError(e.message);
+      }
+      await sleep(kFallbackPollMs);
+    }
+  }
+}
+
+function every(ms, fn) {
+  const gen = generation;
+  const id = setInterval(() => { if (gen === generation) fn(); }, ms);
+  timers.push(id);
+}
+
+async function select(spid) {
+  state.selected = spid;
+  $('alog-spid').value = spid;
+  changed();
+  await refreshProvider();
+  changed();
+  refreshAssociationLog();
+  $('provider-title').focus();
+}
+
+async function start(who) {
+  generation += 1;
+  const gen = generation;
+  state.who = who;
+  $('sign-in').hidden = true;
+  $('app').hidden = false;
+  $('sign-out').hidden = false;
+  $('who').textContent = `Signed in as ${who.name} (${who.role})`;
+  $(kReadOnlyNote).hidden = who.role === 'operator';
+  $(kReadOnlyNote).textContent = who.role === 'operator' ? '' :
+    `The ${who.role} role cannot change anything: the switches are disabled and npacd would refuse them (403).`;
+  setLive('reconnecting');
+  try { await pollOnce(); } catch (e) { showError(e.message); }
+  await pollQueues();
+  live(gen);
+  refreshAudit();
+  refreshAssociationLog();
+  every(kQueuePollMs, pollQueues);
+  every(kDetailPollMs, async () => { await refreshProvider(); changed(); });
+  every(kDetailPollMs, refreshAudit);
+  every(60000, pollPolicies);
+  every(kQueuePollMs, () => { if (state.live === 'stream') recordHistory(); });
+  announce(`Signed in as ${who.name}`);
+}
+
+function signOut(reason) {
+  generation += 1;
+  state.abortStream?.abort();
+  for (const id of timers) clearInterval(id);
+  timers = [];
+  session.token = null;
+  Object.assign(state, { who: null, providers: [], associations: [], selected: null });
+  state.queues.clear();
+  state.policies.clear();
+  state.history.clear();
+  setLive('off');
+  $('app').hidden = true;
+  $('sign-out').hidden = true;
+  $('sign-in').hidden = false;
+  $('who').textContent = '';
+  clearError();
+  $('sign-in-error').textContent = reason ?? '';
+  $('token').focus();
+}
+
+async function signIn(event) {
+  event.preventDefault();
+  const token = $('token').value.trim();
+  $('sign-in-error').textContent = '';
+  if (!token) {
+    $('sign-in-error').textContent = 'Give an API token (npac_ and 64 hex digits).';
+    return;
+  }
+  try {
+    const who = await whoAmI(token);
+    session.token = token;
+    $('token').value = '';
+    await start(who);
+  } catch (e) {
+    $('sign-in-error').textContent = `Sign-in refused: ${e.message}`;
+    $('token').focus();
+  }
+}
+
+function boot() {
+  onChange(() => { renderProviders(select); renderProvider(); });
+  setUpLogs();
+  $('sign-in-form').addEventListener('submit', signIn);
+  $('sign-out').addEventListener('click', () => signOut('Signed out.'));
+  $('alert-close').addEventListener('click', clearError);
+  setLive('off');
+  const token = session.token;
+  if (!token) {
+    $('token').focus();
+    return;
+  }
+  whoAmI(token).then(start, (e) => signOut(`The saved token is refused: ${e.message}`));
+}
+
+boot();
