@@ -39,7 +39,8 @@ export async function call(method, path, body, token = session.token) {
   try { json = text ? JSON.parse(text) : null; } catch { json = null; }
   if (!response.ok) {
     const err = json && json.error ? json.error : { code: `http_${response.status}`, message: text || response.statusText };
-    throw new ApiError(response.status, err.code, `${method} ${path}: ${response.status} ${err.code}: ${err.message}`);
+    // npacd's messages name the route themselves (docs/API.md "Authentication").
+    throw new ApiError(response.status, err.code, `npacd answered ${response.status} ${err.code}: ${err.message}`);
   }
   return json;
 }

@@ -77,6 +77,8 @@ export async function change(method, path, body, done, after) {
     const answer = await call(method, path, body);
     announce(done);
     if (after) await after(answer);
+    // The audit log, the queue and the provider's view read the change back.
+    document.dispatchEvent(new CustomEvent('npacd:changed'));
     return answer;
   } catch (e) {
     showError(e.message);

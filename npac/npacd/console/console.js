@@ -197,6 +197,11 @@ function boot() {
   $('sign-in-form').addEventListener('submit', signIn);
   $('sign-out').addEventListener('click', () => signOut('Signed out.'));
   $('alert-close').addEventListener('click', clearError);
+  document.addEventListener('npacd:changed', () => {
+    refreshAudit();
+    pollQueues();
+    refreshProvider().then(changed);
+  });
   setLive('off');
   const token = session.token;
   if (!token) {

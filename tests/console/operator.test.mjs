@@ -1,0 +1,69 @@
+// An operator in the console, end to end: npacd with a provider bound by npac-soa-sim over
+// three associations with SRR on (NANC 353); the operator signs in, sees the three, turns
+// SRR off through the confirmation that spells out the consequence and watches two of them
+// go, sees why a queued message waits, and reads the audit entry of the toggle.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Npacd, openBrowser, signIn, waitUntil } from './harness.mjs';
+
+test('an operator sees three associations, turns SRR off and watches two go, sees a queued message\'s wait reason and reads the audit entry', { timeout: 55000 }, async (t) => {
+  const npacd = await Npacd.start();
+  let ui = null;
+  // The browser goes first: npacd's stop waits for its open connections to finish.
+  t.after(async () => { await ui?.close(); await npacd.stop(); });
+  const key = await npacd.provision('0001', { srr: true });
+  const token = await npacd.createToken('ops-console', 'operator');
+  await npacd.sim('0001', key, ['--from', '127.0.0.2', '--from', '127.0.0.3', '--from', '127.0.0.4',
+    '--keep-going', '--keep-running', '--duration', '50s']);
+  await waitUntil('three bound associations', async () => (await npacd.associations()).length === 3);
+
+  ui = await openBrowser();
+  const { page } = ui;
+  await signIn(page, npacd.base, token);
+  await waitUntil('the sign-in', async () => (await page.locator('#who').textContent()) === 'Signed in as ops-console (operator)');
+  // The page reads the event stream when npacd answers it; polling is only its fallback.
+  await waitUntil('the event stream', async () => (await page.locator('#live-status').textContent()) === 'live (event stream)');
+
+  await page.getByRole('button', { name: 'Show provider 0001' }).click();
+  const associations = page.getByRole('table', { name: 'Associations of 0001, live' }).locator('tbody tr');
+  await waitUntil('three associations on the page', async () => (await associations.count()) === 3 &&
+    (await page.locator('[data-up="0001"]').textContent()) === '3');
+  const peers = await associations.locator('td:nth-child(3)').allTextContents();
+  assert.deepEqual(peers.map((p) => p.split(':')[0]).sort(), ['127.0.0.2', '127.0.0.3', '127.0.0.4']);
+  await ui.shot('operator-1-three-associations');
+
+  await page.getByRole('button', { name: 'Turn SRR off for 0001' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.waitFor({ state: 'visible' });
+  assert.match(await dialog.textContent(), /keeps the earliest association and releases the others after their messages move/);
+  // The dialog takes the focus, on its safe choice.
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'confirm-cancel');
+  await ui.shot('operator-2-srr-off-confirmation');
+  await dialog.getByRole('button', { name: 'Turn SRR off' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+
+  await waitUntil('two associations to go', async () => (await associations.count()) === 1 &&
+    (await page.locator('[data-up="0001"]').textContent()) === '1' &&
+    (await page.locator('[data-srr="0001"]').textContent()) === 'off', 15000);
+  // NANC 353: the earliest-bound association stays.
+  assert.match(await associations.locator('td:nth-child(3)').textContent(), /^127\.0\.0\.2:/);
+  assert.equal((await npacd.associations()).length, 1);
+  await ui.shot('operator-3-one-association-left');
+
+  // A message for a function no association has cannot leave: the page says why.
+  await npacd.must('POST', '/v1/messages', Npacd.message('0001', 'lsms-data-download'), 201);
+  await waitUntil('the wait reason', async () => /lsms-data-download: no-association-for-function \(1\)/.test(
+    await page.locator('[data-waits="0001"]').textContent()), 15000);
+  await ui.shot('operator-4-wait-reason');
+
+  await page.getByLabel('Actor').fill('ops-console');
+  await page.getByLabel('Action').fill('tunable.set');
+  const audit = page.getByRole('table', { name: /^Audit log/ }).locator('tbody tr');
+  await waitUntil('the audit entry of the toggle', async () => {
+    const rows = await audit.allTextContents();
+    return rows.length === 1 && /ops-console\s*tunable\.set\s*srr@0001\s*on\s*off/.test(rows[0]);
+  });
+  await page.locator('#audit').scrollIntoViewIfNeeded();
+  await ui.shot('operator-5-audit-entry');
+  assert.deepEqual(ui.problems, []);
+});
