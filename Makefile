@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 PACKAGES := cmake make g++ pkg-config libboost-dev libssl-dev libsqlite3-dev libspdlog-dev \
             catch2 tshark libbenchmark-dev nlohmann-json3-dev libcli11-dev sqlite3 iproute2 \
-            libsystemd-dev help2man dpkg-dev prometheus
+            libsystemd-dev help2man dpkg-dev prometheus chromium nodejs
 NPACD_ARGS ?= --db var/npacd.db
 # What `make run` builds: the server and the programs the README walkthrough uses. The
 # tests, benchmarks, npac-pdu and npac-tunables-doc are built by `make build`/`make test`.
@@ -21,6 +21,9 @@ deps:
 	  echo "Installing missing packages: $$missing"; \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	fi
+# The console's browser test runs npm (tests/console). Debian's nodejs comes without it;
+# a nodejs that bundles npm provides it already (and conflicts with Debian's npm).
+	@command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q npm
 
 configure: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
