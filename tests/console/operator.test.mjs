@@ -32,8 +32,26 @@ test('an operator sees three associations, turns SRR off and watches two go, see
   assert.deepEqual(peers.map((p) => p.split(':')[0]).sort(), ['127.0.0.2', '127.0.0.3', '127.0.0.4']);
   await ui.shot('operator-1-three-associations');
 
-  await page.getByRole('button', { name: 'Turn SRR off for 0001' }).click();
+  // Readable at 1280×800: nothing wider than the window (wide tables scroll in their box).
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth));
+  // Every control has an accessible name: its text, aria-label or <label for>.
+  assert.deepEqual(await page.locator('button, input, select').evaluateAll((controls) => controls
+    .filter((c) => !(c.getAttribute('aria-label') || c.textContent.trim() || (c.id && document.querySelector(`label[for="${c.id}"]`))))
+    .map((c) => c.outerHTML)), []);
+
+  // From the keyboard: Enter opens the confirmation, Escape cancels it and gives the
+  // focus back to the switch; nothing changed.
+  const toggle = page.getByRole('button', { name: 'Turn SRR off for 0001' });
+  await toggle.focus();
+  await page.keyboard.press('Enter');
   const dialog = page.getByRole('dialog');
+  await dialog.waitFor({ state: 'visible' });
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'hidden' });
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.key), 'srr-0001');
+  assert.equal((await npacd.must('GET', '/v1/providers', undefined, 200)).providers[0].srr, true);
+
+  await toggle.click();
   await dialog.waitFor({ state: 'visible' });
   assert.match(await dialog.textContent(), /keeps the earliest association and releases the others after their messages move/);
   // The dialog takes the focus, on its safe choice.

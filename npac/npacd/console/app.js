@@ -48,14 +48,17 @@ export function confirmDialog({ title, text, confirm }) {
   document.getElementById('confirm-title').textContent = title;
   document.getElementById('confirm-text').textContent = text;
   ok.textContent = confirm;
+  // A live update may have rebuilt the opener meanwhile: find it again by its data-key.
   const opener = document.activeElement;
+  const key = opener?.dataset?.key;
   return new Promise((resolve) => {
     const done = (answer) => {
       ok.removeEventListener('click', onOk);
       cancel.removeEventListener('click', onCancel);
       dialog.removeEventListener('close', onClose);
       if (dialog.open) dialog.close();
-      if (opener && opener.isConnected) opener.focus();
+      const again = opener?.isConnected ? opener : key && document.querySelector(`[data-key="${CSS.escape(key)}"]`);
+      if (again) again.focus();
       resolve(answer);
     };
     const onOk = () => done(true);

@@ -6,7 +6,7 @@
 
 import { session, get, readEvents, ApiError } from './api.js';
 import { state, onChange, changed, showError, clearError, announce, kReadOnlyNote } from './app.js';
-import { renderProviders, pollQueues, pollPolicies, recordHistory } from './providers.js';
+import { renderProviders, pollQueues, pollPolicies } from './providers.js';
 import { renderProvider, refreshProvider } from './provider.js';
 import { setUpLogs, refreshAudit, refreshAssociationLog } from './logs.js';
 
@@ -20,22 +20,10 @@ let timers = [];
 const $ = (id) => document.getElementById(id);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-// Who the token is: GET /v1/whoami. An npacd without that route (404) is asked the
-// operator-only GET /v1/tokens instead, whose 403 names the token and its role.
-async function whoAmI(token) {
-  try {
-    return await get('/v1/whoami', token);
-  } catch (e) {
-    if (!(e instanceof ApiError) || e.status !== 404) throw e;
-  }
-  try {
-    await get('/v1/tokens', token);
-    return { name: '(this token)', role: 'operator' };
-  } catch (e) {
-    const m = /token '([^']*)' has the (\w+) role/.exec(e.message);
-    if (e instanceof ApiError && e.status === 403 && m) return { name: m[1], role: m[2] };
-    throw e;
-  }
+// Who the token is (GET /v1/whoami: its name and role). npacd serves this page and that
+// route from the same binary, so an npacd that serves the page answers it.
+function whoAmI(token) {
+  return get('/v1/whoami', token);
 }
 
 function setLive(mode) {
@@ -148,7 +136,6 @@ async function start(who) {
   every(kDetailPollMs, async () => { await refreshProvider(); changed(); });
   every(kDetailPollMs, refreshAudit);
   every(60000, pollPolicies);
-  every(kQueuePollMs, () => { if (state.live === 'stream') recordHistory(); });
   announce(`Signed in as ${who.name}`);
 }
 
