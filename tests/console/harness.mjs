@@ -177,6 +177,10 @@ export async function openBrowser() {
     problems.push(`console error: ${text} (${m.location()?.url ?? ''})`);
   });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  let inFlight = 0;
+  page.on('request', () => { inFlight += 1; });
+  page.on('requestfinished', () => { inFlight -= 1; });
+  page.on('requestfailed', () => { inFlight -= 1; });
   fs.mkdirSync(screenshots, { recursive: true });
   return {
     browser,
@@ -188,6 +192,8 @@ export async function openBrowser() {
       allowed.push(re);
       try { return await step(); } finally { allowed = allowed.filter((x) => x !== re); }
     },
+    // Resolves once the page has no request open (the event stream counts as open).
+    settled() { return waitUntil('the page\'s requests to finish', () => inFlight === 0); },
     shot(name) { return page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true }); },
     close() { return browser.close(); },
   };

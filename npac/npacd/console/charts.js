@@ -17,8 +17,8 @@ function picture(width, height, label, ...children) {
 }
 
 // Round robin: one row per association, one column per pick (oldest left, newest right),
-// a mark where that association carried the PDU. NANC 353 asks for strict rotation, so
-// a healthy round robin draws a staircase.
+// a mark where that association carried the PDU (outlined: a retransmission). NANC 353
+// asks for strict rotation, so a healthy round robin draws a staircase.
 export function roundRobinPicture(egress) {
   const picks = egress?.recent ?? [];
   const ids = [...new Set(picks.map((p) => p.association_id))].sort((a, b) => a - b);
@@ -29,7 +29,8 @@ export function roundRobinPicture(egress) {
     s('text', { x: 4, y: top + row * (cell + 4) + cell - 1, class: 'axis' }, `assoc ${id}`),
     picks.map((p, i) => (p.association_id === id
       ? s('rect', { x: left + i * cell, y: top + row * (cell + 4), width: cell - 2, height: cell,
-        class: `pick c${row % 6}` }, s('title', {}, `${p.at ?? ''} ${p.function ?? ''} on association ${id}`))
+        class: `pick c${row % 6}${p.retransmission ? ' retransmission' : ''}` },
+      s('title', {}, `${p.at ?? ''} ${p.function ?? ''} on association ${id}${p.retransmission ? ' (retransmission)' : ''}`))
       : null))));
   const label = `Round robin (${egress.policy ?? 'policy unknown'}): the last ${picks.length} picks, oldest first, ` +
     `went to associations ${picks.map((p) => p.association_id).join(' ')}`;
@@ -111,7 +112,9 @@ export function lrtmPicture(associations) {
   const items = rows.map((a) => ({ label: `assoc ${a.id}`, a: a.lrtm.n, b: a.lrtm.nw }));
   const maxN = Math.max(1, ...items.map((i) => i.a ?? 0));
   const maxNw = Math.max(1, ...items.map((i) => i.b ?? 0));
-  const label = 'LRTM: ' + rows.map((a) => `association ${a.id} N ${a.lrtm.n} Nw ${fmt(a.lrtm.nw ?? 0)} response ${a.lrtm.response_time_ms ?? '—'} ms`).join('; ');
+  const label = 'LRTM: ' + rows.map((a) => `association ${a.id} N ${fmt(a.lrtm.n ?? 0)} Nw ${fmt(a.lrtm.nw ?? 0)}, response time ` +
+    `${a.lrtm.response_time_ms === null || a.lrtm.response_time_ms === undefined ? '—' : fmt(a.lrtm.response_time_ms)} ms` +
+    `${a.lrtm.measured === false ? ' (not measured yet)' : ''}`).join('; ');
   return barPairs(items, 'N', 'Nw (own scale)', maxN, maxNw, label);
 }
 

@@ -56,23 +56,30 @@ async function pollOnce() {
 }
 
 // The live loop: the event stream while npacd answers it, else polling; a stream that
-// breaks is retried after a poll. `event: end` (the token was revoked) signs out.
+// breaks is retried after a poll. `event: end` comes when the token is revoked (then the
+// next call is refused 401 and the page signs out with npacd's reason) or when npacd
+// stops (then the page reconnects).
 async function live(gen) {
   while (gen === generation) {
     const abort = new AbortController();
     state.abortStream = abort;
     let result;
+    let ended = null;
     try {
       result = await readEvents('/v1/events', (type, data) => {
         if (gen !== generation) return;
         if (type === 'end') {
-          let reason = data;
-          try { reason = JSON.parse(data).reason ?? data; } catch { /* plain text */ }
-          signOut(`npacd ended the session: ${reason}`);
+          ended = data;
+          try { ended = JSON.parse(data).reason ?? data; } catch { /* plain text */ }
           return;
         }
         let body;
         try { body = JSON.parse(data); } catch { return; }
+        // An event carries the body GET would answer, an {"error":…} one included.
+        if (body.error) {
+          showError(`live ${type}: ${body.error.message}`);
+          return;
+        }
         if (type === 'associations') applyAssociations(body);
         else if (type === 'providers') applyProviders(body);
         if (state.live !== 'stream') setLive('stream');
@@ -86,6 +93,18 @@ async function live(gen) {
     if (result.status === 401) {
       signOut('npacd refused the token (401): sign in again.');
       return;
+    }
+    if (ended !== null) {
+      try {
+        await whoAmI(session.token);
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 401) {
+          signOut(`npacd ended the session: ${ended}`);
+          return;
+        }
+      }
+      if (gen !== generation) return;
+      showError(`npacd ended the live view: ${ended}; reconnecting.`);
     }
     const until = Date.now() + (result.streamed ? kFallbackPollMs : kStreamRetryMs);
     setLive(result.streamed ? 'reconnecting' : 'polling');

@@ -69,10 +69,10 @@ function associationsTable(spid) {
       String(a.id), h('code', { class: 'nsap' }, a.nsap), a.peer, `${a.functions} (${a.function_mask})`, a.state,
       h('span', {}, timeCell(a.bound_at), ` (${since(a.bound_at)})`),
       String(a.outstanding ?? '—'), yesNo(q?.congested), yesNo(q?.silent), yesNo(a.recovery_mode),
-      a.heartbeat_rtt_ms === undefined || a.heartbeat_rtt_ms === null ? '—' : `${a.heartbeat_rtt_ms} ms`,
+      a.heartbeat_rtt_ms === undefined || a.heartbeat_rtt_ms === null ? '—' : `${Number(a.heartbeat_rtt_ms).toFixed(1)} ms`,
       `${a.sent ?? 0} / ${a.received ?? 0} / ${a.retransmissions ?? 0}`,
       orDash(a.weight), orDash(a.relative_cost),
-      a.load_percent === undefined || a.load_percent === null ? '—' : `${a.load_percent} %`,
+      a.load_percent === undefined || a.load_percent === null ? '—' : `${Number(a.load_percent).toFixed(1)} %`,
       abortButton(a),
     ];
   });
