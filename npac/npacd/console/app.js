@@ -80,13 +80,14 @@ export async function change(method, path, body, done, after) {
     const answer = await call(method, path, body);
     announce(done);
     if (after) await after(answer);
-    // The audit log, the queue and the provider's view read the change back.
-    document.dispatchEvent(new CustomEvent('npacd:changed'));
     return answer;
   } catch (e) {
     showError(e.message);
     return null;
   } finally {
     changed();
+    // The audit log (a refusal is audited too), the queue and the provider's view read
+    // the change back.
+    document.dispatchEvent(new CustomEvent('npacd:changed'));
   }
 }
