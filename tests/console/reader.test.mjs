@@ -24,10 +24,12 @@ test('a reader cannot toggle SRR: the switch is disabled and a forced request is
   await ui.shot('reader-1-disabled-switches');
 
   await ui.expectingRefusal(403, async () => {
+    // Enabled and clicked in one go: a live update re-renders the switch disabled again.
     await page.evaluate(() => {
-      for (const b of document.querySelectorAll('[data-key="srr-0001"]')) b.disabled = false;
+      const b = document.querySelector('[data-key="srr-0001"]');
+      b.disabled = false;
+      b.click();
     });
-    await toggle.click();
     await page.getByRole('dialog').getByRole('button', { name: 'Turn SRR on' }).click();
     await waitUntil('the refusal on the page', async () => /npacd answered 403 forbidden: PUT \/v1\/providers\/0001\/srr needs the operator role; token 'dash' has the reader role/.test(
       await page.getByRole('alert').filter({ hasText: '403' }).textContent()));
