@@ -7,7 +7,7 @@
 import { session, get, readEvents, ApiError } from './api.js';
 import { state, onChange, changed, showError, clearError, announce, kReadOnlyNote } from './app.js';
 import { renderProviders, pollQueues, pollPolicies } from './providers.js';
-import { renderProvider, refreshProvider } from './provider.js';
+import { renderProvider, refreshProvider, refreshEgress } from './provider.js';
 import { setUpLogs, refreshAudit, refreshAssociationLog } from './logs.js';
 
 const kQueuePollMs = 3000;
@@ -43,9 +43,12 @@ function applyProviders(body) {
 let queueSoon = null;
 function applyAssociations(body) {
   state.associations = body.associations ?? [];
-  // Associations came or went: the wait reasons may have changed too.
+  // Associations came, went or sent: the wait reasons and the picks may have changed too.
   clearTimeout(queueSoon);
-  queueSoon = setTimeout(() => pollQueues(), 300);
+  queueSoon = setTimeout(async () => {
+    await Promise.all([pollQueues(), refreshEgress()]);
+    changed();
+  }, 300);
 }
 
 async function pollOnce() {

@@ -28,20 +28,27 @@ export async function refreshProvider() {
     get(`/v1/tunables?spid=${path}`).catch((e) => ({ error: e.message })),
     get(`/v1/association-log?spid=${path}&limit=20`).catch((e) => ({ error: e.message })),
   ]);
-  let egress = null;
-  // GET /v1/providers/{spid}/egress comes with the associations' dispatch fields
-  // (weight, lrtm…); an npacd without them has no such route, so it is not asked.
-  const hasDispatchFields = associationsOf(spid).some((a) => 'weight' in a || 'lrtm' in a);
-  if (hasDispatchFields && !detail.egressMissing) {
-    try {
-      egress = await get(`/v1/providers/${path}/egress`);
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 404 && e.code === 'unknown_route') detail.egressMissing = true;
-      egress = { error: e.message };
-    }
-  }
   if (state.selected !== spid) return;
-  Object.assign(detail, { spid, provider, tunables, log, egress });
+  if (detail.spid !== spid) detail.egress = null;
+  Object.assign(detail, { spid, provider, tunables, log });
+  await refreshEgress();
+}
+
+// The round robin's last picks (GET /v1/providers/{spid}/egress), read again whenever the
+// associations' counters move. That route comes with the associations' dispatch fields
+// (weight, lrtm…): an npacd without them is not asked.
+export async function refreshEgress() {
+  const spid = state.selected;
+  if (!spid || detail.egressMissing) return;
+  if (!associationsOf(spid).some((a) => 'weight' in a || 'lrtm' in a)) return;
+  let egress;
+  try {
+    egress = await get(`/v1/providers/${encodeURIComponent(spid)}/egress`);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404 && e.code === 'unknown_route') detail.egressMissing = true;
+    egress = { error: e.message };
+  }
+  if (state.selected === spid && detail.spid === spid) detail.egress = egress;
 }
 
 function abortButton(a) {
