@@ -189,6 +189,15 @@ std::vector<LrtmMemberView> LrtmPolicy::table() const {
   return out;
 }
 
+std::vector<MemberFigures> LrtmPolicy::figures() const {
+  std::vector<MemberFigures> out;
+  for (const Member& m : members()) {
+    const LrtmMemberView v = viewOf(*find(m.id));
+    out.push_back(MemberFigures{m, std::nullopt, v.response_time, v.measured.has_value(), v.n, v.nw});
+  }
+  return out;
+}
+
 LrtmMemberView LrtmPolicy::viewOf(const Entry& e) const {
   LrtmMemberView v;
   v.id = e.member.id;

@@ -96,6 +96,8 @@ class LrtmPolicy final : public Policy {
 
   // Members in the order they were added.
   std::vector<Member> members() const override;
+  // With each member's response time, N and Nw (table()).
+  std::vector<MemberFigures> figures() const override;
 
   // Rebinds one member's monitors (the LRTM method binds monitors per service). Returns false
   // for an unknown id.

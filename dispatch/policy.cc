@@ -11,6 +11,12 @@ std::string_view toString(MemberState state) {
   return "unknown";
 }
 
+std::vector<MemberFigures> Policy::figures() const {
+  std::vector<MemberFigures> out;
+  for (const Member& member : members()) out.push_back(MemberFigures{member, {}, {}, false, {}, {}});
+  return out;
+}
+
 std::string_view toString(NoneReason reason) {
   switch (reason) {
     case NoneReason::kNoMembers: return "no members";

@@ -63,6 +63,23 @@ enum class MonitorKind : std::uint8_t {
   kHeartbeat,        // an application heartbeat round trip
 };
 
+// One member's live figures as its policy computes them, for operators (GET
+// /v1/associations, GET /metrics, the console) — never for the hot path. Every policy
+// gives the member itself; the fields a policy does not compute stay empty.
+struct MemberFigures {
+  Member member;
+  // Weighted (EAGLE "Weighted GTT Load Sharing", Table 2-4 "Current Load %"): the share of
+  // its relative-cost group's traffic the member takes now, 0 outside the group in use.
+  std::optional<std::uint32_t> load_percent;
+  // LRTM (NetScaler "LRTM method"): the response time N uses (the monitors' mean, or the
+  // unmeasured default while `measured` is false), N and Nw as the method's tables write
+  // them (response time in seconds).
+  std::optional<Duration> response_time;
+  bool measured = false;
+  std::optional<double> n;
+  std::optional<double> nw;
+};
+
 class Policy {
  public:
   virtual ~Policy() = default;
@@ -90,6 +107,10 @@ class Policy {
   // A snapshot of the member table, in the policy's own order (for npacctl plan and the
   // admin API; not for the hot path).
   virtual std::vector<Member> members() const = 0;
+
+  // members() with what this policy computes about each (MemberFigures), same order.
+  // Default: the members alone.
+  virtual std::vector<MemberFigures> figures() const;
 
  protected:
   Policy() = default;

@@ -114,6 +114,7 @@ class ThrottledPolicy final : public Policy {
     inner_->onMonitorSample(id, kind, rtt, now);
   }
   std::vector<Member> members() const override { return inner_->members(); }
+  std::vector<MemberFigures> figures() const override { return inner_->figures(); }
 
   // A PDU that opens no transaction (a response) sent on the plain-policy path: EMR only.
   void onMessageSent(MemberId id, TimePoint now);

@@ -145,6 +145,16 @@ std::vector<RcGroupView> WeightedPolicy::groups() const {
   return out;
 }
 
+std::vector<MemberFigures> WeightedPolicy::figures() const {
+  std::vector<MemberFigures> out;
+  for (const RcGroupView& group : groups()) {
+    for (std::size_t i = 0; i < group.members.size(); ++i) {
+      out.push_back(MemberFigures{group.members[i], group.load_percent[i], {}, false, {}, {}});
+    }
+  }
+  return out;
+}
+
 RcGroup* WeightedPolicy::groupOf(MemberId id) {
   auto found = rc_of_.find(id);
   if (found == rc_of_.end()) return nullptr;

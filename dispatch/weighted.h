@@ -77,6 +77,8 @@ class WeightedPolicy final : public Policy {
 
   // Members by cost, then in the order added.
   std::vector<Member> members() const override;
+  // With each member's "Current Load %" (groups()), in members() order.
+  std::vector<MemberFigures> figures() const override;
 
   void setThreshold(std::uint32_t relative_cost, std::uint32_t percent);
 

@@ -357,4 +357,24 @@ TEST_CASE("Pick equals a brute-force scan under random events", "[lrtm][property
   }
 }
 
+TEST_CASE("LRTM figures give each member the response time N and Nw of its table row",
+          "[lrtm][figures]") {
+  LrtmPolicy p;
+  addExampleServices(p, 2, 3, 4);
+  p.addMember(Member{4, 1, 0, MemberState::kAvailable, 0});  // no monitor sample yet
+  const std::vector<MemberFigures> figures = p.figures();
+  REQUIRE(figures.size() == 4);
+  // Service-HTTP-1: 3 active × 5 s = 15, Nw = 15 × 10000 / 2 (the LRTM method's Table 2).
+  CHECK(figures[0].member.id == 1);
+  CHECK(figures[0].measured);
+  CHECK(figures[0].response_time == Duration(seconds(5)));
+  CHECK(*figures[0].n == Approx(15));
+  CHECK(*figures[0].nw == Approx(75000));
+  CHECK(*figures[1].nw == Approx(23333.33).margin(0.01));
+  CHECK(*figures[2].nw == Approx(0));
+  CHECK_FALSE(figures[3].measured);
+  CHECK(figures[3].response_time == LrtmConfig{}.unmeasured_response_time);
+  CHECK_FALSE(figures[0].load_percent.has_value());
+}
+
 }  // namespace npac::dispatch

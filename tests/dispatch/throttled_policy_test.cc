@@ -51,6 +51,17 @@ Submission message(MessageId id, std::uint8_t priority, TimePoint now) {
 
 }  // namespace
 
+TEST_CASE("A throttled policy reports its inner policy's figures", "[throttle][figures]") {
+  ThrottledPolicy t(lrtmOver(2), pendingLimit());
+  t.onSent(1, kT0);
+  const std::vector<MemberFigures> figures = t.figures();
+  REQUIRE(figures.size() == 2);
+  CHECK(figures[0].member.active == 1);
+  // 1 active × 50 ms, weight 1: Nw = 0.05 × 10000.
+  CHECK(*figures[0].nw == Approx(500));
+  CHECK(*figures[1].nw == Approx(0));
+}
+
 TEST_CASE("At level 0 every priority is sent at once", "[throttle][gate]") {
   ThrottledPolicy t(lrtmOver(3), pendingLimit());
   for (std::uint8_t p = 0; p <= 3; ++p) {

@@ -115,6 +115,26 @@ TEST_CASE("EAGLE Table 2-4: load-shared group at 50 % with B Prohibited", "[weig
   CHECK(count.at('D') == 30);
 }
 
+TEST_CASE("Weighted figures give each member its Current Load % of EAGLE Table 2-4",
+          "[weighted][eagle][figures]") {
+  WeightedConfig cfg;
+  cfg.threshold_percent_by_rc = {{10, 50}};
+  WeightedPolicy p(cfg);
+  p.addMember(entity('A', 10, 40));
+  p.addMember(entity('B', 10, 30, MemberState::kProhibited));
+  p.addMember(entity('C', 10, 10));
+  p.addMember(entity('D', 10, 30));
+  std::vector<std::uint32_t> load;
+  std::vector<MemberId> ids;
+  for (const MemberFigures& f : p.figures()) {
+    ids.push_back(f.member.id);
+    load.push_back(f.load_percent.value_or(999));
+    CHECK_FALSE(f.nw.has_value());
+  }
+  CHECK(ids == std::vector<MemberId>{'A', 'B', 'C', 'D'});
+  CHECK(load == std::vector<std::uint32_t>{50, 0, 13, 37});
+}
+
 TEST_CASE("EAGLE Table 2-4: a load-shared group below threshold discards all traffic",
           "[weighted][eagle]") {
   WeightedConfig cfg;
