@@ -66,6 +66,19 @@ std::optional<AssociationView> LogicalAssociation::find(AssociationId id) const 
   return std::nullopt;
 }
 
+std::optional<dispatch::MemberFigures> LogicalAssociation::figures(AssociationId id) const {
+  const std::optional<AssociationView> view = find(id);
+  if (!view || view->state != AssociationState::kBound) return std::nullopt;
+  for (std::size_t f = 0; f < kFunctionCount; ++f) {
+    if (!view->spec.functions.has(static_cast<AssociationFunction>(f))) continue;
+    for (dispatch::MemberFigures& figures : policies_[f]->figures()) {
+      if (figures.member.id == id) return std::move(figures);
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 bool LogicalAssociation::add(const AssociationSpec& spec) {
   if (lookup(spec.id) != nullptr) return false;
   AssociationView view;

@@ -109,6 +109,11 @@ class LogicalAssociation {
   // Every listed association, in bind order (for the admin API).
   std::vector<AssociationView> snapshot() const;
   std::optional<AssociationView> find(AssociationId id) const;
+  // What the egress policy computes about bound association `id` (load %, LRTM N/Nw),
+  // from the policy of the lowest function in its mask: every policy holding it is sent
+  // the same traffic events, so LRTM's figures agree across them; a weighted load % is
+  // that function's. None for an unknown or releasing association (in no policy).
+  std::optional<dispatch::MemberFigures> figures(AssociationId id) const;
 
  private:
   using Policies = std::array<std::unique_ptr<dispatch::Policy>, kFunctionCount>;

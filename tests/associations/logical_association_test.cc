@@ -197,3 +197,24 @@ TEST_CASE("live() lists bound associations in bind order for the SRR rules") {
   CHECK(plan[0].release == 1u);
   CHECK(plan[0].move_to == 2u);
 }
+
+TEST_CASE("An LRTM provider's association figures count its load whatever function carried it") {
+  auto logical = make("lrtm");
+  REQUIRE(logical->add(spec(1, kSoa, 2)));
+  REQUIRE(logical->add(spec(2, FunctionMask::of({F::kNotifications}))));
+  // A query leaves on association 1, the only one with queries. Its figures are read from
+  // its lowest function's policy (SOA management), which was told of that send too.
+  REQUIRE(send(*logical, F::kQueries) == 1);
+  const auto one = logical->figures(1);
+  REQUIRE(one.has_value());
+  CHECK(one->member.active == 1);
+  CHECK(one->member.weight == 2);
+  REQUIRE(one->nw.has_value());
+  CHECK_FALSE(one->measured);
+  const auto two = logical->figures(2);
+  REQUIRE(two.has_value());
+  CHECK(*two->n == 0);
+  CHECK_FALSE(logical->figures(9).has_value());
+  logical->startReleasing(2);
+  CHECK_FALSE(logical->figures(2).has_value());
+}
