@@ -9,7 +9,9 @@
 //  - a string invalidUtf8At() accepts is one nlohmann::json dumps strictly without throwing;
 //  - every accepted request's strings are UTF-8, and every answer body is valid JSON;
 //  - parseBearerAuthorization (npac/npacd/api/access.h) either finds a token — one word
-//    of printable ASCII within the header limit — or gives a reason in printable ASCII.
+//    of printable ASCII within the header limit — or gives a reason in printable ASCII;
+//  - parseEventInterval (event_stream.h) accepts only a value within its range, and a
+//    server-sent event written from any data has no line that is not id/event/data.
 //
 // Threading: a pure function of its input.
 #pragma once
@@ -25,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "npac/npacd/api/access.h"
+#include "npac/npacd/api/event_stream.h"
 #include "npac/npacd/api/request.h"
 #include "npac/npacd/api/json.h"
 
@@ -87,6 +90,30 @@ inline void checkAuthorization(std::optional<std::string_view> header) {
   requireJsonAnswer(npacd::errorResponse(boost::beast::http::status::unauthorized, "unauthenticated", credentials.error));
 }
 
+// GET /v1/events's interval_ms: in range when accepted, a JSON-safe reason when not.
+inline void checkEventInterval(const std::optional<std::string>& text) {
+  std::chrono::milliseconds interval{};
+  if (std::optional<std::string> error = npacd::parseEventInterval(text, &interval)) {
+    requireJsonAnswer(npacd::errorResponse(boost::beast::http::status::bad_request, "invalid_interval", *error));
+    return;
+  }
+  if (interval < npacd::kMinEventInterval || interval > npacd::kMaxEventInterval) std::abort();
+}
+
+// An event written from `data`: every line is id, event or data, and it ends the event.
+inline void checkServerSentEvent(std::string_view data) {
+  const std::string event = npacd::formatServerSentEvent(7, "providers", data);
+  if (!event.ends_with("\n\n")) std::abort();
+  std::string_view rest(event.data(), event.size() - 1);  // the blank line's own "\n" off
+  while (!rest.empty()) {
+    const std::size_t eol = rest.find('\n');
+    const std::string_view line = rest.substr(0, eol);
+    if (line.find('\r') != std::string_view::npos) std::abort();
+    if (!line.starts_with("id: ") && !line.starts_with("event: ") && !line.starts_with("data: ")) std::abort();
+    rest.remove_prefix(eol + 1);
+  }
+}
+
 inline void checkRequest(const npacd::HttpRequest& request) {
   if (auto it = request.find(boost::beast::http::field::authorization); it != request.end()) {
     checkAuthorization(std::string_view(it->value().data(), it->value().size()));
@@ -105,6 +132,7 @@ inline void checkRequest(const npacd::HttpRequest& request) {
   }
   requireUtf8(parsed.header_actor);
   requireUtf8(parsed.actor());
+  checkEventInterval(parsed.queryValue("interval_ms"));
   parseBodies(parsed.body);
   requireJsonAnswer(npacd::jsonResponse(boost::beast::http::status::ok, parsed.body));
 }
@@ -128,8 +156,11 @@ inline void runAdminApiInput(const std::uint8_t* data, std::size_t size) {
   if (newline != std::string_view::npos) direct.body() = std::string(input.substr(newline + 1));
   checkRequest(direct);
 
-  // The whole input as an Authorization value, as a header could carry it.
+  // The whole input as an Authorization value, as a header could carry it, as an
+  // interval_ms value and as the data of an event.
   checkAuthorization(input);
+  checkEventInterval(std::string(input));
+  checkServerSentEvent(input);
 
   // The validator against nlohmann on the whole input.
   if (!npacd::invalidUtf8At(input)) requireUtf8(input);

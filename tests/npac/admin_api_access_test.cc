@@ -79,7 +79,7 @@ TEST_CASE("The roles of the routes follow the documented rule") {
   // and answering providers' requests; the probes are public; everything else operator.
   const std::set<std::string> application{"POST /v1/messages", "GET /v1/inbound", "POST /v1/inbound/{id}/response"};
   const std::set<std::string> operator_gets{"GET /v1/tokens"};
-  const std::set<std::string> public_routes{"GET /health", "GET /ready"};
+  const std::set<std::string> public_routes{"GET /health", "GET /ready", "GET /console", "GET /console/{file}"};
   for (const auto& route : AdminApi::routes()) {
     INFO(nameOf(route));
     const std::string name = nameOf(route);
@@ -149,7 +149,10 @@ TEST_CASE("Every route admits a token of exactly the role it declares") {
     std::optional<std::string> authorization;
     if (route.access != RouteAccess::kPublic) authorization = "Bearer " + secrets.at(route.access);
     // The placeholders make most answers 400 or 404 — but never a refusal of the caller.
-    Reply r = f.callWith(authorization, route.method, concrete(route.pattern), "{}");
+    // The event stream is asked with a bad interval: a 400 shows it was admitted, and
+    // the call does not wait for a stream that never ends.
+    const std::string query = route.pattern == "/v1/events" ? "?interval_ms=0" : "";
+    Reply r = f.callWith(authorization, route.method, concrete(route.pattern) + query, "{}");
     INFO(r.raw);
     CHECK(r.status != 401);
     CHECK(r.status != 403);

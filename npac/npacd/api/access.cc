@@ -147,6 +147,7 @@ AccessControl::Decision AccessControl::admit(const HttpRequest& request, RouteAc
     return decision;
   }
   decision.actor = token->name;
+  decision.role = token->role;
   return decision;
 }
 

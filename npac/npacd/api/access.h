@@ -65,6 +65,7 @@ class AccessControl {
   struct Decision {
     std::optional<HttpResponse> refusal;  // set: answer it and do nothing else
     std::string actor;                    // the token's name ("" for a public route)
+    std::optional<db::TokenRole> role;    // the token's role (nullopt for a public route)
   };
   // Whether `request` may use a route needing `need`; `route` ("GET /v1/tokens", printable)
   // names it in the answer and the audit entry.

@@ -79,6 +79,7 @@ bool parseTarget(const std::string& target, std::vector<std::string>* path,
 std::optional<ApiError> parseApiRequest(const HttpRequest& request, ApiRequest* out) {
   out->method = request.method();
   const std::string target(request.target());
+  out->target = target;
   if (!parseTarget(target, &out->path, &out->query)) {
     return ApiError{"bad_target", "request target is not a valid path: " + printableAscii(target)};
   }
@@ -181,9 +182,7 @@ AdminApi::AdminApi(boost::asio::io_context& io, db::Database& db, tunables::Tuna
                    db::Clock clock)
     : io_(io), db_(db), registry_(registry), clock_(clock), access_(db, std::move(clock)) {}
 
-AdminApi::~AdminApi() {
-  if (server_) server_->stop();
-}
+AdminApi::~AdminApi() { stop(); }
 
 db::Result<std::unique_ptr<AdminApi>> AdminApi::start(boost::asio::io_context& io, Options options,
                                                       db::Database& db,
@@ -249,6 +248,12 @@ const std::vector<AdminApi::Route>& AdminApi::routeTable() {
       {V::post, "/v1/tokens", A::kOperator, NPAC_NOW(createToken(r))},
       {V::get, "/v1/tokens", A::kOperator, NPAC_NOW(listTokens(r))},
       {V::post, "/v1/tokens/{name}/revoke", A::kOperator, NPAC_NOW(revokeToken(r, r.path[2]))},
+      // The console (console_routes.cc, event_routes.cc): who the caller is, the page's
+      // files (public: they hold no data) and the live event stream.
+      {V::get, "/v1/whoami", A::kReader, NPAC_NOW(whoami(r))},
+      {V::get, "/v1/events", A::kReader, NPAC_LATER(events(r, respond))},
+      {V::get, "/console", A::kPublic, NPAC_NOW(consoleIndex(r))},
+      {V::get, "/console/{file}", A::kPublic, NPAC_NOW(consoleFile(r, r.path[1]))},
       // Probes and the scrape, outside /v1 where their tools look (metrics_routes.cc,
       // health_routes.cc).
       {V::get, "/metrics", A::kReader, NPAC_LATER(metrics(r, respond))},
@@ -305,11 +310,18 @@ void AdminApi::handle(HttpRequest&& request, Responder respond) {
     if (route.method == r.method) found = &route;
   }
   // Who may learn that a path or method does not exist: whoever may use the path, and
-  // for a path that does not exist at all, any reader — never an anonymous caller.
-  const RouteAccess need = found != nullptr ? found->access : path_known ? path_access : RouteAccess::kReader;
+  // for a path that does not exist at all, any reader — never an anonymous caller. Under
+  // /console/ every name is public: the browser asks for the page's files without a token,
+  // and what is not one of them is a 404 to anyone (console_routes.cc).
+  const bool console_path = !r.path.empty() && r.path[0] == "console";
+  const RouteAccess need = found != nullptr ? found->access
+                           : path_known     ? path_access
+                           : console_path   ? RouteAccess::kPublic
+                                            : RouteAccess::kReader;
   AccessControl::Decision decision = access_.admit(request, need, route_name);
   if (decision.refusal) return respond(std::move(*decision.refusal));
   r.token_name = std::move(decision.actor);
+  r.token_role = decision.role;
 
   if (found != nullptr) return found->run(*this, r, respond);
   if (path_known) {

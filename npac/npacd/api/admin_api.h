@@ -32,6 +32,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -50,6 +51,7 @@ namespace npac::npacd {
 
 namespace http = boost::beast::http;
 struct ApiRequest;  // admin_api_request.h
+class EventFeed;   // event_routes.cc
 
 inline constexpr std::uint16_t kDefaultAdminApiPort = 10180;
 // Longest wait a long poll may ask for (GET /v1/inbound?wait=): below common proxy and
@@ -77,7 +79,8 @@ class AdminApi {
   // The QueueWriter whose backlog and commit latency GET /metrics shows; nullptr: none.
   void attachQueueWriter(const db::QueueWriter* writer) { writer_ = writer; }
   std::uint16_t port() const { return server_->port(); }
-  void stop() { server_->stop(); }
+  // Ends every event stream (GET /v1/events), then closes the server and its sessions.
+  void stop();
 
   // The route table as data: each method and path pattern ("/v1/providers/{spid}", a
   // "{...}" segment matching any one segment) with the role it needs. Tests walk it so
@@ -162,6 +165,16 @@ class AdminApi {
   HttpResponse listTokens(ApiRequest& r);
   HttpResponse revokeToken(ApiRequest& r, const std::string& name);
 
+  // console_routes.cc: GET /v1/whoami (the caller's token name and role) and the
+  // console's embedded files (GET /console redirects to /console/, its index.html).
+  HttpResponse whoami(ApiRequest& r);
+  HttpResponse consoleIndex(ApiRequest& r);
+  HttpResponse consoleFile(ApiRequest& r, const std::string& name);
+  // event_routes.cc: GET /v1/events, server-sent events of the associations and providers.
+  void events(ApiRequest& r, Responder& respond);
+  friend class EventFeed;
+  void forgetFeed(EventFeed* feed) { feeds_.erase(feed); }
+
   // True if `spid` is a provisioned provider; otherwise false and `*error` says why.
   bool requireProvider(ApiRequest& r, const std::string& spid, HttpResponse* error);
 
@@ -173,6 +186,7 @@ class AdminApi {
   AccessControl access_;
   const db::QueueWriter* writer_ = nullptr;
   const db::TimeMs started_at_ = clock_();  // npacd_process_start_time_seconds
+  std::unordered_map<EventFeed*, std::shared_ptr<EventFeed>> feeds_;  // open event streams
   std::unique_ptr<HttpServer> server_;
 };
 

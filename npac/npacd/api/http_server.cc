@@ -271,6 +271,15 @@ void HttpServer::onHandshakeFailed(const std::string& peer, const beast::error_c
   }
 }
 
+void HttpServer::onSlowStream(const std::string& peer, std::size_t queued) {
+  ++counters_.streams_closed_slow;
+  std::uint64_t skipped = 0;
+  if (slow_stream_log_.due(&skipped)) {
+    spdlog::warn("admin API: closed a stream to {}: its client does not read ({} bytes waiting; the limit is {}){}",
+                 peer, queued, options_.stream_queue_limit, suppressedNote(skipped));
+  }
+}
+
 void HttpServer::forget(HttpSessionBase* session) {
   if (sessions_.erase(session) == 0) return;  // forgotten already (closed for room)
   if (auto it = per_client_.find(session->peer_address); it != per_client_.end() && --it->second == 0) {
@@ -294,7 +303,9 @@ HttpServerCounters HttpServer::counters() const {
   c.closed_idle_for_room = counters_.closed_idle_for_room.load();
   c.tls_handshake_failures = counters_.tls_handshake_failures.load();
   c.accept_errors = counters_.accept_errors.load();
+  c.streams_closed_slow = counters_.streams_closed_slow.load();
   c.sessions = counters_.sessions.load();
+  c.streams = counters_.streams.load();
   return c;
 }
 

@@ -6,7 +6,10 @@
 // handler (AdminApi) turns a request into a response. A handler may answer later (a long
 // poll, a submission waiting for its commit): it is given a Responder to call exactly once.
 // The session keeps the connection open between requests when the client asks for
-// keep-alive (HTTP/1.1 default) and closes it otherwise. One session template serves both
+// keep-alive (HTTP/1.1 default) and closes it otherwise. A handler may instead turn its
+// session into a stream (Responder::stream(), for server-sent events): the header is
+// written, then each piece the handler sends, until either side ends it; the connection
+// closes after. One session template serves both
 // transports (http_session.h); a TLS session first completes its handshake within
 // Options::handshake_timeout: a failed handshake (a plain HTTP request on the TLS port, a
 // client offering only TLS 1.0/1.1, garbage) closes the connection, is counted and logged
@@ -14,7 +17,11 @@
 //
 // Limits: a request body over Options::body_limit is answered 413 and the connection is
 // closed; a request line or headers Beast cannot parse get 400 and a close; a connection
-// idle for Options::idle_timeout between requests is closed. Connections (docs/API.md
+// idle for Options::idle_timeout between requests is closed; a stream is never idle (it
+// is not closed for that, nor for room), but a stream whose client does not read — more
+// than Options::stream_queue_limit bytes waiting, or one write not done within
+// idle_timeout — is closed and logged (at most one line a minute). A stream counts
+// against every limit below like any session. Connections (docs/API.md
 // "Connection limits"):
 //   max_connections       sessions at once. A new connection when fewer than
 //                         operator_reserve + 1 slots are free closes the longest-idle
@@ -52,6 +59,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -70,8 +78,51 @@ namespace npac::npacd {
 
 using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
-// Delivers the response to its session; call exactly once, on the io_context's thread.
-using Responder = std::function<void(HttpResponse)>;
+// The body of a streamed response, written piece by piece after its header (server-sent
+// events: WHATWG HTML "Server-sent events"). Over HTTP/1.1 each send() is one chunk of the
+// chunked transfer coding (RFC 9112 §7.1), so the client can tell a finished stream (the
+// last chunk) from a cut one; over HTTP/1.0 the body ends when the connection closes.
+// Threading: the server's io_context thread only, like everything of a session.
+class ResponseStream {
+ public:
+  virtual ~ResponseStream() = default;
+  // Queues `data` for the client; false (and `data` dropped) when the stream is closed. A
+  // client that falls more than stream_queue_limit bytes behind is closed here.
+  virtual bool send(std::string data) = 0;
+  // Ends the response once what is queued is written, then closes the connection.
+  virtual void finish() = 0;
+  virtual bool closed() const = 0;
+  // `fn` runs once when the stream closes, whatever the cause (finish() done, the client
+  // left or fell behind, stop()), with a sentence saying which; at once if it is closed.
+  // It may be called from within send() or close(): it must not re-enter the stream.
+  virtual void onClose(std::function<void(const std::string& why)> fn) = 0;
+};
+
+// Delivers the answer to its session: call it exactly once, on the io_context's thread,
+// with a response — or call stream() once instead. Copyable; the copies share "answered".
+class Responder {
+ public:
+  using Answer = std::function<void(HttpResponse)>;
+  using Stream = std::function<std::shared_ptr<ResponseStream>(HttpResponse head)>;
+  Responder() = default;
+  // Any callable taking an HttpResponse answers (a Responder that cannot stream).
+  template <class F>
+    requires(!std::is_same_v<std::decay_t<F>, Responder> && std::is_invocable_v<F&, HttpResponse>)
+  Responder(F&& answer) : answer_(std::forward<F>(answer)) {}
+  Responder(Answer answer, Stream stream) : answer_(std::move(answer)), stream_(std::move(stream)) {}
+
+  void operator()(HttpResponse response) const { answer_(std::move(response)); }
+  // Writes `head` (status and fields; its body is ignored) and returns the stream for the
+  // body; nullptr when this responder cannot stream or has answered already.
+  std::shared_ptr<ResponseStream> stream(HttpResponse head) const {
+    return stream_ ? stream_(std::move(head)) : nullptr;
+  }
+  explicit operator bool() const { return static_cast<bool>(answer_); }
+
+ private:
+  Answer answer_;
+  Stream stream_;
+};
 using HttpHandler = std::function<void(HttpRequest&& request, Responder respond)>;
 
 // A JSON error body {"error":{"code":..,"message":..}} with `status`.
@@ -95,7 +146,9 @@ struct HttpServerCounters {
   std::uint64_t closed_idle_for_room = 0;       // longest-idle sessions closed for a new one
   std::uint64_t tls_handshake_failures = 0;     // includes handshake timeouts
   std::uint64_t accept_errors = 0;              // accept(2) failures (EMFILE, ...)
+  std::uint64_t streams_closed_slow = 0;        // streams whose client did not read
   std::uint64_t sessions = 0;                   // open now
+  std::uint64_t streams = 0;                    // of which streaming now
 };
 
 class HttpSessionBase;
@@ -116,6 +169,8 @@ class HttpServer {
     // Set: every connection is TLS (tls_context.h builds it); unset: plain HTTP.
     std::shared_ptr<boost::asio::ssl::context> tls;
     std::chrono::milliseconds handshake_timeout{10'000};
+    // A stream's bytes queued and not yet written past which its client is closed.
+    std::size_t stream_queue_limit = 1024 * 1024;
     // Unset: every request is kNormal and no slot is reserved.
     std::function<RequestPriority(const HttpRequest&)> classify;
   };
@@ -147,6 +202,9 @@ class HttpServer {
   // nullopt: serve `request`; else the 503 to answer before closing.
   std::optional<HttpResponse> admit(HttpSessionBase& session, const HttpRequest& request);
   void onHandshakeFailed(const std::string& peer, const boost::system::error_code& ec);
+  void onStreamStarted() { counters_.streams = ++streams_; }
+  void onStreamEnded() { counters_.streams = --streams_; }
+  void onSlowStream(const std::string& peer, std::size_t queued);
 
   boost::asio::io_context& io_;
   Options options_;
@@ -160,6 +218,7 @@ class HttpServer {
   std::unordered_map<std::string, std::size_t> per_client_;   // sessions by peer address
   std::unordered_map<std::size_t, std::size_t> per_credential_;  // by Authorization hash
   std::uint64_t idle_marks_ = 0;  // orders idle sessions: lower mark = idle longer
+  std::uint64_t streams_ = 0;     // sessions streaming now
   std::shared_ptr<bool> alive_;   // sessions check it before forget()
   // Rate-limited log lines (steady clock: only their cadence depends on it).
   struct LogLimiter {
@@ -167,11 +226,11 @@ class HttpServer {
     std::uint64_t suppressed = 0;
     bool due(std::uint64_t* skipped);
   };
-  LogLimiter handshake_log_, accept_log_, limit_log_;
+  LogLimiter handshake_log_, accept_log_, limit_log_, slow_stream_log_;
   struct AtomicCounters {
     std::atomic<std::uint64_t> accepted{0}, refused_max_connections{0}, refused_per_client{0},
         refused_per_credential{0}, refused_operator_reserve{0}, closed_idle_for_room{0},
-        tls_handshake_failures{0}, accept_errors{0}, sessions{0};
+        tls_handshake_failures{0}, accept_errors{0}, streams_closed_slow{0}, sessions{0}, streams{0};
   };
   AtomicCounters counters_;
 };

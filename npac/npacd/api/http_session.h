@@ -1,19 +1,27 @@
 // HttpSession<Stream>: one admin API connection, plain (beast::tcp_stream) or TLS
 // (beast::ssl_stream<beast::tcp_stream>): handshake (TLS only), then read a request, let
 // the server admit it against its limits, hand it to the handler, write the answer,
-// repeat. HttpSessionBase is what the server keeps of every session, whatever its stream:
-// the accounting its limits need and close().
+// repeat — or, when the handler calls Responder::stream(), write the header and then
+// what the handler sends (ResponseStream) until it finishes, the client leaves or falls
+// behind, or the server stops; a pending read meanwhile notices a client that leaves.
+// HttpSessionBase is what the server keeps of every session, whatever its stream: the
+// accounting its limits need and close().
 //
 // Internal to http_server.cc (the only includer); the contract is HttpServer's.
 // Threading: the server's io_context thread only.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core.hpp>
@@ -40,7 +48,9 @@ class HttpSessionBase {
 };
 
 template <class Stream>
-class HttpSession : public HttpSessionBase, public std::enable_shared_from_this<HttpSession<Stream>> {
+class HttpSession : public HttpSessionBase,
+                    public ResponseStream,
+                    public std::enable_shared_from_this<HttpSession<Stream>> {
   static constexpr bool kTls = !std::is_same_v<Stream, boost::beast::tcp_stream>;
 
  public:
@@ -50,7 +60,8 @@ class HttpSession : public HttpSessionBase, public std::enable_shared_from_this<
         server_(&server),
         alive_(server.alive_),
         body_limit_(server.options_.body_limit),
-        idle_timeout_(server.options_.idle_timeout) {}
+        idle_timeout_(server.options_.idle_timeout),
+        stream_queue_limit_(server.options_.stream_queue_limit) {}
 
   ~HttpSession() override {
     if (*alive_) server_->forget(this);
@@ -70,10 +81,21 @@ class HttpSession : public HttpSessionBase, public std::enable_shared_from_this<
   }
 
   void close() override {
-    boost::beast::error_code ignored;
-    auto& lowest = boost::beast::get_lowest_layer(stream_);
-    lowest.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
-    lowest.close();
+    if (streaming_) return endStream("the admin API stopped");
+    closeSocket();
+  }
+
+  // ResponseStream (http_server.h), once the handler called Responder::stream().
+  bool send(std::string data) override;
+  void finish() override {
+    if (stream_closed_ || finishing_) return;
+    finishing_ = true;
+    pump();
+  }
+  bool closed() const override { return stream_closed_; }
+  void onClose(std::function<void(const std::string& why)> fn) override {
+    if (stream_closed_) return fn(close_reason_);
+    on_close_.push_back(std::move(fn));
   }
 
  private:
@@ -118,6 +140,20 @@ class HttpSession : public HttpSessionBase, public std::enable_shared_from_this<
     write(std::move(response));
   }
 
+  void closeSocket() {
+    boost::beast::error_code ignored;
+    auto& lowest = boost::beast::get_lowest_layer(stream_);
+    lowest.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+    lowest.close();
+  }
+
+  // Streaming (below): the header, the read that notices the client leave, the writer.
+  std::shared_ptr<ResponseStream> startStream(HttpResponse head);
+  void readWhileStreaming();
+  void pump();
+  void onStreamWritten(error_code ec, std::size_t bytes);
+  void endStream(const std::string& why);
+
   Stream stream_;
   HttpServer* server_;
   std::shared_ptr<bool> alive_;  // false once the server is destroyed: server_ dangles
@@ -127,6 +163,19 @@ class HttpSession : public HttpSessionBase, public std::enable_shared_from_this<
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   bool keep_alive_ = false;
   unsigned version_ = 11;
+  // The stream, once the handler asked for one.
+  std::size_t stream_queue_limit_;
+  bool streaming_ = false;
+  bool head_written_ = false;
+  bool writing_ = false;
+  bool finishing_ = false;
+  bool stream_closed_ = false;
+  bool chunked_ = false;
+  std::deque<std::string> queue_;
+  std::size_t queued_bytes_ = 0;  // queued and not yet written, the write in flight included
+  std::vector<std::function<void(const std::string&)>> on_close_;
+  std::string close_reason_;
+  std::array<char, 512> drained_{};  // what a streaming client sends: read and dropped
 };
 
 template <class Stream>
@@ -157,11 +206,17 @@ void HttpSession<Stream>::onRead(error_code ec) {
   // commit): no socket operation is pending meanwhile. It answers once: a second call
   // (a handler that answered and then threw) is dropped.
   auto answered = std::make_shared<bool>(false);
-  Responder respond = [self = this->shared_from_this(), answered](HttpResponse response) {
-    if (*answered) return;
-    *answered = true;
-    self->write(std::move(response));
-  };
+  Responder respond(
+      [self = this->shared_from_this(), answered](HttpResponse response) {
+        if (*answered) return;
+        *answered = true;
+        self->write(std::move(response));
+      },
+      [self = this->shared_from_this(), answered](HttpResponse head) -> std::shared_ptr<ResponseStream> {
+        if (*answered) return nullptr;
+        *answered = true;
+        return self->startStream(std::move(head));
+      });
   const std::string route = std::string(request.method_string()) + " " + std::string(request.target());
   // No exception may end the server: a handler that throws is a bug in that route, so
   // it is logged once with the route and answered 500; the other sessions carry on.
@@ -194,6 +249,114 @@ void HttpSession<Stream>::write(HttpResponse response) {
                                     if (ec || !self->keep_alive_) return self->close();
                                     self->read();
                                   });
+}
+
+template <class Stream>
+std::shared_ptr<ResponseStream> HttpSession<Stream>::startStream(HttpResponse head) {
+  namespace http = boost::beast::http;
+  streaming_ = true;
+  idle = false;
+  keep_alive_ = false;
+  if (*alive_) server_->onStreamStarted();
+  chunked_ = version_ >= 11;
+  auto header = std::make_shared<http::response<http::empty_body>>(head.result(), version_);
+  for (const auto& field : head) header->set(field.name_string(), field.value());
+  header->erase(http::field::content_length);
+  header->keep_alive(false);
+  header->chunked(chunked_);
+  auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*header);
+  boost::beast::get_lowest_layer(stream_).expires_after(idle_timeout_);
+  http::async_write_header(stream_, *serializer,
+                           [self = this->shared_from_this(), header, serializer](error_code ec, std::size_t) {
+                             if (ec) return self->endStream("writing the header failed: " + ec.message());
+                             boost::beast::get_lowest_layer(self->stream_).expires_never();
+                             self->head_written_ = true;
+                             self->readWhileStreaming();
+                             self->pump();
+                           });
+  return this->shared_from_this();
+}
+
+template <class Stream>
+void HttpSession<Stream>::readWhileStreaming() {
+  // An event stream's client sends nothing more; the read completes when it leaves (or
+  // when close() ends the stream), which a stream that writes nothing would not notice.
+  stream_.async_read_some(boost::asio::buffer(drained_), [self = this->shared_from_this()](error_code ec, std::size_t) {
+    if (!ec) return self->readWhileStreaming();
+    self->endStream(isQuietEnd(ec) ? "the client closed the connection" : "reading from the client failed: " + ec.message());
+  });
+}
+
+template <class Stream>
+bool HttpSession<Stream>::send(std::string data) {
+  if (stream_closed_ || finishing_) return false;
+  if (data.empty()) return true;  // an empty chunk would end the chunked body
+  queued_bytes_ += data.size();
+  queue_.push_back(std::move(data));
+  if (queued_bytes_ > stream_queue_limit_) {
+    if (*alive_) server_->onSlowStream(peer_address, queued_bytes_);
+    endStream("the client did not read: " + std::to_string(queued_bytes_) + " bytes waiting, more than " +
+              std::to_string(stream_queue_limit_));
+    return false;
+  }
+  pump();
+  return true;
+}
+
+template <class Stream>
+void HttpSession<Stream>::pump() {
+  namespace http = boost::beast::http;
+  if (writing_ || !head_written_ || stream_closed_) return;
+  auto self = this->shared_from_this();
+  if (queue_.empty()) {
+    if (!finishing_) return;
+    if (!chunked_) return endStream("the stream ended");
+    writing_ = true;
+    boost::beast::get_lowest_layer(stream_).expires_after(idle_timeout_);
+    boost::asio::async_write(stream_, http::make_chunk_last(), [self](error_code, std::size_t) {
+      self->writing_ = false;
+      self->endStream("the stream ended");
+    });
+    return;
+  }
+  writing_ = true;
+  auto data = std::make_shared<std::string>(std::move(queue_.front()));
+  queue_.pop_front();
+  // A write that cannot finish within idle_timeout is a client that stopped reading.
+  boost::beast::get_lowest_layer(stream_).expires_after(idle_timeout_);
+  auto done = [self, data](error_code ec, std::size_t) { self->onStreamWritten(ec, data->size()); };
+  if (chunked_) {
+    boost::asio::async_write(stream_, http::make_chunk(boost::asio::buffer(*data)), std::move(done));
+  } else {
+    boost::asio::async_write(stream_, boost::asio::buffer(*data), std::move(done));
+  }
+}
+
+template <class Stream>
+void HttpSession<Stream>::onStreamWritten(error_code ec, std::size_t bytes) {
+  writing_ = false;
+  queued_bytes_ -= std::min(bytes, queued_bytes_);
+  if (ec == boost::beast::error::timeout && !stream_closed_) {
+    if (*alive_) server_->onSlowStream(peer_address, queued_bytes_ + bytes);
+    return endStream("the client did not read for " + std::to_string(idle_timeout_.count()) + " s");
+  }
+  if (ec) return endStream(isQuietEnd(ec) ? "the client closed the connection" : "writing failed: " + ec.message());
+  boost::beast::get_lowest_layer(stream_).expires_never();
+  pump();
+}
+
+template <class Stream>
+void HttpSession<Stream>::endStream(const std::string& why) {
+  if (stream_closed_) return;
+  stream_closed_ = true;
+  auto keep = this->shared_from_this();  // a callback may drop the last other owner
+  queue_.clear();
+  closeSocket();
+  if (*alive_) server_->onStreamEnded();
+  close_reason_ = why;
+  std::vector<std::function<void(const std::string&)>> callbacks;
+  callbacks.swap(on_close_);
+  for (auto& fn : callbacks) fn(why);
 }
 
 }  // namespace npac::npacd

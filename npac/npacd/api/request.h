@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "db/status.h"
+#include "db/token_store.h"
 #include "npac/npacd/api/json.h"
 #include "npac/npacd/api/http_server.h"
 #include "tunables/status.h"
@@ -29,6 +30,8 @@ struct ApiRequest {
   nlohmann::json body;                        // object ({} when the request had no body)
   std::string header_actor;                   // X-Npac-Actor (checked, not used: see actor())
   std::string token_name;                     // the caller's token (AccessControl), "" if public
+  std::optional<db::TokenRole> token_role;    // its role, nullopt if public
+  std::string target;                         // the request target as sent ("/console/?x")
 
   // The actor of a change: the name of the token the request was admitted with. A body
   // "actor" or an X-Npac-Actor header is ignored, so the audit log names who holds the

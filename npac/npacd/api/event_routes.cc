@@ -1,0 +1,203 @@
+// GET /v1/events (reader): the console's live view as server-sent events (WHATWG HTML
+// "Server-sent events"; docs/API.md "Live events"). On connect and then whenever either
+// changed, checked every interval_ms:
+//
+//   event: associations   data: the body GET /v1/associations answers
+//   event: providers      data: the body GET /v1/providers answers
+//
+// each with an increasing "id:". The bodies come from those routes' own handlers, so the
+// stream says exactly what a GET would (an error body too, when the GET would fail).
+// Nothing changed for kEventKeepalive → a ": keepalive" comment. The stream ends with
+// "event: end" and {"reason":...} when the caller's token is revoked (checked at every
+// tick, as every request checks it) or npacd stops; it also ends when the client leaves
+// or does not read (HttpServer: stream_queue_limit). It is a session like any other for
+// the connection limits (per client, per credential).
+//
+// Threading: the API thread. An EventFeed is owned by AdminApi::feeds_ until its stream
+// closes; its timer and the core's answers hold it meanwhile; AdminApi::stop() ends them
+// all, after which none touches the AdminApi.
+#include <memory>
+#include <string>
+
+#include <boost/asio/steady_timer.hpp>
+#include <spdlog/spdlog.h>
+
+#include "db/token_store.h"
+#include "npac/npacd/api/admin_api.h"
+#include "npac/npacd/api/event_stream.h"
+#include "npac/npacd/api/request.h"
+
+namespace npac::npacd {
+
+std::optional<std::string> parseEventInterval(const std::optional<std::string>& text,
+                                              std::chrono::milliseconds* out) {
+  *out = kDefaultEventInterval;
+  if (!text) return std::nullopt;
+  const std::string range = std::to_string(kMinEventInterval.count()) + " to " +
+                            std::to_string(kMaxEventInterval.count());
+  const bool digits = !text->empty() && text->size() <= 6 &&
+                      text->find_first_not_of("0123456789") == std::string::npos;
+  const long value = digits ? std::stol(*text) : -1;
+  if (value < kMinEventInterval.count() || value > kMaxEventInterval.count()) {
+    return "interval_ms must be a whole number of milliseconds from " + range + ", got '" +
+           printableAscii(text->substr(0, 32)) + "'";
+  }
+  *out = std::chrono::milliseconds(value);
+  return std::nullopt;
+}
+
+std::string formatServerSentEvent(std::uint64_t id, std::string_view name, std::string_view data) {
+  std::string out = "id: " + std::to_string(id) + "\nevent: " + std::string(name) + "\n";
+  while (true) {
+    const std::size_t end = data.find_first_of("\r\n");
+    out += "data: ";
+    out += data.substr(0, end);
+    out += "\n";
+    if (end == std::string_view::npos) break;
+    const std::size_t next = data[end] == '\r' && end + 1 < data.size() && data[end + 1] == '\n' ? end + 2 : end + 1;
+    data.remove_prefix(next);
+  }
+  return out + "\n";
+}
+
+namespace {
+
+// A handler's body without the newline jsonResponse() ends it with: one "data:" line.
+std::string bodyOf(const HttpResponse& response) {
+  std::string body = response.body();
+  while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.pop_back();
+  return body;
+}
+
+}  // namespace
+
+class EventFeed : public std::enable_shared_from_this<EventFeed> {
+ public:
+  EventFeed(AdminApi& api, std::shared_ptr<ResponseStream> stream, std::string token_name,
+            std::chrono::milliseconds interval)
+      : api_(api), stream_(std::move(stream)), token_name_(std::move(token_name)), interval_(interval),
+        timer_(api.io_) {}
+
+  void start() {
+    spdlog::debug("admin API: event stream for token '{}' every {} ms", token_name_, interval_.count());
+    stream_->onClose([weak = weak_from_this()](const std::string& why) {
+      if (auto self = weak.lock()) self->onStreamClosed(why);
+    });
+    tick();
+  }
+
+  // AdminApi::stop(): the last event, then the stream ends; the AdminApi is not called again.
+  void stop(const std::string& reason) {
+    detached_ = true;
+    end(reason);
+  }
+
+ private:
+  void tick() {
+    if (!ticking_) return;
+    if (std::optional<std::string> why = tokenEnded()) return end(*why);
+    ApiRequest request;
+    request.token_name = token_name_;
+    HttpResponse providers = api_.listProviders(request);
+    auto self = shared_from_this();
+    // The core answers on the API thread (posted), or at once when it is not attached.
+    Responder answer([self, providers = std::move(providers)](HttpResponse associations) {
+      self->publish(associations, providers);
+    });
+    api_.listAssociations(request, answer);
+  }
+
+  void publish(const HttpResponse& associations, const HttpResponse& providers) {
+    if (!ticking_) return;
+    bool wrote = publishIfChanged("associations", bodyOf(associations), &last_associations_);
+    wrote = publishIfChanged("providers", bodyOf(providers), &last_providers_) || wrote;
+    quiet_ = wrote ? std::chrono::milliseconds(0) : quiet_ + interval_;
+    if (quiet_ >= kEventKeepalive) {
+      quiet_ = std::chrono::milliseconds(0);
+      stream_->send(": keepalive\n\n");
+    }
+    if (!ticking_ || stream_->closed()) return;
+    timer_.expires_after(interval_);
+    timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (!ec) self->tick();
+    });
+  }
+
+  bool publishIfChanged(const char* name, std::string body, std::optional<std::string>* last) {
+    if (*last == body) return false;
+    stream_->send(formatServerSentEvent(++last_id_, name, body));
+    *last = std::move(body);
+    return true;
+  }
+
+  // Why the stream must end now, if it must: its token was revoked (or is gone), or it
+  // cannot be checked — a stream outlives no token, as no request does (access.h).
+  std::optional<std::string> tokenEnded() {
+    db::TokenStore tokens(api_.db_);
+    db::Result<db::ApiToken> token = tokens.get(token_name_);
+    if (!token) {
+      if (token.status().isNotFound()) return "token '" + token_name_ + "' no longer exists";
+      return "cannot check token '" + token_name_ + "': " + token.status().toString();
+    }
+    if (token->revoked_at) return "token '" + token_name_ + "' was revoked at " + formatTime(*token->revoked_at);
+    return std::nullopt;
+  }
+
+  void end(const std::string& reason) {
+    if (!ticking_) return;
+    ticking_ = false;
+    timer_.cancel();
+    stream_->send(formatServerSentEvent(++last_id_, "end", dumpJson(nlohmann::json{{"reason", reason}})));
+    stream_->finish();
+  }
+
+  void onStreamClosed(const std::string& why) {
+    spdlog::debug("admin API: event stream for token '{}' closed: {}", token_name_, why);
+    ticking_ = false;
+    timer_.cancel();
+    if (detached_) return;
+    detached_ = true;
+    api_.forgetFeed(this);  // may drop the AdminApi's reference: the caller holds another
+  }
+
+  AdminApi& api_;
+  std::shared_ptr<ResponseStream> stream_;
+  const std::string token_name_;
+  const std::chrono::milliseconds interval_;
+  boost::asio::steady_timer timer_;
+  bool ticking_ = true;
+  bool detached_ = false;  // the AdminApi no longer holds it: never call it again
+  std::uint64_t last_id_ = 0;
+  std::optional<std::string> last_associations_, last_providers_;
+  std::chrono::milliseconds quiet_{0};  // since the last event written
+};
+
+void AdminApi::events(ApiRequest& r, Responder& respond) {
+  std::chrono::milliseconds interval{};
+  if (std::optional<std::string> error = parseEventInterval(r.queryValue("interval_ms"), &interval)) {
+    return respond(errorResponse(http::status::bad_request, "invalid_interval", *error));
+  }
+  HttpResponse head{http::status::ok, 11};
+  head.set(http::field::content_type, "text/event-stream");
+  head.set(http::field::cache_control, "no-cache");
+  head.set("X-Accel-Buffering", "no");  // a reverse proxy in front must not hold events back
+  std::shared_ptr<ResponseStream> stream = respond.stream(std::move(head));
+  if (stream == nullptr) {
+    return respond(errorResponse(http::status::internal_server_error, "internal",
+                                 "this connection cannot carry an event stream"));
+  }
+  auto feed = std::make_shared<EventFeed>(*this, std::move(stream), r.token_name, interval);
+  feeds_[feed.get()] = feed;
+  feed->start();
+}
+
+void AdminApi::stop() {
+  // Each feed sends its "end" and lets go of this AdminApi before the server closes the
+  // sessions; the copy, because ending a stream may close it at once.
+  auto feeds = std::move(feeds_);
+  feeds_.clear();
+  for (auto& [raw, feed] : feeds) feed->stop("npacd is stopping its admin API");
+  if (server_) server_->stop();
+}
+
+}  // namespace npac::npacd
