@@ -1,12 +1,13 @@
 // An operator in the console, end to end: npacd with a provider bound by npac-soa-sim over
-// three associations with SRR on (NANC 353); the operator signs in, sees the three, turns
-// SRR off through the confirmation that spells out the consequence and watches two of them
-// go, sees why a queued message waits, and reads the audit entry of the toggle.
+// three associations with SRR on (NANC 353); the operator signs in, sees the three and the
+// round robin of six notifications over them, turns SRR off through the confirmation that
+// spells out the consequence and watches two of them go, sees why a queued message waits,
+// and reads the audit entry of the toggle.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Npacd, openBrowser, signIn, waitUntil } from './harness.mjs';
 
-test('an operator sees three associations, turns SRR off and watches two go, sees a queued message\'s wait reason and reads the audit entry', { timeout: 55000 }, async (t) => {
+test('an operator sees three associations and their round robin, turns SRR off and watches two go, sees a queued message\'s wait reason and reads the audit entry', { timeout: 55000 }, async (t) => {
   const npacd = await Npacd.start();
   let ui = null;
   // The browser goes first: npacd's stop waits for its open connections to finish.
@@ -30,6 +31,19 @@ test('an operator sees three associations, turns SRR off and watches two go, see
     (await page.locator('[data-up="0001"]').textContent()) === '3');
   const peers = await associations.locator('td:nth-child(3)').allTextContents();
   assert.deepEqual(peers.map((p) => p.split(':')[0]).sort(), ['127.0.0.2', '127.0.0.3', '127.0.0.4']);
+
+  // Six notifications leave in strict rotation (NANC 353): the round robin picture shows
+  // each association carrying every third one.
+  await npacd.must('POST', '/v1/messages', { messages: Array.from({ length: 6 }, () => Npacd.message('0001', 'notifications')) }, 201);
+  const picture = page.getByRole('img', { name: /^Round robin/ });
+  const picks = await waitUntil('six picks in the round robin picture', async () => {
+    const m = /went to associations ([\d ]+)$/.exec(await picture.getAttribute('aria-label', { timeout: 1000 }));
+    const ids = m ? m[1].split(' ').map(Number) : [];
+    return ids.length === 6 ? ids : null;
+  }, 15000);
+  assert.deepEqual([...picks.slice(0, 3)].sort(), [1, 2, 3]);
+  assert.deepEqual(picks.slice(3), picks.slice(0, 3));
+  await picture.scrollIntoViewIfNeeded();
   await ui.shot('operator-1-three-associations');
 
   // Readable at 1280×800: nothing wider than the window (wide tables scroll in their box).

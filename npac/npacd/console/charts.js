@@ -24,7 +24,8 @@ export function roundRobinPicture(egress) {
   const ids = [...new Set(picks.map((p) => p.association_id))].sort((a, b) => a - b);
   if (picks.length === 0) return null;
   const cell = 10, left = 70, top = 6;
-  const width = left + picks.length * cell + 10, height = top + ids.length * (cell + 4) + 18;
+  // At least 24 columns wide, so a few picks still leave room for the axis words.
+  const width = left + Math.max(picks.length, 24) * cell + 10, height = top + ids.length * (cell + 4) + 18;
   const rows = ids.map((id, row) => s('g', {},
     s('text', { x: 4, y: top + row * (cell + 4) + cell - 1, class: 'axis' }, `assoc ${id}`),
     picks.map((p, i) => (p.association_id === id
