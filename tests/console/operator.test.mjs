@@ -80,6 +80,10 @@ test('an operator sees three associations and their round robin, turns SRR off a
   // NANC 353: the earliest-bound association stays.
   assert.match(await associations.locator('td:nth-child(3)').textContent(), /^127\.0\.0\.2:/);
   assert.equal((await npacd.associations()).length, 1);
+  // The association log says why they went.
+  const log = page.getByRole('table', { name: /association events of 0001/ }).locator('tbody tr');
+  await waitUntil('the two releases in the association log', async () =>
+    (await log.allTextContents()).filter((row) => /release.*srr-off/.test(row)).length === 2);
   await ui.shot('operator-3-one-association-left');
 
   // A message for a function no association has cannot leave: the page says why.

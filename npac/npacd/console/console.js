@@ -41,12 +41,18 @@ function applyProviders(body) {
 }
 
 let queueSoon = null;
+let associationIds = '';
 function applyAssociations(body) {
   state.associations = body.associations ?? [];
-  // Associations came, went or sent: the wait reasons and the picks may have changed too.
+  // Associations came, went or sent: the wait reasons and the picks may have changed too;
+  // when one came or went, the association log has a new row.
+  const ids = state.associations.map((a) => a.id).join(',');
+  const cameOrWent = ids !== associationIds;
+  associationIds = ids;
   clearTimeout(queueSoon);
   queueSoon = setTimeout(async () => {
-    await Promise.all([pollQueues(), refreshEgress()]);
+    await Promise.all([pollQueues(), refreshEgress(), cameOrWent ? refreshProvider() : null]);
+    if (cameOrWent) refreshAssociationLog();
     changed();
   }, 300);
 }
@@ -157,6 +163,7 @@ async function start(who) {
   every(kQueuePollMs, pollQueues);
   every(kDetailPollMs, async () => { await refreshProvider(); changed(); });
   every(kDetailPollMs, refreshAudit);
+  every(kDetailPollMs, refreshAssociationLog);
   every(60000, pollPolicies);
   announce(`Signed in as ${who.name}`);
 }
