@@ -32,7 +32,8 @@ using namespace std::chrono_literals;
 // The admin API with a core attached (a real QueueWriter behind QueueBackedCore, which
 // lists no association), detached again before the core goes.
 struct EventsFixture {
-  explicit EventsFixture(HttpServer::Options http = {}) : f(std::move(http)) {
+  explicit EventsFixture(HttpServer::Options http = {}, std::chrono::milliseconds keepalive = kEventKeepalive)
+      : f(std::move(http), keepalive) {
     auto started = db::QueueWriter::start(f.path(), {}, AdminApiFixture::clock());
     INFO(started.status().toString());
     REQUIRE(started.isOk());
@@ -153,6 +154,17 @@ TEST_CASE("Revoking the token of an event stream ends it with an end event namin
   CHECK_THAT(json::parse(end->data).value("reason", ""), Catch::Contains("token 'watcher' was revoked at"));
   CHECK(client.waitForEnd());
   CHECK(client.endReason() == "");  // the chunked body's last chunk: ended, not cut
+}
+
+TEST_CASE("A stream with nothing new for the keepalive time gets a keepalive comment and no event") {
+  EventsFixture e({}, 600ms);  // npacd's is 15 s
+  EventStreamClient client(e.f.port, e.bearer("watcher"), "/v1/events?interval_ms=200");
+  firstEvents(client);
+  auto next = client.next(5s);  // nothing changes: three quiet ticks, then the comment
+  REQUIRE(next);
+  CHECK(next->comment == "keepalive");
+  CHECK(next->event.empty());
+  CHECK(next->id.empty());
 }
 
 TEST_CASE("An interval_ms outside 200 to 10000 milliseconds is refused 400 naming the range") {

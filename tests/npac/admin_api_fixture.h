@@ -57,7 +57,8 @@ struct Reply {
 
 class AdminApiFixture {
  public:
-  explicit AdminApiFixture(HttpServer::Options http = {}) {
+  explicit AdminApiFixture(HttpServer::Options http = {},
+                           std::chrono::milliseconds event_keepalive = kEventKeepalive) {
     std::string pattern = (std::filesystem::temp_directory_path() / "npac-api-XXXXXX").string();
     REQUIRE(::mkdtemp(pattern.data()) != nullptr);
     dir_ = pattern;
@@ -68,6 +69,7 @@ class AdminApiFixture {
     http.address = "127.0.0.1";
     http.port = 0;
     AdminApi::Options options{http};
+    options.event_keepalive = event_keepalive;
     auto started = AdminApi::start(io, options, *api_db, *registry, clock());
     INFO(started.status().toString());
     REQUIRE(started.isOk());

@@ -190,6 +190,7 @@ db::Result<std::unique_ptr<AdminApi>> AdminApi::start(boost::asio::io_context& i
                                                       db::Clock clock) {
   std::unique_ptr<AdminApi> api(new AdminApi(io, db, registry, std::move(clock)));
   AdminApi* self = api.get();
+  api->event_keepalive_ = options.event_keepalive;
   // The operator reserve (http_server.h) sorts requests by their token's role.
   if (!options.http.classify) options.http.classify = [&db](const HttpRequest& r) { return classifyByToken(db, r); };
   db::Result<std::unique_ptr<HttpServer>> server = HttpServer::start(

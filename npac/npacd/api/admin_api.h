@@ -44,6 +44,7 @@
 #include "db/status.h"
 #include "npac/npacd/core/core_service.h"
 #include "npac/npacd/api/access.h"
+#include "npac/npacd/api/event_stream.h"
 #include "npac/npacd/api/http_server.h"
 #include "tunables/registry.h"
 
@@ -63,6 +64,8 @@ class AdminApi {
  public:
   struct Options {
     HttpServer::Options http;  // address, port (0 = ephemeral), body limit, timeouts
+    // GET /v1/events: the quiet time after which a stream gets a ": keepalive" comment.
+    std::chrono::milliseconds event_keepalive = kEventKeepalive;
   };
 
   static db::Result<std::unique_ptr<AdminApi>> start(boost::asio::io_context& io, Options options,
@@ -187,6 +190,7 @@ class AdminApi {
   const db::QueueWriter* writer_ = nullptr;
   const db::TimeMs started_at_ = clock_();  // npacd_process_start_time_seconds
   std::unordered_map<EventFeed*, std::shared_ptr<EventFeed>> feeds_;  // open event streams
+  std::chrono::milliseconds event_keepalive_ = kEventKeepalive;
   std::unique_ptr<HttpServer> server_;
 };
 

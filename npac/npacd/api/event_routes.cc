@@ -7,7 +7,7 @@
 //
 // each with an increasing "id:". The bodies come from those routes' own handlers, so the
 // stream says exactly what a GET would (an error body too, when the GET would fail).
-// Nothing changed for kEventKeepalive → a ": keepalive" comment. The stream ends with
+// Nothing changed for AdminApi::Options::event_keepalive (15 s) → a ": keepalive" comment. The stream ends with
 // "event: end" and {"reason":...} when the caller's token is revoked (checked at every
 // tick, as every request checks it) or npacd stops; it also ends when the client leaves
 // or does not read (HttpServer: stream_queue_limit). It is a session like any other for
@@ -112,7 +112,7 @@ class EventFeed : public std::enable_shared_from_this<EventFeed> {
     bool wrote = publishIfChanged("associations", bodyOf(associations), &last_associations_);
     wrote = publishIfChanged("providers", bodyOf(providers), &last_providers_) || wrote;
     quiet_ = wrote ? std::chrono::milliseconds(0) : quiet_ + interval_;
-    if (quiet_ >= kEventKeepalive) {
+    if (quiet_ >= api_.event_keepalive_) {
       quiet_ = std::chrono::milliseconds(0);
       stream_->send(": keepalive\n\n");
     }
