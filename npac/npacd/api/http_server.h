@@ -9,8 +9,8 @@
 // keep-alive (HTTP/1.1 default) and closes it otherwise. A handler may instead turn its
 // session into a stream (Responder::stream(), for server-sent events): the header is
 // written, then each piece the handler sends, until either side ends it; the connection
-// closes after. One session template serves both
-// transports (http_session.h); a TLS session first completes its handshake within
+// closes after. One session template serves both transports (http_session.h); a TLS
+// session first completes its handshake within
 // Options::handshake_timeout: a failed handshake (a plain HTTP request on the TLS port, a
 // client offering only TLS 1.0/1.1, garbage) closes the connection, is counted and logged
 // in at most one line a minute.
