@@ -173,6 +173,53 @@ TEST_CASE("weighted egress splits a provider's PDUs exactly 3 to 1 between NSAPs
   for (const Json& r : report["received"]) CHECK_FALSE(r["retransmission"].get<bool>());
 }
 
+TEST_CASE("GET /v1/providers/{spid}/egress shows the latest picks in the weighted 3 to 1 split and each association its weight and Current Load %") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001", /*srr=*/true);
+  // Not bound in this run yet: the provisioned policy and no picks.
+  Reply before = npacd.call(http::verb::get, "/v1/providers/0001/egress");
+  REQUIRE(before.status == 200);
+  CHECK(before.body["policy"] == "round-robin");
+  CHECK(before.body["bound_this_run"] == false);
+  CHECK(before.body["recent"].empty());
+  provisionNsap(npacd, "0001", "127.0.0.2", 3, 0);
+  provisionNsap(npacd, "0001", "127.0.0.3", 1, 0);
+  setTunable(npacd, "egress_policy", "0001", "weighted");
+  setTunable(npacd, "congestion_window", "0001", 1000);
+  constexpr int kMessages = 40;
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--expect",
+                                     std::to_string(kMessages), "--duration", "20s"});
+  REQUIRE(npacd.waitForAssociations(2));
+  std::map<std::string, int> association_of;  // association id → 1-based bind order
+  Reply listed = npacd.call(http::verb::get, "/v1/associations");
+  REQUIRE(listed.body["associations"].size() == 2);
+  for (const Json& a : listed.body["associations"]) {
+    INFO(a.dump());
+    const bool heavy = a["weight"] == 3;
+    CHECK(a["load_percent"] == (heavy ? 75 : 25));  // EAGLE Table 2-4: 3 / (3 + 1)
+    CHECK(a["relative_cost"] == 0);
+    CHECK(a["lrtm"].is_null());
+    association_of[std::to_string(a["id"].get<long>())] = heavy ? 3 : 1;
+  }
+  std::vector<std::int64_t> ids = npacd.submit("0001", "e", kMessages);
+  REQUIRE(sim->wait() == 0);
+  Reply egress = npacd.call(http::verb::get, "/v1/providers/0001/egress");
+  REQUIRE(egress.status == 200);
+  CHECK(egress.body["policy"] == "weighted");
+  CHECK(egress.body["bound_this_run"] == true);
+  const Json& recent = egress.body["recent"];
+  REQUIRE(recent.size() == static_cast<std::size_t>(kMessages));
+  std::vector<int> weights;
+  for (const Json& pick : recent) {
+    CHECK(pick["function"] == "notifications");
+    weights.push_back(association_of[std::to_string(pick["association_id"].get<long>())]);
+  }
+  for (std::size_t i = 0; i + 4 <= weights.size(); ++i) {
+    INFO("picks " << i << ".." << i + 3);
+    CHECK(std::count(weights.begin() + i, weights.begin() + i + 4, 3) == 3);
+  }
+}
+
 TEST_CASE("weighted egress keeps all traffic on the lowest relative cost and moves it to the next cost without loss when that association goes") {
   NpacdProcess npacd;
   auto key = npacd.provision("0001", /*srr=*/true);

@@ -175,6 +175,43 @@ TEST_CASE("Ten notifications sent and acknowledged add ten to each counter under
   CHECK(valueOr0(after, "npacd_queue_messages", {{"spid", "0001"}, {"state", "acknowledged"}}) == 10);
 }
 
+TEST_CASE("An LRTM provider's associations show their measured response time and Nw in /metrics and GET /v1/associations") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001", /*srr=*/true);
+  REQUIRE(npacd.call(http::verb::put, "/v1/tunables/egress_policy", {{"spid", "0001"}, {"value", "lrtm"}}).status == 200);
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--keep-running", "--duration", "30s"});
+  REQUIRE(npacd.waitForAssociations(2));
+  const std::string idle = scrape(npacd);
+  // Nothing answered yet: LRTM's unmeasured default (1 s) and nothing active, Nw 0.
+  CHECK(sampleValue(idle, "npacd_egress_lrtm_response_time_seconds", {{"spid", "0001"}}) == 1.0);
+  CHECK(sampleValue(idle, "npacd_egress_lrtm_nw", {{"spid", "0001"}}) == 0.0);
+  CHECK_FALSE(sampleValue(idle, "npacd_egress_load_percent").has_value());
+  const std::vector<std::int64_t> ids = npacd.submit("0001", "l", 20);
+  REQUIRE(eventually([&] { return countInState(npacd, ids, "acknowledged") == ids.size(); }, 10s));
+  const std::string after = scrape(npacd);
+  std::string verdict;
+  CHECK(promtoolCheck(npacd, after, &verdict) == 0);
+  INFO("promtool: " << verdict);
+  // Each association answered on loopback: its measured mean is well under the default.
+  Reply listed = npacd.call(http::verb::get, "/v1/associations");
+  REQUIRE(listed.status == 200);
+  REQUIRE(listed.body["associations"].size() == 2);
+  for (const Json& a : listed.body["associations"]) {
+    INFO(a.dump());
+    const std::string id = std::to_string(a["id"].get<long>());
+    const auto seconds = sampleValue(after, "npacd_egress_lrtm_response_time_seconds", {{"spid", "0001"}, {"association", id}});
+    REQUIRE(seconds.has_value());
+    CHECK(*seconds > 0.0);
+    CHECK(*seconds < 1.0);
+    REQUIRE(a["lrtm"].is_object());
+    CHECK(a["lrtm"]["measured"] == true);
+    CHECK(a["lrtm"]["response_time_ms"].get<double>() == Approx(*seconds * 1000.0));
+    CHECK(a["lrtm"]["nw"].get<double>() == 0.0);  // all answered: none active
+    CHECK(a["weight"] == 1);
+    CHECK(a["load_percent"].is_null());
+  }
+}
+
 TEST_CASE("Messages in flight on a dropped association count as retransmissions once each") {
   NpacdProcess npacd;
   auto key = npacd.provision("0001", /*srr=*/true);

@@ -250,3 +250,60 @@ TEST_CASE("With counting off the provider keeps no counters and its snapshot has
   CHECK_FALSE(snapshot.counters.has_value());
   CHECK(snapshot.associations.size() == 1);  // the live state is still there
 }
+
+TEST_CASE("The egress view lists the latest PDUs written with the association each went on, oldest first") {
+  MetricsFixture f;
+  f.bind(1, kAll);
+  f.bind(2, kAll);
+  f.submit(F::kNotifications, 6, Op::kEventReport);
+  f.run();
+  ProviderEgressView view = f.core->egressView();
+  CHECK(view.policy == "round-robin");
+  REQUIRE(view.recent.size() == 6);
+  for (std::size_t i = 0; i < 6; ++i) {
+    INFO("PDU " << i);
+    CHECK(view.recent[i].association == (i % 2 == 0 ? 1 : 2));  // strict rotation (NANC 353)
+    CHECK(view.recent[i].function == "notifications");
+    CHECK_FALSE(view.recent[i].retransmission);
+  }
+  // The ring keeps the latest kRecentPicks only.
+  f.submit(F::kNotifications, 100, Op::kEventReport);
+  f.run();
+  view = f.core->egressView();
+  CHECK(view.recent.size() == kRecentPicks);
+}
+
+TEST_CASE("An answered heartbeat's round trip is listed with its association") {
+  MetricsFixture f;
+  RecordingLink& link = f.bind(1, kAll);
+  std::vector<AssociationInfo> listed;
+  f.core->describe(listed);
+  REQUIRE(listed.size() == 1);
+  CHECK_FALSE(listed[0].heartbeat_rtt_seconds.has_value());
+  f.set("heartbeat_interval", "10s");
+  f.clock.advance(10s);
+  f.core->tick();
+  REQUIRE(link.sent.size() == 1);
+  f.clock.advance(250ms);
+  f.core->onAnswer(1, resultFor(invokeIdOf(link.sent[0].first)));
+  listed.clear();
+  f.core->describe(listed);
+  REQUIRE(listed[0].heartbeat_rtt_seconds.has_value());
+  CHECK(*listed[0].heartbeat_rtt_seconds == Approx(0.25));
+}
+
+TEST_CASE("A weighted provider's associations are listed with their weight and Current Load %") {
+  MetricsFixture f;
+  f.set("egress_policy", "weighted");
+  f.bind(1, kAll);
+  f.bind(2, kAll);
+  std::vector<AssociationInfo> listed;
+  f.core->describe(listed);
+  REQUIRE(listed.size() == 2);
+  for (const AssociationInfo& a : listed) {
+    REQUIRE(a.egress.has_value());
+    CHECK(a.egress->weight == 1);
+    CHECK(a.egress->load_percent == std::optional<std::uint32_t>(50));  // equal weights, one group
+    CHECK_FALSE(a.egress->lrtm.has_value());
+  }
+}

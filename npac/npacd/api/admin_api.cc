@@ -220,6 +220,7 @@ const std::vector<AdminApi::Route>& AdminApi::routeTable() {
       {V::post, "/v1/providers/{spid}/enable", A::kOperator, NPAC_NOW(setProviderEnabled(r, r.path[2], true))},
       {V::put, "/v1/providers/{spid}/srr", A::kOperator, NPAC_NOW(setSrr(r, r.path[2]))},
       {V::get, "/v1/providers/{spid}/queue", A::kReader, NPAC_LATER(providerQueue(r, r.path[2], respond))},
+      {V::get, "/v1/providers/{spid}/egress", A::kReader, NPAC_LATER(providerEgress(r, r.path[2], respond))},
       {V::post, "/v1/providers/{spid}/nsaps", A::kOperator, NPAC_NOW(addNsap(r, r.path[2]))},
       {V::get, "/v1/providers/{spid}/nsaps", A::kReader, NPAC_NOW(listNsaps(r, r.path[2]))},
       {V::delete_, "/v1/providers/{spid}/nsaps/{nsap}", A::kOperator, NPAC_NOW(removeNsap(r, r.path[2], r.path[4]))},

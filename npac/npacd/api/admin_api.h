@@ -148,6 +148,8 @@ class AdminApi {
 
   // queue_routes.cc: GET /v1/providers/{spid}/queue (queue_view.h)
   void providerQueue(ApiRequest& r, const std::string& spid, Responder& respond);
+  // The egress policy in force and the latest PDUs with their associations.
+  void providerEgress(ApiRequest& r, const std::string& spid, Responder& respond);
 
   // admin_api_logs.cc
   HttpResponse associationLog(ApiRequest& r);

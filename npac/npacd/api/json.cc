@@ -496,7 +496,27 @@ json toJson(const AssociationInfo& a) {
           {"sent", a.sent},
           {"received", a.received},
           {"outstanding", a.outstanding},
-          {"retransmissions", a.retransmissions}};
+          {"retransmissions", a.retransmissions},
+          {"heartbeat_rtt_ms", a.heartbeat_rtt_seconds ? json(*a.heartbeat_rtt_seconds * 1000.0) : json(nullptr)},
+          {"weight", a.egress ? json(a.egress->weight) : json(nullptr)},
+          {"relative_cost", a.egress ? json(a.egress->relative_cost) : json(nullptr)},
+          {"load_percent", a.egress && a.egress->load_percent ? json(*a.egress->load_percent) : json(nullptr)},
+          {"lrtm", a.egress && a.egress->lrtm ? json{{"response_time_ms", a.egress->lrtm->response_time_seconds * 1000.0},
+                                                      {"measured", a.egress->lrtm->measured},
+                                                      {"n", a.egress->lrtm->n},
+                                                      {"nw", a.egress->lrtm->nw}}
+                                               : json(nullptr)}};
+}
+
+json toJson(const ProviderEgressView& view, bool bound) {
+  json recent = json::array();
+  for (const ProviderEgressView::Pick& pick : view.recent) {
+    recent.push_back({{"association_id", pick.association},
+                      {"function", pick.function},
+                      {"at", formatTime(pick.at)},
+                      {"retransmission", pick.retransmission}});
+  }
+  return {{"spid", view.spid}, {"policy", view.policy}, {"bound_this_run", bound}, {"recent", recent}};
 }
 
 }  // namespace npac::npacd

@@ -84,5 +84,7 @@ nlohmann::json toJson(const db::ProviderKey& key);
 nlohmann::json toJson(const db::QueuedMessage& message);  // without the PDU bytes' meaning
 nlohmann::json toJson(const InboundRequest& request);
 nlohmann::json toJson(const AssociationInfo& association);
+// GET /v1/providers/{spid}/egress; `bound`: the core knows the provider in this run.
+nlohmann::json toJson(const ProviderEgressView& view, bool bound);
 
 }  // namespace npac::npacd

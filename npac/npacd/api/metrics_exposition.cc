@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string_view>
 
 #include "associations/bind_facts.h"
@@ -120,6 +121,38 @@ void renderCore(MetricsText& m, const CoreMetrics& core) {
       for (const auto& a : p.associations) {
         const std::string id = std::to_string(a.id);
         m.sample(family.name, {{"spid", p.spid}, {"association", id}}, static_cast<double>(family.value(a)));
+      }
+    }
+  }
+
+  // What the egress policy computes per association: LRTM's response time and Nw
+  // (NetScaler "LRTM method"), the weighted policy's Current Load % (EAGLE Table 2-4).
+  // A family is written only with samples: a provider on round robin adds none.
+  struct PerAssociationFigure {
+    const char* name;
+    const char* help;
+    std::optional<double> (*value)(const EgressFigures&);
+  };
+  const PerAssociationFigure figures[] = {
+      {"npacd_egress_lrtm_response_time_seconds",
+       "LRTM: the association's response time as N uses it (monitors' mean, or the unmeasured default).",
+       [](const EgressFigures& f) { return f.lrtm ? std::optional<double>(f.lrtm->response_time_seconds) : std::nullopt; }},
+      {"npacd_egress_lrtm_nw", "LRTM: Nw = active requests x response time [s] x 10000 / weight; the lowest is picked.",
+       [](const EgressFigures& f) { return f.lrtm ? std::optional<double>(f.lrtm->nw) : std::nullopt; }},
+      {"npacd_egress_load_percent", "Weighted policy: the association's Current Load % of its relative-cost group.",
+       [](const EgressFigures& f) {
+         return f.load_percent ? std::optional<double>(*f.load_percent) : std::nullopt;
+       }},
+  };
+  for (const PerAssociationFigure& family : figures) {
+    bool declared = false;
+    for (const CoreMetrics::Provider& p : core.providers) {
+      for (const auto& a : p.associations) {
+        const std::optional<double> value = a.egress ? family.value(*a.egress) : std::nullopt;
+        if (!value) continue;
+        if (!declared) m.family(family.name, family.help, MetricType::kGauge);
+        declared = true;
+        m.sample(family.name, {{"spid", p.spid}, {"association", std::to_string(a.id)}}, *value);
       }
     }
   }

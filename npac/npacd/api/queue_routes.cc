@@ -34,4 +34,28 @@ void AdminApi::providerQueue(ApiRequest& r, const std::string& spid, Responder& 
   });
 }
 
+void AdminApi::providerEgress(ApiRequest& r, const std::string& spid, Responder& respond) {
+  HttpResponse error;
+  if (!requireProvider(r, spid, &error)) return respond(std::move(error));
+  // What a provider that has not bound in this run shows: its egress_policy tunable.
+  std::string provisioned;
+  if (!registry_.getText("egress_policy", spid, &provisioned).isOk()) provisioned.clear();
+  const auto notBound = [spid, provisioned] {
+    ProviderEgressView view;
+    view.spid = spid;
+    view.policy = provisioned;
+    return view;
+  };
+  if (core_ == nullptr) return respond(jsonResponse(http::status::ok, toJson(notBound(), false)));
+  Responder answer = std::move(respond);
+  boost::asio::io_context* io = &io_;
+  core_->egressView(spid, [io, answer, notBound](db::Result<ProviderEgressView> view) mutable {
+    boost::asio::post(*io, [answer = std::move(answer), notBound, view = std::move(view)]() {
+      if (view.status().isNotFound()) return answer(jsonResponse(http::status::ok, toJson(notBound(), false)));
+      if (!view.isOk()) return answer(dbErrorResponse(view.status()));
+      answer(jsonResponse(http::status::ok, toJson(view.value(), true)));
+    });
+  });
+}
+
 }  // namespace npac::npacd

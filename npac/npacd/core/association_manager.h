@@ -89,6 +89,7 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   void respond(InboundRequestId id, InboundResponse response, RespondDone done) override;
   void listAssociations(ListDone done) override;
   void queueView(std::string spid, QueueViewDone done) override;
+  void egressView(std::string spid, EgressViewDone done) override;
   void abortAssociation(db::AssociationId id, std::string actor, StatusDone done) override;
   void releaseProvider(std::string spid, std::string reason, CountDone done) override;
   void metrics(bool providers, MetricsDone done) override;

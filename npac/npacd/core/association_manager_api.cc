@@ -183,6 +183,13 @@ void AssociationManager::queueView(std::string spid, QueueViewDone done) {
   });
 }
 
+void AssociationManager::egressView(std::string spid, EgressViewDone done) {
+  asio::post(io_, [this, spid = std::move(spid), done = std::move(done)] {
+    if (ProviderCore* provider = core(spid)) return done(provider->egressView());
+    done(db::Status::notFound("SPID " + spid + " has not bound in this run"));
+  });
+}
+
 void AssociationManager::abortAssociation(db::AssociationId id, std::string actor, StatusDone done) {
   asio::post(io_, [this, id, actor = std::move(actor), done = std::move(done)] {
     for (auto& [spid, provider] : cores_) {

@@ -63,6 +63,24 @@ struct PduSeries {
   std::uint8_t operation = ProviderCounters::kUnknownOperation;
 };
 
+// What the egress policy computes about one association (dispatch::MemberFigures), with
+// its provisioned weight and relative cost: listed by GET /v1/associations, exposed by
+// GET /metrics.
+struct EgressFigures {
+  std::uint32_t weight = 1;         // the NSAP's weight (EAGLE weights 1-99)
+  std::uint32_t relative_cost = 0;  // the NSAP's relative cost
+  // Weighted policy: EAGLE Table 2-4 "Current Load %"; none under another policy.
+  std::optional<std::uint32_t> load_percent;
+  // LRTM policy (NetScaler "LRTM method"); none under another policy.
+  struct Lrtm {
+    double response_time_seconds = 0;  // what N uses
+    bool measured = false;             // false: the unmeasured default
+    double n = 0;                      // active × response time [s]
+    double nw = 0;                     // n × 10000 / weight
+  };
+  std::optional<Lrtm> lrtm;
+};
+
 struct CoreMetrics {
   struct Provider {
     std::string spid;
@@ -75,6 +93,7 @@ struct CoreMetrics {
       std::uint64_t sent = 0;  // PDUs the egress policy put on it (its picks)
       std::uint64_t received = 0;
       std::uint64_t retransmissions = 0;
+      std::optional<EgressFigures> egress;  // none while it is releasing
     };
     std::vector<Association> associations;  // by id
     int throttle_level = 0;

@@ -116,7 +116,27 @@ struct AssociationInfo {
   std::uint64_t received = 0;      // PDUs received on it
   std::uint64_t outstanding = 0;   // NPAC requests awaiting their response
   std::uint64_t retransmissions = 0;
+  // The latest heartbeat round trip on it (NANC 404); none until one was answered.
+  std::optional<double> heartbeat_rtt_seconds;
+  // What the egress policy computes about it; none while it is releasing (in no policy).
+  std::optional<EgressFigures> egress;
 };
+
+// The provider's egress as operators look at it (GET /v1/providers/{spid}/egress): its
+// policy and the latest PDUs written, each with the association the policy put it on —
+// the round robin made visible (NANC 353 7.b.ii: one PDU on exactly one association).
+struct ProviderEgressView {
+  std::string spid;
+  std::string policy;  // the egress_policy in force ("round-robin", "lrtm", ...)
+  struct Pick {
+    db::AssociationId association = 0;
+    std::string function;  // the association function it was routed by (NANC 111)
+    db::TimeMs at = 0;     // when it was written
+    bool retransmission = false;
+  };
+  std::vector<Pick> recent;  // oldest first, at most kRecentPicks
+};
+inline constexpr std::size_t kRecentPicks = 64;
 
 // Why a provider's queued messages of one association function are not leaving now: the
 // first obstacle the core met placing the oldest of them (docs/OPERATIONS.md "Why a
@@ -165,6 +185,7 @@ class CoreService {
   using StatusDone = std::function<void(db::Status)>;
   using ListDone = std::function<void(db::Result<std::vector<AssociationInfo>>)>;
   using QueueViewDone = std::function<void(db::Result<ProviderQueueView>)>;
+  using EgressViewDone = std::function<void(db::Result<ProviderEgressView>)>;
 
   virtual ~CoreService() = default;
 
@@ -199,6 +220,14 @@ class CoreService {
   // this run answers bound=false and no waits (the API reports its queued messages as
   // waiting for not-bound).
   virtual void queueView(std::string spid, QueueViewDone done) = 0;
+
+  // One provider's egress view. kNotFound for a provider that never bound in this run
+  // (the API then shows its egress_policy tunable and no picks). Default (a core that
+  // keeps no view, a test double): kInternal.
+  virtual void egressView(std::string spid, EgressViewDone done) {
+    (void)spid;
+    done(db::Status::internal("this core keeps no egress view"));
+  }
 
   // Aborts association `id` (ABRT, source service user) and moves its in-flight messages
   // to the surviving associations as the core does on any loss. kNotFound if not live.

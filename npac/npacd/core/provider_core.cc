@@ -90,7 +90,7 @@ void ProviderCore::onLost(db::AssociationId id) {
       move(t);  // its row named another association, still sent
       continue;
     }
-    if (write(t, stored->pdu, factsOf(*stored)) != Written::kBadPdu) {
+    if (write(t, *stored, factsOf(*stored)) != Written::kBadPdu) {
       if (counters_) countWritten(*stored, factsOf(*stored), /*retransmission=*/true);
       store_.markSent({stored->id}, static_cast<db::AssociationId>(t.association), now_ms);
     }
@@ -152,10 +152,9 @@ void ProviderCore::onAnswer(db::AssociationId id, const cmip::RoseApdu& apdu) {
   auto it = links_.find(id);
   if (it != links_.end() && it->second.heartbeat == *answered) {
     // The heartbeat of this association (NANC 404), and nothing else.
-    if (counters_) {
-      counters_->heartbeat_rtt.observe(
-          std::chrono::duration<double>(clock_.now() - it->second.heartbeat_sent_at).count());
-    }
+    const double rtt = std::chrono::duration<double>(clock_.now() - it->second.heartbeat_sent_at).count();
+    it->second.heartbeat_rtt_seconds = rtt;
+    if (counters_) counters_->heartbeat_rtt.observe(rtt);
     egress_->outstanding().releaseInvokeId(*answered);
     it->second.heartbeat.reset();
     return;
@@ -214,7 +213,7 @@ void ProviderCore::move(const as::Transmission& t) {
                   stored.status().toString());
     return;
   }
-  if (write(t, stored->pdu, factsOf(*stored)) != Written::kBadPdu && counters_) {
+  if (write(t, *stored, factsOf(*stored)) != Written::kBadPdu && counters_) {
     countWritten(*stored, factsOf(*stored), /*retransmission=*/true);
   }
   const auto association = static_cast<db::AssociationId>(t.association);
@@ -290,6 +289,8 @@ void ProviderCore::describe(std::vector<AssociationInfo>& out) const {
                  : egress_->silent(static_cast<as::AssociationId>(id)) ? "silent"
                  : view && view->member_state == dispatch::MemberState::kCongested ? "congested"
                                                                                     : "bound";
+    info.heartbeat_rtt_seconds = entry.heartbeat_rtt_seconds;
+    info.egress = egressFigures(id);
     out.push_back(std::move(info));
   }
 }
@@ -340,6 +341,7 @@ CoreMetrics::Provider ProviderCore::metrics() {
     a.sent = info.sent;
     a.received = info.received;
     a.retransmissions = info.retransmissions;
+    a.egress = info.egress;
     out.associations.push_back(std::move(a));
   }
   out.recovering = !egress_->recovery().mayPush();
@@ -348,6 +350,34 @@ CoreMetrics::Provider ProviderCore::metrics() {
     out.throttle_level = throttled_ ? std::max(level, 1) : level;
   }
   return out;
+}
+
+std::optional<EgressFigures> ProviderCore::egressFigures(db::AssociationId id) const {
+  const auto member = static_cast<as::AssociationId>(id);
+  const std::optional<dispatch::MemberFigures> figures = egress_->logical().figures(member);
+  if (!figures) return std::nullopt;
+  EgressFigures out;
+  out.weight = figures->member.weight;
+  out.relative_cost = figures->member.relative_cost;
+  out.load_percent = figures->load_percent;
+  if (figures->nw) {
+    out.lrtm = EgressFigures::Lrtm{std::chrono::duration<double>(figures->response_time.value_or(dispatch::Duration{})).count(),
+                                   figures->measured, figures->n.value_or(0), *figures->nw};
+  }
+  return out;
+}
+
+ProviderEgressView ProviderCore::egressView() const {
+  ProviderEgressView view;
+  view.spid = spid_;
+  view.policy = egress_->logical().policyName();
+  const std::uint64_t first = next_pick_ > kRecentPicks ? next_pick_ - kRecentPicks : 0;
+  for (std::uint64_t i = first; i < next_pick_; ++i) {
+    const RecentPick& pick = recent_[i % kRecentPicks];
+    view.recent.push_back({pick.association, as::FunctionMask::of({pick.function}).toString(),
+                           pick.at, pick.retransmission});
+  }
+  return view;
 }
 
 ProviderQueueView ProviderCore::view() {

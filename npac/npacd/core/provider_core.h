@@ -25,6 +25,7 @@
 // Threading: the core thread only; no locks. Host callbacks are invoked synchronously.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -128,6 +129,8 @@ class ProviderCore {
   void setCounting(bool on);
   // This provider's counters and live associations, for a scrape.
   CoreMetrics::Provider metrics();
+  // The policy in force and the latest PDUs written with their associations.
+  ProviderEgressView egressView() const;
   // At stop: whether anything is still bound.
   std::size_t associationCount() const { return links_.size(); }
 
@@ -138,6 +141,7 @@ class ProviderCore {
     associations::TimePoint last_received{};
     std::optional<associations::InvokeId> heartbeat;  // one unanswered at most
     associations::TimePoint heartbeat_sent_at{};
+    std::optional<double> heartbeat_rtt_seconds;  // the latest answered heartbeat's
   };
   struct Facts {  // what a queued row is
     bool response = false;  // an answer to the provider's own request
@@ -149,7 +153,8 @@ class ProviderCore {
   // transmission's, or a reserved one for an unconfirmed operation); an answer leaves
   // as stored. kBadPdu: the stored bytes are no Invoke (the row is failed).
   enum class Written { kWritten, kRefused, kBadPdu };
-  Written write(const associations::Transmission& t, const std::vector<std::uint8_t>& pdu,
+  // Each PDU written is remembered in recent_ (egressView()).
+  Written write(const associations::Transmission& t, const db::QueuedMessage& row,
                 const Facts& facts);
   // A request that moved (SRR off, a retry elsewhere, a loss): written again and its row
   // pointed at the association it now waits on.
@@ -158,6 +163,7 @@ class ProviderCore {
   void buildThrottle();
   void heartbeats(associations::TimePoint now);
   std::uint32_t usableFunctions() const;
+  std::optional<EgressFigures> egressFigures(db::AssociationId id) const;
   void requestRelease(db::AssociationId id);
   // Metrics (only while counters_ is set): a row written on the wire, first send or not.
   void countWritten(const db::QueuedMessage& row, const Facts& facts, bool retransmission);
@@ -188,6 +194,15 @@ class ProviderCore {
   // Metrics; none while counting is off. What each confirmed request in flight is.
   std::unique_ptr<ProviderCounters> counters_ = std::make_unique<ProviderCounters>();
   std::unordered_map<db::MessageId, PduSeries> in_flight_series_;
+  // The latest kRecentPicks PDUs written (a ring; next_pick_ counts every one written).
+  struct RecentPick {
+    db::AssociationId association = 0;
+    associations::AssociationFunction function = associations::AssociationFunction::kNotifications;
+    bool retransmission = false;
+    db::TimeMs at = 0;
+  };
+  std::array<RecentPick, kRecentPicks> recent_{};
+  std::uint64_t next_pick_ = 0;
 };
 
 }  // namespace npac::npacd

@@ -36,16 +36,23 @@ ProviderCore::Facts ProviderCore::factsOf(const db::QueuedMessage& row) {
   return facts;
 }
 
-ProviderCore::Written ProviderCore::write(const as::Transmission& t,
-                                         const std::vector<std::uint8_t>& pdu, const Facts& facts) {
+ProviderCore::Written ProviderCore::write(const as::Transmission& t, const db::QueuedMessage& row,
+                                         const Facts& facts) {
   auto it = links_.find(static_cast<db::AssociationId>(t.association));
   if (it == links_.end()) return Written::kRefused;
   AssociationLink& link = *it->second.link;
   const auto message = static_cast<db::MessageId>(t.message);
+  const std::vector<std::uint8_t>& pdu = row.pdu;
+  const auto written = [&](bool sent) {
+    if (!sent) return Written::kRefused;
+    recent_[next_pick_++ % kRecentPicks] = RecentPick{it->first, routingFunction(row.function_mask),
+                                                      t.retransmission || row.retransmission, clock_.wallMs()};
+    return Written::kWritten;
+  };
   if (facts.response) {
     // It carries the provider's invoke id already; acknowledged when written.
     unconfirmed_[message] = {it->first, std::nullopt, {}};
-    return link.send(pdu, static_cast<std::int64_t>(t.message)) ? Written::kWritten : Written::kRefused;
+    return written(link.send(pdu, static_cast<std::int64_t>(t.message)));
   }
   std::optional<as::InvokeId> invoke_id = t.invoke_id;
   std::int64_t tag = 0;
@@ -73,7 +80,7 @@ ProviderCore::Written ProviderCore::write(const as::Transmission& t,
     return Written::kBadPdu;
   }
   if (t.retransmission) link.countRetransmission();
-  return link.send(encoded.value(), tag) ? Written::kWritten : Written::kRefused;
+  return written(link.send(encoded.value(), tag));
 }
 
 std::uint32_t ProviderCore::usableFunctions() const {
@@ -194,7 +201,7 @@ void ProviderCore::deliver() {
       ++pace_in_slot_;
     }
     placed_any = true;
-    const Written written = write(t, row.pdu, facts);
+    const Written written = write(t, row, facts);
     if (counters_) {
       if (written == Written::kBadPdu) {
         counters_->count(ProviderCounters::kFailed, function, ProviderCounters::operationIndex(row.opcode));

@@ -135,7 +135,7 @@ bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::C
     if (!outcome.ok()) break;  // window full: the provider asks again for the rest
     Facts facts = factsOf(row);
     facts.confirmed = true;
-    if (facts.response || write(*outcome.transmission, row.pdu, facts) != Written::kWritten) break;
+    if (facts.response || write(*outcome.transmission, row, facts) != Written::kWritten) break;
     if (counters_) countWritten(row, facts, /*retransmission=*/false);
     if (row.state == db::MessageState::kQueued) {
       store_.markSent({row.id}, static_cast<db::AssociationId>(outcome.transmission->association), now_ms);
