@@ -47,4 +47,22 @@ std::string checkApiTransport(const NpacdConfig& config) {
   return "";
 }
 
+std::string checkApiLimits(const NpacdConfig& config) {
+  const struct {
+    const char* option;
+    std::size_t value;
+  } limits[] = {{"--api-max-connections", config.api_max_connections},
+                {"--api-max-per-client", config.api_max_per_client},
+                {"--api-max-per-token", config.api_max_per_token}};
+  for (const auto& limit : limits) {
+    if (limit.value == 0) return std::string(limit.option) + " must be at least 1";
+  }
+  if (config.api_operator_reserve >= config.api_max_connections) {
+    return "--api-operator-reserve " + std::to_string(config.api_operator_reserve) +
+           " must be below --api-max-connections " + std::to_string(config.api_max_connections) +
+           ": the reserve would leave no connection for the NPAC application and readers";
+  }
+  return "";
+}
+
 }  // namespace npac::npacd

@@ -1,9 +1,10 @@
 // NpacdConfig: npacd's command-line settings (CLI11 in main.cc) — database path, the
-// association listener, the admin API endpoint and its TLS files, durability, log level
-// and --init.
+// association listener, the admin API endpoint, its TLS files and connection limits,
+// durability, log level and --init.
 // Plain data; no threading concerns.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -22,6 +23,12 @@ struct NpacdConfig {
   // --api-cert / --api-key: PEM files; both set, the admin API serves HTTPS only.
   std::string api_cert_file;
   std::string api_key_file;
+  // The admin API's connection limits (docs/API.md "Connection limits";
+  // HttpServer::Options has the same defaults).
+  std::size_t api_max_connections = 256;
+  std::size_t api_operator_reserve = 8;
+  std::size_t api_max_per_client = 32;
+  std::size_t api_max_per_token = 32;
   bool durability_full = true;
   std::string log_level = "info";
   // --init: an existing file that holds no database is initialised instead of refused.
@@ -40,5 +47,9 @@ bool isLoopbackAddress(const std::string& host);
 // Why the admin API settings in `config` cannot start ("" when they can): one of
 // --api-cert / --api-key without the other, or a non-loopback address without TLS.
 std::string checkApiTransport(const NpacdConfig& config);
+
+// Why the admin API's connection limits in `config` cannot work ("" when they can): a
+// limit of 0, or an operator reserve that leaves no connection for anyone else.
+std::string checkApiLimits(const NpacdConfig& config);
 
 }  // namespace npac::npacd

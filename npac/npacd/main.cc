@@ -70,6 +70,18 @@ int main(int argc, char** argv) {
   app.add_option("--api-cert", config.api_cert_file,
                  "PEM certificate chain (leaf first): the admin API serves HTTPS only (TLS 1.2+); needs --api-key");
   app.add_option("--api-key", config.api_key_file, "PEM private key of --api-cert (unencrypted)");
+  app.add_option("--api-max-connections", config.api_max_connections,
+                 "admin API connections at once (the longest-idle one is closed to make room)")
+      ->capture_default_str();
+  app.add_option("--api-operator-reserve", config.api_operator_reserve,
+                 "of --api-max-connections, the last ones kept for operator tokens")
+      ->capture_default_str();
+  app.add_option("--api-max-per-client", config.api_max_per_client,
+                 "admin API connections from one client IP address")
+      ->capture_default_str();
+  app.add_option("--api-max-per-token", config.api_max_per_token,
+                 "admin API connections whose requests carry one token")
+      ->capture_default_str();
   app.add_option("--durability", durability, "full (fsync every commit) or normal")->capture_default_str();
   std::string metrics_mode = "on";
   app.add_option("--metrics", metrics_mode,
@@ -115,6 +127,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (std::string refused = npacd::checkApiTransport(config); !refused.empty()) {
+    std::fprintf(stderr, "npacd: %s\n", refused.c_str());
+    return 2;
+  }
+  if (std::string refused = npacd::checkApiLimits(config); !refused.empty()) {
     std::fprintf(stderr, "npacd: %s\n", refused.c_str());
     return 2;
   }
@@ -231,6 +247,10 @@ int main(int argc, char** argv) {
   api_options.http.address = config.api_address;
   api_options.http.port = config.api_port;
   api_options.http.tls = api_tls;
+  api_options.http.max_connections = config.api_max_connections;
+  api_options.http.operator_reserve = config.api_operator_reserve;
+  api_options.http.max_per_client = config.api_max_per_client;
+  api_options.http.max_per_credential = config.api_max_per_token;
   auto admin = npacd::AdminApi::start(api_io, api_options, *api_db, *registry, clock);
   if (!admin.isOk()) {
     // Not a database error: the Status only carries the listener's reason (its category
