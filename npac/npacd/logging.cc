@@ -1,6 +1,12 @@
 #include "npac/npacd/logging.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <vector>
 
@@ -15,6 +21,25 @@ namespace npac::npacd {
 namespace {
 
 constexpr const char* kLoggerName = "npacd";
+
+// Where journald takes native-protocol datagrams (systemd-journald.socket, the path
+// sd_journal_send writes to).
+constexpr const char* kJournalSocket = "/run/systemd/journal/socket";
+
+// "" if a datagram socket connects to the journal's socket; else why not.
+std::string journalUnreachable() {
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::string("socket: ") + std::strerror(errno);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, kJournalSocket, sizeof address.sun_path - 1);
+  std::string why;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    why = std::string(kJournalSocket) + ": " + std::strerror(errno);
+  }
+  ::close(fd);
+  return why;
+}
 
 std::string utcTimestamp(spdlog::log_clock::time_point when) {
   const auto since_epoch = when.time_since_epoch();
@@ -92,6 +117,13 @@ bool setUpLogging(const LogOptions& options, std::string* error) {
       sink = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(options.file, options.max_size,
                                                                    options.max_files);
     } else if (options.target == "journal") {
+      // sd_journal_send drops every line silently where no journal listens (libsystemd
+      // answers 0 for a missing socket): refuse to start rather than lose them all.
+      if (std::string why = journalUnreachable(); !why.empty()) {
+        *error = "--log-target journal: the systemd journal does not take messages (" + why +
+                 "; is systemd-journald running?)";
+        return false;
+      }
       // The journal keeps its own time and level (PRIORITY=): the message alone.
       sink = std::make_shared<spdlog::sinks::systemd_sink_mt>();
     } else {
