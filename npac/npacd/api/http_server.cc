@@ -133,12 +133,23 @@ void HttpServer::accept() {
 
 void HttpServer::onAcceptError(const beast::error_code& ec) {
   ++counters_.accept_errors;
-  // Out of descriptors: an idle session gives one back and the backlog is served at once.
-  // Otherwise the condition lasts a while and an immediate retry would only spin.
-  if (isDescriptorError(ec) && closeLongestIdle()) return accept();
   if (!isDescriptorError(ec) && ec != asio::error::no_memory && ec != asio::error::no_buffer_space) {
     return accept();  // ECONNABORTED and the like: that connection is gone, the next is fine
   }
+  if (!isDescriptorError(ec)) return backOffAccepting(ec);
+  // Out of descriptors. accept(2) fails so whether or not a connection waits (Linux looks
+  // for a free descriptor first), so an idle session is closed only once one does: when
+  // the listening socket is readable. It gives its descriptor back and the waiting
+  // connection is served at once; with none idle the condition lasts a while and an
+  // immediate retry would only spin.
+  acceptor_.async_wait(tcp::acceptor::wait_read, [this, alive = alive_, ec](beast::error_code wait_ec) {
+    if (wait_ec || !*alive || stopped_) return;
+    if (closeLongestIdle()) return accept();
+    backOffAccepting(ec);
+  });
+}
+
+void HttpServer::backOffAccepting(const beast::error_code& ec) {
   backoff_ = std::max(kAcceptBackoffFirst, std::min(backoff_ * 2, kAcceptBackoffMax));
   std::uint64_t skipped = 0;
   if (accept_log_.due(&skipped)) {

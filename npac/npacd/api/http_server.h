@@ -37,8 +37,9 @@
 //                         value (compared by hash); the next is 503
 //                         too_many_connections_per_credential.
 // Every refusal is a JSON 503 with Retry-After and is counted (counters()). Descriptor
-// exhaustion at accept (EMFILE, ENFILE) closes the longest-idle session, or backs off
-// 50 ms doubling to 2 s, instead of spinning.
+// exhaustion at accept (EMFILE, ENFILE) closes the longest-idle session once a connection
+// is waiting (never one more than that connection needs), or backs off 50 ms doubling to
+// 2 s, instead of spinning.
 // Every error answer is the API's JSON error body. A handler that throws is answered 500
 // "internal" (unless it already answered) and logged once with its route; the exception
 // never leaves the session, so the server stays up.
@@ -195,6 +196,8 @@ class HttpServer {
   void accept();
   void onAccepted(boost::asio::ip::tcp::socket socket);
   void onAcceptError(const boost::system::error_code& ec);
+  // Accepts again after backoff_ (50 ms doubling to 2 s), logging at most once a minute.
+  void backOffAccepting(const boost::system::error_code& ec);
   bool closeLongestIdle();
   // Session hooks (http_server.cc).
   void forget(HttpSessionBase* session);
