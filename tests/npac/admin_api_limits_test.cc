@@ -183,3 +183,17 @@ TEST_CASE("classifyByToken calls a valid operator token operator and every other
 }
 
 }  // namespace npac::npacd
+
+namespace npac::npacd {
+
+TEST_CASE("A request whose headers exceed 8 KiB is answered 431 headers_too_large") {
+  testing::TestServer server(HttpServer::Options{});
+  testing::Connection connection("127.0.0.2", server.port());
+  const std::optional<testing::TestReply> reply =
+      connection.get("/v1/providers", "Bearer npac_" + std::string(10 * 1024, 'a'));
+  REQUIRE(reply.has_value());
+  CHECK(reply->status == 431);
+  CHECK(reply->errorCode() == "headers_too_large");
+}
+
+}  // namespace npac::npacd

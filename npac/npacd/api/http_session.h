@@ -187,6 +187,11 @@ void HttpSession<Stream>::onRead(error_code ec) {
     return writeFinal(jsonErrorResponse(http::status::payload_too_large, "body_too_large",
                                         "request body exceeds " + std::to_string(body_limit_) + " bytes"));
   }
+  if (ec == http::error::header_limit) {
+    // RFC 6585 §5: the request line and headers together are over Beast's limit (8 KiB).
+    return writeFinal(jsonErrorResponse(http::status::request_header_fields_too_large, "headers_too_large",
+                                        "the request line and headers exceed 8192 bytes"));
+  }
   if (ec) {
     return writeFinal(jsonErrorResponse(http::status::bad_request, "bad_http",
                                         "malformed HTTP request: " + ec.message()));
