@@ -49,11 +49,15 @@ TEST_CASE("GET /v1/events sends a new associations event when a provider binds a
   CHECK(waitForListed(client, 0, ""));
 }
 
-TEST_CASE("Stopping npacd ends an event stream: the client sees the end without hanging") {
+TEST_CASE("Stopping npacd ends an event stream with an end event saying why and the client sees the end without hanging") {
   NpacdProcess npacd;
   EventStreamClient client(npacd.apiPort(), "Bearer " + npacd.token(), "/v1/events?interval_ms=200");
   REQUIRE(client.status() == 200);
   REQUIRE(client.nextNamed("providers"));
   CHECK(npacd.stop() == 0);
+  // npacd says why before it closes the stream (the console reconnects on this reason).
+  const std::optional<ServerSentEvent> end = client.nextNamed("end", 5s);
+  REQUIRE(end.has_value());
+  CHECK_THAT(end->data, Catch::Contains("npacd is stopping its admin API"));
   CHECK(client.waitForEnd(5s));
 }
