@@ -30,6 +30,18 @@ std::map<MemberId, int> countPicks(Policy& p, int n, PickContext ctx = {}) {
   return count;
 }
 
+// EAGLE Table 2-4: A–D at RC 10 (50 %), B Prohibited.
+std::unique_ptr<WeightedPolicy> table24() {
+  WeightedConfig cfg;
+  cfg.threshold_percent_by_rc = {{10, 50}};
+  auto owned = std::make_unique<WeightedPolicy>(cfg);
+  owned->addMember(entity('A', 10, 40));
+  owned->addMember(entity('B', 10, 30, MemberState::kProhibited));
+  owned->addMember(entity('C', 10, 10));
+  owned->addMember(entity('D', 10, 30));
+  return owned;
+}
+
 // EAGLE Table 2-5: A–D at RC 10 (75 %), E–F at RC 20 (100 %), G at RC 30 (1 %).
 std::unique_ptr<WeightedPolicy> table25() {
   WeightedConfig cfg;
@@ -94,13 +106,8 @@ TEST_CASE("An unrelated status change does not restart the weighted cycle", "[we
 }
 
 TEST_CASE("EAGLE Table 2-4: load-shared group at 50 % with B Prohibited", "[weighted][eagle]") {
-  WeightedConfig cfg;
-  cfg.threshold_percent_by_rc = {{10, 50}};
-  WeightedPolicy p(cfg);
-  p.addMember(entity('A', 10, 40));
-  p.addMember(entity('B', 10, 30, MemberState::kProhibited));
-  p.addMember(entity('C', 10, 10));
-  p.addMember(entity('D', 10, 30));
+  std::unique_ptr<WeightedPolicy> owned = table24();
+  WeightedPolicy& p = *owned;
   const auto g = p.groups().at(0);
   CHECK(g.required_weight == 55);
   CHECK(g.entity_available_weight == std::vector<std::uint32_t>{40, 0, 10, 30});
@@ -117,13 +124,8 @@ TEST_CASE("EAGLE Table 2-4: load-shared group at 50 % with B Prohibited", "[weig
 
 TEST_CASE("Weighted figures give each member its Current Load % of EAGLE Table 2-4",
           "[weighted][eagle][figures]") {
-  WeightedConfig cfg;
-  cfg.threshold_percent_by_rc = {{10, 50}};
-  WeightedPolicy p(cfg);
-  p.addMember(entity('A', 10, 40));
-  p.addMember(entity('B', 10, 30, MemberState::kProhibited));
-  p.addMember(entity('C', 10, 10));
-  p.addMember(entity('D', 10, 30));
+  std::unique_ptr<WeightedPolicy> owned = table24();
+  WeightedPolicy& p = *owned;
   std::vector<std::uint32_t> load;
   std::vector<MemberId> ids;
   for (const MemberFigures& f : p.figures()) {

@@ -120,6 +120,16 @@ struct MetricsFixture : ProviderCore::Host {
     core->onSubmitted(ids.value());
     return ids.value();
   }
+  // Turns heartbeats on (10 s), lets one leave on `link` (association 1) and answers it
+  // `rtt` of clock later.
+  void answerHeartbeatAfter(RecordingLink& link, std::chrono::milliseconds rtt) {
+    set("heartbeat_interval", "10s");
+    clock.advance(10s);
+    core->tick();
+    REQUIRE(link.sent.size() == 1);
+    clock.advance(rtt);
+    core->onAnswer(1, resultFor(invokeIdOf(link.sent[0].first)));
+  }
   void run() {
     for (int guard = 0; guard < 1000 && !wakes.empty(); ++guard) {
       wakes.clear();
@@ -214,12 +224,7 @@ TEST_CASE("Requests in flight on a lost association count as retransmitted when 
 TEST_CASE("A heartbeat answered 300 ms after it was sent is observed in the heartbeat round trip") {
   MetricsFixture f;
   RecordingLink& link = f.bind(1, kAll);
-  f.set("heartbeat_interval", "10s");
-  f.clock.advance(10s);
-  f.core->tick();
-  REQUIRE(link.sent.size() == 1);
-  f.clock.advance(300ms);
-  f.core->onAnswer(1, resultFor(invokeIdOf(link.sent[0].first)));
+  f.answerHeartbeatAfter(link, 300ms);
   const common::Histogram heartbeat = f.core->metrics().counters->heartbeat_rtt;
   CHECK(heartbeat.count() == 1);
   CHECK(heartbeat.sum() == Approx(0.3));
@@ -280,12 +285,7 @@ TEST_CASE("An answered heartbeat's round trip is listed with its association") {
   f.core->describe(listed);
   REQUIRE(listed.size() == 1);
   CHECK_FALSE(listed[0].heartbeat_rtt_seconds.has_value());
-  f.set("heartbeat_interval", "10s");
-  f.clock.advance(10s);
-  f.core->tick();
-  REQUIRE(link.sent.size() == 1);
-  f.clock.advance(250ms);
-  f.core->onAnswer(1, resultFor(invokeIdOf(link.sent[0].first)));
+  f.answerHeartbeatAfter(link, 250ms);
   listed.clear();
   f.core->describe(listed);
   REQUIRE(listed[0].heartbeat_rtt_seconds.has_value());
