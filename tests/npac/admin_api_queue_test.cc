@@ -287,5 +287,24 @@ TEST_CASE("A queued message the core holds nothing back for has a null wait reas
   CHECK(r.body["wait_reason"].is_null());
 }
 
+TEST_CASE("The egress route refuses a malformed SPID 400 and an unknown provider 404") {
+  AdminApiFixture f;
+  addProvider(f, "0001");
+  for (const char* bad : {"001", "00-1", "%C3%A9%C3%A9"}) {
+    INFO(bad);
+    Reply r = f.call(V::get, std::string("/v1/providers/") + bad + "/egress");
+    CHECK(r.status == 400);
+    CHECK(r.errorCode() == "invalid_spid");
+  }
+  CHECK(f.call(V::get, "/v1/providers/00%ff1/egress").errorCode() == "bad_utf8");
+  CHECK(f.call(V::get, "/v1/providers/0009/egress").status == 404);
+  CHECK(f.call(V::post, "/v1/providers/0001/egress", json{{"actor", "x"}}).errorCode() == "method_not_allowed");
+  // Without a core: the provisioned policy and no picks.
+  Reply shown = f.call(V::get, "/v1/providers/0001/egress");
+  REQUIRE(shown.status == 200);
+  CHECK(shown.body["policy"] == "round-robin");
+  CHECK(shown.body["recent"].empty());
+}
+
 }  // namespace
 }  // namespace npac::npacd
