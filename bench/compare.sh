@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# bench/compare.sh [N] [RUNS] — npacd against established message brokers, in one run.
+#
+# The job is the peers' (/work/shared/peers/run_peers.sh, its header): one producer, N
+# messages of about 300 bytes, persistent, each delivered to one of 4 consumers that
+# acknowledge it one by one, a window of 1000. For npacd: npacd_loadgen (the NPAC
+# application) submits N confirmed notifications through POST /v1/messages (batches of
+# 1000, 8 connections) for ONE provider bound with 4 associations (SRR on, round robin,
+# congestion_window 1000 outstanding per association) answered by npac-soa-sim (or by
+# bench/npac_provider_farm when built); each stored PDU is about 300 bytes. Timed from the
+# first submission until the last submission's answer and the last acknowledgement, as
+# the peers are.
+#
+# In order, back to back:
+#   1. the peers: run_peers.sh N (RUNS passes through; it installs and starts each broker);
+#   2. npacd --durability normal, then full: one npacd each, an untimed warm-up of
+#      min(N, 20000), then RUNS timed burst runs (closed loop: the most it does);
+#   3. per durability one open-loop run (npacd_loadgen --mode rate) at half the median of
+#      its burst runs, latency counted from each batch's due time;
+#   4. BUILD/bench/loopback_bench: raw loopback TCP, 80-byte frames, no decoding;
+#   5. the broadcast scenario (500 LSMS providers x 1 association, 200 broadcasts) when
+#      POST /v1/broadcasts and npac_provider_farm both exist, else a line naming what is
+#      missing.
+# Then ONE table (docs/OPERATIONS.md "Comparing with message brokers" explains the
+# columns) and npacd's ratios to NATS JetStream, RabbitMQ quorum and the raw limit, each
+# beside its target. The figures are printed as measured.
+#
+#   BUILD=build-dir bench/compare.sh [N] [RUNS]     (defaults: build, 100000, 3)
+#   PEERS=0 skips the peers (their columns and ratios are then blank); SYSTEMS,
+#   RUN_TIMEOUT, BUDGET go to run_peers.sh; PEERS_DIR=/work/shared/peers.
+# Never run by `make test`.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$(cd "${BUILD:-$ROOT/build}" && pwd)
+N=${1:-100000}
+RUNS=${2:-${RUNS:-3}}
+case "$N$RUNS" in '' | *[!0-9]*) echo "usage: $0 [N] [RUNS] (positive integers)" >&2; exit 2 ;; esac
+[[ $N -gt 0 && $RUNS -gt 0 ]] || { echo "usage: $0 [N] [RUNS] (positive integers)" >&2; exit 2; }
+export RUNS
+PEERS_DIR=${PEERS_DIR:-/work/shared/peers}
+BIN=$BUILD/bin
+LOADGEN=$BUILD/bench/npacd_loadgen
+FARM=$BUILD/bin/npac-provider-farm
+RUN_SECS=${NPACD_RUN_TIMEOUT:-180}  # each npacd run's --timeout
+for f in "$BIN/npacd" "$BIN/npac-soa-sim" "$LOADGEN" "$BUILD/bench/loopback_bench"; do
+  [[ -x $f ]] || { echo "missing $f: build the targets npacd npac-soa-sim npacd_loadgen loopback_bench in $BUILD" >&2; exit 2; }
+done
+WORK=$(mktemp -d /tmp/npacd-compare.XXXXXX)
+ROWS=$WORK/rows.tsv  # system  mode  run  rate  p50  p99  server_us  loadgen_us  answer_us
+: >"$ROWS"
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]:-}"; do [[ -n $p ]] && kill "$p" 2>/dev/null; done
+  for p in "${PIDS[@]:-}"; do [[ -n $p ]] && wait "$p" 2>/dev/null; done
+  [[ ${KEEP_TMP:-0} == 1 ]] && echo "temp files kept in $WORK" || rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'echo interrupted; exit 130' INT TERM
+say() { printf '%s\n' "$*"; }
+field() { # key line -> value of key=value in line, or empty
+  local l=" $2 "
+  [[ $l == *" $1="* ]] || return 0
+  l=${l#* "$1"=}
+  printf '%s' "${l%% *}"
+}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+HZ=$(getconf CLK_TCK)
+secs_of() { awk -v t="$1" -v hz="$HZ" 'BEGIN { printf "%.2f", t / hz }'; }
+us_per() { awk -v t="$1" -v n="$2" -v hz="$HZ" 'BEGIN { if (n > 0) printf "%.1f", 1e6 * t / hz / n }'; }
+
+say "compare: N=$N, runs=$RUNS, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), build $BUILD"
+
+# ---------------------------------------------------------------- 1. the peers
+if [[ ${PEERS:-1} == 1 ]]; then
+  say ""; say "== peers: $PEERS_DIR/run_peers.sh $N (RUNS=$RUNS) =="
+  bash "$PEERS_DIR/run_peers.sh" "$N" 2>&1 | tee "$WORK/peers.txt"
+  # Their per-run lines: "  SYSTEM run i/R: ok RATE msg/s ... | server: RSS X MB, CPU Ys, ... | client CPU Zs".
+  # The section header "== name ==" names the broker set-up the lines belong to.
+  awk -v n="$N" '
+    /^== .* ==$/ && !/summary/ { sys = $2 }
+    / run [0-9]+\/[0-9]+: ok / {
+      match($0, / run [0-9]+\//); run = substr($0, RSTART + 5, RLENGTH - 6)
+      split($0, a, ": ok +"); split(a[2], b, " "); rate = b[1]
+      srv = ""; cli = ""
+      if (match($0, /server: RSS [0-9]+ MB, CPU [0-9.]+s/)) { s = substr($0, RSTART, RLENGTH); sub(/.*CPU /, "", s); sub(/s$/, "", s); srv = sprintf("%.1f", 1e6 * s / n) }
+      if (match($0, /client CPU [0-9.]+s/)) { s = substr($0, RSTART + 11, RLENGTH - 12); cli = sprintf("%.1f", 1e6 * s / n) }
+      printf "%s\tburst\t%s\t%s\t\t\t%s\t%s\t\n", sys, run, rate, srv, cli
+    }' "$WORK/peers.txt" >>"$ROWS"
+else
+  say ""; say "(PEERS=0: the peers are not run)"
+fi
+
+# ---------------------------------------------------------------- 2./3. npacd
+api() { curl -s -f -m 10 -H "Authorization: Bearer $TOKEN" "$@"; }
+# start_npacd DURABILITY: npacd on a fresh database, one provider with its key, SRR on,
+# congestion_window 1000, and its 4 associations bound by the answering side.
+start_npacd() {
+  local durability=$1 listen tries
+  DIR=$WORK/npacd-$durability
+  mkdir -p "$DIR"
+  listen=$(free_port); APIPORT=$(free_port)
+  "$BIN/npacd" --db "$DIR/npacd.db" --listen "127.0.0.1:$listen" --api "127.0.0.1:$APIPORT" \
+    --durability "$durability" --log-level warn >"$DIR/npacd.log" 2>&1 &
+  NPACD=$!; PIDS+=("$NPACD")
+  for ((tries = 0; tries < 200; tries++)); do
+    curl -s -f -m 1 "http://127.0.0.1:$APIPORT/health" >/dev/null 2>&1 && [[ -s $DIR/npacd.db.token ]] && break
+    kill -0 "$NPACD" 2>/dev/null || break
+    sleep 0.05
+  done
+  curl -s -f -m 1 "http://127.0.0.1:$APIPORT/health" >/dev/null 2>&1 || { say "npacd did not start:"; tail -5 "$DIR/npacd.log"; return 1; }
+  TOKEN=$(cat "$DIR/npacd.db.token")
+  local A=http://127.0.0.1:$APIPORT
+  "$BIN/npac-soa-sim" keygen --out "$DIR/key.pem" >/dev/null || return 1
+  api -XPOST "$A/v1/providers" -d '{"spid":"0001","name":"load","system_type":"soa"}' >/dev/null &&
+    python3 -c 'import json,sys;print(json.dumps({"key_list_id":1,"key_id":1,"algorithm":"ed25519","public_key_pem":open(sys.argv[1]).read()}))' \
+      "$DIR/key.pem.pub" | api -XPOST "$A/v1/providers/0001/keys" -d @- >/dev/null &&
+    api -XPUT "$A/v1/providers/0001/srr" -d '{"on":true}' >/dev/null &&
+    api -XPUT "$A/v1/tunables/congestion_window" -d '{"value":1000}' >/dev/null &&
+    api "$A/v1/npac-keys/1/1/public" | python3 -c 'import json,sys;print(json.load(sys.stdin)["public_key_pem"],end="")' >"$DIR/npac.pub.pem" ||
+    { say "provisioning npacd failed"; return 1; }
+  # The answering side: one provider, 4 associations from 4 loopback addresses (4 NSAPs),
+  # answering every confirmed notification; it runs until stopped.
+  "$BIN/npac-soa-sim" --npac "127.0.0.1:$listen" --spid 0001 --key "$DIR/key.pem" --npac-key "$DIR/npac.pub.pem" \
+    --functions soa-management,notifications --from 127.0.0.2 --from 127.0.0.3 --from 127.0.0.4 --from 127.0.0.5 \
+    --expect 1 --keep-running --duration 2h --log-level warn --report "$DIR/sim.json" >"$DIR/sim.log" 2>&1 &
+  ANSWERER=$!; PIDS+=("$ANSWERER")
+  for ((tries = 0; tries < 200; tries++)); do
+    [[ $(api "$A/v1/associations" | grep -o '"state":"bound"' | wc -l) -ge 4 ]] && return 0
+    sleep 0.05
+  done
+  say "the 4 associations did not bind:"; tail -5 "$DIR/sim.log"; return 1
+}
+stop_npacd() {
+  kill "$ANSWERER" "$NPACD" 2>/dev/null
+  wait "$ANSWERER" "$NPACD" 2>/dev/null
+}
+# npacd_run LABEL RUN N [loadgen flags…]: one loadgen run; appends a row unless LABEL is warm-up.
+npacd_run() {
+  local label=$1 run=$2 n=$3 d0 d1 a0 a1 line
+  shift 3
+  d0=$(ticks "$NPACD"); a0=$(ticks "$ANSWERER")
+  line=$("$LOADGEN" --api "127.0.0.1:$APIPORT" --token-file "$DIR/npacd.db.token" --db "$DIR/npacd.db" \
+    --durability "$DURABILITY" -n "$n" --timeout "$RUN_SECS" "$@" 2>"$WORK/loadgen.err" | grep '^RESULT ')
+  d1=$(ticks "$NPACD"); a1=$(ticks "$ANSWERER")
+  say "  $label run $run: ${line:-no RESULT line} | npacd CPU $(secs_of $((d1 - d0)))s, answering side CPU $(secs_of $((a1 - a0)))s"
+  if [[ $(field ok "$line") != 1 ]]; then
+    say "    loadgen said: $(tr '\n' ' ' <"$WORK/loadgen.err")"
+    return 1
+  fi
+  [[ $label == warm-up ]] && return 0
+  local n_done; n_done=$(field n "$line")
+  printf 'npacd\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$run" "$(field rate "$line")" "$(field p50_ms "$line")" \
+    "$(field p99_ms "$line")" "$(us_per $((d1 - d0)) "$n_done")" \
+    "$(awk -v c="$(field loadgen_cpu_s "$line")" -v n="$n_done" 'BEGIN { printf "%.1f", 1e6 * c / n }')" \
+    "$(us_per $((a1 - a0)) "$n_done")" >>"$ROWS"
+}
+median_rate() { # system mode -> median PDUs/s of its rows
+  awk -F'\t' -v s="$1" -v m="$2" '$1 == s && $2 == m { print $4 }' "$ROWS" | sort -n |
+    awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+WARMUP=$((N < 20000 ? N : 20000))
+for DURABILITY in normal full; do
+  say ""; say "== npacd --durability $DURABILITY: 1 provider x 4 associations (npac-soa-sim), warm-up $WARMUP, $RUNS runs of $N =="
+  start_npacd "$DURABILITY" || { stop_npacd; continue; }
+  npacd_run warm-up 0 "$WARMUP" --mode burst
+  for ((i = 1; i <= RUNS; i++)); do npacd_run "$DURABILITY/burst" "$i" "$N" --mode burst; done
+  half=$(median_rate npacd "$DURABILITY/burst" | awk '{ printf "%d", $1 / 2 }')
+  if [[ -n $half && $half -gt 0 ]]; then
+    # Open loop at half the measured maximum, batches of 100 so a batch is due every
+    # 100/R s: the latency an application sees when npacd is not saturated.
+    say "  open loop at $half PDUs/s (half the median maximum), batches of 100:"
+    npacd_run "$DURABILITY/rate" 1 "$N" --mode rate --rate "$half" --batch 100
+  fi
+  stop_npacd
+done
+
+# ---------------------------------------------------------------- 4. the raw limit
+say ""; say "== raw loopback TCP (bench/loopback_bench: one connection, 80-byte frames, no decoding) =="
+"$BUILD/bench/loopback_bench" --benchmark_format=json >"$WORK/raw.json" 2>/dev/null
+read -r RAW_ONEWAY RAW_RT < <(python3 -c '
+import json, sys
+raw = {b["name"].split("/")[0]: b["frames_per_second"] for b in json.load(open(sys.argv[1]))["benchmarks"]}
+print("%.0f %.0f" % (raw["BM_RawOneWay"], raw["BM_RawRoundTrip"]))' "$WORK/raw.json")
+say "  one way $RAW_ONEWAY frames/s; with a 40-byte answer read back per frame $RAW_RT frames/s"
+printf 'raw loopback\tone way\t1\t%s\t\t\t\t\t\n' "$RAW_ONEWAY" >>"$ROWS"
+printf 'raw loopback\tround trip\t1\t%s\t\t\t\t\t\n' "$RAW_RT" >>"$ROWS"
+
+# ---------------------------------------------------------------- 5. broadcasts
+say ""; say "== 500 LSMS providers x 1 association, 200 broadcasts =="
+missing=""
+grep -q '/v1/broadcasts' "$ROOT/docs/API.md" || missing="POST /v1/broadcasts (not in docs/API.md)"
+[[ -x $FARM ]] || missing="${missing:+$missing; }npac-provider-farm (bench/npac_provider_farm.cc, not built in $BUILD/bin)"
+if [[ -n $missing ]]; then
+  say "  skipped: missing $missing"
+else
+  say "  skipped: the scenario is not scripted in compare.sh yet (both pieces exist)"
+fi
+
+# ---------------------------------------------------------------- the table
+say ""; say "== compare (N=$N; PDUs/s end to end; CPU in microseconds per PDU) =="
+python3 - "$ROWS" <<'PY'
+import sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+groups = {}
+for r in rows:
+    groups.setdefault((r[0], r[1]), []).append(r)
+def median(vals):
+    vals = sorted(vals)
+    return vals[(len(vals) - 1) // 2] if vals else None
+def col(rs, i):
+    vals = [float(r[i]) for r in rs if len(r) > i and r[i] != ""]
+    return median(vals)
+fmt = lambda v, f="%.1f": "" if v is None else f % v
+print("%-18s %-14s %9s %9s %9s %8s %8s %10s %10s %10s %5s" % ("system", "durability/mode", "median", "min", "max",
+      "p50 ms", "p99 ms", "server us", "loadgen us", "answer us", "runs"))
+for (system, mode), rs in groups.items():
+    rates = [float(r[3]) for r in rs]
+    print("%-18s %-14s %9.0f %9.0f %9.0f %8s %8s %10s %10s %10s %5d" % (system, mode, median(rates), min(rates),
+          max(rates), fmt(col(rs, 4)), fmt(col(rs, 5)), fmt(col(rs, 6)), fmt(col(rs, 7)), fmt(col(rs, 8)), len(rs)))
+print("(latency: submission -> acknowledgement, ms resolution; open loop from each batch's due time. server us: the "
+      "broker's / npacd's own CPU; loadgen us: npacd_loadgen, for the peers their one client process (producer and "
+      "4 consumers); answer us: npac-soa-sim, the provider's 4 associations)")
+med = {k: median([float(r[3]) for r in rs]) for k, rs in groups.items()}
+def ratio(a, b, target=None):
+    if a not in med or b not in med:
+        return "%s / %s: not measured (%s)" % ("/".join(a), "/".join(b), "missing " + ("/".join(a) if a not in med else "/".join(b)))
+    x = med[a] / med[b]
+    t = "" if target is None else "   target >= %gx: %s" % (target, "met" if x >= target else "NOT met")
+    return "%-26s / %-24s = %6.2fx%s" % (" ".join(a), " ".join(b), x, t)
+print()
+for line in (ratio(("npacd", "normal/burst"), ("nats", "burst"), 2),
+             ratio(("npacd", "full/burst"), ("rabbitmq-quorum", "burst"), 3),
+             ratio(("npacd", "full/burst"), ("nats", "burst")),
+             ratio(("npacd", "normal/burst"), ("rabbitmq-quorum", "burst")),
+             ratio(("npacd", "normal/burst"), ("raw loopback", "round trip")),
+             ratio(("npacd", "full/burst"), ("raw loopback", "round trip")),
+             ratio(("npacd", "normal/burst"), ("raw loopback", "one way"))):
+    print(line)
+PY
