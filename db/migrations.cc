@@ -80,7 +80,7 @@ CREATE TABLE outbound_queue(
   priority INTEGER NOT NULL DEFAULT 0,
   pdu BLOB NOT NULL,
   state TEXT NOT NULL DEFAULT 'queued'
-    CHECK(state IN ('queued', 'sent', 'acknowledged', 'failed')),
+    CHECK(state = 'queued' OR state = 'sent' OR state = 'acknowledged' OR state = 'failed'),
   attempts INTEGER NOT NULL DEFAULT 0,
   created_at INTEGER NOT NULL,
   sent_at INTEGER,
@@ -184,6 +184,54 @@ CREATE TABLE api_tokens(
   revoked_at INTEGER);
 )sql";
 
+// Version 5 → 6. The outbound queue's state CHECK as a chain of comparisons instead of
+// `IN (4 values)`: SQLite evaluates an IN list of more than two constants by building a
+// temporary index (OP_OpenEphemeral) every time the constraint is checked, i.e. on every
+// insert and on every state change of every message; the comparisons cost nothing. The
+// same values are allowed. SQLite cannot change a CHECK in place, so the table is rebuilt
+// (the rows, ids and AUTOINCREMENT high-water mark kept: an id is never reused).
+constexpr const char* kMigrateV5ToV6 = R"sql(
+CREATE TABLE outbound_queue_v6(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  spid TEXT NOT NULL REFERENCES service_providers(spid),
+  function_mask INTEGER NOT NULL,
+  priority INTEGER NOT NULL DEFAULT 0,
+  pdu BLOB NOT NULL,
+  state TEXT NOT NULL DEFAULT 'queued'
+    CHECK(state = 'queued' OR state = 'sent' OR state = 'acknowledged' OR state = 'failed'),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  sent_at INTEGER,
+  acknowledged_at INTEGER,
+  association_id INTEGER,
+  failure_reason TEXT,
+  retransmission INTEGER NOT NULL DEFAULT 0 CHECK(retransmission IN (0, 1)),
+  failed_at INTEGER,
+  idempotency_key TEXT CHECK(idempotency_key IS NULL OR length(idempotency_key) BETWEEN 1 AND 128),
+  kind TEXT NOT NULL DEFAULT 'push' CHECK(kind IN ('push', 'response')),
+  opcode INTEGER NOT NULL DEFAULT -1,
+  confirmed INTEGER NOT NULL DEFAULT 0 CHECK(confirmed IN (0, 1)));
+INSERT INTO outbound_queue_v6(id, spid, function_mask, priority, pdu, state, attempts,
+  created_at, sent_at, acknowledged_at, association_id, failure_reason, retransmission, failed_at,
+  idempotency_key, kind, opcode, confirmed)
+  SELECT id, spid, function_mask, priority, pdu, state, attempts, created_at, sent_at,
+    acknowledged_at, association_id, failure_reason, retransmission, failed_at, idempotency_key,
+    kind, opcode, confirmed FROM outbound_queue;
+DELETE FROM sqlite_sequence WHERE name = 'outbound_queue_v6';
+INSERT INTO sqlite_sequence(name, seq)
+  SELECT 'outbound_queue_v6', seq FROM sqlite_sequence WHERE name = 'outbound_queue';
+DROP TABLE outbound_queue;
+ALTER TABLE outbound_queue_v6 RENAME TO outbound_queue;
+CREATE INDEX outbound_queue_ready ON outbound_queue(spid, priority DESC, id)
+  WHERE state = 'queued';
+CREATE INDEX outbound_queue_by_created ON outbound_queue(spid, created_at);
+CREATE INDEX outbound_queue_in_flight ON outbound_queue(association_id) WHERE state = 'sent';
+CREATE INDEX outbound_queue_acknowledged ON outbound_queue(acknowledged_at)
+  WHERE state = 'acknowledged';
+CREATE UNIQUE INDEX outbound_queue_idempotency ON outbound_queue(spid, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+)sql";
+
 Status backfillMessageFacts(Database& db, const MigrationOptions& options) {
   if (!options.classify_queued_pdu) {
     Result<Statement> update = db.prepare("UPDATE outbound_queue SET kind = 'response' WHERE priority = ?");
@@ -263,6 +311,10 @@ Status climb(Database& db, int version, int target, const MigrationOptions& opti
   if (version == 4 && target > 4) {
     if (Status status = db.executeScript(kMigrateV4ToV5); !status) return status;
     version = 5;
+  }
+  if (version == 5 && target > 5) {
+    if (Status status = db.executeScript(kMigrateV5ToV6); !status) return status;
+    version = 6;
   }
   if (version != target) {
     return Status::internal("migration ladder stopped at version " + std::to_string(version));

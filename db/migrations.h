@@ -25,6 +25,9 @@
 //      so such rows are responses, every other row a push with opcode -1; confirmed 0.
 //   5  api_tokens: the admin API's bearer tokens (name, role, SHA-256 of the secret,
 //      created_at/by, revoked_at).
+//   6  outbound_queue rebuilt with its state CHECK written as comparisons (the same four
+//      values): SQLite checked `IN (...)` of four constants through a temporary index
+//      built on every insert and state change.
 //
 // Threading: runs on the Database it is given, as that Database's contract says.
 #pragma once
@@ -41,13 +44,14 @@ namespace npac::db {
 
 class Database;
 
-inline constexpr int kCurrentSchemaVersion = 5;
+inline constexpr int kCurrentSchemaVersion = 6;
 // Versions 2 and 3 only added nullable/defaulted columns, indexes and a table. Version 4's
 // columns are defaulted too, but npacd delivers by them: an older npacd would write every
 // row as an unconfirmed push of unknown operation, answers to providers included. So a
 // version-4 file is refused by npacd of schema 1..3 (downgrade = restore a backup).
 // Version 5 only adds a table that npacd of schema 4 never reads: such an npacd can still
 // use the file (its API unauthenticated, as it always was), so the value stays 4.
+// Version 6 allows exactly the values version 5 allowed: it stays 4 as well.
 inline constexpr int kCompatibleSchemaVersion = 4;
 
 // What the version-4 step does with a row queued before it (see above). The classifier

@@ -390,7 +390,7 @@ TEST_CASE("A version 4 file gains the token table when upgraded to version 5 kee
     REQUIRE(tables->columnInt(0) == 0);
   }
   auto db = openFresh(dir);
-  CHECK(readSchemaVersion(*db)->version == 5);
+  CHECK(readSchemaVersion(*db)->version == kCurrentSchemaVersion);
   CHECK(db->execute("INSERT INTO api_tokens(name, role, secret_sha256, created_at, created_by) "
                     "VALUES('ops', 'operator', zeroblob(32), 1, 'npacd')")
             .isOk());
@@ -418,9 +418,97 @@ TEST_CASE("An upgraded version 4 file has exactly the schema of a new file") {
   }
 }
 
-TEST_CASE("A version 5 file stays usable by npacd of schema 4") {
+TEST_CASE("A version 6 file stays usable by npacd of schema 4") {
   TempDir dir;
   auto db = openFresh(dir);
-  CHECK(readSchemaVersion(*db)->version == 5);
+  CHECK(readSchemaVersion(*db)->version == 6);
   CHECK(readSchemaVersion(*db)->last_compatible_version == 4);
+}
+
+// ---- version 6: the queue's state CHECK without a temporary index --------------------
+
+namespace {
+
+// One state change of one message, as OutboundQueue::markSent writes it.
+constexpr const char* kMarkOneSent =
+    "UPDATE outbound_queue SET state = 'sent', attempts = attempts + 1, sent_at = 1, "
+    "association_id = 2 WHERE id = 3 AND state = 'queued'";
+constexpr const char* kInsertOne =
+    "INSERT INTO outbound_queue(spid, function_mask, pdu, created_at) VALUES('0001', 1, x'00', 1)";
+
+// Whether SQLite's program for `sql` builds a temporary index (OP_OpenEphemeral): what it
+// does for `x IN (more than two constants)`, on every execution.
+bool buildsTemporaryIndex(Database& db, const std::string& sql) {
+  auto plan = db.prepare("EXPLAIN " + sql);
+  REQUIRE(plan.isOk());
+  bool ephemeral = false;
+  while (plan->step().value()) {
+    if (plan->columnText(1) == "OpenEphemeral") ephemeral = true;
+  }
+  return ephemeral;
+}
+
+std::int64_t scalar(Database& db, const std::string& sql) {
+  auto query = db.prepare(sql);
+  REQUIRE(query.isOk());
+  REQUIRE(query->step().value());
+  return query->columnInt64(0);
+}
+
+}  // namespace
+
+TEST_CASE("Queuing a message and changing its state build no temporary index in a new file") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  CHECK_FALSE(buildsTemporaryIndex(*db, kInsertOne));
+  CHECK_FALSE(buildsTemporaryIndex(*db, kMarkOneSent));
+}
+
+TEST_CASE("A version 5 file checked the queue state through a temporary index and version 6 does not") {
+  TempDir dir;
+  buildFileAt(dir.file("npacd.db"), 3, kOldRows);
+  {
+    auto raw = openRaw(dir.file("npacd.db"));
+    REQUIRE(upgradeExistingTo(*raw, 5).isOk());
+    CHECK(buildsTemporaryIndex(*raw, kMarkOneSent));
+  }
+  auto db = openFresh(dir);
+  CHECK(readSchemaVersion(*db)->version == 6);
+  CHECK_FALSE(buildsTemporaryIndex(*db, kMarkOneSent));
+  CHECK_FALSE(buildsTemporaryIndex(*db, kInsertOne));
+}
+
+TEST_CASE("Upgrading to version 6 keeps every queued row and never reuses a purged id") {
+  TempDir dir;
+  buildFileAt(dir.file("npacd.db"), 3, kOldRows);
+  {
+    auto raw = openRaw(dir.file("npacd.db"));
+    REQUIRE(upgradeExistingTo(*raw, 5).isOk());
+    // The version-1 row and kOldRows are ids 1..5. The newest is acknowledged and
+    // purged: its id must stay used.
+    REQUIRE(scalar(*raw, "SELECT max(id) FROM outbound_queue") == 5);
+    REQUIRE(raw->execute("UPDATE outbound_queue SET state = 'acknowledged', acknowledged_at = 5 "
+                         "WHERE id = 5").isOk());
+    REQUIRE(raw->execute("DELETE FROM outbound_queue WHERE id = 5").isOk());
+  }
+  auto db = openFresh(dir);
+  CHECK(scalar(*db, "SELECT count(*) FROM outbound_queue") == 4);
+  CHECK(scalar(*db, "SELECT count(*) FROM outbound_queue WHERE id IN (2, 3, 4) AND created_at "
+                    "BETWEEN 100 AND 102") == 3);
+  CHECK(scalar(*db, "SELECT count(*) FROM outbound_queue WHERE id = 1 AND state = 'sent' "
+                    "AND association_id = 7") == 1);
+  CHECK(scalar(*db, "SELECT count(*) FROM outbound_queue WHERE kind = 'response'") == 1);
+  REQUIRE(db->execute(kInsertOne).isOk());
+  CHECK(db->lastInsertRowId() == 6);
+  CHECK(scalar(*db, "SELECT count(*) FROM sqlite_master WHERE name = 'outbound_queue_v6'") == 0);
+}
+
+TEST_CASE("The version 6 queue still refuses a state outside its four values") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  REQUIRE(db->execute("INSERT INTO service_providers(spid, name, system_type) "
+                      "VALUES('0001', 'a', 'soa')").isOk());
+  REQUIRE(db->execute(kInsertOne).isOk());
+  CHECK(db->execute("UPDATE outbound_queue SET state = 'lost'").code() == Status::Code::kConstraint);
+  CHECK(db->execute("UPDATE outbound_queue SET state = 'failed'").isOk());
 }
