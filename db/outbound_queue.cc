@@ -1,5 +1,7 @@
 #include "db/outbound_queue.h"
 
+#include <charconv>
+
 #include "db/database.h"
 #include "db/transaction.h"
 
@@ -10,6 +12,23 @@ constexpr const char* kSelect =
     "SELECT id, spid, function_mask, priority, pdu, state, attempts, created_at, sent_at, "
     "acknowledged_at, association_id, retransmission, failure_reason, failed_at, idempotency_key, "
     "kind, opcode, confirmed FROM outbound_queue ";
+
+// The ids as a JSON array for `id IN (SELECT value FROM json_each(?))`: one statement
+// changes a whole batch, so SQLite sets up and tears down one program per batch instead of
+// one per message.
+std::string idArray(std::span<const MessageId> ids) {
+  std::string out;
+  out.reserve(ids.size() * 12 + 2);
+  out.push_back('[');
+  char digits[24];
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i != 0) out.push_back(',');
+    auto [end, ec] = std::to_chars(digits, digits + sizeof digits, ids[i]);
+    out.append(digits, end);
+  }
+  out.push_back(']');
+  return out;
+}
 
 }  // namespace
 
@@ -213,6 +232,19 @@ Status OutboundQueue::markSent(MessageId id, AssociationId association, TimeMs a
 
 Status OutboundQueue::markSent(std::span<const MessageId> ids, AssociationId association,
                                TimeMs at) {
+  if (ids.size() == 1) return markSentOne(ids.front(), association, at);
+  {
+    Transaction txn(db_);
+    if (Status status = txn.begin(); !status) return status;
+    Result<Statement> update = db_.prepare(
+        "UPDATE outbound_queue SET state = 'sent', attempts = attempts + 1, sent_at = ?, "
+        "association_id = ? WHERE id IN (SELECT value FROM json_each(?)) AND state = 'queued'");
+    if (!update) return update.status();
+    update->bindInt64(0, at).bindInt64(1, association).bindText(2, idArray(ids));
+    if (Status status = update->run(); !status) return status;
+    if (static_cast<std::size_t>(db_.changes()) == ids.size()) return txn.commit();
+    // An id not queued, or given twice: undone, and found one by one for its error.
+  }
   Transaction txn(db_);
   if (Status status = txn.begin(); !status) return status;
   for (MessageId id : ids) {
@@ -238,6 +270,20 @@ Status OutboundQueue::markAcknowledged(MessageId id, TimeMs at) {
 }
 
 Status OutboundQueue::markAcknowledged(std::span<const MessageId> ids, TimeMs at) {
+  if (ids.size() == 1) return markAcknowledgedOne(ids.front(), at);
+  {
+    Transaction txn(db_);
+    if (Status status = txn.begin(); !status) return status;
+    Result<Statement> update = db_.prepare(
+        "UPDATE outbound_queue SET state = 'acknowledged', acknowledged_at = ? "
+        "WHERE id IN (SELECT value FROM json_each(?)) AND state <> 'acknowledged'");
+    if (!update) return update.status();
+    update->bindInt64(0, at).bindText(1, idArray(ids));
+    if (Status status = update->run(); !status) return status;
+    if (static_cast<std::size_t>(db_.changes()) == ids.size()) return txn.commit();
+    // Some id was already acknowledged, absent or given twice: undone, and applied one by
+    // one, which tells a repeat (fine) from an unknown id (kNotFound).
+  }
   Transaction txn(db_);
   if (Status status = txn.begin(); !status) return status;
   for (MessageId id : ids) {

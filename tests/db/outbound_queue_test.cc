@@ -153,6 +153,51 @@ TEST_CASE("A batch acknowledgement with an unknown id acknowledges nothing") {
   CHECK(f.queue.count(MessageState::kAcknowledged).value() == 2);
 }
 
+TEST_CASE("A batch marked sent records every message on the association") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1), message("0001", 2), message("0001", 3)});
+  REQUIRE(f.queue.markSent(ids, 9, 2000).isOk());
+  for (MessageId id : ids) {
+    auto got = f.queue.get(id);
+    CHECK(got->state == MessageState::kSent);
+    CHECK(got->association_id == 9);
+    CHECK(got->sent_at == 2000);
+    CHECK(got->attempts == 1);
+  }
+}
+
+TEST_CASE("A batch marked sent with one message not queued changes none and names it") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1), message("0001", 2), message("0001", 3)});
+  REQUIRE(f.queue.markSent(ids[1], 1, 1500).isOk());
+  Status refused = f.queue.markSent(ids, 2, 2000);
+  CHECK(refused.code() == Status::Code::kInvalidArgument);
+  CHECK(refused.message().find("message " + std::to_string(ids[1]) + " is sent") != std::string::npos);
+  CHECK(f.queue.get(ids[0])->state == MessageState::kQueued);
+  CHECK(f.queue.get(ids[2])->state == MessageState::kQueued);
+  CHECK(f.queue.get(ids[1])->association_id == 1);
+}
+
+TEST_CASE("A batch marked sent naming one message twice is refused") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1), message("0001", 2)});
+  std::vector<MessageId> twice{ids[0], ids[1], ids[0]};
+  CHECK(f.queue.markSent(twice, 1, 2000).code() == Status::Code::kInvalidArgument);
+  CHECK(f.queue.count(MessageState::kSent).value() == 0);
+}
+
+TEST_CASE("A batch acknowledgement repeating an acknowledged message acknowledges the rest") {
+  QueueFixture f;
+  auto ids = f.append({message("0001", 1), message("0001", 2), message("0001", 3)});
+  REQUIRE(f.queue.markSent(ids, 1, 2000).isOk());
+  REQUIRE(f.queue.markAcknowledged(ids[0], 2500).isOk());
+  std::vector<MessageId> acks{ids[0], ids[1], ids[2], ids[2]};
+  REQUIRE(f.queue.markAcknowledged(acks, 3000).isOk());
+  CHECK(f.queue.count(MessageState::kAcknowledged).value() == 3);
+  CHECK(f.queue.get(ids[0])->acknowledged_at == 2500);
+  CHECK(f.queue.get(ids[2])->acknowledged_at == 3000);
+}
+
 TEST_CASE("Marking failed keeps the reason and time") {
   QueueFixture f;
   auto ids = f.append({message("0001", 1)});
