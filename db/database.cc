@@ -257,6 +257,12 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path,
   if (!existed && options.create_if_missing) createOwnerOnly(path);
   if (existed) warnIfShared(path);
 
+  // SQLite's memory statistics cost a global mutex on every allocation it makes, and npacd
+  // never reads them (sqlite3_status). Off before the library initialises, once.
+  static const bool memstatus_off = [] {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK;
+  }();
+  (void)memstatus_off;
   sqlite3* handle = nullptr;
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
   if (options.create_if_missing) flags |= SQLITE_OPEN_CREATE;
