@@ -6,8 +6,9 @@
 # acknowledge it one by one, a window of 1000. For npacd: npacd_loadgen (the NPAC
 # application) submits N confirmed notifications through POST /v1/messages (batches of
 # 1000, 8 connections) for ONE provider bound with 4 associations (SRR on, round robin,
-# congestion_window 1000 outstanding per association) answered by npac-soa-sim (or by
-# bench/npac_provider_farm when built); each stored PDU is about 300 bytes. Timed from the
+# congestion_window 1000 outstanding per association) answered by npac-provider-farm
+# (bench/provider_farm.h; npac-soa-sim when the farm is not built, or ANSWERER=sim); each
+# stored PDU is about 300 bytes. Timed from the
 # first submission until the last submission's answer and the last acknowledgement, as
 # the peers are.
 #
@@ -27,7 +28,8 @@
 #
 #   BUILD=build-dir bench/compare.sh [N] [RUNS]     (defaults: build, 100000, 3)
 #   PEERS=0 skips the peers (their columns and ratios are then blank); SYSTEMS,
-#   RUN_TIMEOUT, BUDGET go to run_peers.sh; PEERS_DIR=/work/shared/peers.
+#   RUN_TIMEOUT, BUDGET go to run_peers.sh; PEERS_DIR=/work/shared/peers; ANSWERER=sim;
+#   BC_PROVIDERS, BC_COUNT (500, 200) size the broadcast scenario; KEEP_TMP=1.
 # Never run by `make test`.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -79,6 +81,7 @@ if [[ ${PEERS:-1} == 1 ]]; then
   # The section header "== name ==" names the broker set-up the lines belong to.
   awk -v n="$N" '
     /^== .* ==$/ && !/summary/ { sys = $2 }
+    / run [0-9]+\/[0-9]+: FAILED / { printf "%s\tburst\t0\tFAIL\t\t\t\t\t\n", sys }
     / run [0-9]+\/[0-9]+: ok / {
       match($0, / run [0-9]+\//); run = substr($0, RSTART + 5, RLENGTH - 6)
       split($0, a, ": ok +"); split(a[2], b, " "); rate = b[1]
@@ -92,60 +95,104 @@ else
 fi
 
 # ---------------------------------------------------------------- 2./3. npacd
+# The answering side of the 1 x 4 runs: npac-provider-farm when built (ANSWERER=sim picks
+# npac-soa-sim), the same answers either way (npac/npac-soa-sim/provider_messages.h).
+if [[ ${ANSWERER:-farm} == farm && -x $FARM ]]; then ANSWERER_KIND=npac-provider-farm; else ANSWERER_KIND=npac-soa-sim; fi
 api() { curl -s -f -m 10 -H "Authorization: Bearer $TOKEN" "$@"; }
-# start_npacd DURABILITY: npacd on a fresh database, one provider with its key, SRR on,
-# congestion_window 1000, and its 4 associations bound by the answering side.
+# start_npacd NAME DURABILITY: npacd on a fresh database in $WORK/NAME (sets NPACD, DIR,
+# APIPORT, LISTEN, TOKEN) and a provider key pair for the answering side.
 start_npacd() {
-  local durability=$1 listen tries
-  DIR=$WORK/npacd-$durability
+  local tries
+  ANSWERER=""
+  DIR=$WORK/$1
   mkdir -p "$DIR"
-  listen=$(free_port); APIPORT=$(free_port)
-  "$BIN/npacd" --db "$DIR/npacd.db" --listen "127.0.0.1:$listen" --api "127.0.0.1:$APIPORT" \
-    --durability "$durability" --log-level warn >"$DIR/npacd.log" 2>&1 &
+  LISTEN=$(free_port); APIPORT=$(free_port)
+  "$BIN/npacd" --db "$DIR/npacd.db" --listen "127.0.0.1:$LISTEN" --api "127.0.0.1:$APIPORT" \
+    --durability "$2" --log-level warn >"$DIR/npacd.log" 2>&1 &
   NPACD=$!; PIDS+=("$NPACD")
   for ((tries = 0; tries < 200; tries++)); do
     curl -s -f -m 1 "http://127.0.0.1:$APIPORT/health" >/dev/null 2>&1 && [[ -s $DIR/npacd.db.token ]] && break
     kill -0 "$NPACD" 2>/dev/null || break
     sleep 0.05
   done
-  curl -s -f -m 1 "http://127.0.0.1:$APIPORT/health" >/dev/null 2>&1 || { say "npacd did not start:"; tail -5 "$DIR/npacd.log"; return 1; }
+  [[ -s $DIR/npacd.db.token ]] || { say "  npacd did not start:"; tail -5 "$DIR/npacd.log"; return 1; }
   TOKEN=$(cat "$DIR/npacd.db.token")
-  local A=http://127.0.0.1:$APIPORT
-  "$BIN/npac-soa-sim" keygen --out "$DIR/key.pem" >/dev/null || return 1
-  api -XPOST "$A/v1/providers" -d '{"spid":"0001","name":"load","system_type":"soa"}' >/dev/null &&
-    python3 -c 'import json,sys;print(json.dumps({"key_list_id":1,"key_id":1,"algorithm":"ed25519","public_key_pem":open(sys.argv[1]).read()}))' \
-      "$DIR/key.pem.pub" | api -XPOST "$A/v1/providers/0001/keys" -d @- >/dev/null &&
-    api -XPUT "$A/v1/providers/0001/srr" -d '{"on":true}' >/dev/null &&
-    api -XPUT "$A/v1/tunables/congestion_window" -d '{"value":1000}' >/dev/null &&
-    api "$A/v1/npac-keys/1/1/public" | python3 -c 'import json,sys;print(json.load(sys.stdin)["public_key_pem"],end="")' >"$DIR/npac.pub.pem" ||
-    { say "provisioning npacd failed"; return 1; }
-  # The answering side: one provider, 4 associations from 4 loopback addresses (4 NSAPs),
-  # answering every confirmed notification; it runs until stopped.
-  "$BIN/npac-soa-sim" --npac "127.0.0.1:$listen" --spid 0001 --key "$DIR/key.pem" --npac-key "$DIR/npac.pub.pem" \
-    --functions soa-management,notifications --from 127.0.0.2 --from 127.0.0.3 --from 127.0.0.4 --from 127.0.0.5 \
-    --expect 1 --keep-running --duration 2h --log-level warn --report "$DIR/sim.json" >"$DIR/sim.log" 2>&1 &
+  "$BIN/npac-soa-sim" keygen --out "$DIR/key.pem" --public-out "$DIR/key.pub.pem" >/dev/null
+}
+# provision SYSTEM_TYPE SRR SPID…: each provider with the one key, SRR on or off,
+# congestion_window 1000; writes $DIR/spids.txt and the NPAC's public key $DIR/npac.pub.pem.
+provision() {
+  python3 - "$APIPORT" "$DIR" "$@" <<'PY'
+import http.client, json, sys
+port, work, system_type, srr, spids = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4] == "on", sys.argv[5:]
+token = open(work + "/npacd.db.token").read().strip()
+pem = open(work + "/key.pub.pem").read()
+conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+def call(method, path, body=None):
+    conn.request(method, path, body=None if body is None else json.dumps(body),
+                 headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+    r = conn.getresponse()
+    data = r.read()
+    if r.status >= 300:
+        sys.exit("%s %s: %d %s" % (method, path, r.status, data.decode(errors="replace")))
+    return json.loads(data) if data else None
+call("PUT", "/v1/tunables/congestion_window", {"value": 1000})
+# The farm has up to 128 binds in flight: they must fit the unbound connections' limit.
+call("PUT", "/v1/tunables/max_unbound_connections", {"value": 256})
+for spid in spids:
+    call("POST", "/v1/providers", {"spid": spid, "name": "compare " + spid, "system_type": system_type})
+    call("POST", "/v1/providers/%s/keys" % spid,
+         {"key_list_id": 1, "key_id": 1, "algorithm": "ed25519", "public_key_pem": pem})
+    if srr:
+        call("PUT", "/v1/providers/%s/srr" % spid, {"on": True})
+open(work + "/spids.txt", "w").write("\n".join(spids) + "\n")
+open(work + "/npac.pub.pem", "w").write(call("GET", "/v1/npac-keys/1/1/public")["public_key_pem"])
+PY
+}
+# start_answerer K SYSTEM_TYPE FROM…: the providers of $DIR/spids.txt bind K associations
+# each and answer every confirmed PDU until stopped; returns once all are bound.
+start_answerer() {
+  local k=$1 type=$2 want tries from=()
+  shift 2
+  for a in "$@"; do from+=(--from "$a"); done
+  want=$((k * $(wc -l <"$DIR/spids.txt")))
+  if [[ $ANSWERER_KIND == npac-provider-farm ]]; then
+    "$FARM" --npac "127.0.0.1:$LISTEN" --spid-file "$DIR/spids.txt" --key "$DIR/key.pem" --npac-key "$DIR/npac.pub.pem" \
+      --associations "$k" --system-type "$type" "${from[@]}" --duration 2h --ready-file "$DIR/bound.json" \
+      --report "$DIR/answerer.json" --log-level warn >"$DIR/answerer.log" 2>&1 &
+  else
+    "$BIN/npac-soa-sim" --npac "127.0.0.1:$LISTEN" --spid "$(head -1 "$DIR/spids.txt")" --key "$DIR/key.pem" \
+      --npac-key "$DIR/npac.pub.pem" --system-type "$type" "${from[@]}" --expect 1 --keep-running --duration 2h \
+      --log-level warn --report "$DIR/answerer.json" >"$DIR/answerer.log" 2>&1 &
+  fi
   ANSWERER=$!; PIDS+=("$ANSWERER")
-  for ((tries = 0; tries < 200; tries++)); do
-    [[ $(api "$A/v1/associations" | grep -o '"state":"bound"' | wc -l) -ge 4 ]] && return 0
+  for ((tries = 0; tries < 1200; tries++)); do
+    [[ $ANSWERER_KIND == npac-provider-farm && ! -s $DIR/bound.json ]] && kill -0 "$ANSWERER" 2>/dev/null && { sleep 0.05; continue; }
+    [[ $(api "http://127.0.0.1:$APIPORT/v1/associations" | grep -o '"state":"bound"' | wc -l) -ge $want ]] && return 0
+    kill -0 "$ANSWERER" 2>/dev/null || break
     sleep 0.05
   done
-  say "the 4 associations did not bind:"; tail -5 "$DIR/sim.log"; return 1
+  say "  the $want associations did not bind:"; tail -5 "$DIR/answerer.log"; return 1
 }
 stop_npacd() {
-  kill "$ANSWERER" "$NPACD" 2>/dev/null
-  wait "$ANSWERER" "$NPACD" 2>/dev/null
+  local p
+  for p in $ANSWERER $NPACD; do kill "$p" 2>/dev/null; done
+  for p in $ANSWERER $NPACD; do wait "$p" 2>/dev/null; done
+  ANSWERER="" NPACD=""
 }
-# npacd_run LABEL RUN N [loadgen flags…]: one loadgen run; appends a row unless LABEL is warm-up.
+# npacd_run LABEL RUN N [loadgen flags…]: one loadgen run; appends a row (FAIL when it
+# failed) unless LABEL is warm-up.
 npacd_run() {
   local label=$1 run=$2 n=$3 d0 d1 a0 a1 line
   shift 3
-  d0=$(ticks "$NPACD"); a0=$(ticks "$ANSWERER")
+  d0=$(ticks "$NPACD"); a0=$(ticks "${ANSWERER:-0}")
   line=$("$LOADGEN" --api "127.0.0.1:$APIPORT" --token-file "$DIR/npacd.db.token" --db "$DIR/npacd.db" \
     --durability "$DURABILITY" -n "$n" --timeout "$RUN_SECS" "$@" 2>"$WORK/loadgen.err" | grep '^RESULT ')
-  d1=$(ticks "$NPACD"); a1=$(ticks "$ANSWERER")
-  say "  $label run $run: ${line:-no RESULT line} | npacd CPU $(secs_of $((d1 - d0)))s, answering side CPU $(secs_of $((a1 - a0)))s"
+  d1=$(ticks "$NPACD"); a1=$(ticks "${ANSWERER:-0}")
+  say "  $label run $run: ${line:-no RESULT line} | npacd CPU $(secs_of $((d1 - d0)))s, $ANSWERER_KIND CPU $(secs_of $((a1 - a0)))s"
   if [[ $(field ok "$line") != 1 ]]; then
     say "    loadgen said: $(tr '\n' ' ' <"$WORK/loadgen.err")"
+    [[ $label == warm-up ]] || printf 'npacd\t%s\t%s\tFAIL\t\t\t\t\t\n' "$label" "$run" >>"$ROWS"
     return 1
   fi
   [[ $label == warm-up ]] && return 0
@@ -155,22 +202,26 @@ npacd_run() {
     "$(awk -v c="$(field loadgen_cpu_s "$line")" -v n="$n_done" 'BEGIN { printf "%.1f", 1e6 * c / n }')" \
     "$(us_per $((a1 - a0)) "$n_done")" >>"$ROWS"
 }
-median_rate() { # system mode -> median PDUs/s of its rows
-  awk -F'\t' -v s="$1" -v m="$2" '$1 == s && $2 == m { print $4 }' "$ROWS" | sort -n |
+median_rate() { # system mode -> median PDUs/s of its successful rows
+  awk -F'\t' -v s="$1" -v m="$2" '$1 == s && $2 == m && $4 != "FAIL" { print $4 }' "$ROWS" | sort -n |
     awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
 }
 WARMUP=$((N < 20000 ? N : 20000))
 for DURABILITY in normal full; do
-  say ""; say "== npacd --durability $DURABILITY: 1 provider x 4 associations (npac-soa-sim), warm-up $WARMUP, $RUNS runs of $N =="
-  start_npacd "$DURABILITY" || { stop_npacd; continue; }
-  npacd_run warm-up 0 "$WARMUP" --mode burst
-  for ((i = 1; i <= RUNS; i++)); do npacd_run "$DURABILITY/burst" "$i" "$N" --mode burst; done
-  half=$(median_rate npacd "$DURABILITY/burst" | awk '{ printf "%d", $1 / 2 }')
-  if [[ -n $half && $half -gt 0 ]]; then
-    # Open loop at half the measured maximum, batches of 100 so a batch is due every
-    # 100/R s: the latency an application sees when npacd is not saturated.
-    say "  open loop at $half PDUs/s (half the median maximum), batches of 100:"
-    npacd_run "$DURABILITY/rate" 1 "$N" --mode rate --rate "$half" --batch 100
+  say ""; say "== npacd --durability $DURABILITY: 1 provider x 4 associations ($ANSWERER_KIND), warm-up $WARMUP, $RUNS runs of $N =="
+  if start_npacd "npacd-$DURABILITY" "$DURABILITY" && provision soa on 0001 &&
+    start_answerer 4 soa 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5; then
+    npacd_run warm-up 0 "$WARMUP" --mode burst
+    for ((i = 1; i <= RUNS; i++)); do npacd_run "$DURABILITY/burst" "$i" "$N" --mode burst; done
+    half=$(median_rate npacd "$DURABILITY/burst" | awk '{ printf "%d", $1 / 2 }')
+    if [[ -n $half && $half -gt 0 ]]; then
+      # Open loop at half the measured maximum, batches of 100 so a batch is due every
+      # 100/R s: the latency an application sees when npacd is not saturated.
+      say "  open loop at $half PDUs/s (half the median maximum), batches of 100:"
+      npacd_run "$DURABILITY/rate" 1 "$N" --mode rate --rate "$half" --batch 100
+    fi
+  else
+    printf 'npacd\t%s/burst\t1\tFAIL\t\t\t\t\t\n' "$DURABILITY" >>"$ROWS"
   fi
   stop_npacd
 done
@@ -187,47 +238,69 @@ printf 'raw loopback\tone way\t1\t%s\t\t\t\t\t\n' "$RAW_ONEWAY" >>"$ROWS"
 printf 'raw loopback\tround trip\t1\t%s\t\t\t\t\t\n' "$RAW_RT" >>"$ROWS"
 
 # ---------------------------------------------------------------- 5. broadcasts
-say ""; say "== 500 LSMS providers x 1 association, 200 broadcasts =="
-missing=""
-grep -q '/v1/broadcasts' "$ROOT/docs/API.md" || missing="POST /v1/broadcasts (not in docs/API.md)"
-[[ -x $FARM ]] || missing="${missing:+$missing; }npac-provider-farm (bench/npac_provider_farm.cc, not built in $BUILD/bin)"
-if [[ -n $missing ]]; then
-  say "  skipped: missing $missing"
+# 500 LSMS providers bound once each by npac-provider-farm; 200 broadcasts to "all" of
+# them (POST /v1/broadcasts: one request, one COMMIT, 500 rows each) = 100,000 PDUs.
+BC_PROVIDERS=${BC_PROVIDERS:-500}
+BC_COUNT=${BC_COUNT:-200}
+say ""; say "== $BC_PROVIDERS LSMS providers x 1 association, $BC_COUNT broadcasts (--durability normal) =="
+DURABILITY=normal
+ulimit -n $((BC_PROVIDERS + 1024)) 2>/dev/null || true  # npacd and the farm: one descriptor per association
+if [[ ! -x $FARM ]]; then
+  say "  skipped: missing npac-provider-farm (bench/npac_provider_farm.cc, not built in $BUILD/bin)"
+elif ! start_npacd broadcast normal; then
+  printf 'npacd\tnormal/broadcast\t1\tFAIL\t\t\t\t\t\n' >>"$ROWS"
+elif [[ $(curl -s -m 10 -H "Authorization: Bearer $TOKEN" -XPOST "http://127.0.0.1:$APIPORT/v1/broadcasts" -d '{}') == *unknown_route* ]]; then
+  say "  skipped: missing POST /v1/broadcasts (this npacd answers unknown_route)"
+  stop_npacd
 else
-  say "  skipped: the scenario is not scripted in compare.sh yet (both pieces exist)"
+  if provision lsms off $(seq -f '%04g' 1 "$BC_PROVIDERS") &&
+    ANSWERER_KIND=npac-provider-farm start_answerer 1 lsms 127.0.0.2; then
+    ANSWERER_KIND=npac-provider-farm npacd_run normal/broadcast 1 "$BC_COUNT" --mode burst --broadcast-to all \
+      --function lsms-data-download
+  else
+    printf 'npacd\tnormal/broadcast\t1\tFAIL\t\t\t\t\t\n' >>"$ROWS"
+  fi
+  stop_npacd
 fi
 
 # ---------------------------------------------------------------- the table
 say ""; say "== compare (N=$N; PDUs/s end to end; CPU in microseconds per PDU) =="
-python3 - "$ROWS" <<'PY'
+python3 - "$ROWS" "$ANSWERER_KIND" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+answerer = sys.argv[2]
 groups = {}
 for r in rows:
     groups.setdefault((r[0], r[1]), []).append(r)
 def median(vals):
     vals = sorted(vals)
     return vals[(len(vals) - 1) // 2] if vals else None
+ok = {k: [r for r in rs if r[3] != "FAIL"] for k, rs in groups.items()}
 def col(rs, i):
-    vals = [float(r[i]) for r in rs if len(r) > i and r[i] != ""]
-    return median(vals)
+    return median([float(r[i]) for r in rs if len(r) > i and r[i] != ""])
 fmt = lambda v, f="%.1f": "" if v is None else f % v
-print("%-18s %-14s %9s %9s %9s %8s %8s %10s %10s %10s %5s" % ("system", "durability/mode", "median", "min", "max",
+print("%-18s %-16s %9s %9s %9s %8s %8s %9s %10s %9s %5s" % ("system", "durability/mode", "PDU/s med", "min", "max",
       "p50 ms", "p99 ms", "server us", "loadgen us", "answer us", "runs"))
-for (system, mode), rs in groups.items():
-    rates = [float(r[3]) for r in rs]
-    print("%-18s %-14s %9.0f %9.0f %9.0f %8s %8s %10s %10s %10s %5d" % (system, mode, median(rates), min(rates),
-          max(rates), fmt(col(rs, 4)), fmt(col(rs, 5)), fmt(col(rs, 6)), fmt(col(rs, 7)), fmt(col(rs, 8)), len(rs)))
-print("(latency: submission -> acknowledgement, ms resolution; open loop from each batch's due time. server us: the "
-      "broker's / npacd's own CPU; loadgen us: npacd_loadgen, for the peers their one client process (producer and "
-      "4 consumers); answer us: npac-soa-sim, the provider's 4 associations)")
-med = {k: median([float(r[3]) for r in rs]) for k, rs in groups.items()}
+for key, rs in groups.items():
+    good = ok[key]
+    rates = [float(r[3]) for r in good]
+    f0 = lambda v: "-" if v is None else "%.0f" % v
+    print("%-18s %-16s %9s %9s %9s %8s %8s %9s %10s %9s %5s" % (key[0], key[1], f0(median(rates)),
+          f0(min(rates) if rates else None), f0(max(rates) if rates else None), fmt(col(good, 4)),
+          fmt(col(good, 5)), fmt(col(good, 6)), fmt(col(good, 7)), fmt(col(good, 8)),
+          "%d/%d" % (len(good), len(rs))))
+print("(PDU/s: median, min, max of the successful runs; runs: successful/all. p50/p99: npacd's submission ->"
+      " acknowledgement, 1 ms resolution; open loop (rate) from each batch's due time. CPU per PDU in us: server ="
+      " npacd or the broker process; loadgen = npacd_loadgen, for the brokers their one client process (producer"
+      " and 4 consumers); answer = the provider side, %s)" % answerer)
+med = {k: median([float(r[3]) for r in rs]) for k, rs in ok.items() if rs}
 def ratio(a, b, target=None):
+    name = lambda k: " ".join(k)
     if a not in med or b not in med:
-        return "%s / %s: not measured (%s)" % ("/".join(a), "/".join(b), "missing " + ("/".join(a) if a not in med else "/".join(b)))
+        return "%-26s / %-24s: not measured" % (name(a), name(b))
     x = med[a] / med[b]
     t = "" if target is None else "   target >= %gx: %s" % (target, "met" if x >= target else "NOT met")
-    return "%-26s / %-24s = %6.2fx%s" % (" ".join(a), " ".join(b), x, t)
+    return "%-26s / %-24s = %6.2fx%s" % (name(a), name(b), x, t)
 print()
 for line in (ratio(("npacd", "normal/burst"), ("nats", "burst"), 2),
              ratio(("npacd", "full/burst"), ("rabbitmq-quorum", "burst"), 3),

@@ -5,7 +5,9 @@
 //
 //   RESULT system=npacd durability=… mode=… n=… secs=… rate=… p50_ms=… p99_ms=… loadgen_cpu_s=… …
 //
-// for bench/compare.sh (and bench/npacd_load.sh) to read.
+// for bench/compare.sh to read. With --broadcast-to all it sends N broadcasts instead
+// (POST /v1/broadcasts, docs/API.md "Broadcasts": one message to every provider that takes
+// the function), one per request, and waits for every provider's acknowledgement of each.
 //
 // Modes.
 //   burst   closed loop: each connection sends its next batch as soon as the answer to
@@ -44,6 +46,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -68,6 +71,8 @@ struct Options {
   std::string durability = "unknown";  // only labels the RESULT line: npacd's --durability
   std::string mode = "burst";
   std::string from;  // local address of the HTTP connections
+  std::string function = "notifications";
+  std::string broadcast_to;  // "all": N broadcasts, one per request, instead of messages
   size_t n = 100000;
   size_t batch = 1000;
   size_t connections = 8;
@@ -133,15 +138,16 @@ std::vector<std::string> buildBatches(const Options& opts) {
   size_t content_len = opts.pdu_bytes > overhead ? opts.pdu_bytes - kInvokeWithoutInformation : kTagBytes;
   // The information's own length octets grow with it (1, 2 or 3 of them).
   content_len -= content_len >= 0x100 ? 2 : content_len >= 0x80 ? 1 : 0;
-  std::string head = R"({"spid":")" + opts.spid +
-                     R"(","function":"notifications","operation":"event-report","confirmed":true,)"
+  std::string head = (opts.broadcast_to.empty() ? R"({"spid":")" + opts.spid + "\"," : R"({"to":"all",)") +
+                     R"("function":")" + opts.function + R"(","operation":"event-report","confirmed":true,)"
                      R"("object_class":"1.3.6.1.4.1.103.7.0.0.1.3",)"
                      R"("instance":{"dn":[[{"id":"2.5.4.3","value":"13044e504143"}]]},)"
                      R"("type":"1.3.6.1.4.1.103.7.0.0.5.1","information":")";
   std::vector<std::string> batches;
   for (size_t first = 0; first < opts.n; first += opts.batch) {
     size_t last = std::min(opts.n, first + opts.batch);
-    std::string body = R"({"messages":[)";
+    bool broadcast = !opts.broadcast_to.empty();
+    std::string body = broadcast ? "" : R"({"messages":[)";
     body.reserve((last - first) * (head.size() + 2 * content_len + 16) + 16);
     for (size_t i = first; i < last; ++i) {
       if (i != first) body += ',';
@@ -149,7 +155,7 @@ std::vector<std::string> buildBatches(const Options& opts) {
       body += informationHex(i, content_len);
       body += "\"}";
     }
-    body += "]}";
+    if (!broadcast) body += "]}";
     batches.push_back(std::move(body));
   }
   return batches;
@@ -159,7 +165,7 @@ std::vector<std::string> buildBatches(const Options& opts) {
 struct Submitted {
   std::vector<int64_t> ids;
   std::vector<double> submit_ms;  // system clock, fractional ms
-  size_t refused = 0;             // messages in batches that were not answered 201
+  size_t refused = 0;             // messages (broadcasts) in requests not answered 201
   std::string first_error;
   double first_send_ms = 0;
   double last_answer_ms = 0;
@@ -191,6 +197,31 @@ class Submitter {
   }
   size_t batchSize(size_t k) const { return std::min(opts_.batch, opts_.n - k * opts_.batch); }
 
+  // The ids of a 201: POST /v1/messages {"ids":[…]} one per message sent; POST
+  // /v1/broadcasts {"messages":[{"id":…},…],"providers":P} one per provider.
+  std::optional<std::vector<int64_t>> answeredIds(const std::string& body, size_t sent) const {
+    auto answer = nlohmann::json::parse(body, nullptr, false);
+    std::vector<int64_t> ids;
+    if (answer.is_discarded() || !answer.is_object()) return std::nullopt;
+    if (opts_.broadcast_to.empty()) {
+      if (!answer.contains("ids") || !answer["ids"].is_array() || answer["ids"].size() != sent) return std::nullopt;
+      for (const auto& id : answer["ids"]) {
+        if (!id.is_number_integer()) return std::nullopt;
+        ids.push_back(id.get<int64_t>());
+      }
+      return ids;
+    }
+    if (!answer.contains("messages") || !answer["messages"].is_array() || !answer.contains("providers") ||
+        answer["messages"].size() != answer["providers"]) {
+      return std::nullopt;
+    }
+    for (const auto& m : answer["messages"]) {
+      if (!m.is_object() || !m.contains("id") || !m["id"].is_number_integer()) return std::nullopt;
+      ids.push_back(m["id"].get<int64_t>());
+    }
+    return ids;
+  }
+
   asio::awaitable<void> connection(size_t index) {
     beast::tcp_stream stream(io_);
     beast::flat_buffer buffer;
@@ -219,7 +250,8 @@ class Submitter {
           stream.socket().set_option(tcp::no_delay(true));
           connected = true;
         }
-        http::request<http::string_body> request{http::verb::post, "/v1/messages", 11};
+        http::request<http::string_body> request{
+            http::verb::post, opts_.broadcast_to.empty() ? "/v1/messages" : "/v1/broadcasts", 11};
         request.set(http::field::host, api_.address().to_string());
         request.set(http::field::authorization, "Bearer " + token_);
         request.set(http::field::content_type, "application/json");
@@ -237,15 +269,14 @@ class Submitter {
           if (!response.keep_alive()) break;
           continue;
         }
-        auto ids = nlohmann::json::parse(response.body(), nullptr, false);
-        if (ids.is_discarded() || !ids.contains("ids") || !ids["ids"].is_array() ||
-            ids["ids"].size() != batchSize(k)) {
+        auto ids = answeredIds(response.body(), batchSize(k));
+        if (!ids) {
           fail(k, "batch " + std::to_string(k) + ": answer without one id per message: " +
                       response.body().substr(0, 300));
           continue;
         }
-        for (const auto& id : ids["ids"]) {
-          result_.ids.push_back(id.get<int64_t>());
+        for (int64_t id : *ids) {
+          result_.ids.push_back(id);
           result_.submit_ms.push_back(submit_ms);
         }
         if (!response.keep_alive()) {
@@ -296,7 +327,7 @@ class QueueReader {
   std::optional<Counts> counts(int64_t low, int64_t high) {
     Counts counts;
     bool ok = query("SELECT state, count(*) FROM outbound_queue WHERE id BETWEEN ?1 AND ?2 GROUP BY state",
-                    low, high, [&](sqlite3_stmt* s) {
+                    {low, high}, [&](sqlite3_stmt* s) {
                       std::string state = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
                       size_t count = static_cast<size_t>(sqlite3_column_int64(s, 1));
                       if (state == "acknowledged") counts.acknowledged = count;
@@ -304,13 +335,20 @@ class QueueReader {
                     });
     return ok ? std::optional<Counts>(counts) : std::nullopt;
   }
+  // Whether row id is still queued or sent (false once acknowledged or failed, or on error).
+  bool queuedOrSent(int64_t id) {
+    bool waiting = false;
+    query("SELECT state IN ('queued', 'sent') FROM outbound_queue WHERE id = ?1", {id},
+          [&](sqlite3_stmt* s) { waiting = sqlite3_column_int(s, 0) != 0; });
+    return waiting;
+  }
   // acknowledged_at and length(pdu) per id in [low, high]; -1 where not acknowledged.
   bool rows(int64_t low, int64_t high, std::vector<int64_t>& acked_at, std::vector<int64_t>& pdu_len) {
     acked_at.assign(static_cast<size_t>(high - low + 1), -1);
     pdu_len.assign(acked_at.size(), 0);
     return query("SELECT id, acknowledged_at, length(pdu) FROM outbound_queue "
                  "WHERE id BETWEEN ?1 AND ?2 AND state = 'acknowledged'",
-                 low, high, [&](sqlite3_stmt* s) {
+                 {low, high}, [&](sqlite3_stmt* s) {
                    size_t at = static_cast<size_t>(sqlite3_column_int64(s, 0) - low);
                    acked_at[at] = sqlite3_column_int64(s, 1);
                    pdu_len[at] = sqlite3_column_int64(s, 2);
@@ -319,14 +357,14 @@ class QueueReader {
 
  private:
   template <typename Row>
-  bool query(const char* sql, int64_t low, int64_t high, Row row) {
+  bool query(const char* sql, std::initializer_list<int64_t> params, Row row) {
     sqlite3_stmt* s = nullptr;
     if (sqlite3_prepare_v2(db_, sql, -1, &s, nullptr) != SQLITE_OK) {
       error_ = std::string("reading the queue: ") + sqlite3_errmsg(db_);
       return false;
     }
-    sqlite3_bind_int64(s, 1, low);
-    sqlite3_bind_int64(s, 2, high);
+    int index = 0;
+    for (int64_t p : params) sqlite3_bind_int64(s, ++index, p);
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) row(s);
     if (rc != SQLITE_DONE) error_ = std::string("reading the queue: ") + sqlite3_errmsg(db_);
@@ -383,8 +421,8 @@ int main(int argc, char** argv) {
   app.add_option("--mode", opts.mode, "burst (closed loop) or rate (open loop, --rate)")
       ->check(CLI::IsMember({"burst", "rate"}))
       ->capture_default_str();
-  app.add_option("--rate", opts.rate, "rate mode: messages per second offered")->check(CLI::PositiveNumber);
-  app.add_option("-n,--messages", opts.n, "messages to submit")->check(CLI::Range(1, 100000000))
+  app.add_option("--rate", opts.rate, "rate mode: messages (broadcasts) per second offered")->check(CLI::PositiveNumber);
+  app.add_option("-n,--messages", opts.n, "messages (broadcasts) to submit")->check(CLI::Range(1, 100000000))
       ->capture_default_str();
   app.add_option("--batch", opts.batch, "messages per POST (the API takes 1-1000)")->check(CLI::Range(1, 1000))
       ->capture_default_str();
@@ -395,6 +433,14 @@ int main(int argc, char** argv) {
   app.add_option("--pdu-bytes", opts.pdu_bytes, "target size of each stored PDU")
       ->check(CLI::Range(kInvokeWithoutInformation + kTagBytes + 2, size_t{60000}))
       ->capture_default_str();
+  app.add_option("--function", opts.function, "the association function the notifications need")
+      ->check(CLI::IsMember({"soa-management", "lsms-data-download", "network-data-management", "notifications",
+                             "queries"}))
+      ->capture_default_str();
+  app.add_option("--broadcast-to", opts.broadcast_to,
+                 "all: send N broadcasts (POST /v1/broadcasts, one per request) to every provider taking "
+                 "--function, instead of N messages to --spid")
+      ->check(CLI::IsMember({"all"}));
   app.add_option("--from", opts.from, "local IP address of the HTTP connections");
   app.add_option("--timeout", opts.timeout_s, "seconds: give up and exit 1 after this long")
       ->check(CLI::Range(0.1, 86400.0))
@@ -408,6 +454,11 @@ int main(int argc, char** argv) {
   }
   if (opts.mode == "rate" && opts.rate <= 0) return usage("--mode rate needs --rate R (messages per second)");
   if (opts.mode == "burst" && opts.rate > 0) return usage("--rate is for --mode rate only");
+  if (!opts.broadcast_to.empty()) {
+    if (app.count("--batch") > 0) return usage("--batch is for messages: a broadcast is one request each");
+    if (app.count("--spid") > 0) return usage("--spid is for messages: --broadcast-to names the providers");
+    opts.batch = 1;
+  }
   std::string why;
   auto api = parseApi(opts.api, why);
   if (!api) return usage(why);
@@ -448,6 +499,13 @@ int main(int argc, char** argv) {
     low = *std::min_element(sub.ids.begin(), sub.ids.end());
     high = *std::max_element(sub.ids.begin(), sub.ids.end());
     for (;;) {
+      // Counting the whole range costs this process (and the machine npacd shares) a scan
+      // per poll: while the newest row is not yet acknowledged — rows leave a provider's
+      // queue in id order within a priority — only that row is read.
+      if (SteadyClock::now() < deadline && reader.queuedOrSent(high)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        continue;
+      }
       auto counts = reader.counts(low, high);
       if (!counts) break;
       if (counts->failed > 0) {
@@ -488,16 +546,18 @@ int main(int argc, char** argv) {
   std::ostringstream line;
   line.setf(std::ios::fixed);
   line.precision(3);
-  line << "RESULT system=npacd durability=" << opts.durability << " mode=" << opts.mode << " ok=" << (ok ? 1 : 0)
+  line << "RESULT system=npacd durability=" << opts.durability << " mode=" << opts.mode
+       << (opts.broadcast_to.empty() ? "" : "-broadcast") << " ok=" << (ok ? 1 : 0)
        << " n=" << latencies.size() << " secs=" << secs;
   line.precision(0);
   line << " rate=" << static_cast<double>(latencies.size()) / secs;
   line.precision(1);
   line << " p50_ms=" << pct(0.50) << " p99_ms=" << pct(0.99) << " max_ms=" << (latencies.empty() ? 0 : latencies.back());
   line.precision(3);
-  line << " loadgen_cpu_s=" << cpu_s;
+  line << " loadgen_cpu_s=" << cpu_s << " submit_secs=" << std::max(0.0, (sub.last_answer_ms - sub.first_send_ms) / 1000);
   line.precision(0);
-  line << " offered_rate=" << (opts.mode == "rate" ? opts.rate : 0.0) << " submitted=" << opts.n
+  line << " offered_rate=" << (opts.mode == "rate" ? opts.rate : 0.0)
+       << (opts.broadcast_to.empty() ? " submitted=" : " broadcasts=") << opts.n
        << " refused=" << sub.refused + unsent_messages << " unacked=" << unacked << " batch=" << opts.batch
        << " connections=" << opts.connections << " pdu_bytes=" << (latencies.empty() ? 0 : pdu_total / latencies.size())
        << " ack_resolution_ms=1";
