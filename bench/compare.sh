@@ -29,7 +29,8 @@
 #   BUILD=build-dir bench/compare.sh [N] [RUNS]     (defaults: build, 100000, 3)
 #   PEERS=0 skips the peers (their columns and ratios are then blank); SYSTEMS,
 #   RUN_TIMEOUT, BUDGET go to run_peers.sh; PEERS_DIR=/work/shared/peers; ANSWERER=sim;
-#   BC_PROVIDERS, BC_COUNT (500, 200) size the broadcast scenario; KEEP_TMP=1.
+#   BC_PROVIDERS, BC_COUNT (500, 200) size the broadcast scenario; NPACD_EXE measures
+#   another npacd binary; KEEP_TMP=1.
 # Never run by `make test`.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,10 +42,11 @@ case "$N$RUNS" in '' | *[!0-9]*) echo "usage: $0 [N] [RUNS] (positive integers)"
 export RUNS
 PEERS_DIR=${PEERS_DIR:-/work/shared/peers}
 BIN=$BUILD/bin
+NPACD_EXE=${NPACD_EXE:-$BIN/npacd}  # another npacd build to measure, with this build's tools
 LOADGEN=$BUILD/bench/npacd_loadgen
 FARM=$BUILD/bin/npac-provider-farm
 RUN_SECS=${NPACD_RUN_TIMEOUT:-180}  # each npacd run's --timeout
-for f in "$BIN/npacd" "$BIN/npac-soa-sim" "$LOADGEN" "$BUILD/bench/loopback_bench"; do
+for f in "$NPACD_EXE" "$BIN/npac-soa-sim" "$LOADGEN" "$BUILD/bench/loopback_bench"; do
   [[ -x $f ]] || { echo "missing $f: build the targets npacd npac-soa-sim npacd_loadgen loopback_bench in $BUILD" >&2; exit 2; }
 done
 WORK=$(mktemp -d /tmp/npacd-compare.XXXXXX)
@@ -71,7 +73,7 @@ HZ=$(getconf CLK_TCK)
 secs_of() { awk -v t="$1" -v hz="$HZ" 'BEGIN { printf "%.2f", t / hz }'; }
 us_per() { awk -v t="$1" -v n="$2" -v hz="$HZ" 'BEGIN { if (n > 0) printf "%.1f", 1e6 * t / hz / n }'; }
 
-say "compare: N=$N, runs=$RUNS, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), build $BUILD"
+say "compare: N=$N, runs=$RUNS, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), build $BUILD, npacd $NPACD_EXE ($("$NPACD_EXE" --version 2>/dev/null | head -1))"
 
 # ---------------------------------------------------------------- 1. the peers
 if [[ ${PEERS:-1} == 1 ]]; then
@@ -107,7 +109,7 @@ start_npacd() {
   DIR=$WORK/$1
   mkdir -p "$DIR"
   LISTEN=$(free_port); APIPORT=$(free_port)
-  "$BIN/npacd" --db "$DIR/npacd.db" --listen "127.0.0.1:$LISTEN" --api "127.0.0.1:$APIPORT" \
+  "$NPACD_EXE" --db "$DIR/npacd.db" --listen "127.0.0.1:$LISTEN" --api "127.0.0.1:$APIPORT" \
     --durability "$2" --log-level warn >"$DIR/npacd.log" 2>&1 &
   NPACD=$!; PIDS+=("$NPACD")
   for ((tries = 0; tries < 200; tries++)); do
