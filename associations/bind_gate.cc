@@ -38,7 +38,7 @@ std::string keyName(const BindRequest& request) {
 
 }  // namespace
 
-BindVerdict BindGate::check(const BindInput& input) const {
+BindVerdict BindGate::check(const BindInput& input) {
   const BindRequest& request = input.request;
   const std::string spid = "SPID " + request.spid;
 
@@ -83,8 +83,12 @@ BindVerdict BindGate::check(const BindInput& input) const {
   }
 
   // 5. Signature.
-  const SignatureStatus signature = SignatureVerifier::verify(
-      key->algorithm, key->public_pem, request.signed_bytes, request.signature);
+  // The key's PEM text is parsed once (parsed_key_cache.h): OpenSSL's PEM decoding costs
+  // several times the verification itself.
+  auto verifier = keys_.verifier(key->algorithm, key->public_pem);
+  const SignatureStatus signature =
+      verifier.ok() ? verifier.value().verify(request.signed_bytes, request.signature)
+                    : SignatureStatus::Fail(verifier.error().code, verifier.error().detail);
   if (!signature.ok()) {
     return refuse(BindDiagnostic::kSignatureInvalid, spid + " " + keyName(request) + " (" +
                                                          std::string(toString(signature.code())) +

@@ -24,7 +24,11 @@
 // sequence number is consumed even if a later check refuses it; the verdict says so in
 // `consume_sequence` and the caller persists it as the key's last sequence number.
 //
-// Threading: stateless and pure apart from OpenSSL verification; call from any thread.
+// Keys: each provider key's PEM text is parsed once and kept (parsed_key_cache.h); the
+// caller may keep its own keys there too (the NPAC's signing key, npac/npacd/npac_keys.h).
+//
+// Threading: one thread per BindGate (its key cache is not synchronised); apart from that
+// cache, pure.
 // The clock is the caller's `now`.
 #pragma once
 
@@ -34,6 +38,7 @@
 
 #include "associations/bind_diagnostic.h"
 #include "associations/bind_facts.h"
+#include "associations/parsed_key_cache.h"
 #include "associations/srr_rules.h"
 
 namespace npac::associations {
@@ -59,7 +64,11 @@ struct BindVerdict {
 
 class BindGate {
  public:
-  BindVerdict check(const BindInput& input) const;
+  BindVerdict check(const BindInput& input);
+  ParsedKeyCache& keys() { return keys_; }
+
+ private:
+  ParsedKeyCache keys_;
 };
 
 }  // namespace npac::associations

@@ -94,11 +94,13 @@ as::Result<cmip::LnpAccessControl, std::string> signBindResponse(db::Database& d
                                                                  const std::string& system_id,
                                                                  db::TimeMs now,
                                                                  as::FunctionMask functions,
-                                                                 bool recovery_mode) {
+                                                                 bool recovery_mode,
+                                                                 as::ParsedKeyCache* keys) {
   db::NpacKeyStore store(db);
   db::Result<db::NpacKey> key = store.signingKeyAt(now);
   if (!key.isOk()) return as::err("no NPAC key to sign the bind response: " + key.status().toString());
-  auto signer = as::SignatureSigner::fromPem(fromDb(key->algorithm), key->private_key_pem);
+  auto signer = keys != nullptr ? keys->signer(fromDb(key->algorithm), key->private_key_pem)
+                                : as::SignatureSigner::fromPem(fromDb(key->algorithm), key->private_key_pem);
   if (!signer.ok()) {
     return as::err(subjectOf(*key) + " is unusable: " + std::string(as::toString(signer.error().code)) +
                    ": " + signer.error().detail);

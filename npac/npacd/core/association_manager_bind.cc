@@ -137,7 +137,7 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   // control (docs/PROTOCOL.md "The NPAC's answer"), made before the association exists so
   // a failure leaves nothing to undo.
   auto npac_access_control = signBindResponse(db_, registry_.get(tunables::kNpacSystemId), clock_.wallMs(),
-                                              request->functions, request->recovery_mode);
+                                              request->functions, request->recovery_mode, &gate_.keys());
   if (!npac_access_control.ok()) {
     spdlog::error("cannot sign the bind response: {}", npac_access_control.error());
     rejectBind(session, ind, spid, mask, request->recovery_mode, "npac-key-unavailable",
