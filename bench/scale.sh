@@ -98,6 +98,7 @@ rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 HZ=$(getconf CLK_TCK)
 RSS_BEFORE=$(rss_kib "$NPACD_PID")
+B0=$(cpu_ticks "$NPACD_PID")
 
 FROM=()
 for i in $(seq "$K"); do FROM+=(--from "127.0.0.$((i + 1))"); done
@@ -118,6 +119,7 @@ done
 # What npacd holds with every association bound and idle: it has answered each AARE
 # before the farm counts it, so the resident set is read at once.
 RSS_AFTER=$(rss_kib "$NPACD_PID")
+B1=$(cpu_ticks "$NPACD_PID")
 grep -E '^(Rss|Pss_Anon|Anonymous)' "/proc/$NPACD_PID/smaps_rollup" >"$WORK/smaps_after.txt" || true
 T0=$(cpu_ticks "$NPACD_PID")
 sleep "$IDLE_SECONDS"
@@ -134,11 +136,11 @@ wait "$NPACD_PID" 2>/dev/null || true
 NPACD_PID=""
 
 python3 - "$WORK" "$PROVIDERS" "$K" "$RSS_BEFORE" "$RSS_AFTER" "$T0" "$T1" "$HZ" "$IDLE_SECONDS" "$FARM_RSS" \
-  "$FARM_EXIT" "$DURABILITY" <<'PY'
+  "$FARM_EXIT" "$B0" "$B1" "$DURABILITY" <<'PY'
 import json, sys
 work = sys.argv[1]
-providers, k, rss0, rss1, t0, t1, hz, idle, farm_rss, farm_exit = map(int, sys.argv[2:12])
-durability = sys.argv[12]
+providers, k, rss0, rss1, t0, t1, hz, idle, farm_rss, farm_exit, b0, b1 = map(int, sys.argv[2:14])
+durability = sys.argv[14]
 b = json.load(open(work + "/bound.json"))
 f = json.load(open(work + "/farm.json"))
 bound = b["binds_ok"]
@@ -150,6 +152,8 @@ if b["first_failure"]: print("  first failure: " + b["first_failure"])
 print("  bind phase %.2f s = %.0f binds/s (Ed25519, full OSI handshake); bind latency p50 %.1f ms, p99 %.1f ms, max %.1f ms" %
       (b["bind_phase_seconds"], b["binds_per_second"], b["bind_latency_ms"]["p50"], b["bind_latency_ms"]["p99"],
        b["bind_latency_ms"]["max"]))
+print("  npacd CPU in the bind phase: %.2f s = %.0f us per bind (the farm: %.0f us per bind)" %
+      ((b1 - b0) / hz, 1e6 * (b1 - b0) / hz / bound if bound else 0, 1e6 * f["cpu_seconds"] / bound if bound else 0))
 per = (rss1 - rss0) / bound if bound else 0
 print("  npacd RSS %d KiB before, %d KiB with all bound: %.1f KiB per bound association (target <= 32)" %
       (rss0, rss1, per))
