@@ -237,6 +237,7 @@ const std::vector<AdminApi::Route>& AdminApi::routeTable() {
       {V::put, "/v1/tunables/{name}", A::kOperator, NPAC_NOW(setTunable(r, r.path[2]))},
       {V::delete_, "/v1/tunables/{name}", A::kOperator, NPAC_NOW(clearTunable(r, r.path[2]))},
       {V::post, "/v1/messages", A::kApplication, NPAC_LATER(submitMessages(r, respond))},
+      {V::post, "/v1/broadcasts", A::kApplication, NPAC_LATER(submitBroadcast(r, respond))},
       {V::get, "/v1/messages/{id}", A::kReader, NPAC_LATER(messageStatus(r, r.path[2], respond))},
       // Taking providers' requests is the application's job, not a reader's.
       {V::get, "/v1/inbound", A::kApplication, NPAC_LATER(pollInbound(r, respond))},

@@ -6,6 +6,7 @@
 //   npac-keys     the NPAC's own signing keys            SQLite, on the API thread
 //   tunables      catalogue, get/set/clear, srr          TunableRegistry (validated, audited)
 //   messages      submit (ids once committed), status    CoreService / SQLite
+//   broadcasts    one message for many providers         SQLite providers + CoreService
 //   inbound       long-poll providers' requests, answer  CoreService
 //   associations  list, abort                            CoreService
 //   queue view    a provider's queue and why it waits    SQLite counts + CoreService
@@ -139,6 +140,8 @@ class AdminApi {
   HttpResponse setSrr(ApiRequest& r, const std::string& spid);
   // admin_api_core.cc (answer through `respond`, possibly later)
   void submitMessages(ApiRequest& r, Responder& respond);
+  // broadcast_routes.cc: one message for many providers, one submission (broadcast.h)
+  void submitBroadcast(ApiRequest& r, Responder& respond);
   // A queued message's status carries its wait reason, which needs the core's view.
   void messageStatus(ApiRequest& r, const std::string& id, Responder& respond);
   void pollInbound(ApiRequest& r, Responder& respond);

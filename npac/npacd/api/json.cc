@@ -166,10 +166,17 @@ Parsed<std::uint32_t> parseFunctions(const json& value) {
 Parsed<OutboundMessage> parseMessage(const json& object) {
   using P = Parsed<OutboundMessage>;
   if (!object.is_object()) return P::fail("invalid_message", "a message must be a JSON object");
-  OutboundMessage out;
   std::string spid = object.value("spid", json()).is_string() ? object["spid"].get<std::string>() : "";
   if (!db::isValidSpid(spid)) return P::fail("invalid_message", "spid must be 4 ASCII letters or digits");
-  out.message.spid = spid;
+  Parsed<OutboundMessage> out = parseMessageContent(object);
+  if (out.ok()) out.value->message.spid = spid;
+  return out;
+}
+
+Parsed<OutboundMessage> parseMessageContent(const json& object) {
+  using P = Parsed<OutboundMessage>;
+  if (!object.is_object()) return P::fail("invalid_message", "a message must be a JSON object");
+  OutboundMessage out;
   Parsed<std::uint32_t> functions = parseFunctions(object.value("function", json()));
   if (!functions.ok()) return P::fail(functions.error.code, functions.error.message);
   out.message.function_mask = *functions.value;

@@ -54,6 +54,9 @@ inline constexpr std::size_t kMaxBatchMessages = 1000;
 // One message object, or {"messages":[...]} (1..kMaxBatchMessages).
 Parsed<std::vector<OutboundMessage>> parseMessages(const nlohmann::json& body);
 Parsed<OutboundMessage> parseMessage(const nlohmann::json& object);
+// A message's fields but its "spid" (left empty, whatever the object holds): the content
+// POST /v1/broadcasts sends to each of its providers (broadcast.h).
+Parsed<OutboundMessage> parseMessageContent(const nlohmann::json& object);
 
 // "soa-management", "lsms-data-download", "network-data-management" ("network-data" is
 // accepted too), "notifications", "queries", or an array of them → the function mask bits
