@@ -206,25 +206,32 @@ class Shard : public soasim::AssociationObserver {
     }
   }
 
-  // One of the shard's --concurrent-binds: binds the next unbound slot until none is left.
+  // One of the shard's --concurrent-binds: takes the next provider and binds its K
+  // associations one after another, until no provider is left. A provider's binds never
+  // overlap: association j signs sequence number first_sequence + j, and npacd refuses a
+  // number not above the last it accepted for the key (docs/OPERATIONS.md check 7), so
+  // they must arrive in order — as npac-soa-sim binds its own.
   awaitable<void> binder() {
+    const size_t k = shared_.options.associations;
     asio::steady_timer pace(io_);
-    while (!shared_.stopping.load() && next_slot_ < clients_.size()) {
-      const size_t slot = next_slot_++;
-      if (rate_ > 0) {
-        if (slot == 0) paced_from_ = Clock::now();
-        auto at = paced_from_ + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(static_cast<double>(slot) / rate_));
-        if (at > Clock::now()) {
-          pace.expires_at(at);
-          boost::system::error_code ec;
-          co_await pace.async_wait(redirect_error(use_awaitable, ec));
-          if (shared_.stopping.load()) break;
+    while (!shared_.stopping.load() && next_provider_ < providers_.size()) {
+      const size_t local = next_provider_++;
+      for (size_t j = 0; j < k && !shared_.stopping.load(); ++j) {
+        if (rate_ > 0) {
+          const uint64_t n = binds_started_++;
+          if (n == 0) paced_from_ = Clock::now();
+          auto at = paced_from_ + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(static_cast<double>(n) / rate_));
+          if (at > Clock::now()) {
+            pace.expires_at(at);
+            boost::system::error_code ec;
+            co_await pace.async_wait(redirect_error(use_awaitable, ec));
+            if (shared_.stopping.load()) break;
+          }
         }
+        co_await bindOne(local * k + j);
       }
-      co_await bindOne(slot);
     }
-    co_return;
   }
 
   awaitable<void> bindOne(size_t slot) {
@@ -319,7 +326,8 @@ class Shard : public soasim::AssociationObserver {
   std::vector<uint32_t> pending_;                            // per slot: answers not yet written
   size_t binders_ = 1;
   double rate_ = 0;
-  size_t next_slot_ = 0;
+  size_t next_provider_ = 0;  // local index of the next provider to bind
+  uint64_t binds_started_ = 0;  // for --connect-rate
   Clock::time_point paced_from_;
   uint64_t ended_by_peer_ = 0;
   bool internal_error_ = false;

@@ -8,7 +8,9 @@
 // TPKT, X.224 CR/CC, X.225 CN/AC, X.226 CP/CPA and the X.227 AARQ/AARE carrying the
 // Ed25519-signed LnpAccessControl (docs/npac-bind.asn1); the NPAC's signed answer is
 // verified with --npac-key before the association is used. Binds are started at most
-// --connect-rate per second with at most --concurrent-binds in flight. Bound
+// --connect-rate per second with at most --concurrent-binds in flight, one provider per
+// bind in flight: a provider binds its associations one after another, in the order of
+// their sequence numbers (npacd refuses a number not above the last it accepted). Bound
 // associations answer every confirmed NPAC invoke exactly as npac-soa-sim does
 // (provider_messages.h answerFor(), heartbeats included) and otherwise sit idle: no timer
 // runs per association, so an idle association costs no CPU on either side.
@@ -61,7 +63,7 @@ struct FarmOptions {
   int64_t key_list = 1;
   int64_t key_id = 1;
   double connect_rate = 0;        // binds started per second over the farm; 0: unpaced
-  size_t concurrent_binds = 128;  // binds in flight at once over the farm
+  size_t concurrent_binds = 128;  // binds in flight at once over the farm (at most one per provider)
   std::optional<uint64_t> expect;
   Millis duration{std::chrono::seconds(60)};
   Millis bind_timeout{std::chrono::seconds(10)};
