@@ -299,7 +299,9 @@ med = {k: median([float(r[3]) for r in rs]) for k, rs in ok.items() if rs}
 def ratio(a, b, target=None):
     name = lambda k: " ".join(k)
     if a not in med or b not in med:
-        return "%-26s / %-24s: not measured" % (name(a), name(b))
+        gone = [k for k in (a, b) if k not in med]
+        why = ", ".join("%s: %s" % (name(k), "no successful run" if k in groups else "not run") for k in gone)
+        return "%-26s / %-24s: not measured (%s)" % (name(a), name(b), why)
     x = med[a] / med[b]
     t = "" if target is None else "   target >= %gx: %s" % (target, "met" if x >= target else "NOT met")
     return "%-26s / %-24s = %6.2fx%s" % (name(a), name(b), x, t)
