@@ -30,7 +30,7 @@
 #   PEERS=0 skips the peers (their columns and ratios are then blank); SYSTEMS,
 #   RUN_TIMEOUT, BUDGET go to run_peers.sh; PEERS_DIR=/work/shared/peers; ANSWERER=sim;
 #   BC_PROVIDERS, BC_COUNT (500, 200) size the broadcast scenario; NPACD_EXE measures
-#   another npacd binary; KEEP_TMP=1.
+#   another npacd binary; PARTS (default "peers npacd raw broadcast") runs only some; KEEP_TMP=1.
 # Never run by `make test`.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -73,10 +73,12 @@ HZ=$(getconf CLK_TCK)
 secs_of() { awk -v t="$1" -v hz="$HZ" 'BEGIN { printf "%.2f", t / hz }'; }
 us_per() { awk -v t="$1" -v n="$2" -v hz="$HZ" 'BEGIN { if (n > 0) printf "%.1f", 1e6 * t / hz / n }'; }
 
+PARTS=" ${PARTS:-peers npacd raw broadcast} "
+part() { [[ $PARTS == *" $1 "* ]]; }
 say "compare: N=$N, runs=$RUNS, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), build $BUILD, npacd $NPACD_EXE ($("$NPACD_EXE" --version 2>/dev/null | head -1))"
 
 # ---------------------------------------------------------------- 1. the peers
-if [[ ${PEERS:-1} == 1 ]]; then
+if [[ ${PEERS:-1} == 1 ]] && part peers; then
   say ""; say "== peers: $PEERS_DIR/run_peers.sh $N (RUNS=$RUNS) =="
   bash "$PEERS_DIR/run_peers.sh" "$N" 2>&1 | tee "$WORK/peers.txt"
   # Their per-run lines: "  SYSTEM run i/R: ok RATE msg/s ... | server: RSS X MB, CPU Ys, ... | client CPU Zs".
@@ -210,6 +212,7 @@ median_rate() { # system mode -> median PDUs/s of its successful rows
 }
 WARMUP=$((N < 20000 ? N : 20000))
 for DURABILITY in normal full; do
+  part npacd || continue
   say ""; say "== npacd --durability $DURABILITY: 1 provider x 4 associations ($ANSWERER_KIND), warm-up $WARMUP, $RUNS runs of $N =="
   if start_npacd "npacd-$DURABILITY" "$DURABILITY" && provision soa on 0001 &&
     start_answerer 4 soa 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5; then
@@ -229,25 +232,29 @@ for DURABILITY in normal full; do
 done
 
 # ---------------------------------------------------------------- 4. the raw limit
-say ""; say "== raw loopback TCP (bench/loopback_bench: one connection, 80-byte frames, no decoding) =="
-"$BUILD/bench/loopback_bench" --benchmark_format=json >"$WORK/raw.json" 2>/dev/null
-read -r RAW_ONEWAY RAW_RT < <(python3 -c '
+if part raw; then
+  say ""; say "== raw loopback TCP (bench/loopback_bench: one connection, 80-byte frames, no decoding) =="
+  "$BUILD/bench/loopback_bench" --benchmark_format=json >"$WORK/raw.json" 2>/dev/null
+  read -r RAW_ONEWAY RAW_RT < <(python3 -c '
 import json, sys
 raw = {b["name"].split("/")[0]: b["frames_per_second"] for b in json.load(open(sys.argv[1]))["benchmarks"]}
 print("%.0f %.0f" % (raw["BM_RawOneWay"], raw["BM_RawRoundTrip"]))' "$WORK/raw.json")
-say "  one way $RAW_ONEWAY frames/s; with a 40-byte answer read back per frame $RAW_RT frames/s"
-printf 'raw loopback\tone way\t1\t%s\t\t\t\t\t\n' "$RAW_ONEWAY" >>"$ROWS"
-printf 'raw loopback\tround trip\t1\t%s\t\t\t\t\t\n' "$RAW_RT" >>"$ROWS"
+  say "  one way $RAW_ONEWAY frames/s; with a 40-byte answer read back per frame $RAW_RT frames/s"
+  printf 'raw loopback\tone way\t1\t%s\t\t\t\t\t\n' "$RAW_ONEWAY" >>"$ROWS"
+  printf 'raw loopback\tround trip\t1\t%s\t\t\t\t\t\n' "$RAW_RT" >>"$ROWS"
+fi
 
 # ---------------------------------------------------------------- 5. broadcasts
 # 500 LSMS providers bound once each by npac-provider-farm; 200 broadcasts to "all" of
 # them (POST /v1/broadcasts: one request, one COMMIT, 500 rows each) = 100,000 PDUs.
 BC_PROVIDERS=${BC_PROVIDERS:-500}
 BC_COUNT=${BC_COUNT:-200}
-say ""; say "== $BC_PROVIDERS LSMS providers x 1 association, $BC_COUNT broadcasts (--durability normal) =="
 DURABILITY=normal
+part broadcast && say "" && say "== $BC_PROVIDERS LSMS providers x 1 association, $BC_COUNT broadcasts (--durability normal) =="
 ulimit -n $((BC_PROVIDERS + 1024)) 2>/dev/null || true  # npacd and the farm: one descriptor per association
-if [[ ! -x $FARM ]]; then
+if ! part broadcast; then
+  :
+elif [[ ! -x $FARM ]]; then
   say "  skipped: missing npac-provider-farm (bench/npac_provider_farm.cc, not built in $BUILD/bin)"
 elif ! start_npacd broadcast normal; then
   printf 'npacd\tnormal/broadcast\t1\tFAIL\t\t\t\t\t\n' >>"$ROWS"
