@@ -31,6 +31,8 @@ mkdir -p "$CORPUS/upper_layers" "$CORPUS/ber" "$CORPUS/admin_api" "$CORPUS/artif
 api_seed() { printf '%b' "$2" >"$CORPUS/admin_api/seed-$1"; }
 api_seed get-provider 'GET /v1/providers/0001?limit=5 HTTP/1.1\r\nHost: x\r\nX-Npac-Actor: ops\r\n\r\n'
 api_seed post-message 'POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 249\r\n\r\n{"messages":[{"spid":"0001","function":"notifications","operation":"event-report","idempotency_key":"k-1","object_class":"1.3.6.1.4.1.103.7.0.0.1.3","instance":{"dn":[[{"id":"2.5.4.3","value":"13044e504143"}]]},"type":"1.3.6","information":"0400"}]}'
+api_seed post-broadcast 'POST /v1/broadcasts HTTP/1.1\r\nHost: x\r\nContent-Length: 248\r\n\r\n{"function":"lsms-data-download","to":["0001","0002"],"operation":"event-report","idempotency_key":"act-1","object_class":"1.3.6.1.4.1.103.7.0.0.1.3","instance":{"dn":[[{"id":"2.5.4.3","value":"13044e504143"}]]},"type":"1.3.6","information":"0400"}'
+api_seed broadcast-all '/v1/broadcasts\n{"function":"notifications","to":"all","operation":"delete","object_class":"1.3.6","instance":{"non_specific":"00"}}'
 api_seed answer '/v1/inbound/7/response?actor=a%20b\n{"outcome":"error","error_code":"noSuchAction","parameter":"0400"}'
 api_seed bad-utf8 '/v1/providers/%ff%c3%28?spid=%ed%a0%80\n{"name":"\xc3"}'
 

@@ -10,12 +10,14 @@
 //  - every accepted request's strings are UTF-8, and every answer body is valid JSON;
 //  - parseBearerAuthorization (npac/npacd/api/access.h) either finds a token — one word
 //    of printable ASCII within the header limit — or gives a reason in printable ASCII;
+//  - a broadcast body resolves only to providers it may reach, each row with its PDU;
 //  - parseEventInterval (event_stream.h) accepts only a value within its range, and a
 //    server-sent event written from any data has no line that is not id/event/data.
 //
 // Threading: a pure function of its input.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -27,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "npac/npacd/api/access.h"
+#include "npac/npacd/api/broadcast.h"
 #include "npac/npacd/api/event_stream.h"
 #include "npac/npacd/api/request.h"
 #include "npac/npacd/api/json.h"
@@ -46,6 +49,38 @@ inline void requireJsonAnswer(const npacd::HttpResponse& response) {
   if (nlohmann::json::parse(response.body(), nullptr, false).is_discarded()) std::abort();
 }
 
+// POST /v1/broadcasts' body, and its recipients among three fixed providers: whoever it
+// resolves to is provisioned, named by the request, and (for "all") enabled and of a
+// system type that takes the functions; every broadcast row carries the same PDU.
+inline void checkBroadcast(const nlohmann::json& body) {
+  auto broadcast = npacd::parseBroadcast(body);
+  if (!broadcast.ok()) {
+    requireJsonAnswer(npacd::errorResponse(boost::beast::http::status::bad_request, broadcast.error.code,
+                                           broadcast.error.message));
+    return;
+  }
+  if (!broadcast.value->content.message.spid.empty()) std::abort();
+  if (!broadcast.value->to_all && broadcast.value->spids.empty()) std::abort();
+  const std::vector<db::ServiceProvider> provisioned{{"0001", "S", db::SystemType::kSoa, true},
+                                                     {"0002", "L", db::SystemType::kLsms, true},
+                                                     {"0003", "D", db::SystemType::kLsms, false}};
+  npacd::BroadcastRecipients recipients = npacd::resolveRecipients(*broadcast.value, provisioned);
+  if (!recipients.ok()) {
+    requireJsonAnswer(npacd::errorResponse(static_cast<boost::beast::http::status>(*recipients.status),
+                                           recipients.error.code, recipients.error.message));
+    return;
+  }
+  const std::uint32_t mask = broadcast.value->content.message.function_mask;
+  for (const std::string& spid : recipients.spids) {
+    auto it = std::find_if(provisioned.begin(), provisioned.end(), [&](const auto& p) { return p.spid == spid; });
+    if (it == provisioned.end() || !npacd::systemTypeTakes(it->system_type, mask)) std::abort();
+    if (broadcast.value->to_all && !it->enabled) std::abort();
+  }
+  for (const npacd::OutboundMessage& row : npacd::broadcastMessages(*broadcast.value, recipients.spids)) {
+    if (row.message.pdu != broadcast.value->content.message.pdu) std::abort();
+  }
+}
+
 // What the routes do with a parsed body: every parser, every error answer.
 inline void parseBodies(const nlohmann::json& body) {
   auto answer = [](const npacd::ApiError& error) {
@@ -55,6 +90,7 @@ inline void parseBodies(const nlohmann::json& body) {
   if (!messages.ok()) answer(messages.error);
   auto response = npacd::parseInboundResponse(body);
   if (!response.ok()) answer(response.error);
+  checkBroadcast(body);
   if (body.contains("function")) {
     auto functions = npacd::parseFunctions(body["function"]);
     if (!functions.ok()) answer(functions.error);

@@ -44,6 +44,10 @@ TEST_CASE("Hostile admin API inputs run through the fuzz target's path without a
       "/v1/x\n{\"name\":\"\\ud800\"}",                   // a lone surrogate escape
       "/v1/x\n{\"information\":\"30800000\",\"result\":\"zz\",\"at\":\"2026-13-40T99:99:99Z\"}",
       "/v1/x\n{\"function\":[1,\"queries\",null]}",
+      "/v1/broadcasts\n{\"function\":\"notifications\",\"to\":[\"0001\",\"0001\",null]}",
+      "/v1/broadcasts\n{\"function\":\"queries\",\"to\":\"all\",\"operation\":\"get\",\"object_class\":1,"
+      "\"instance\":{\"non_specific\":\"00\"}}",
+      "/v1/broadcasts\n{\"function\":[],\"to\":" + std::string(300, '[') + std::string(300, ']') + "}",
       std::string("/v1/\xc0\xaf\n\xf4\x90\x80\x80"),    // overlong '/', above U+10FFFF
   };
   for (const std::string& input : inputs) {

@@ -9,10 +9,11 @@
 // "to":"all" means every ENABLED provider whose system type may bind for the message's
 // functions — the rule the BindGate applies to a bind's function mask
 // (associations::allowedFunctions, bind_facts.h): an SOA takes soa-management, an LSMS
-// lsms-data-download, both take network-data-management, notifications and queries. A
-// list names providers explicitly: each must be provisioned and of a system type that
-// takes the functions (disabled ones are accepted: their rows wait queued, as POST
-// /v1/messages does). The PDU is encoded once; every provider's row stores those bytes.
+// lsms-data-download, an SOA-and-LSMS both, and all three take network-data-management,
+// notifications and queries. A list names providers explicitly: each must be provisioned
+// and of a system type that takes the functions (disabled ones are accepted: their rows
+// wait queued, as POST /v1/messages does). The PDU is encoded once; every provider's row
+// stores those bytes.
 // The route hands all rows to the core as ONE submission (one commit, all or nothing).
 //
 // The parsing and the recipient rule are pure functions here, so the admin API fuzz
