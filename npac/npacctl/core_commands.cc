@@ -1,5 +1,7 @@
-// `npacctl assoc|audit|send|msg`: the routes npacd's association core answers, and the logs.
+// `npacctl assoc|audit|send|broadcast|msg`: the routes npacd's association core answers, and the logs.
+#include <algorithm>
 #include <iostream>
+#include <optional>
 
 #include "common/vocabulary.h"
 #include "npac/npacctl/server_command.h"
@@ -94,59 +96,114 @@ void addAudit(CLI::App& app, int& exit_code) {
   });
 }
 
-void addSend(CLI::App& app, int& exit_code) {
-  auto* c = app.add_subcommand("send", "submit one message to a provider (ids printed once committed)");
-  auto f = std::make_shared<ServerFlags>();
-  auto m = std::make_shared<json>(json::object());
-  auto spid = std::make_shared<std::string>();
-  auto function = std::make_shared<std::string>();
-  auto operation = std::make_shared<std::string>("event-report");
-  auto object_class = std::make_shared<std::string>();
-  auto instance = std::make_shared<std::string>();
-  auto type = std::make_shared<std::string>();
-  auto info = std::make_shared<std::string>();
-  auto key = std::make_shared<std::string>();
-  auto idempotency_key = std::make_shared<std::string>();
-  auto priority = std::make_shared<int>(0);
-  auto unconfirmed = std::make_shared<bool>(false);
-  c->add_option("--spid", *spid, "provider")->required();
-  c->add_option("--function", *function, "association function it needs: " + npac::common::associationFunctionNames())
+// The fields of one message (POST /v1/messages), shared by `send` and `broadcast`.
+struct MessageFlags {
+  std::string function;
+  std::string operation = "event-report";
+  std::string object_class;
+  std::string instance;
+  std::string type;
+  std::string info;
+  std::string key;
+  std::string idempotency_key;
+  int priority = 0;
+  bool unconfirmed = false;
+};
+
+void addMessageFlags(CLI::App& c, MessageFlags& m, const std::string& idempotency_help) {
+  c.add_option("--function", m.function, "association function it needs: " + npac::common::associationFunctionNames())
       ->required()
       ->check([](const std::string& text) {
         return npac::common::parseAssociationFunction(text) ? std::string()
                                                             : "not one of " + npac::common::associationFunctionNames();
       });
-  c->add_option("--operation", *operation, "event-report, action, create, delete, set, get")->capture_default_str();
-  c->add_option("--class", *object_class, "managed object class OID")->required();
-  c->add_option("--instance", *instance, "managed object instance as JSON: {\"dn\":[[{\"id\":OID,\"value\":HEX}]]}")
+  c.add_option("--operation", m.operation, "event-report, action, create, delete, set, get")->capture_default_str();
+  c.add_option("--class", m.object_class, "managed object class OID")->required();
+  c.add_option("--instance", m.instance, "managed object instance as JSON: {\"dn\":[[{\"id\":OID,\"value\":HEX}]]}")
       ->required();
-  c->add_option("--type", *type, "event or action type OID");
-  c->add_option("--info", *info, "event/action information, BER hex");
-  c->add_option("--key", *key, "ordering key");
-  c->add_option("--idempotency-key", *idempotency_key,
-                "1..128 visible ASCII characters: repeating the send with it answers the original id");
-  c->add_option("--priority", *priority, "0..9, higher first")->capture_default_str();
-  c->add_flag("--unconfirmed", *unconfirmed, "no response expected");
+  c.add_option("--type", m.type, "event or action type OID");
+  c.add_option("--info", m.info, "event/action information, BER hex");
+  c.add_option("--key", m.key, "ordering key");
+  c.add_option("--idempotency-key", m.idempotency_key, idempotency_help);
+  c.add_option("--priority", m.priority, "0..9, higher first")->capture_default_str();
+  c.add_flag("--unconfirmed", m.unconfirmed, "no response expected");
+}
+
+// The message's JSON body, or nullopt (and the reason on stderr) when --instance is not JSON.
+std::optional<json> messageBody(const MessageFlags& m) {
+  json message{{"function", m.function},  {"operation", m.operation},        {"priority", m.priority},
+               {"confirmed", !m.unconfirmed}, {"object_class", m.object_class}};
+  message["instance"] = json::parse(m.instance, nullptr, false);
+  if (message["instance"].is_discarded()) {
+    std::cerr << "npacctl: --instance is not JSON: " << m.instance << "\n";
+    return std::nullopt;
+  }
+  if (!m.type.empty()) message["type"] = m.type;
+  if (!m.info.empty()) message["information"] = m.info;
+  if (!m.key.empty()) message["key"] = m.key;
+  if (!m.idempotency_key.empty()) message["idempotency_key"] = m.idempotency_key;
+  return message;
+}
+
+void addSend(CLI::App& app, int& exit_code) {
+  auto* c = app.add_subcommand("send", "submit one message to a provider (ids printed once committed)");
+  auto f = std::make_shared<ServerFlags>();
+  auto m = std::make_shared<MessageFlags>();
+  auto spid = std::make_shared<std::string>();
+  c->add_option("--spid", *spid, "provider")->required();
+  addMessageFlags(*c, *m, "1..128 visible ASCII characters: repeating the send with it answers the original id");
   addServerFlags(*c, *f);
   c->callback([=, &exit_code] {
-    json message{{"spid", *spid},         {"function", *function},      {"operation", *operation},
-                 {"priority", *priority}, {"confirmed", !*unconfirmed}, {"object_class", *object_class}};
-    message["instance"] = json::parse(*instance, nullptr, false);
-    if (message["instance"].is_discarded()) {
-      std::cerr << "npacctl: --instance is not JSON: " << *instance << "\n";
+    std::optional<json> message = messageBody(*m);
+    if (!message) {
       exit_code = kExitUsage;
       return;
     }
-    if (!type->empty()) message["type"] = *type;
-    if (!info->empty()) message["information"] = *info;
-    if (!key->empty()) message["key"] = *key;
-    if (!idempotency_key->empty()) message["idempotency_key"] = *idempotency_key;
-    exit_code = runRequest(*f, V::post, "/v1/messages", message, [](const json& b) {
+    (*message)["spid"] = *spid;
+    exit_code = runRequest(*f, V::post, "/v1/messages", *message, [](const json& b) {
       std::string out = "accepted";
       for (const json& id : b["ids"]) out += " " + text(id);
       const json& messages = b.contains("messages") ? b["messages"] : json::array();
       if (!messages.empty() && messages[0].value("duplicate", false)) out += " (duplicate: already accepted)";
       return out + "\n";
+    });
+  });
+}
+
+// `npacctl broadcast --to all|SPID,SPID,...`: POST /v1/broadcasts (docs/API.md "Broadcasts").
+void addBroadcast(CLI::App& app, int& exit_code) {
+  auto* c = app.add_subcommand("broadcast", "submit one message to many providers, committed as one (ids printed once committed)");
+  auto f = std::make_shared<ServerFlags>();
+  auto m = std::make_shared<MessageFlags>();
+  auto to = std::make_shared<std::string>();
+  c->add_option("--to", *to, "all (every enabled provider whose system type takes --function) or SPIDs separated by ','")
+      ->required();
+  addMessageFlags(*c, *m, "1..128 visible ASCII characters, given to every provider's row: repeating the broadcast "
+                          "with it answers the original ids");
+  addServerFlags(*c, *f);
+  c->callback([=, &exit_code] {
+    std::optional<json> message = messageBody(*m);
+    if (!message) {
+      exit_code = kExitUsage;
+      return;
+    }
+    if (*to == "all") {
+      (*message)["to"] = "all";
+    } else {
+      json spids = json::array();
+      for (std::size_t start = 0; start <= to->size();) {
+        const std::size_t comma = std::min(to->find(',', start), to->size());
+        spids.push_back(to->substr(start, comma - start));
+        start = comma + 1;
+      }
+      (*message)["to"] = spids;
+    }
+    exit_code = runRequest(*f, V::post, "/v1/broadcasts", *message, [](const json& b) {
+      std::vector<std::vector<std::string>> rows{{"SPID", "ID", "DUPLICATE"}};
+      for (const json& r : b["messages"]) {
+        rows.push_back({text(r["spid"]), text(r["id"]), r.value("duplicate", false) ? "yes" : "no"});
+      }
+      return "accepted for " + text(b["providers"]) + " providers\n" + table(rows);
     });
   });
 }
@@ -183,6 +240,7 @@ void addCoreCommands(CLI::App& app, int& exit_code) {
   addAssoc(app, exit_code);
   addAudit(app, exit_code);
   addSend(app, exit_code);
+  addBroadcast(app, exit_code);
   addMsg(app, exit_code);
 }
 
