@@ -135,7 +135,7 @@ struct MetricsFixture : ProviderCore::Host {
       wakes.clear();
       core->deliver();
     }
-    store->flushAcks();
+    store->flush();
   }
   std::uint64_t count(ProviderCounters::Outcome outcome, F function, Op op) {
     CoreMetrics::Provider snapshot = core->metrics();

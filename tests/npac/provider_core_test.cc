@@ -151,7 +151,7 @@ struct CoreFixture : ProviderCore::Host {
       wakes.erase(wakes.begin());
       cores[spid]->deliver();
     }
-    store->flushAcks();
+    store->flush();
   }
   void tick() {
     for (auto& [spid, c] : cores) c->tick();
@@ -351,7 +351,7 @@ TEST_CASE("The retention purge removes acknowledged messages past queue_retentio
   const auto acked = f.submit("0001", F::kNotifications, 3);
   f.run();
   for (auto& [pdu, tag] : link.sent) f.cores["0001"]->onAnswer(1, resultFor(invokeIdOf(pdu)));
-  f.store->flushAcks();
+  f.store->flush();
   const auto waiting = f.submit("0001", F::kQueries, 2);  // no association has queries
   RetentionPurge purge(*f.db, *f.registry, f.clock);
   CHECK(purge.runIfDue().messages == 0);  // acknowledged just now

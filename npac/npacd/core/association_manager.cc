@@ -63,11 +63,11 @@ AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
       clock_(clock),
       store_(progress_db,
              [this] {
-               if (ack_flush_scheduled_) return;
-               ack_flush_scheduled_ = true;
+               if (flush_scheduled_) return;
+               flush_scheduled_ = true;
                asio::post(io_, [this] {
-                 ack_flush_scheduled_ = false;
-                 store_.flushAcks();
+                 flush_scheduled_ = false;
+                 store_.flush();
                });
              }),
       purge_(db, registry, clock),
@@ -302,7 +302,7 @@ void AssociationManager::shutdown(std::function<void()> done) {
     listener_.stop("npacd shutting down");
     timer_.cancel();
     for (auto& [spid, timer] : delivery_timers_) timer->cancel();
-    store_.flushAcks();
+    store_.flush();
     for (auto& poll : polls_) poll->done(db::Status::shutdown("npacd is stopping"));
     polls_.clear();
     // Drain: no new PDU leaves; each association is released (RLRQ) once nothing is
@@ -321,7 +321,7 @@ void AssociationManager::shutdown(std::function<void()> done) {
         any = true;
         c->releaseReady(now >= drain_deadline);
       }
-      store_.flushAcks();
+      store_.flush();
       if (!any || now >= final_deadline) {
         reportUnanswered();
         auto finished = done;  // a copy: clearing *step destroys this lambda's captures

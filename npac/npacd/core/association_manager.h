@@ -150,7 +150,7 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   std::map<std::string, std::unique_ptr<ProviderCore>> cores_;
   std::set<std::string> delivery_scheduled_;
   std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> delivery_timers_;
-  bool ack_flush_scheduled_ = false;
+  bool flush_scheduled_ = false;
   std::int64_t next_association_id_ = 0;
   std::uint64_t bind_order_ = 0;
   // Inbound requests from providers, for the NPAC application.

@@ -5,6 +5,7 @@
 #include "db/database.h"
 #include "db/statement.h"
 #include "db/storage_health.h"
+#include "db/transaction.h"
 
 namespace npac::npacd {
 
@@ -31,12 +32,14 @@ void DeliveryStore::readFailed(const db::Status& status, const char* what) {
 db::Result<std::vector<db::QueuedMessage>> DeliveryStore::nextQueued(const std::string& spid,
                                                                     std::uint32_t functions,
                                                                     std::size_t limit) {
+  flush();
   auto rows = queue_.nextQueued(spid, functions, limit);
   if (!rows.isOk()) readFailed(rows.status(), "reading the queue");
   return rows;
 }
 
 db::Result<db::QueuedMessage> DeliveryStore::get(db::MessageId id) {
+  flush();
   auto row = queue_.get(id);
   if (!row.isOk() && row.status().code() != db::Status::Code::kNotFound) {
     readFailed(row.status(), "reading a message");
@@ -46,6 +49,7 @@ db::Result<db::QueuedMessage> DeliveryStore::get(db::MessageId id) {
 
 db::Result<std::vector<db::QueuedMessage>> DeliveryStore::unacknowledged(const std::string& spid,
                                                                         std::size_t limit) {
+  flush();
   auto rows = queue_.unacknowledged(spid, limit);
   if (!rows.isOk()) readFailed(rows.status(), "reading the queue for recovery");
   return rows;
@@ -54,12 +58,14 @@ db::Result<std::vector<db::QueuedMessage>> DeliveryStore::unacknowledged(const s
 db::Result<std::vector<db::QueuedMessage>> DeliveryStore::createdBetween(const std::string& spid,
                                                                         db::TimeMs from, db::TimeMs to,
                                                                         std::size_t limit) {
+  flush();
   auto rows = queue_.createdBetween(spid, from, to, limit);
   if (!rows.isOk()) readFailed(rows.status(), "reading the queue for recovery");
   return rows;
 }
 
 db::Result<std::map<std::uint32_t, std::size_t>> DeliveryStore::queuedByMask(const std::string& spid) {
+  flush();
   auto statement = db_.prepare(
       "SELECT function_mask, COUNT(*) FROM outbound_queue WHERE spid = ? AND state = 'queued' "
       "GROUP BY function_mask");
@@ -106,47 +112,90 @@ void DeliveryStore::write(Write w) {
   spdlog::error("outbound queue: a delivery-progress write was refused: {}", status.toString());
 }
 
+void DeliveryStore::collected() {
+  if (!pending() && schedule_flush_) schedule_flush_();
+}
+
 void DeliveryStore::markSent(std::vector<db::MessageId> ids, db::AssociationId association,
                              db::TimeMs at) {
   if (ids.empty()) return;
-  write(Write{Write::Kind::kSent, std::move(ids), association, at, {}});
+  collected();
+  pending_sent_.push_back(Write{Write::Kind::kSent, std::move(ids), association, at, {}});
 }
 
 void DeliveryStore::acknowledge(db::MessageId id, db::TimeMs at) {
-  if (pending_acks_.empty() && schedule_flush_) schedule_flush_();
+  collected();
   pending_acks_.push_back(id);
   pending_acks_at_ = at;
 }
 
-void DeliveryStore::flushAcks() {
-  if (pending_acks_.empty()) return;
-  std::vector<db::MessageId> ids;
-  ids.swap(pending_acks_);
-  write(Write{Write::Kind::kAcknowledged, std::move(ids), 0, pending_acks_at_, {}});
+void DeliveryStore::flush() {
+  if (!pending()) return;
+  std::vector<Write> writes;
+  writes.swap(pending_sent_);
+  if (!pending_acks_.empty()) {
+    std::vector<db::MessageId> ids;
+    ids.swap(pending_acks_);
+    writes.push_back(Write{Write::Kind::kAcknowledged, std::move(ids), 0, pending_acks_at_, {}});
+  }
+  const auto deferAll = [&](const db::Status& status) {
+    becameUnhealthy(status, "recording delivery progress");
+    for (Write& w : writes) backlog_.push_back(std::move(w));
+    deferred_ += writes.size();
+  };
+  if (!backlog_.empty()) {
+    // Order matters (sent before acknowledged): behind the backlog, never around it.
+    for (Write& w : writes) backlog_.push_back(std::move(w));
+    deferred_ += writes.size();
+    return;
+  }
+  db::Transaction turn(db_);
+  if (db::Status status = turn.begin(); !status.isOk()) {
+    if (db::isStorageFailure(status)) return deferAll(status);
+    spdlog::error("outbound queue: cannot begin the delivery-progress transaction: {}",
+                  status.toString());
+    return;
+  }
+  for (const Write& w : writes) {
+    // Each write is its own savepoint (db::OutboundQueue): a refused one is undone alone.
+    db::Status status = apply(w);
+    if (status.isOk()) continue;
+    if (db::isStorageFailure(status)) {
+      turn.rollback();
+      return deferAll(status);
+    }
+    spdlog::error("outbound queue: a delivery-progress write was refused: {}", status.toString());
+  }
+  if (db::Status status = turn.commit(); !status.isOk()) {
+    if (db::isStorageFailure(status)) return deferAll(status);
+    spdlog::error("outbound queue: the delivery-progress transaction did not commit: {}",
+                  status.toString());
+  }
 }
 
 void DeliveryStore::markFailed(db::MessageId id, std::string reason, db::TimeMs at) {
-  flushAcks();
+  flush();
   write(Write{Write::Kind::kFailed, {id}, 0, at, std::move(reason)});
 }
 
 void DeliveryStore::requeueAssociation(db::AssociationId association) {
-  flushAcks();  // what was answered there is acknowledged, not re-queued
+  flush();  // what was answered there is acknowledged, not re-queued
   write(Write{Write::Kind::kRequeueAssociation, {}, association, 0, {}});
 }
 
 void DeliveryStore::moveSent(db::MessageId id, db::AssociationId association) {
+  flush();  // the row must read `sent` before it moves
   write(Write{Write::Kind::kMoveSent, {id}, association, 0, {}});
 }
 
 void DeliveryStore::requeue(std::vector<db::MessageId> ids) {
   if (ids.empty()) return;
-  flushAcks();
+  flush();
   write(Write{Write::Kind::kRequeue, std::move(ids), 0, 0, {}});
 }
 
 bool DeliveryStore::retry() {
-  flushAcks();
+  flush();
   while (!backlog_.empty()) {
     db::Status status = apply(backlog_.front());
     if (!status.isOk()) {

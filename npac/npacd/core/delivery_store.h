@@ -17,8 +17,15 @@
 //     would have been), not at the next restart.
 //   - a write refused for another reason (a row not in the state the write expects) is
 //     logged and dropped: replaying it could never succeed.
-// Acknowledgements are batched: acknowledge() collects ids and flushAcks() commits them in
-// one transaction; the owner calls flushAcks() once per event-loop turn (schedule_flush).
+// One transaction per event-loop turn: markSent() and acknowledge() only collect, and
+// flush() commits everything collected since the last flush in ONE transaction (sent
+// before acknowledged, each batch one statement — db::OutboundQueue), so a turn that
+// moves hundreds of messages for any number of providers costs one commit. The owner
+// calls flush() once per turn (schedule_flush). Every read and every other write flushes
+// first, so the store always reads what it wrote, and a row is `sent` before it can be
+// moved, failed or re-queued. A flush that hits a storage failure commits nothing and
+// keeps all of it, in order, in the backlog; a write refused for another reason is
+// dropped alone (its savepoint undone) and the rest commits.
 //
 // Threading: the core thread only (it wraps the core's progress connection).
 #pragma once
@@ -37,8 +44,8 @@ namespace npac::npacd {
 
 class DeliveryStore {
  public:
-  // `schedule_flush` is called when the first acknowledgement of a batch is collected; the
-  // owner then calls flushAcks() soon (a posted handler; a test calls it directly).
+  // `schedule_flush` is called when the first write of a batch is collected; the owner
+  // then calls flush() soon (a posted handler; a test calls it directly).
   DeliveryStore(db::Database& progress_db, std::function<void()> schedule_flush);
   DeliveryStore(const DeliveryStore&) = delete;
   DeliveryStore& operator=(const DeliveryStore&) = delete;
@@ -60,7 +67,8 @@ class DeliveryStore {
   // Progress writes (see above). `at` is the wall time they happened.
   void markSent(std::vector<db::MessageId> ids, db::AssociationId association, db::TimeMs at);
   void acknowledge(db::MessageId id, db::TimeMs at);
-  void flushAcks();
+  // Commits what markSent() and acknowledge() collected, in one transaction.
+  void flush();
   void markFailed(db::MessageId id, std::string reason, db::TimeMs at);
   void requeueAssociation(db::AssociationId association);
   void moveSent(db::MessageId id, db::AssociationId association);
@@ -80,12 +88,15 @@ class DeliveryStore {
   };
   db::Status apply(const Write& write);
   void write(Write write);
+  void collected();  // a write was collected: schedule the flush if it is the first
+  bool pending() const { return !pending_sent_.empty() || !pending_acks_.empty(); }
   void readFailed(const db::Status& status, const char* what);
   void becameUnhealthy(const db::Status& status, const char* what);
 
   db::Database& db_;
   db::OutboundQueue queue_;
   std::function<void()> schedule_flush_;
+  std::vector<Write> pending_sent_;
   std::vector<db::MessageId> pending_acks_;
   db::TimeMs pending_acks_at_ = 0;
   std::deque<Write> backlog_;

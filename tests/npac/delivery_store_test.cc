@@ -1,0 +1,125 @@
+// DeliveryStore: one transaction per event-loop turn for delivery progress — what is
+// collected, when it reaches the file, and what a refused write does to the rest.
+#include "npac/npacd/core/delivery_store.h"
+
+#include <catch2/catch.hpp>
+
+#include <sqlite3.h>
+
+#include "db/database.h"
+#include "db/outbound_queue.h"
+#include "db/provider_store.h"
+#include "tests/db/temp_dir.h"
+
+using namespace npac;
+using namespace npac::npacd;
+
+namespace {
+
+struct StoreFixture {
+  db::testing::TempDir dir;
+  std::unique_ptr<db::Database> db;
+  std::unique_ptr<db::Database> reader;  // a second connection: what another thread sees
+  int scheduled = 0;
+  std::unique_ptr<DeliveryStore> store;
+
+  StoreFixture() {
+    db = db::Database::open(dir.file("npacd.db")).value();
+    reader = db::Database::open(dir.file("npacd.db")).value();
+    REQUIRE(db::ProviderStore(*db).add({"0001", "Provider 0001", db::SystemType::kSoa, true}).isOk());
+    store = std::make_unique<DeliveryStore>(*db, [this] { ++scheduled; });
+  }
+  std::vector<db::MessageId> queue(int count) {
+    std::vector<db::NewMessage> rows;
+    for (int i = 0; i < count; ++i) rows.push_back(db::NewMessage{"0001", 1, 0, {0x30, 0x00}});
+    return db::OutboundQueue(*db).appendBatch(rows, 1000).value();
+  }
+  db::MessageState stateSeenByReader(db::MessageId id) {
+    return db::OutboundQueue(*reader).get(id).value().state;
+  }
+  // Commits on the store's connection, counted by SQLite's commit hook.
+  int commits = 0;
+  void countCommits() {
+    sqlite3_commit_hook(
+        db->handle(), [](void* count) { return ++*static_cast<int*>(count), 0; }, &commits);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Sent and acknowledged messages of a turn reach the file only when the store is flushed") {
+  StoreFixture f;
+  auto ids = f.queue(3);
+  f.store->markSent({ids[0], ids[1]}, 1, 2000);
+  f.store->markSent({ids[2]}, 2, 2000);
+  CHECK(f.scheduled == 1);
+  CHECK(f.stateSeenByReader(ids[0]) == db::MessageState::kQueued);
+  f.store->flush();
+  CHECK(f.stateSeenByReader(ids[0]) == db::MessageState::kSent);
+  CHECK(f.stateSeenByReader(ids[2]) == db::MessageState::kSent);
+  CHECK(db::OutboundQueue(*f.reader).get(ids[2])->association_id == 2);
+}
+
+TEST_CASE("Everything collected in one turn on several associations commits once") {
+  StoreFixture f;
+  auto ids = f.queue(6);
+  f.store->markSent({ids[0], ids[1]}, 1, 2000);
+  f.store->flush();
+  f.countCommits();
+  f.store->acknowledge(ids[0], 2100);
+  f.store->acknowledge(ids[1], 2100);
+  f.store->markSent({ids[2], ids[3]}, 1, 2100);
+  f.store->markSent({ids[4]}, 2, 2100);
+  f.store->markSent({ids[5]}, 3, 2100);
+  f.store->flush();
+  CHECK(f.commits == 1);
+  CHECK(f.stateSeenByReader(ids[0]) == db::MessageState::kAcknowledged);
+  CHECK(f.stateSeenByReader(ids[5]) == db::MessageState::kSent);
+}
+
+TEST_CASE("A read of the queue sees the sends collected before it") {
+  StoreFixture f;
+  auto ids = f.queue(2);
+  f.store->markSent({ids[0]}, 1, 2000);
+  auto next = f.store->nextQueued("0001", 1, 10);
+  REQUIRE(next.isOk());
+  REQUIRE(next->size() == 1);
+  CHECK(next->front().id == ids[1]);
+}
+
+TEST_CASE("A message sent and answered within one turn ends acknowledged") {
+  StoreFixture f;
+  auto ids = f.queue(1);
+  f.store->markSent({ids[0]}, 1, 2000);
+  f.store->acknowledge(ids[0], 2001);
+  f.store->flush();
+  auto row = db::OutboundQueue(*f.reader).get(ids[0]);
+  CHECK(row->state == db::MessageState::kAcknowledged);
+  CHECK(row->attempts == 1);
+}
+
+TEST_CASE("A refused write in a turn is dropped alone and the rest of the turn commits") {
+  StoreFixture f;
+  auto ids = f.queue(3);
+  f.store->markSent({ids[0]}, 1, 2000);
+  f.store->flush();
+  f.store->markSent({ids[0], ids[1]}, 2, 2100);  // ids[0] is already sent: refused
+  f.store->markSent({ids[2]}, 3, 2100);
+  f.store->acknowledge(ids[0], 2200);
+  f.store->flush();
+  CHECK(f.store->healthy());
+  CHECK(f.stateSeenByReader(ids[0]) == db::MessageState::kAcknowledged);
+  CHECK(f.stateSeenByReader(ids[1]) == db::MessageState::kQueued);
+  CHECK(f.stateSeenByReader(ids[2]) == db::MessageState::kSent);
+}
+
+TEST_CASE("Moving a message to another association first records that it was sent") {
+  StoreFixture f;
+  auto ids = f.queue(1);
+  f.store->markSent({ids[0]}, 1, 2000);
+  f.store->moveSent(ids[0], 2);
+  auto row = db::OutboundQueue(*f.reader).get(ids[0]);
+  CHECK(row->state == db::MessageState::kSent);
+  CHECK(row->association_id == 2);
+  CHECK(row->retransmission);
+}
