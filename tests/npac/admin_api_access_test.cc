@@ -78,7 +78,7 @@ TEST_CASE("The roles of the routes follow the documented rule") {
   // reader: every GET but the inbound poll; application: submitting messages and
   // broadcasts, and taking and answering providers' requests; the probes are public;
   // everything else operator.
-  const std::set<std::string> application{"POST /v1/messages", "POST /v1/broadcasts", "GET /v1/inbound",
+  const std::set<std::string> application{"POST /v1/messages", "POST /v1/broadcasts", "POST /v1/pdu-batches", "GET /v1/inbound",
                                           "POST /v1/inbound/{id}/response"};
   const std::set<std::string> operator_gets{"GET /v1/tokens"};
   const std::set<std::string> public_routes{"GET /health", "GET /ready", "GET /console", "GET /console/{file}"};

@@ -181,6 +181,21 @@ class AdminApiFixture {
   Reply call(http::verb method, const std::string& target, const nlohmann::json& body) const {
     return call(method, target, body.dump());
   }
+  // A body of any media type (call() sends JSON), with the operator token.
+  Reply callTyped(const std::string& content_type, http::verb method, const std::string& target,
+                  const std::string& body) const {
+    boost::asio::io_context client_io;
+    boost::beast::tcp_stream stream(client_io);
+    stream.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port));
+    http::request<http::string_body> request{method, target, 11};
+    request.set(http::field::host, "127.0.0.1");
+    request.set(http::field::authorization, "Bearer " + token(kDefaultTokenName));
+    request.set(http::field::content_type, content_type);
+    request.body() = body;
+    request.prepare_payload();
+    http::write(stream, request);
+    return read(stream);
+  }
 
   static Reply read(boost::beast::tcp_stream& stream) {
     boost::beast::flat_buffer buffer;

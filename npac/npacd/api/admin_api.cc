@@ -7,6 +7,7 @@
 
 #include "db/provider_store.h"
 #include "npac/npacd/api/connection_priority.h"
+#include "npac/npacd/api/pdu_batch.h"
 #include "npac/npacd/api/request.h"
 
 namespace npac::npacd {
@@ -108,6 +109,13 @@ std::optional<ApiError> parseApiRequest(const HttpRequest& request, ApiRequest* 
     }
   }
   out->body = json::object();
+  // A binary PDU batch (pdu_batch.h) is kept as sent; only its own route reads it.
+  auto content_type = request.find(http::field::content_type);
+  if (content_type != request.end() && isPduBatchMediaType(std::string_view(content_type->value().data(), content_type->value().size()))) {
+    out->pdu_batch = true;
+    out->raw_body = request.body();
+    return std::nullopt;
+  }
   if (!request.body().empty()) {
     if (auto at = invalidUtf8At(request.body())) {
       return ApiError{"bad_utf8", describeInvalidUtf8("the request body", request.body(), *at)};
@@ -238,6 +246,7 @@ const std::vector<AdminApi::Route>& AdminApi::routeTable() {
       {V::delete_, "/v1/tunables/{name}", A::kOperator, NPAC_NOW(clearTunable(r, r.path[2]))},
       {V::post, "/v1/messages", A::kApplication, NPAC_LATER(submitMessages(r, respond))},
       {V::post, "/v1/broadcasts", A::kApplication, NPAC_LATER(submitBroadcast(r, respond))},
+      {V::post, "/v1/pdu-batches", A::kApplication, NPAC_LATER(submitPduBatch(r, respond))},
       {V::get, "/v1/messages/{id}", A::kReader, NPAC_LATER(messageStatus(r, r.path[2], respond))},
       // Taking providers' requests is the application's job, not a reader's.
       {V::get, "/v1/inbound", A::kApplication, NPAC_LATER(pollInbound(r, respond))},
@@ -326,6 +335,11 @@ void AdminApi::handle(HttpRequest&& request, Responder respond) {
   r.token_name = std::move(decision.actor);
   r.token_role = decision.role;
 
+  if (found != nullptr && r.pdu_batch && std::string_view(found->pattern) != "/v1/pdu-batches") {
+    return respond(errorResponse(http::status::unsupported_media_type, "unsupported_media_type",
+                                 std::string(kPduBatchMediaType) + " is taken by POST /v1/pdu-batches only; " +
+                                     route_name + " takes JSON"));
+  }
   if (found != nullptr) return found->run(*this, r, respond);
   if (path_known) {
     return respond(errorResponse(http::status::method_not_allowed, "method_not_allowed",

@@ -142,6 +142,8 @@ class AdminApi {
   void submitMessages(ApiRequest& r, Responder& respond);
   // broadcast_routes.cc: one message for many providers, one submission (broadcast.h)
   void submitBroadcast(ApiRequest& r, Responder& respond);
+  // pdu_batch_routes.cc: messages already encoded, in the binary PDU batch (pdu_batch.h)
+  void submitPduBatch(ApiRequest& r, Responder& respond);
   // A queued message's status carries its wait reason, which needs the core's view.
   void messageStatus(ApiRequest& r, const std::string& id, Responder& respond);
   void pollInbound(ApiRequest& r, Responder& respond);

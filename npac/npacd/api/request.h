@@ -32,6 +32,8 @@ struct ApiRequest {
   std::string token_name;                     // the caller's token (AccessControl), "" if public
   std::optional<db::TokenRole> token_role;    // its role, nullopt if public
   std::string target;                         // the request target as sent ("/console/?x")
+  bool pdu_batch = false;                     // Content-Type is the binary PDU batch (pdu_batch.h)
+  std::string raw_body;                       // its octets as sent (only when pdu_batch)
 
   // The actor of a change: the name of the token the request was admitted with. A body
   // "actor" or an X-Npac-Actor header is ignored, so the audit log names who holds the

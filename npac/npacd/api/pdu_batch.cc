@@ -1,0 +1,162 @@
+#include "npac/npacd/api/pdu_batch.h"
+
+#include <cstring>
+#include <string>
+
+#include "cmip/cmip.h"
+#include "cmip/cmip_operations.h"
+#include "cmip/rose.h"
+#include "common/vocabulary.h"
+#include "db/provider_store.h"
+
+namespace npac::npacd {
+namespace {
+
+using P = Parsed<std::vector<OutboundMessage>>;
+
+constexpr std::uint32_t kAllFunctions = (1u << common::kAssociationFunctionCount) - 1;
+
+std::string at(std::size_t record, std::size_t offset) {
+  return "record " + std::to_string(record) + " (octet " + std::to_string(offset) + ")";
+}
+
+// The operations an NPAC pushes to a provider, as POST /v1/messages offers them: every
+// X.711 §7.4 operation but m-Linked-Reply and m-Cancel-Get, which only answer a request.
+bool isPushOperation(std::int32_t code) {
+  return cmip::isKnownCmipOpcode(code) &&
+         code != static_cast<std::int32_t>(cmip::CmipOpcode::kLinkedReply) &&
+         code != static_cast<std::int32_t>(cmip::CmipOpcode::kCancelGet);
+}
+
+}  // namespace
+
+bool isPduBatchMediaType(std::string_view content_type) {
+  const std::size_t end = content_type.find(';');
+  std::string_view type = content_type.substr(0, end);
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
+  while (!type.empty() && (type.front() == ' ' || type.front() == '\t')) type.remove_prefix(1);
+  if (type.size() != kPduBatchMediaType.size()) return false;
+  for (std::size_t i = 0; i < type.size(); ++i) {
+    const char c = type[i] >= 'A' && type[i] <= 'Z' ? static_cast<char>(type[i] - 'A' + 'a') : type[i];
+    if (c != kPduBatchMediaType[i]) return false;
+  }
+  return true;
+}
+
+Parsed<std::vector<OutboundMessage>> parsePduBatch(std::span<const std::uint8_t> body) {
+  if (body.size() < kPduBatchMagic.size() ||
+      std::string_view(reinterpret_cast<const char*>(body.data()), kPduBatchMagic.size()) != kPduBatchMagic) {
+    return P::fail("invalid_pdu_batch", "a PDU batch starts with the 4 octets \"NPB1\"");
+  }
+  std::vector<OutboundMessage> out;
+  std::size_t pos = kPduBatchMagic.size();
+  const auto need = [&](std::size_t n) { return body.size() - pos >= n; };
+  while (pos < body.size()) {
+    const std::size_t record = out.size();
+    if (record == kMaxBatchMessages) {
+      return P::fail("invalid_pdu_batch", "a PDU batch holds at most " + std::to_string(kMaxBatchMessages) +
+                                              " records; " + at(record, pos) + " is one too many");
+    }
+    if (!need(7)) return P::fail("invalid_pdu_batch", at(record, pos) + " is cut short in its header");
+    OutboundMessage message;
+    message.message.spid.assign(reinterpret_cast<const char*>(body.data() + pos), 4);
+    if (!db::isValidSpid(message.message.spid)) {
+      return P::fail("invalid_spid", at(record, pos) + ": the SPID must be 4 ASCII letters or digits");
+    }
+    const std::uint8_t functions = body[pos + 4];
+    if (functions == 0 || (functions & ~kAllFunctions) != 0) {
+      return P::fail("invalid_pdu_batch", at(record, pos + 4) + ": functions must name 1.." +
+                                              std::to_string(common::kAssociationFunctionCount) +
+                                              " association functions (bits 0.." +
+                                              std::to_string(common::kAssociationFunctionCount - 1) + ")");
+    }
+    const std::uint8_t priority = body[pos + 5];
+    if (priority > kMaxBatchPriority) {
+      return P::fail("invalid_pdu_batch", at(record, pos + 5) + ": priority must be 0..9");
+    }
+    const std::size_t key_length = body[pos + 6];
+    pos += 7;
+    if (key_length > 0) {
+      if (!need(key_length)) return P::fail("invalid_pdu_batch", at(record, pos) + ": the idempotency key is cut short");
+      std::string key(reinterpret_cast<const char*>(body.data() + pos), key_length);
+      if (!db::isValidIdempotencyKey(key)) {
+        return P::fail("invalid_idempotency_key",
+                       at(record, pos) + ": an idempotency key is 1.." +
+                           std::to_string(db::kMaxIdempotencyKeyLength) + " visible ASCII characters (0x21..0x7e)");
+      }
+      for (std::size_t j = 0; j < out.size(); ++j) {
+        if (out[j].message.idempotency_key == key && out[j].message.spid == message.message.spid) {
+          return P::fail("repeated_idempotency_key", "record " + std::to_string(record) + ": idempotency key '" +
+                                                         key + "' is already given to record " +
+                                                         std::to_string(j) + " for provider " +
+                                                         message.message.spid);
+        }
+      }
+      message.message.idempotency_key = std::move(key);
+      pos += key_length;
+    }
+    if (!need(2)) return P::fail("invalid_pdu_batch", at(record, pos) + ": the PDU length is cut short");
+    const std::size_t pdu_length = std::size_t{body[pos]} << 8 | body[pos + 1];
+    pos += 2;
+    if (pdu_length == 0 || pdu_length > kMaxBatchPduLength) {
+      return P::fail("invalid_pdu_batch", at(record, pos - 2) + ": the PDU length must be 1.." +
+                                              std::to_string(kMaxBatchPduLength));
+    }
+    if (!need(pdu_length)) {
+      return P::fail("invalid_pdu_batch", at(record, pos) + ": the PDU is cut short (" + std::to_string(pdu_length) +
+                                              " octets announced, " + std::to_string(body.size() - pos) + " left)");
+    }
+    const std::span<const std::uint8_t> pdu = body.subspan(pos, pdu_length);
+    cmip::Result<cmip::RoseApdu> apdu = cmip::decodeRoseApdu(pdu);
+    if (!apdu.isOk()) return P::fail("invalid_pdu", at(record, pos) + ": " + apdu.status().toString());
+    const auto* invoke = std::get_if<cmip::RoseInvoke>(&apdu.value());
+    if (invoke == nullptr) {
+      return P::fail("invalid_pdu", at(record, pos) + ": the PDU is a ROSE " + cmip::roseApduName(apdu.value()) +
+                                        ", not an Invoke");
+    }
+    if (invoke->linkedId) return P::fail("invalid_pdu", at(record, pos) + ": a queued Invoke carries no linked id");
+    if (!invoke->opcode.isLocal() || !isPushOperation(invoke->opcode.localValue())) {
+      return P::fail("invalid_pdu", at(record, pos) +
+                                        ": the operation must be a CMIP operation the NPAC sends (X.711 local "
+                                        "codes 0, 1, 3..9)");
+    }
+    cmip::Result<cmip::CmipInvoke> operation = cmip::fromRose(*invoke);
+    if (!operation.isOk()) return P::fail("invalid_pdu", at(record, pos) + ": " + operation.status().toString());
+    message.opcode = operation.value().opcode;
+    message.confirmed = cmip::isConfirmedCmipOpcode(message.opcode);
+    message.message.function_mask = functions;
+    message.message.priority = priority;
+    message.message.kind = db::MessageKind::kPush;
+    message.message.opcode = static_cast<int>(message.opcode);
+    message.message.confirmed = message.confirmed;
+    message.message.pdu.assign(pdu.begin(), pdu.end());
+    pos += pdu_length;
+    out.push_back(std::move(message));
+  }
+  if (out.empty()) return P::fail("invalid_pdu_batch", "a PDU batch holds at least one record");
+  return P{std::move(out), {}};
+}
+
+void appendPduBatchRecord(std::vector<std::uint8_t>& out, std::string_view spid, std::uint8_t functions,
+                          std::uint8_t priority, std::string_view idempotency_key,
+                          std::span<const std::uint8_t> pdu) {
+  const std::size_t magic = out.empty() ? kPduBatchMagic.size() : 0;
+  const std::size_t at = out.size();
+  out.resize(at + magic + spid.size() + 3 + idempotency_key.size() + 2 + pdu.size());
+  std::uint8_t* p = out.data() + at;
+  const auto put = [&p](const void* from, std::size_t n) {
+    if (n != 0) std::memcpy(p, from, n);
+    p += n;
+  };
+  put(kPduBatchMagic.data(), magic);
+  put(spid.data(), spid.size());
+  *p++ = functions;
+  *p++ = priority;
+  *p++ = static_cast<std::uint8_t>(idempotency_key.size());
+  put(idempotency_key.data(), idempotency_key.size());
+  *p++ = static_cast<std::uint8_t>(pdu.size() >> 8);
+  *p++ = static_cast<std::uint8_t>(pdu.size() & 0xff);
+  put(pdu.data(), pdu.size());
+}
+
+}  // namespace npac::npacd

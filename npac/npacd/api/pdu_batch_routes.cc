@@ -1,0 +1,58 @@
+// POST /v1/pdu-batches: messages the application already encoded (pdu_batch.h), queued
+// exactly as POST /v1/messages queues them — every record checked first, one submission
+// to the core's group commit, and the ids answered only after the COMMIT.
+#include <algorithm>
+#include <span>
+
+#include <boost/asio/post.hpp>
+
+#include "npac/npacd/api/admin_api.h"
+#include "npac/npacd/api/pdu_batch.h"
+#include "npac/npacd/api/request.h"
+
+namespace npac::npacd {
+
+using nlohmann::json;
+
+void AdminApi::submitPduBatch(ApiRequest& r, Responder& respond) {
+  if (!r.pdu_batch) {
+    return respond(errorResponse(http::status::unsupported_media_type, "unsupported_media_type",
+                                 "POST /v1/pdu-batches takes Content-Type: " + std::string(kPduBatchMediaType) +
+                                     " (docs/API.md \"PDU batches\"); JSON messages go to POST /v1/messages"));
+  }
+  const auto* octets = reinterpret_cast<const std::uint8_t*>(r.raw_body.data());
+  Parsed<std::vector<OutboundMessage>> parsed = parsePduBatch(std::span(octets, r.raw_body.size()));
+  if (!parsed.ok()) return respond(errorResponse(http::status::bad_request, parsed.error.code, parsed.error.message));
+  std::vector<std::string> checked;
+  for (const OutboundMessage& message : *parsed.value) {
+    const std::string& spid = message.message.spid;
+    if (std::find(checked.begin(), checked.end(), spid) != checked.end()) continue;
+    HttpResponse error;
+    if (!requireProvider(r, spid, &error)) return respond(std::move(error));
+    checked.push_back(spid);
+  }
+  if (core_ == nullptr) {
+    return respond(errorResponse(http::status::service_unavailable, "core_unavailable",
+                                 "the association core is not attached to this API (npacd is starting, "
+                                 "stopping or runs without it): retry later"));
+  }
+  Responder answer = std::move(respond);
+  boost::asio::io_context* io = &io_;
+  core_->submit(std::move(*parsed.value), [io, answer](db::Result<std::vector<db::AppendOutcome>> outcomes) mutable {
+    boost::asio::post(*io, [answer = std::move(answer), outcomes = std::move(outcomes)]() {
+      if (!outcomes.isOk()) return answer(dbErrorResponse(outcomes.status()));
+      // The ids in record order, and the records that repeated a stored message (same
+      // provider, idempotency key and content): 201 when a row was added, else 200.
+      json ids = json::array(), duplicates = json::array();
+      for (std::size_t i = 0; i < outcomes->size(); ++i) {
+        ids.push_back((*outcomes)[i].id);
+        if ((*outcomes)[i].duplicate) duplicates.push_back(i);
+      }
+      const bool created = duplicates.size() < outcomes->size();
+      answer(jsonResponse(created ? http::status::created : http::status::ok,
+                          {{"ids", std::move(ids)}, {"duplicates", std::move(duplicates)}}));
+    });
+  });
+}
+
+}  // namespace npac::npacd
