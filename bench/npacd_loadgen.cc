@@ -50,6 +50,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+
+#include "npac/npacd/api/json.h"
+#include "npac/npacd/api/pdu_batch.h"
 #include <sstream>
 #include <string>
 #include <thread>
@@ -73,6 +76,7 @@ struct Options {
   std::string from;  // local address of the HTTP connections
   std::string function = "notifications";
   std::string broadcast_to;  // "all": N broadcasts, one per request, instead of messages
+  std::string format = "json";  // "pdu-batch": POST /v1/pdu-batches, the same PDUs encoded
   size_t n = 100000;
   size_t batch = 1000;
   size_t connections = 8;
@@ -149,6 +153,19 @@ std::vector<std::string> buildBatches(const Options& opts) {
     bool broadcast = !opts.broadcast_to.empty();
     std::string body = broadcast ? "" : R"({"messages":[)";
     body.reserve((last - first) * (head.size() + 2 * content_len + 16) + 16);
+    if (opts.format == "pdu-batch") {
+      // The same messages, encoded by npacd's own JSON reader (json.h), so both formats
+      // carry identical PDUs (docs/API.md "PDU batches").
+      std::vector<std::uint8_t> octets;
+      for (size_t i = first; i < last; ++i) {
+        auto parsed = npac::npacd::parseMessage(nlohmann::json::parse(head + informationHex(i, content_len) + "\"}"));
+        if (!parsed.ok()) throw std::runtime_error("cannot encode a message: " + parsed.error.message);
+        const auto& m = parsed.value->message;
+        npac::npacd::appendPduBatchRecord(octets, m.spid, static_cast<std::uint8_t>(m.function_mask), 0, "", m.pdu);
+      }
+      batches.emplace_back(octets.begin(), octets.end());
+      continue;
+    }
     for (size_t i = first; i < last; ++i) {
       if (i != first) body += ',';
       body += head;
@@ -250,11 +267,14 @@ class Submitter {
           stream.socket().set_option(tcp::no_delay(true));
           connected = true;
         }
+        const bool binary = opts_.format == "pdu-batch";
         http::request<http::string_body> request{
-            http::verb::post, opts_.broadcast_to.empty() ? "/v1/messages" : "/v1/broadcasts", 11};
+            http::verb::post,
+            binary ? "/v1/pdu-batches" : opts_.broadcast_to.empty() ? "/v1/messages" : "/v1/broadcasts", 11};
         request.set(http::field::host, api_.address().to_string());
         request.set(http::field::authorization, "Bearer " + token_);
-        request.set(http::field::content_type, "application/json");
+        request.set(http::field::content_type,
+                    binary ? std::string(npac::npacd::kPduBatchMediaType) : std::string("application/json"));
         request.keep_alive(true);
         request.body() = std::move(batches_[k]);
         request.prepare_payload();
@@ -441,6 +461,10 @@ int main(int argc, char** argv) {
                  "all: send N broadcasts (POST /v1/broadcasts, one per request) to every provider taking "
                  "--function, instead of N messages to --spid")
       ->check(CLI::IsMember({"all"}));
+  app.add_option("--format", opts.format,
+                 "json: POST /v1/messages; pdu-batch: POST /v1/pdu-batches, the same PDUs already encoded")
+      ->check(CLI::IsMember({"json", "pdu-batch"}))
+      ->capture_default_str();
   app.add_option("--from", opts.from, "local IP address of the HTTP connections");
   app.add_option("--timeout", opts.timeout_s, "seconds: give up and exit 1 after this long")
       ->check(CLI::Range(0.1, 86400.0))
@@ -457,6 +481,7 @@ int main(int argc, char** argv) {
   if (!opts.broadcast_to.empty()) {
     if (app.count("--batch") > 0) return usage("--batch is for messages: a broadcast is one request each");
     if (app.count("--spid") > 0) return usage("--spid is for messages: --broadcast-to names the providers");
+    if (opts.format != "json") return usage("--format pdu-batch is for messages: a broadcast is JSON");
     opts.batch = 1;
   }
   std::string why;
@@ -546,7 +571,7 @@ int main(int argc, char** argv) {
   std::ostringstream line;
   line.setf(std::ios::fixed);
   line.precision(3);
-  line << "RESULT system=npacd durability=" << opts.durability << " mode=" << opts.mode
+  line << "RESULT system=npacd durability=" << opts.durability << " mode=" << opts.mode << " format=" << opts.format
        << (opts.broadcast_to.empty() ? "" : "-broadcast") << " ok=" << (ok ? 1 : 0)
        << " n=" << latencies.size() << " secs=" << secs;
   line.precision(0);
