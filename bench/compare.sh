@@ -15,7 +15,8 @@
 # In order, back to back:
 #   1. the peers: run_peers.sh N (RUNS passes through; it installs and starts each broker);
 #   2. npacd --durability normal, then full: one npacd each, an untimed warm-up of
-#      min(N, 20000), then RUNS timed burst runs (closed loop: the most it does);
+#      min(N, 20000), then RUNS timed burst runs (closed loop: the most it does), then RUNS
+#      more with the same PDUs as a binary PDU batch (burst-pdu, POST /v1/pdu-batches);
 #   3. per durability one open-loop run (npacd_loadgen --mode rate) at half the median of
 #      its burst runs, latency counted from each batch's due time;
 #   4. BUILD/bench/loopback_bench: raw loopback TCP, 80-byte frames, no decoding;
@@ -218,6 +219,8 @@ for DURABILITY in normal full; do
     start_answerer 4 soa 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5; then
     npacd_run warm-up 0 "$WARMUP" --mode burst
     for ((i = 1; i <= RUNS; i++)); do npacd_run "$DURABILITY/burst" "$i" "$N" --mode burst; done
+    # The same PDUs submitted already encoded (POST /v1/pdu-batches, docs/API.md "PDU batches").
+    for ((i = 1; i <= RUNS; i++)); do npacd_run "$DURABILITY/burst-pdu" "$i" "$N" --mode burst --format pdu-batch; done
     half=$(median_rate npacd "$DURABILITY/burst" | awk '{ printf "%d", $1 / 2 }')
     if [[ -n $half && $half -gt 0 ]]; then
       # Open loop at half the measured maximum, batches of 100 so a batch is due every
