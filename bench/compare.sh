@@ -68,11 +68,9 @@ field() { # key line -> value of key=value in line, or empty
   l=${l#* "$1"=}
   printf '%s' "${l%% *}"
 }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
-HZ=$(getconf CLK_TCK)
-secs_of() { awk -v t="$1" -v hz="$HZ" 'BEGIN { printf "%.2f", t / hz }'; }
-us_per() { awk -v t="$1" -v n="$2" -v hz="$HZ" 'BEGIN { if (n > 0) printf "%.1f", 1e6 * t / hz / n }'; }
+source "$ROOT/bench/lib.sh"
+secs_of() { awk -v t="$1" -v hz="$BENCH_HZ" 'BEGIN { printf "%.2f", t / hz }'; }
+us_per() { awk -v t="$1" -v n="$2" -v hz="$BENCH_HZ" 'BEGIN { if (n > 0) printf "%.1f", 1e6 * t / hz / n }'; }
 
 PARTS=" ${PARTS:-peers npacd raw broadcast} "
 part() { [[ $PARTS == *" $1 "* ]]; }
@@ -104,55 +102,25 @@ fi
 # npac-soa-sim), the same answers either way (npac/npac-soa-sim/provider_messages.h).
 if [[ ${ANSWERER:-farm} == farm && -x $FARM ]]; then ANSWERER_KIND=npac-provider-farm; else ANSWERER_KIND=npac-soa-sim; fi
 api() { curl -s -f -m 10 -H "Authorization: Bearer $TOKEN" "$@"; }
-# start_npacd NAME DURABILITY: npacd on a fresh database in $WORK/NAME (sets NPACD, DIR,
-# APIPORT, LISTEN, TOKEN) and a provider key pair for the answering side.
+# start_npacd NAME DURABILITY: npacd on a fresh database in $WORK/NAME (bench/lib.sh; sets
+# NPACD, DIR, APIPORT, LISTEN, TOKEN) and a provider key pair for the answering side.
 start_npacd() {
-  local tries
   ANSWERER=""
   DIR=$WORK/$1
-  mkdir -p "$DIR"
-  LISTEN=$(free_port); APIPORT=$(free_port)
-  "$NPACD_EXE" --db "$DIR/npacd.db" --listen "127.0.0.1:$LISTEN" --api "127.0.0.1:$APIPORT" \
-    --durability "$2" --log-level warn >"$DIR/npacd.log" 2>&1 &
-  NPACD=$!; PIDS+=("$NPACD")
-  for ((tries = 0; tries < 200; tries++)); do
-    curl -s -f -m 1 "http://127.0.0.1:$APIPORT/health" >/dev/null 2>&1 && [[ -s $DIR/npacd.db.token ]] && break
-    kill -0 "$NPACD" 2>/dev/null || break
-    sleep 0.05
-  done
-  [[ -s $DIR/npacd.db.token ]] || { say "  npacd did not start:"; tail -5 "$DIR/npacd.log"; return 1; }
-  TOKEN=$(cat "$DIR/npacd.db.token")
+  bench_npacd_start "$DIR" "$2" 2>&1 || { say "  npacd did not start"; return 1; }
+  NPACD=$NPACD_PID; PIDS+=("$NPACD")
+  LISTEN=$NPACD_LISTEN; APIPORT=$NPACD_API; TOKEN=$NPACD_TOKEN
   "$BIN/npac-soa-sim" keygen --out "$DIR/key.pem" --public-out "$DIR/key.pub.pem" >/dev/null
 }
 # provision SYSTEM_TYPE SRR SPID…: each provider with the one key, SRR on or off,
-# congestion_window 1000; writes $DIR/spids.txt and the NPAC's public key $DIR/npac.pub.pem.
+# congestion_window 1000 (bench/lib.sh); writes $DIR/spids.txt and the NPAC's public key
+# $DIR/npac.pub.pem. The farm has up to 128 binds in flight: they must fit the unbound
+# connections' limit.
 provision() {
-  python3 - "$APIPORT" "$DIR" "$@" <<'PY'
-import http.client, json, sys
-port, work, system_type, srr, spids = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4] == "on", sys.argv[5:]
-token = open(work + "/npacd.db.token").read().strip()
-pem = open(work + "/key.pub.pem").read()
-conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-def call(method, path, body=None):
-    conn.request(method, path, body=None if body is None else json.dumps(body),
-                 headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
-    r = conn.getresponse()
-    data = r.read()
-    if r.status >= 300:
-        sys.exit("%s %s: %d %s" % (method, path, r.status, data.decode(errors="replace")))
-    return json.loads(data) if data else None
-call("PUT", "/v1/tunables/congestion_window", {"value": 1000})
-# The farm has up to 128 binds in flight: they must fit the unbound connections' limit.
-call("PUT", "/v1/tunables/max_unbound_connections", {"value": 256})
-for spid in spids:
-    call("POST", "/v1/providers", {"spid": spid, "name": "compare " + spid, "system_type": system_type})
-    call("POST", "/v1/providers/%s/keys" % spid,
-         {"key_list_id": 1, "key_id": 1, "algorithm": "ed25519", "public_key_pem": pem})
-    if srr:
-        call("PUT", "/v1/providers/%s/srr" % spid, {"on": True})
-open(work + "/spids.txt", "w").write("\n".join(spids) + "\n")
-open(work + "/npac.pub.pem", "w").write(call("GET", "/v1/npac-keys/1/1/public")["public_key_pem"])
-PY
+  local type=$1 srr=$2
+  shift 2
+  printf '%s\n' "$@" >"$DIR/spids.txt"
+  bench_provision "$DIR" "$type" "$srr" congestion_window=1000 max_unbound_connections=256
 }
 # start_answerer K SYSTEM_TYPE FROM…: the providers of $DIR/spids.txt bind K associations
 # each and answer every confirmed PDU until stopped; returns once all are bound.
@@ -180,9 +148,8 @@ start_answerer() {
   say "  the $want associations did not bind:"; tail -5 "$DIR/answerer.log"; return 1
 }
 stop_npacd() {
-  local p
-  for p in $ANSWERER $NPACD; do kill "$p" 2>/dev/null; done
-  for p in $ANSWERER $NPACD; do wait "$p" 2>/dev/null; done
+  if [[ -n $ANSWERER ]]; then kill "$ANSWERER" 2>/dev/null; wait "$ANSWERER" 2>/dev/null; fi
+  bench_npacd_stop
   ANSWERER="" NPACD=""
 }
 # npacd_run LABEL RUN N [loadgen flags…]: one loadgen run; appends a row (FAIL when it
@@ -190,10 +157,10 @@ stop_npacd() {
 npacd_run() {
   local label=$1 run=$2 n=$3 d0 d1 a0 a1 line
   shift 3
-  d0=$(ticks "$NPACD"); a0=$(ticks "${ANSWERER:-0}")
+  d0=$(bench_cpu_ticks "$NPACD"); a0=$(bench_cpu_ticks "${ANSWERER:-0}")
   line=$("$LOADGEN" --api "127.0.0.1:$APIPORT" --token-file "$DIR/npacd.db.token" --db "$DIR/npacd.db" \
     --durability "$DURABILITY" -n "$n" --timeout "$RUN_SECS" "$@" 2>"$WORK/loadgen.err" | grep '^RESULT ')
-  d1=$(ticks "$NPACD"); a1=$(ticks "${ANSWERER:-0}")
+  d1=$(bench_cpu_ticks "$NPACD"); a1=$(bench_cpu_ticks "${ANSWERER:-0}")
   say "  $label run $run: ${line:-no RESULT line} | npacd CPU $(secs_of $((d1 - d0)))s, $ANSWERER_KIND CPU $(secs_of $((a1 - a0)))s"
   if [[ $(field ok "$line") != 1 ]]; then
     say "    loadgen said: $(tr '\n' ' ' <"$WORK/loadgen.err")"

@@ -40,6 +40,8 @@ if [[ $HARD != unlimited && $HARD -lt $NEED_FDS ]]; then
 fi
 ulimit -n "$NEED_FDS"
 
+source "$ROOT/bench/lib.sh"
+NPACD_EXE=$BIN/npacd
 WORK=$(mktemp -d /tmp/npacd-scale.XXXXXX)
 NPACD_PID="" FARM_PID=""
 cleanup() {
@@ -49,63 +51,25 @@ cleanup() {
 }
 trap cleanup EXIT
 
-read -r LISTEN_PORT API_PORT < <(python3 -c '
-import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(*[x.getsockname()[1] for x in s])')
-"$BIN/npacd" --db "$WORK/npacd.db" --listen "127.0.0.1:$LISTEN_PORT" --api "127.0.0.1:$API_PORT" \
-  --durability "$DURABILITY" --log-level warn >"$WORK/npacd.log" 2>&1 &
-NPACD_PID=$!
-for _ in $(seq 200); do
-  [[ -s $WORK/npacd.db.token ]] && curl -s -o /dev/null -m 1 "http://127.0.0.1:$API_PORT/v1/whoami" && break
-  kill -0 "$NPACD_PID" 2>/dev/null || { echo "npacd exited:" >&2; cat "$WORK/npacd.log" >&2; exit 1; }
-  sleep 0.05
-done
-[[ -s $WORK/npacd.db.token ]] || { echo "npacd did not start within 10 s" >&2; cat "$WORK/npacd.log" >&2; exit 1; }
-
-"$BIN/npac-soa-sim" keygen --out "$WORK/sp.pem" --public-out "$WORK/sp.pub.pem" >/dev/null
+bench_npacd_start "$WORK" "$DURABILITY" || exit 1
+"$BIN/npac-soa-sim" keygen --out "$WORK/sp.pem" --public-out "$WORK/key.pub.pem" >/dev/null
 
 # Provisioning (not timed): one keep-alive connection, three requests per provider; the
 # binds in flight must fit max_unbound_connections, or npacd drops the oldest of them.
-python3 - "$API_PORT" "$WORK" "$PROVIDERS" "$K" "$CONCURRENT" <<'PY'
-import http.client, json, sys
-port, work, providers, k, concurrent = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-token = open(work + "/npacd.db.token").read().strip()
-pem = open(work + "/sp.pub.pem").read()
-conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-def call(method, path, body=None):
-    conn.request(method, path, body=None if body is None else json.dumps(body),
-                 headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
-    r = conn.getresponse()
-    data = r.read()
-    if r.status >= 300:
-        sys.exit("%s %s: %d %s" % (method, path, r.status, data.decode(errors="replace")))
-    return json.loads(data) if data else None
-call("PUT", "/v1/tunables/max_unbound_connections", {"value": max(256, 2 * concurrent), "actor": "scale"})
-spids = ["%04d" % (i + 1) for i in range(providers)]
-for spid in spids:
-    call("POST", "/v1/providers", {"spid": spid, "name": "scale " + spid, "system_type": "soa", "actor": "scale"})
-    call("POST", "/v1/providers/%s/keys" % spid,
-         {"key_list_id": 1, "key_id": 1, "algorithm": "ed25519", "public_key_pem": pem, "actor": "scale"})
-    if k > 1:
-        call("PUT", "/v1/providers/%s/srr" % spid, {"on": True, "actor": "scale"})
-open(work + "/spids.txt", "w").write("\n".join(spids) + "\n")
-open(work + "/npac.pub.pem", "w").write(call("GET", "/v1/npac-keys/1/1/public")["public_key_pem"])
-PY
+seq -f '%04g' 1 "$PROVIDERS" >"$WORK/spids.txt"
+BENCH_ACTOR=scale bench_provision "$WORK" soa "$([[ $K -gt 1 ]] && echo on || echo off)" \
+  "max_unbound_connections=$((CONCURRENT * 2 > 256 ? CONCURRENT * 2 : 256))"
 
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-HZ=$(getconf CLK_TCK)
 RSS_BEFORE=$(rss_kib "$NPACD_PID")
-B0=$(cpu_ticks "$NPACD_PID")
+B0=$(bench_cpu_ticks "$NPACD_PID")
 
 FROM=()
 for i in $(seq "$K"); do FROM+=(--from "127.0.0.$((i + 1))"); done
 # The hard cap: a bind phase as slow as 20 binds/s (--durability full waits for fsyncs per
 # bind: about 45 binds/s measured), plus the idle period and the release.
 CAP=$((TOTAL / 20 + IDLE_SECONDS + 120))
-"$BIN/npac-provider-farm" --npac "127.0.0.1:$LISTEN_PORT" --spid-file "$WORK/spids.txt" --key "$WORK/sp.pem" \
+"$BIN/npac-provider-farm" --npac "127.0.0.1:$NPACD_LISTEN" --spid-file "$WORK/spids.txt" --key "$WORK/sp.pem" \
   --npac-key "$WORK/npac.pub.pem" --associations "$K" "${FROM[@]}" --connect-rate "$CONNECT_RATE" \
   --concurrent-binds "$CONCURRENT" --threads "$FARM_THREADS" --duration "${CAP}s" \
   --ready-file "$WORK/bound.json" --report "$WORK/farm.json" --log-level warn 2>"$WORK/farm.log" &
@@ -120,23 +84,20 @@ done
 # What npacd holds with every association bound and idle: it has answered each AARE
 # before the farm counts it, so the resident set is read at once.
 RSS_AFTER=$(rss_kib "$NPACD_PID")
-B1=$(cpu_ticks "$NPACD_PID")
+B1=$(bench_cpu_ticks "$NPACD_PID")
 grep -E '^(Rss|Pss_Anon|Anonymous)' "/proc/$NPACD_PID/smaps_rollup" >"$WORK/smaps_after.txt" || true
-T0=$(cpu_ticks "$NPACD_PID")
+T0=$(bench_cpu_ticks "$NPACD_PID")
 sleep "$IDLE_SECONDS"
-T1=$(cpu_ticks "$NPACD_PID")
+T1=$(bench_cpu_ticks "$NPACD_PID")
 FARM_RSS=$(rss_kib "$FARM_PID")
 
 kill -TERM "$FARM_PID"
 FARM_EXIT=0
 wait "$FARM_PID" || FARM_EXIT=$?
 FARM_PID=""
-kill -TERM "$NPACD_PID"
-for _ in $(seq 300); do kill -0 "$NPACD_PID" 2>/dev/null || break; sleep 0.1; done
-wait "$NPACD_PID" 2>/dev/null || true
-NPACD_PID=""
+bench_npacd_stop
 
-python3 - "$WORK" "$PROVIDERS" "$K" "$RSS_BEFORE" "$RSS_AFTER" "$T0" "$T1" "$HZ" "$IDLE_SECONDS" "$FARM_RSS" \
+python3 - "$WORK" "$PROVIDERS" "$K" "$RSS_BEFORE" "$RSS_AFTER" "$T0" "$T1" "$BENCH_HZ" "$IDLE_SECONDS" "$FARM_RSS" \
   "$FARM_EXIT" "$B0" "$B1" "$DURABILITY" <<'PY'
 import json, sys
 work = sys.argv[1]
