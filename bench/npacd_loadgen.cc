@@ -5,7 +5,10 @@
 //
 //   RESULT system=npacd durability=… mode=… n=… secs=… rate=… p50_ms=… p99_ms=… loadgen_cpu_s=… …
 //
-// for bench/compare.sh to read. With --broadcast-to all it sends N broadcasts instead
+// for bench/compare.sh to read. With --spids A,B,C the messages are spread round-robin
+// over those providers (message i to the (i mod P)-th), each message to one of them, as
+// bench/threads.sh needs to load many providers at once; --spid is the one-provider case.
+// With --broadcast-to all it sends N broadcasts instead
 // (POST /v1/broadcasts, docs/API.md "Broadcasts": one message to every provider that takes
 // the function), one per request, and waits for every provider's acknowledgement of each.
 //
@@ -70,7 +73,7 @@ struct Options {
   std::string api = "127.0.0.1:10180";
   std::string token_file;
   std::string db;
-  std::string spid = "0001";
+  std::vector<std::string> spids{"0001"};  // message i goes to spids[i mod size]
   std::string durability = "unknown";  // only labels the RESULT line: npacd's --durability
   std::string mode = "burst";
   std::string from;  // local address of the HTTP connections
@@ -142,23 +145,30 @@ std::vector<std::string> buildBatches(const Options& opts) {
   size_t content_len = opts.pdu_bytes > overhead ? opts.pdu_bytes - kInvokeWithoutInformation : kTagBytes;
   // The information's own length octets grow with it (1, 2 or 3 of them).
   content_len -= content_len >= 0x100 ? 2 : content_len >= 0x80 ? 1 : 0;
-  std::string head = (opts.broadcast_to.empty() ? R"({"spid":")" + opts.spid + "\"," : R"({"to":"all",)") +
-                     R"("function":")" + opts.function + R"(","operation":"event-report","confirmed":true,)"
-                     R"("object_class":"1.3.6.1.4.1.103.7.0.0.1.3",)"
-                     R"("instance":{"dn":[[{"id":"2.5.4.3","value":"13044e504143"}]]},)"
-                     R"("type":"1.3.6.1.4.1.103.7.0.0.5.1","information":")";
+  const std::string common = R"("function":")" + opts.function + R"(","operation":"event-report","confirmed":true,)"
+                             R"("object_class":"1.3.6.1.4.1.103.7.0.0.1.3",)"
+                             R"("instance":{"dn":[[{"id":"2.5.4.3","value":"13044e504143"}]]},)"
+                             R"("type":"1.3.6.1.4.1.103.7.0.0.5.1","information":")";
+  // One message head per provider (a broadcast names none: "to":"all").
+  std::vector<std::string> heads;
+  if (opts.broadcast_to.empty()) {
+    for (const auto& spid : opts.spids) heads.push_back(R"({"spid":")" + spid + "\"," + common);
+  } else {
+    heads.push_back(R"({"to":"all",)" + common);
+  }
+  auto head = [&](size_t i) -> const std::string& { return heads[i % heads.size()]; };
   std::vector<std::string> batches;
   for (size_t first = 0; first < opts.n; first += opts.batch) {
     size_t last = std::min(opts.n, first + opts.batch);
     bool broadcast = !opts.broadcast_to.empty();
     std::string body = broadcast ? "" : R"({"messages":[)";
-    body.reserve((last - first) * (head.size() + 2 * content_len + 16) + 16);
+    body.reserve((last - first) * (heads[0].size() + 2 * content_len + 16) + 16);
     if (opts.format == "pdu-batch") {
       // The same messages, encoded by npacd's own JSON reader (json.h), so both formats
       // carry identical PDUs (docs/API.md "PDU batches").
       std::vector<std::uint8_t> octets;
       for (size_t i = first; i < last; ++i) {
-        auto parsed = npac::npacd::parseMessage(nlohmann::json::parse(head + informationHex(i, content_len) + "\"}"));
+        auto parsed = npac::npacd::parseMessage(nlohmann::json::parse(head(i) + informationHex(i, content_len) + "\"}"));
         if (!parsed.ok()) throw std::runtime_error("cannot encode a message: " + parsed.error.message);
         const auto& m = parsed.value->message;
         npac::npacd::appendPduBatchRecord(octets, m.spid, static_cast<std::uint8_t>(m.function_mask), 0, "", m.pdu);
@@ -168,7 +178,7 @@ std::vector<std::string> buildBatches(const Options& opts) {
     }
     for (size_t i = first; i < last; ++i) {
       if (i != first) body += ',';
-      body += head;
+      body += head(i);
       body += informationHex(i, content_len);
       body += "\"}";
     }
@@ -182,6 +192,7 @@ std::vector<std::string> buildBatches(const Options& opts) {
 struct Submitted {
   std::vector<int64_t> ids;
   std::vector<double> submit_ms;  // system clock, fractional ms
+  std::vector<size_t> provider;   // index into Options::spids (0 for every broadcast row)
   size_t refused = 0;             // messages (broadcasts) in requests not answered 201
   std::string first_error;
   double first_send_ms = 0;
@@ -295,9 +306,10 @@ class Submitter {
                       response.body().substr(0, 300));
           continue;
         }
-        for (int64_t id : *ids) {
-          result_.ids.push_back(id);
+        for (size_t j = 0; j < ids->size(); ++j) {
+          result_.ids.push_back((*ids)[j]);
           result_.submit_ms.push_back(submit_ms);
+          result_.provider.push_back(opts_.broadcast_to.empty() ? (k * opts_.batch + j) % opts_.spids.size() : 0);
         }
         if (!response.keep_alive()) {
           stream.socket().close();
@@ -435,7 +447,13 @@ int main(int argc, char** argv) {
   app.add_option("--token-file", opts.token_file, "file holding an application or operator token (<db>.token)")
       ->required();
   app.add_option("--db", opts.db, "npacd's SQLite file, read read-only for acknowledged_at")->required();
-  app.add_option("--spid", opts.spid, "the provider the notifications go to")->capture_default_str();
+  std::string spid = opts.spids.front();
+  app.add_option("--spid", spid, "the provider the notifications go to")->capture_default_str();
+  std::vector<std::string> spid_list;
+  app.add_option("--spids", spid_list,
+                 "A,B,C,...: several providers, the notifications spread round-robin over them (message i "
+                 "to the (i mod P)-th), instead of --spid")
+      ->delimiter(',');
   app.add_option("--durability", opts.durability, "npacd's --durability, to label the RESULT line")
       ->capture_default_str();
   app.add_option("--mode", opts.mode, "burst (closed loop) or rate (open loop, --rate)")
@@ -480,9 +498,24 @@ int main(int argc, char** argv) {
   if (opts.mode == "burst" && opts.rate > 0) return usage("--rate is for --mode rate only");
   if (!opts.broadcast_to.empty()) {
     if (app.count("--batch") > 0) return usage("--batch is for messages: a broadcast is one request each");
-    if (app.count("--spid") > 0) return usage("--spid is for messages: --broadcast-to names the providers");
+    if (app.count("--spid") > 0 || app.count("--spids") > 0) {
+      return usage("--spid and --spids are for messages: --broadcast-to names the providers");
+    }
     if (opts.format != "json") return usage("--format pdu-batch is for messages: a broadcast is JSON");
     opts.batch = 1;
+  }
+  if (app.count("--spid") > 0 && app.count("--spids") > 0) return usage("--spid and --spids: give one of them");
+  opts.spids = spid_list.empty() ? std::vector<std::string>{spid} : spid_list;
+  for (size_t i = 0; i < opts.spids.size(); ++i) {
+    const std::string& s = opts.spids[i];
+    // The SPID goes into the JSON text as it is: letters and digits only keep it a string.
+    if (s.empty() || !std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isalnum(c) != 0; })) {
+      return usage("--spid/--spids: '" + s + "' is not a SPID (letters and digits)");
+    }
+    if (std::find(opts.spids.begin(), opts.spids.begin() + static_cast<std::ptrdiff_t>(i), s) !=
+        opts.spids.begin() + static_cast<std::ptrdiff_t>(i)) {
+      return usage("--spids: " + s + " is given twice");
+    }
   }
   std::string why;
   auto api = parseApi(opts.api, why);
@@ -523,11 +556,17 @@ int main(int argc, char** argv) {
   if (accepted > 0 && error.empty()) {
     low = *std::min_element(sub.ids.begin(), sub.ids.end());
     high = *std::max_element(sub.ids.begin(), sub.ids.end());
+    // Each provider's newest row: rows leave a provider's queue in id order within a
+    // priority, so while one of these is not yet acknowledged the run is not over.
+    std::vector<int64_t> newest(opts.spids.size(), -1);
+    for (size_t i = 0; i < accepted; ++i) newest[sub.provider[i]] = std::max(newest[sub.provider[i]], sub.ids[i]);
+    size_t watched = 0;  // newest[0 .. watched) are known to be acknowledged or failed
     for (;;) {
       // Counting the whole range costs this process (and the machine npacd shares) a scan
-      // per poll: while the newest row is not yet acknowledged — rows leave a provider's
-      // queue in id order within a priority — only that row is read.
-      if (SteadyClock::now() < deadline && reader.queuedOrSent(high)) {
+      // per poll: while a provider's newest row is not yet acknowledged only that row is
+      // read, and a provider found done is not read again.
+      while (watched < newest.size() && (newest[watched] < 0 || !reader.queuedOrSent(newest[watched]))) ++watched;
+      if (SteadyClock::now() < deadline && watched < newest.size()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
         continue;
       }
