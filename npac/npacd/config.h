@@ -33,6 +33,8 @@ struct NpacdConfig {
   std::string log_level = "info";
   // --init: an existing file that holds no database is initialised instead of refused.
   bool init_database = false;
+  // --threads: core threads, providers sharded over them (core_shards.h), 1..64.
+  std::size_t core_threads = 1;
 };
 
 // Splits "host:port" into its parts. False (and *error says why) on a malformed value.

@@ -2,8 +2,9 @@
 // OSI upper layers, NPAC bind), delivers the durable outbound queue through each
 // provider's logical association, and serves the admin HTTP/JSON API.
 //
-// Threads: the core io_context (network + AssociationManager), the admin API's
-// io_context, the QueueWriter's writer thread. SIGTERM/SIGINT: graceful shutdown.
+// Threads: the core io_context (network + AssociationManager) — with --threads N, N of
+// them, providers sharded over them (core/core_shards.h) — the admin API's io_context,
+// the QueueWriter's writer thread. SIGTERM/SIGINT: graceful shutdown.
 // Settings come from the command line and, under it, from --config FILE (config_file.h);
 // under systemd npacd tells the manager when it is ready, when it stops, and pings its
 // watchdog from the core thread (systemd_notify.h).
@@ -27,6 +28,7 @@
 #include "npac/npacd/api/admin_api.h"
 #include "npac/npacd/api/tls_context.h"
 #include "npac/npacd/core/association_manager.h"
+#include "npac/npacd/core/core_shards.h"
 #include "npac/npacd/config.h"
 #include "npac/npacd/config_file.h"
 #include "npac/npacd/logging.h"
@@ -81,6 +83,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--api-max-per-token", config.api_max_per_token,
                  "admin API connections whose requests carry one token")
+      ->capture_default_str();
+  app.add_option("--threads", config.core_threads,
+                 "core threads: providers are sharded over them, each provider's associations on one "
+                 "(docs/OPERATIONS.md \"Threads\")")
+      ->check(CLI::Range(std::size_t{1}, npacd::kMaxCoreThreads))
       ->capture_default_str();
   app.add_option("--durability", durability, "full (fsync every commit) or normal")->capture_default_str();
   std::string metrics_mode = "on";
@@ -217,6 +224,31 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "npacd: cannot requeue interrupted messages: %s\n", recovered.toString().c_str());
     return 2;
   }
+  // --threads N: core threads 1..N-1, each with its own io_context, connections and
+  // AssociationManager; thread 0 (this one) keeps the listener (core/core_shards.h).
+  struct ExtraCore {
+    boost::asio::io_context io;
+    std::unique_ptr<db::Database> db, progress_db;
+    std::unique_ptr<npacd::AssociationManager> manager;
+    std::thread thread;
+  };
+  std::vector<std::unique_ptr<ExtraCore>> extra_cores;
+  std::unique_ptr<npacd::CoreShards> shards;
+  if (config.core_threads > 1) {
+    std::vector<npacd::AssociationManager*> managers{manager.get()};
+    for (std::size_t i = 1; i < config.core_threads; ++i) {
+      auto extra = std::make_unique<ExtraCore>();
+      extra->db = openOrExit(config.db_path, open_options);
+      extra->progress_db = openOrExit(config.db_path, progress_options);
+      extra->manager = std::make_unique<npacd::AssociationManager>(extra->io, *extra->db, *extra->progress_db,
+                                                                   **writer, *registry, core_clock);
+      extra->manager->setCounting(metrics_mode == "on");
+      managers.push_back(extra->manager.get());
+      extra_cores.push_back(std::move(extra));
+    }
+    shards = std::make_unique<npacd::CoreShards>(std::move(managers), **writer, manager->lastAssociationId());
+    for (auto& extra : extra_cores) extra->manager->startTimer();
+  }
   boost::system::error_code ec;
   auto listen_address = boost::asio::ip::make_address(config.listen_address, ec);
   if (ec) {
@@ -261,11 +293,16 @@ int main(int argc, char** argv) {
                  admin.status().message().c_str(), static_cast<unsigned>(config.api_port));
     return 2;
   }
-  (*admin)->attachCore(manager.get());
+  if (shards) {
+    (*admin)->attachCore(shards.get());
+  } else {
+    (*admin)->attachCore(manager.get());
+  }
   (*admin)->attachQueueWriter(writer.value().get());
   spdlog::info("npacd listening for associations on {}:{}, admin API on {}:{}{}, database {} ({})",
                config.listen_address, manager->port(), config.api_address, (*admin)->port(),
                api_tls ? " (HTTPS)" : "", config.db_path, durability);
+  if (shards) spdlog::info("core: {} threads, providers sharded over them by SPID", config.core_threads);
 
   auto api_work = boost::asio::make_work_guard(api_io);
   std::thread api_thread([&] { api_io.run(); });
@@ -275,8 +312,20 @@ int main(int argc, char** argv) {
     if (signal_ec) return;
     spdlog::info("signal {}: releasing associations and stopping", signal);
     npacd::SystemdNotifier::stopping("draining: releasing associations");
-    manager->shutdown([&] { core_io.stop(); });
+    if (shards) {
+      shards->shutdown([&] {
+        for (auto& extra : extra_cores) extra->io.stop();
+        core_io.stop();
+      });
+    } else {
+      manager->shutdown([&] { core_io.stop(); });
+    }
   });
+  std::vector<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> extra_work;
+  for (auto& extra : extra_cores) {
+    extra_work.push_back(boost::asio::make_work_guard(extra->io));
+    extra->thread = std::thread([&io = extra->io] { io.run(); });
+  }
   auto core_work = boost::asio::make_work_guard(core_io);
   // Both listeners accept and SIGTERM is handled now: systemd may start what depends on
   // npacd, and stop it at any moment from here on (a SIGTERM before the handler would kill
@@ -288,6 +337,11 @@ int main(int argc, char** argv) {
   notifier.startWatchdog(core_io);
   core_io.run();
   notifier.stopWatchdog();
+  extra_work.clear();
+  for (auto& extra : extra_cores) {
+    extra->io.stop();
+    extra->thread.join();
+  }
 
   boost::asio::post(api_io, [&] { (*admin)->stop(); });
   api_work.reset();

@@ -504,6 +504,7 @@ json toJson(const AssociationInfo& a) {
           {"received", a.received},
           {"outstanding", a.outstanding},
           {"retransmissions", a.retransmissions},
+          {"core_thread", a.core_thread},
           {"heartbeat_rtt_ms", a.heartbeat_rtt_seconds ? json(*a.heartbeat_rtt_seconds * 1000.0) : json(nullptr)},
           {"weight", a.egress ? json(a.egress->weight) : json(nullptr)},
           {"relative_cost", a.egress ? json(a.egress->relative_cost) : json(nullptr)},

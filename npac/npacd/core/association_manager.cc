@@ -4,6 +4,8 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include <boost/asio/post.hpp>
@@ -13,6 +15,7 @@
 #include "db/outbound_queue.h"
 #include "db/statement.h"
 #include "db/storage_health.h"
+#include "npac/npacd/core/core_shards.h"
 #include "npac/npacd/core/session_link.h"
 #include "tunables/catalogue.h"
 
@@ -197,7 +200,41 @@ void AssociationManager::tick() {
     for (auto& [spid, c] : cores_) wakeDelivery(spid);
   }
   for (auto& [spid, c] : cores_) c->tick();
-  purge_.runIfDue();
+  if (shard_index_ == 0) purge_.runIfDue();  // one purge for the file, whatever the threads
+}
+
+void AssociationManager::joinShards(CoreShards& shards, std::size_t index) {
+  shards_ = &shards;
+  shard_index_ = index;
+}
+
+void AssociationManager::adopt(Session::Handoff handoff) {
+  asio::post(io_, [this, handoff = std::make_shared<Session::Handoff>(std::move(handoff))]() mutable {
+    const int fd = handoff->fd;
+    boost::system::error_code ec;
+    asio::ip::tcp::socket socket(io_);
+    socket.assign(handoff->protocol_v6 ? asio::ip::tcp::v6() : asio::ip::tcp::v4(), fd, ec);
+    if (ec) {
+      spdlog::warn("association from {}: cannot take over its connection on core thread {}: {}",
+                   handoff->peer, shard_index_, ec.message());
+      ::close(fd);
+      return;
+    }
+    auto session = std::make_shared<Session>(std::move(socket), std::move(*handoff), *this);
+    session->resume();
+  });
+}
+
+void AssociationManager::postWake(std::string spid) {
+  asio::post(io_, [this, spid = std::move(spid)] { wakeDelivery(spid); });
+}
+
+void AssociationManager::wakeOwner(const std::string& spid) {
+  if (shards_ != nullptr && shards_->shardOf(spid) != shard_index_) {
+    shards_->shard(shards_->shardOf(spid)).postWake(spid);
+    return;
+  }
+  wakeDelivery(spid);
 }
 
 void AssociationManager::onRose(const std::shared_ptr<Session>& session, cmip::RoseApdu apdu) {
@@ -217,7 +254,6 @@ void AssociationManager::onRose(const std::shared_ptr<Session>& session, cmip::R
   }
   if (provider->onProviderAction(id, *decoded)) return;
   InboundRequest request;
-  request.id = next_inbound_id_++;
   request.spid = session->spid;
   request.association_id = id;
   request.function_mask = session->function_mask;
@@ -226,8 +262,22 @@ void AssociationManager::onRose(const std::shared_ptr<Session>& session, cmip::R
   request.opcode = static_cast<cmip::CmipOpcode>(invoke.opcode.localValue());
   request.pdu = cmip::encodeRoseApdu(apdu);
   request.received_at = clock_.wallMs();
-  inbound_waiting_.emplace(request.id, std::move(request));
+  if (shards_ != nullptr && shard_index_ != 0) {
+    shards_->shard(0).postInbound(std::move(request));  // one place the application polls
+    return;
+  }
+  queueInbound(std::move(request));
+}
+
+void AssociationManager::queueInbound(InboundRequest request) {
+  request.id = next_inbound_id_++;
+  const InboundRequestId id = request.id;
+  inbound_waiting_.emplace(id, std::move(request));
   answerPolls();
+}
+
+void AssociationManager::postInbound(InboundRequest request) {
+  asio::post(io_, [this, request = std::move(request)]() mutable { queueInbound(std::move(request)); });
 }
 
 void AssociationManager::rejectInvoke(Session& session, const cmip::RoseInvoke& invoke,
@@ -262,13 +312,13 @@ void AssociationManager::onClosed(const std::shared_ptr<Session>& session,
 }
 
 void AssociationManager::logEvent(db::AssociationEventKind kind, const Session& session,
-                                  const std::string& reason) {
+                                  const std::string& reason, db::AssociationId id) {
   db::AssociationEvent event;
   event.at = clock_.wallMs();
   event.kind = kind;
   event.spid = session.spid;
   event.nsap.assign(session.nsap().octets().begin(), session.nsap().octets().end());
-  event.association_id = session.associationId();
+  event.association_id = id != 0 ? id : session.associationId();
   event.function_mask = session.function_mask;
   event.recovery_mode = session.recovery_mode;
   if (kind != db::AssociationEventKind::kBind) event.bound_at = session.bound_at_ms;

@@ -14,6 +14,9 @@
 // io_context thread, which also runs every Session; no locks. The CoreService methods are
 // called from the admin API's thread and only post onto the core io_context. The
 // QueueWriter completes on its own thread; its completions are posted back as well.
+// With npacd --threads N there are N managers, one per core thread, joined by CoreShards
+// (core_shards.h), which decides where each provider lives; the thread-safe methods
+// under "Sharding" are how they reach each other.
 // Time: the injected CoreClock (clock.h); tick() is also callable by a test.
 #pragma once
 
@@ -43,6 +46,15 @@
 #include "tunables/registry.h"
 
 namespace npac::npacd {
+
+class CoreShards;
+
+// Commits `messages` through `writer` as one submission (CoreService::submit), completes
+// `done`, then hands the rows it added (not the duplicates) to `announce` — on the
+// QueueWriter's thread. The one body of AssociationManager::submit and CoreShards::submit.
+using AnnounceSubmitted = std::function<void(std::vector<std::string> spids, std::vector<db::MessageId> ids)>;
+void submitToQueue(db::QueueWriter& writer, std::vector<OutboundMessage> messages,
+                   CoreService::SubmitDone done, AnnounceSubmitted announce);
 
 // TCP keepalive on every association (NANC 301: "TCP keepalive is on as well").
 inline constexpr std::chrono::seconds kKeepaliveIdle{60};
@@ -98,6 +110,20 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   // bench/npacd_load.sh). Core thread, or before io runs.
   void setCounting(bool on);
 
+  // Sharding (npacd --threads N, core_shards.h). joinShards() before io runs: this
+  // manager is core thread `index` of `shards`.
+  void joinShards(CoreShards& shards, std::size_t index);
+  std::size_t shardIndex() const { return shard_index_; }
+  // The periodic tick without listening: a core thread other than the listener's.
+  void startTimer() { armTimer(); }
+  // The highest association id used before this run (after recoverInterrupted()).
+  std::int64_t lastAssociationId() const { return next_association_id_; }
+  // Thread-safe: each posts onto this manager's io_context.
+  void adopt(Session::Handoff handoff);  // a connection handed over by another core thread
+  void announceSubmitted(std::vector<std::string> spids, std::vector<db::MessageId> ids);
+  void postInbound(InboundRequest request);  // thread 0: another thread's provider asks
+  void postWake(std::string spid);           // deliver for `spid` soon
+
   // SessionOwner (core thread).
   void onConnectIndication(const std::shared_ptr<Session>& session,
                            const cmip::ConnectIndication& indication) override;
@@ -133,9 +159,16 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   // Reject on its association, one log line; it is not forwarded to the application.
   void rejectInvoke(Session& session, const cmip::RoseInvoke& invoke, const cmip::Status& why);
   void answerPolls();
+  // A provider's request for the application: queued here (thread 0 when sharded).
+  void queueInbound(InboundRequest request);
+  // wakeDelivery on the thread that owns `spid`.
+  void wakeOwner(const std::string& spid);
   // At stop: a warning per provider whose requests the application never answered.
   void reportUnanswered() const;
-  void logEvent(db::AssociationEventKind kind, const Session& session, const std::string& reason);
+  // `id`: the association's, when the row is written before accept() gave it to the
+  // session (a bind's row, written in the bind's transaction).
+  void logEvent(db::AssociationEventKind kind, const Session& session, const std::string& reason,
+                db::AssociationId id = 0);
 
   boost::asio::io_context& io_;
   db::Database& db_;
@@ -159,6 +192,8 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   InboundRequestId next_inbound_id_ = 1;
   std::vector<std::shared_ptr<PendingPoll>> polls_;
   bool stopping_ = false;
+  CoreShards* shards_ = nullptr;  // none: npacd runs on one core thread
+  std::size_t shard_index_ = 0;
   std::vector<tunables::TunableRegistry::Subscription> subscriptions_;
   // Metrics (core thread): bind admissions, by LnpBindRefusal reason code when refused.
   bool counting_ = true;

@@ -29,7 +29,8 @@ const char* waitReasonName(WaitReason reason) {
 
 // ---- CoreService -------------------------------------------------------------------
 
-void AssociationManager::submit(std::vector<OutboundMessage> messages, SubmitDone done) {
+void submitToQueue(db::QueueWriter& writer, std::vector<OutboundMessage> messages,
+                   CoreService::SubmitDone done, AnnounceSubmitted announce) {
   std::vector<db::NewMessage> rows;
   rows.reserve(messages.size());
   std::vector<std::string> spids;
@@ -37,8 +38,9 @@ void AssociationManager::submit(std::vector<OutboundMessage> messages, SubmitDon
     spids.push_back(m.message.spid);
     rows.push_back(std::move(m.message));
   }
-  writer_.submitOutcomes(std::move(rows), [this, spids = std::move(spids), done = std::move(done)](
-                                              db::Result<std::vector<db::AppendOutcome>> result) {
+  writer.submitOutcomes(std::move(rows), [spids = std::move(spids), done = std::move(done),
+                                          announce = std::move(announce)](
+                                             db::Result<std::vector<db::AppendOutcome>> result) {
     // Only rows this submission added are new to the core: a duplicate's row was
     // announced when it was first committed (or found at start-up).
     std::vector<db::MessageId> ids;
@@ -51,15 +53,25 @@ void AssociationManager::submit(std::vector<OutboundMessage> messages, SubmitDon
       }
     }
     done(std::move(result));
-    if (ids.empty()) return;
-    asio::post(io_, [this, spids = std::move(new_spids), ids] {
-      std::map<std::string, std::vector<db::MessageId>> by_spid;
-      for (std::size_t i = 0; i < ids.size() && i < spids.size(); ++i) by_spid[spids[i]].push_back(ids[i]);
-      // A provider that never bound in this run has no core yet: its rows wait queued.
-      for (const auto& [spid, rows] : by_spid) {
-        if (ProviderCore* provider = core(spid)) provider->onSubmitted(rows);
-      }
-    });
+    if (!ids.empty()) announce(std::move(new_spids), std::move(ids));
+  });
+}
+
+void AssociationManager::submit(std::vector<OutboundMessage> messages, SubmitDone done) {
+  submitToQueue(writer_, std::move(messages), std::move(done),
+                [this](std::vector<std::string> spids, std::vector<db::MessageId> ids) {
+                  announceSubmitted(std::move(spids), std::move(ids));
+                });
+}
+
+void AssociationManager::announceSubmitted(std::vector<std::string> spids, std::vector<db::MessageId> ids) {
+  asio::post(io_, [this, spids = std::move(spids), ids = std::move(ids)] {
+    std::map<std::string, std::vector<db::MessageId>> by_spid;
+    for (std::size_t i = 0; i < ids.size() && i < spids.size(); ++i) by_spid[spids[i]].push_back(ids[i]);
+    // A provider that never bound in this run has no core yet: its rows wait queued.
+    for (const auto& [spid, rows] : by_spid) {
+      if (ProviderCore* provider = core(spid)) provider->onSubmitted(rows);
+    }
   });
 }
 
@@ -154,7 +166,7 @@ void AssociationManager::respond(InboundRequestId id, InboundResponse response, 
           done(status);
           return;
         }
-        wakeDelivery(request.spid);
+        wakeOwner(request.spid);
         done(result.value().front());  // one row submitted: one id
       });
     });
@@ -165,6 +177,7 @@ void AssociationManager::listAssociations(ListDone done) {
   asio::post(io_, [this, done = std::move(done)] {
     std::vector<AssociationInfo> list;
     for (const auto& [spid, provider] : cores_) provider->describe(list);
+    for (AssociationInfo& info : list) info.core_thread = shard_index_;
     std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
     done(std::move(list));
   });

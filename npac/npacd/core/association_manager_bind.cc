@@ -9,6 +9,7 @@
 #include "associations/provisioning.h"
 #include "cmip/npac_bind_refusal.h"
 #include "npac/npacd/core/association_manager.h"
+#include "npac/npacd/core/core_shards.h"
 #include "npac/npacd/core/session_link.h"
 #include "npac/npacd/npac_keys.h"
 
@@ -87,6 +88,15 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   }
   const std::string spid = request->spid;
   const std::uint32_t mask = request->functions.bits();
+  if (shards_ != nullptr && shards_->shardOf(spid) != shard_index_) {
+    // npacd --threads N: the provider lives on another core thread (core_shards.h); the
+    // bind is admitted there, with that thread's view of the provider's associations.
+    listener_.forget(*session);
+    CoreShards* shards = shards_;
+    const std::size_t to = shards_->shardOf(spid);
+    session->handOff([shards, to](Session::Handoff handoff) { shards->shard(to).adopt(std::move(handoff)); });
+    return;
+  }
   auto facts = as::loadBindFacts(db_, *request);
   if (!facts.isOk()) {
     rejectStorageUnavailable(session, ind, *request, facts.status());
@@ -145,7 +155,7 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
     return;
   }
   ProviderCore& provider = coreFor(spid);
-  const std::int64_t id = ++next_association_id_;
+  const std::int64_t id = shards_ != nullptr ? shards_->nextAssociationId() : ++next_association_id_;
   as::NsapTraffic traffic = as::trafficFor(*facts, session->nsap());
   as::AssociationSpec spec;
   spec.id = static_cast<as::AssociationId>(id);
@@ -158,6 +168,8 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   session->function_mask = mask;
   session->recovery_mode = request->recovery_mode;
   session->bound_at_ms = clock_.wallMs();
+  logEvent(db::AssociationEventKind::kBind, *session,
+           verdict.decision.replaced ? "bind accepted, replacing an association" : "bind accepted", id);
   cmip::Aare aare;
   aare.applicationContext = cmip::oids::kSystemsManagementContext;
   cmip::attachNpacAccessControl(aare, npac_access_control.value(),
@@ -166,8 +178,6 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   listener_.forget(*session);
   provider.onBound(std::make_shared<SessionLink>(session), spec, request->recovery_mode);
   if (counting_) ++binds_accepted_;
-  logEvent(db::AssociationEventKind::kBind, *session,
-           verdict.decision.replaced ? "bind accepted, replacing an association" : "bind accepted");
   spdlog::info("bind accepted: SPID {} NSAP {} mask {} association {} from {}{}", spid,
                session->nsap().toHex(), request->functions.toString(), id, session->peer(),
                request->recovery_mode ? " (recovery mode)" : "");

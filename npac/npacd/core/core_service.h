@@ -120,6 +120,8 @@ struct AssociationInfo {
   std::optional<double> heartbeat_rtt_seconds;
   // What the egress policy computes about it; none while it is releasing (in no policy).
   std::optional<EgressFigures> egress;
+  // The core thread its provider lives on (npacd --threads N: 0..N-1; always 0 with one).
+  std::size_t core_thread = 0;
 };
 
 // The provider's egress as operators look at it (GET /v1/providers/{spid}/egress): its

@@ -31,8 +31,74 @@ Session::Session(boost::asio::ip::tcp::socket socket, associations::Nsap nsap, s
       nsap_(nsap),
       peer_(std::move(peer)),
       owner_(owner),
-      upper_(responderConfig()),
+      upper_(std::make_unique<cmip::UpperLayers>(responderConfig())),
       timer_(socket_.get_executor()) {}
+
+Session::Session(boost::asio::ip::tcp::socket socket, Handoff handoff, SessionOwner& owner)
+    : socket_(std::move(socket)),
+      nsap_(handoff.nsap),
+      peer_(std::move(handoff.peer)),
+      owner_(owner),
+      upper_(std::move(handoff.upper)),
+      timer_(socket_.get_executor()) {
+  received_ = handoff.received;
+  last_received_ = handoff.last_received;
+  for (Frame& frame : handoff.frames) {
+    queued_bytes_ += frame.bytes.size();
+    write_queue_.push_back(std::move(frame));
+  }
+  resume_events_ = std::move(handoff.events);
+}
+
+void Session::resume() {
+  boost::system::error_code ignored;
+  socket_.non_blocking(true, ignored);
+  if (!write_queue_.empty()) {
+    writing_ = true;
+    boost::asio::post(socket_.get_executor(), [self = shared_from_this()] { self->writeNext(); });
+  }
+  std::vector<cmip::UpperLayersEvent> events = std::move(resume_events_);
+  resume_events_.clear();
+  handle(events);
+  if (!closed_ && !close_after_write_ && !handing_off_) readLoop();
+}
+
+void Session::handOff(std::function<void(Handoff)> to) {
+  if (bound_ || closed_ || handing_off_) return;
+  handing_off_ = true;
+  handoff_to_ = std::move(to);
+  unbound_end_ = nullptr;  // the owner has forgotten it already; the new session carries on
+}
+
+// The session leaves this thread: everything it knows goes into the Handoff, the socket's
+// descriptor is released (basic_socket::release: outstanding operations end with
+// operation_aborted, and the descriptor stays open for the new owner) and this object is
+// finished without a word to anybody. Only between frames: never while a write is under
+// way, so no frame is cut.
+void Session::completeHandOff(std::vector<cmip::UpperLayersEvent> rest) {
+  Handoff handoff(nsap_, peer_);
+  handoff.upper = std::move(upper_);
+  handoff.received = received_;
+  handoff.last_received = last_received_;
+  handoff.events = std::move(rest);
+  for (Frame& frame : write_queue_) handoff.frames.push_back(std::move(frame));
+  write_queue_.clear();
+  queued_bytes_ = 0;
+  closed_ = true;
+  timer_.cancel();
+  boost::system::error_code ec;
+  handoff.protocol_v6 = socket_.local_endpoint(ec).address().is_v6();
+  handoff.fd = ec ? -1 : socket_.release(ec);
+  if (ec) {
+    spdlog::warn("association from {} (NSAP {}): could not be handed to its provider's core "
+                 "thread ({}): closed", peer_, nsap_.toHex(), ec.message());
+    socket_.close(ec);
+    return;
+  }
+  auto to = std::move(handoff_to_);
+  handoff_to_ = nullptr;
+  to(std::move(handoff));
+}
 
 void Session::start() {
   boost::system::error_code ignored;
@@ -62,25 +128,34 @@ void Session::readLoop() {
         self->last_received_ = std::chrono::steady_clock::now();
         std::vector<cmip::UpperLayersEvent> events;
         std::vector<std::uint8_t> out;
-        self->upper_.receive(cmip::Bytes(buffer.data(), n), events, out);
+        self->upper_->receive(cmip::Bytes(buffer.data(), n), events, out);
         if (!out.empty()) self->enqueue(std::move(out));
         self->handle(events);
-        if (!self->closed_ && !self->close_after_write_) self->readLoop();
+        if (!self->closed_ && !self->close_after_write_ && !self->handing_off_) self->readLoop();
       });
 }
 
 void Session::handle(std::vector<cmip::UpperLayersEvent>& events) {
   auto self = shared_from_this();
-  for (cmip::UpperLayersEvent& event : events) {
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    cmip::UpperLayersEvent& event = events[i];
     if (closed_ || close_after_write_) return;
     if (auto* connect = std::get_if<cmip::ConnectIndication>(&event)) {
       owner_.onConnectIndication(self, *connect);
+      if (handing_off_) {
+        // The owner hands the connection to another core thread (--threads): the
+        // indication and whatever followed it are handled there, in order.
+        pending_handoff_.assign(std::make_move_iterator(events.begin() + static_cast<std::ptrdiff_t>(i)),
+                                std::make_move_iterator(events.end()));
+        if (writing_frames_ == 0) completeHandOff(std::move(pending_handoff_));
+        return;  // else once the write under way has completed (writeNext)
+      }
     } else if (auto* data = std::get_if<cmip::DataIndication>(&event)) {
       ++received_;
       if (bound_) owner_.onRose(self, std::move(data->apdu));
     } else if (std::get_if<cmip::ReleaseIndication>(&event)) {
       std::vector<std::uint8_t> out;
-      (void)upper_.respondRelease(cmip::Rlre{cmip::ReleaseResponseReason::kNormal, {}}, out);
+      (void)upper_->respondRelease(cmip::Rlre{cmip::ReleaseResponseReason::kNormal, {}}, out);
       enqueue(std::move(out));
       close_after_write_ = true;
       finish(kReleasedByPeer, true);
@@ -90,7 +165,7 @@ void Session::handle(std::vector<cmip::UpperLayersEvent>& events) {
       finish("aborted by peer: " + abort->detail.toString(), false);
     } else if (auto* error = std::get_if<cmip::ProtocolError>(&event)) {
       std::vector<std::uint8_t> out;
-      (void)upper_.respondToError(*error, out);
+      (void)upper_->respondToError(*error, out);
       if (!out.empty()) enqueue(std::move(out));
       if (error->response == cmip::ErrorResponse::kRoseReject) continue;
       spdlog::warn("association from {} (NSAP {}, SPID {}) aborted: protocol error: {}", peer_,
@@ -99,7 +174,7 @@ void Session::handle(std::vector<cmip::UpperLayersEvent>& events) {
       finish("protocol error: " + error->status.toString(), false);
     }
   }
-  if (upper_.state() == cmip::UpperLayers::State::kClosed && !closed_) {
+  if (upper_->state() == cmip::UpperLayers::State::kClosed && !closed_) {
     close_after_write_ = true;
     finish("closed by the stack", false);
   }
@@ -107,7 +182,7 @@ void Session::handle(std::vector<cmip::UpperLayersEvent>& events) {
 
 void Session::accept(std::int64_t association_id, const cmip::Aare& aare) {
   std::vector<std::uint8_t> out;
-  cmip::Status status = upper_.acceptAssociation(aare, out);
+  cmip::Status status = upper_->acceptAssociation(aare, out);
   if (!status.isOk()) {
     close("accept failed: " + status.toString());
     return;
@@ -121,7 +196,7 @@ void Session::accept(std::int64_t association_id, const cmip::Aare& aare) {
 
 void Session::reject(const cmip::Aare& refusal) {
   std::vector<std::uint8_t> out;
-  (void)upper_.rejectAssociation(refusal, out);
+  (void)upper_->rejectAssociation(refusal, out);
   timer_.cancel();
   enqueue(std::move(out));
   close_after_write_ = true;
@@ -131,7 +206,7 @@ void Session::reject(const cmip::Aare& refusal) {
 bool Session::sendRoseEncoded(const std::vector<std::uint8_t>& apdu, std::int64_t tag) {
   if (!bound() || close_after_write_) return false;
   std::vector<std::uint8_t> out;
-  cmip::Status status = upper_.sendRoseEncoded(cmip::Bytes(apdu.data(), apdu.size()), out);
+  cmip::Status status = upper_->sendRoseEncoded(cmip::Bytes(apdu.data(), apdu.size()), out);
   if (!status.isOk()) return false;
   ++sent_;
   enqueue(std::move(out), tag);
@@ -142,7 +217,7 @@ void Session::requestRelease() {
   if (!bound() || releasing_) return;
   releasing_ = true;
   std::vector<std::uint8_t> out;
-  if (!upper_.requestRelease(cmip::Rlrq{cmip::ReleaseRequestReason::kNormal, {}}, out).isOk()) {
+  if (!upper_->requestRelease(cmip::Rlrq{cmip::ReleaseRequestReason::kNormal, {}}, out).isOk()) {
     close("release refused by the stack");
     return;
   }
@@ -158,7 +233,7 @@ void Session::requestRelease() {
 void Session::abort(const std::string& reason) {
   if (closed_) return;
   std::vector<std::uint8_t> out;
-  (void)upper_.abort(cmip::Abrt{cmip::AbortSource::kServiceUser, std::nullopt, {}}, out);
+  (void)upper_->abort(cmip::Abrt{cmip::AbortSource::kServiceUser, std::nullopt, {}}, out);
   if (!out.empty()) enqueue(std::move(out));
   close_after_write_ = true;
   finish(reason, false);
@@ -213,6 +288,11 @@ void Session::enqueue(std::vector<std::uint8_t> bytes, std::int64_t tag) {
 }
 
 void Session::writeNext() {
+  if (handing_off_) {
+    writing_ = false;
+    if (!closed_) completeHandOff(std::move(pending_handoff_));
+    return;
+  }
   if (write_queue_.empty() || !socket_.is_open()) {
     writing_ = false;
     if (closed_ || close_after_write_) {

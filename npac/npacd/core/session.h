@@ -15,7 +15,17 @@
 // readable and then reads into one buffer per thread (kReadChunk, a whole TPKT of at most
 // 65,535 octets, RFC 1006 §6); the stack keeps only the octets of an unfinished TPKT.
 //
-// Threading: every method runs on the core io_context thread (single-threaded core).
+// Hand-off (npacd --threads N, core_shards.h): a connection is accepted on one core
+// thread, but its provider's logical association lives on the thread its SPID is sharded
+// to. The owner, learning the SPID from the ConnectIndication, calls handOff(): the
+// session gives up its descriptor (basic_socket::release) and everything it knows — the
+// upper layers' state, the frames not yet written, the indication and any event after it
+// — as a Handoff, which the other thread turns back into a Session (the Handoff
+// constructor, then resume()). Nothing is sent or lost in between; a write under way is
+// completed first.
+//
+// Threading: every method runs on the thread of the io_context its socket belongs to (one
+// core thread; a Handoff is the only thing that crosses to another).
 #pragma once
 
 #include <chrono>
@@ -73,14 +83,43 @@ inline constexpr const char* kReleaseShutdown = "shutdown";            // npacd 
 inline constexpr const char* kReleased = "released";                   // ours, no reason given
 
 class Session : public std::enable_shared_from_this<Session> {
+  struct Frame {
+    std::vector<std::uint8_t> bytes;
+    std::int64_t tag = 0;  // reported to the owner once written; 0 = nothing to report
+  };
+
  public:
+  // An unbound connection on its way to another core thread (handOff()).
+  struct Handoff {
+    Handoff(associations::Nsap from_nsap, std::string from_peer)
+        : nsap(from_nsap), peer(std::move(from_peer)) {}
+    int fd = -1;               // the released descriptor, still open
+    bool protocol_v6 = false;  // of the socket the descriptor is re-opened as
+    associations::Nsap nsap;
+    std::string peer;
+    std::unique_ptr<cmip::UpperLayers> upper;
+    std::vector<cmip::UpperLayersEvent> events;  // the ConnectIndication first
+    std::vector<Frame> frames;                   // not written yet, in order
+    std::uint64_t received = 0;
+    std::chrono::steady_clock::time_point last_received;
+  };
+
   Session(boost::asio::ip::tcp::socket socket, associations::Nsap nsap, std::string peer,
           SessionOwner& owner);
+  // The session a Handoff continues as, on `socket`'s thread; resume() goes on with it.
+  Session(boost::asio::ip::tcp::socket socket, Handoff handoff, SessionOwner& owner);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   // Starts the reader (the writer starts with the first frame queued).
   void start();
+  // A handed-off session: writes what was queued, handles the carried events (the owner
+  // hears the ConnectIndication again), then reads on.
+  void resume();
+  // Only from onConnectIndication, before accept()/reject(): once this returns to the
+  // session, it passes itself to `to` as a Handoff (at once, or when a write under way
+  // has completed) and is finished here; the owner hears nothing more of it.
+  void handOff(std::function<void(Handoff)> to);
   // Called once if the session ends before it was bound (peer closed, refused, dropped).
   void setUnboundEndHandler(std::function<void()> handler) { unbound_end_ = std::move(handler); }
 
@@ -122,10 +161,7 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   void readLoop();
   void handle(std::vector<cmip::UpperLayersEvent>& events);
-  struct Frame {
-    std::vector<std::uint8_t> bytes;
-    std::int64_t tag = 0;  // reported to the owner once written; 0 = nothing to report
-  };
+  void completeHandOff(std::vector<cmip::UpperLayersEvent> rest);
   // Queues a frame; the write starts from a posted handler, so every frame queued while
   // the current event is handled leaves in one gathered write (one syscall, not one per
   // PDU).
@@ -139,7 +175,7 @@ class Session : public std::enable_shared_from_this<Session> {
   associations::Nsap nsap_;
   std::string peer_;
   SessionOwner& owner_;
-  cmip::UpperLayers upper_;
+  std::unique_ptr<cmip::UpperLayers> upper_;
   boost::asio::steady_timer timer_;  // release timeout
   std::function<void()> unbound_end_;
   std::deque<Frame> write_queue_;
@@ -156,6 +192,10 @@ class Session : public std::enable_shared_from_this<Session> {
   std::uint64_t retransmissions_ = 0;
   std::uint64_t received_ = 0;
   std::chrono::steady_clock::time_point last_received_ = std::chrono::steady_clock::now();
+  bool handing_off_ = false;
+  std::function<void(Handoff)> handoff_to_;
+  std::vector<cmip::UpperLayersEvent> pending_handoff_;  // while a write completes
+  std::vector<cmip::UpperLayersEvent> resume_events_;    // a handed-off session's
 };
 
 }  // namespace npac::npacd
