@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "associations/cmip_bind.h"
+#include "db/transaction.h"
 #include "associations/provisioning.h"
 #include "cmip/npac_bind_refusal.h"
 #include "npac/npacd/core/association_manager.h"
@@ -120,11 +121,23 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   as::BindInput input{*request, session->nsap(), provider_record, key_record, live, tunables,
                       as::WallClock::now()};
   as::BindVerdict verdict = gate_.check(input);
+  // An admitted bind's durable decisions — its sequence number (replay protection), the
+  // NPAC key's sequence number in the signed answer, the association-log row — commit as
+  // ONE transaction before the AARE is queued: one fsync per bind at --durability full.
+  // A failure leaves none of them and refuses the bind transiently.
+  db::Transaction decisions(db_);
+  if (verdict.admitted()) {
+    if (db::Status begun = decisions.begin(); !begun.isOk()) {
+      rejectStorageUnavailable(session, ind, *request, begun);
+      return;
+    }
+  }
   if (verdict.consume_sequence) {
     db::Status recorded = as::recordSequence(db_, *request, *verdict.consume_sequence);
     // Only KeyStore's own answers mean the number is taken (a racing bind) or the key
     // gone; any other failure is the database's — a full disk is not a replay.
     if (!recorded.isOk() && verdict.admitted()) {
+      decisions.rollback();  // the refusal's log row commits on its own
       if (recorded.code() == db::Status::Code::kInvalidArgument) {
         verdict.rejection = as::BindDiagnostic::kSequenceReplayed;
         verdict.reason = std::string(as::describe(*verdict.rejection)) + ": " + recorded.message();
@@ -149,6 +162,7 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   auto npac_access_control = signBindResponse(db_, registry_.get(tunables::kNpacSystemId), clock_.wallMs(),
                                               request->functions, request->recovery_mode, &gate_.keys());
   if (!npac_access_control.ok()) {
+    decisions.rollback();
     spdlog::error("cannot sign the bind response: {}", npac_access_control.error());
     rejectBind(session, ind, spid, mask, request->recovery_mode, "npac-key-unavailable",
                npac_access_control.error(), cmip::user_diagnostic::kNoReasonGiven);
@@ -170,6 +184,10 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   session->bound_at_ms = clock_.wallMs();
   logEvent(db::AssociationEventKind::kBind, *session,
            verdict.decision.replaced ? "bind accepted, replacing an association" : "bind accepted", id);
+  if (db::Status committed = decisions.commit(); !committed.isOk()) {
+    rejectStorageUnavailable(session, ind, *request, committed);
+    return;
+  }
   cmip::Aare aare;
   aare.applicationContext = cmip::oids::kSystemsManagementContext;
   cmip::attachNpacAccessControl(aare, npac_access_control.value(),
