@@ -21,7 +21,8 @@
 #
 #   BUILD=build-dir bench/threads.sh [PROVIDERS] [K] [N]   (defaults: build, 8, 2, 50000)
 #
-# Environment: THREADS ("1 2"), DURABILITIES ("normal full"), RUNS (3), WARMUP
+# Environment: THREADS ("1 2"), DURABILITIES ("normal full"), RUNS (3), FORMAT (json:
+# POST /v1/messages; pdu-batch: the same PDUs already encoded, POST /v1/pdu-batches), WARMUP
 # (min(N, 10000); 0 skips it), RUN_TIMEOUT (each loadgen's --timeout, 300 s), FARM_THREADS
 # (1), NPACD_EXE (another npacd binary, with this build's tools), KEEP_TMP=1 keeps the
 # work directory (logs, databases, the farms' reports). An npacd without --threads is
@@ -39,6 +40,7 @@ THREADS=${THREADS:-1 2}
 DURABILITIES=${DURABILITIES:-normal full}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 FARM_THREADS=${FARM_THREADS:-1}
+FORMAT=${FORMAT:-json}
 WARMUP=${WARMUP:-$((N < 10000 ? N : 10000))}
 BIN=$BUILD/bin
 NPACD_EXE=${NPACD_EXE:-$BIN/npacd}
@@ -53,6 +55,7 @@ usage() { echo "usage: $0 [PROVIDERS 1..9999] [K 1..8] [N >= 1]; RUNS >= 1, THRE
 for t in $THREADS; do [[ $t =~ ^[0-9]+$ && $t -ge 1 ]] || usage "THREADS '$THREADS'"; done
 [[ -n $THREADS && $(tr ' ' '\n' <<<"$THREADS" | grep -c .) == $(tr ' ' '\n' <<<"$THREADS" | grep . | sort -u | wc -l) ]] ||
   usage "THREADS '$THREADS' (each count once)"
+[[ $FORMAT == json || $FORMAT == pdu-batch ]] || usage "FORMAT '$FORMAT' (json, pdu-batch)"
 for d in $DURABILITIES; do [[ $d == normal || $d == full ]] || usage "DURABILITIES '$DURABILITIES' (normal, full)"; done
 for f in "$NPACD_EXE" "$BIN/npac-soa-sim" "$FARM" "$LOADGEN"; do
   [[ -x $f ]] || { echo "missing $f: build the targets npacd npac-soa-sim npac-provider-farm npacd_loadgen in $BUILD" >&2; exit 2; }
@@ -99,7 +102,7 @@ SPIDS=$(paste -sd, "$WORK/spids.txt")
 "$BIN/npac-soa-sim" keygen --out "$WORK/key.pem" --public-out "$WORK/key.pub.pem" >/dev/null
 FROM=()
 for ((j = 0; j < K; j++)); do FROM+=(--from "127.0.0.$((j + 2))"); done
-say "threads: $PROVIDERS providers x $K associations, N=$N, runs=$RUNS, THREADS=\"$THREADS\", $(nproc) CPUs," \
+say "threads: $PROVIDERS providers x $K associations, N=$N ($FORMAT), runs=$RUNS, THREADS=\"$THREADS\", $(nproc) CPUs," \
   "load average $(cut -d' ' -f1-3 /proc/loadavg), npacd $NPACD_EXE ($("$NPACD_EXE" --version 2>/dev/null | head -1))"
 
 # start_one DURABILITY T: npacd --threads T on a fresh database, its providers
@@ -164,7 +167,7 @@ run_one() {
   d0=$(bench_cpu_ticks "${NP_PID[$t]}"); f0=$(bench_cpu_ticks "${FARM_PID[$t]}")
   line=$("$LOADGEN" --api "127.0.0.1:${NP_API[$t]}" --token-file "${NP_DIR[$t]}/npacd.db.token" \
     --db "${NP_DIR[$t]}/npacd.db" --durability "$durability" -n "$n" --timeout "$RUN_TIMEOUT" --mode burst \
-    --spids "$SPIDS" 2>"$WORK/loadgen.err" | grep '^RESULT ')
+    --format "$FORMAT" --spids "$SPIDS" 2>"$WORK/loadgen.err" | grep '^RESULT ')
   d1=$(bench_cpu_ticks "${NP_PID[$t]}"); f1=$(bench_cpu_ticks "${FARM_PID[$t]}")
   say "  --threads $t $label: $(field rate "$line") PDUs/s, p50 $(field p50_ms "$line") ms, p99 $(field p99_ms "$line") ms," \
     "npacd CPU $(us_per $((d1 - d0)) "$n") us/PDU (ok=$(field ok "$line"))"
