@@ -6,7 +6,6 @@
 
 #include "associations/bind_facts.h"
 #include "cmip/rose.h"
-#include "db/queue_writer.h"
 #include "db/statement.h"
 #include "npac/npacd/api/broadcast.h"
 #include "tests/npac/admin_api_fixture.h"
@@ -14,11 +13,7 @@
 namespace npac::npacd {
 namespace {
 
-using testing::AdminApiFixture;
-using testing::QueueBackedCore;
-using testing::Reply;
-using nlohmann::json;
-using V = boost::beast::http::verb;
+using namespace testing;
 
 // One message's content (no spid) sent on `function` to `to`.
 json broadcast(const json& to, const std::string& function = "lsms-data-download") {
@@ -41,27 +36,11 @@ struct StoredRow {
 
 // The admin API with a core whose submissions go to a real writer, and these providers:
 //   0001 soa   0002 lsms   0003 lsms (disabled)   0004 soa-and-lsms   0005 lsms
-struct BroadcastFixture {
-  AdminApiFixture f;
-  std::unique_ptr<db::QueueWriter> writer;
-  std::unique_ptr<QueueBackedCore> core;
-  explicit BroadcastFixture(HttpServer::Options http = {}) : f(http) {
-    for (const auto& [spid, type] : std::vector<std::pair<std::string, std::string>>{
-             {"0001", "soa"}, {"0002", "lsms"}, {"0003", "lsms"}, {"0004", "soa-and-lsms"}, {"0005", "lsms"}}) {
-      Reply added = f.call(V::post, "/v1/providers", json{{"spid", spid}, {"name", "P" + spid}, {"system_type", type}});
-      INFO(added.raw);
-      REQUIRE(added.status == 201);
-    }
-    REQUIRE(f.call(V::post, "/v1/providers/0003/disable", std::string("{}")).status == 200);
-    auto started = db::QueueWriter::start(f.path(), {}, AdminApiFixture::clock());
-    REQUIRE(started.isOk());
-    writer = std::move(started).value();
-    core = std::make_unique<QueueBackedCore>(*writer);
-    f.onApiThread([&] { f.api->attachCore(core.get()); });
-  }
-  ~BroadcastFixture() {
-    f.onApiThread([&] { f.api->attachCore(nullptr); });
-  }
+struct BroadcastFixture : QueuedApiFixture {
+  explicit BroadcastFixture(HttpServer::Options http = {})
+      : QueuedApiFixture({{"0001", "soa"}, {"0002", "lsms"}, {"0003", "lsms", false}, {"0004", "soa-and-lsms"},
+                          {"0005", "lsms"}},
+                         http) {}
   // Every outbound row, by id, read on a fresh connection of the SQLite file.
   std::vector<StoredRow> rows() {
     auto connection = f.openConnection();

@@ -9,6 +9,8 @@
 // in the audit log, as the actor now is always the token's name. Such tokens are created
 // on first use, with the operator role. test-operator's secret is also in <db>.token
 // (tokenFile(), mode 0600) for npacctl. callWith() sends any Authorization header, or none.
+// QueuedApiFixture adds provisioned providers and a core whose submissions a real
+// QueueWriter commits.
 #pragma once
 
 #include <fcntl.h>
@@ -22,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -41,6 +44,10 @@
 namespace npac::npacd::testing {
 
 namespace http = boost::beast::http;
+// The short names every admin API test uses; a test file takes them with the fixtures by
+// one `using namespace testing;`.
+using nlohmann::json;
+using V = http::verb;
 
 struct Reply {
   int status = 0;
@@ -316,6 +323,57 @@ class QueueBackedCore : public CoreService {
  private:
   db::QueueWriter& writer_;
   Seen seen_;
+};
+
+// The admin API with providers provisioned through POST /v1/providers and a
+// QueueBackedCore attached whose submissions go to a real QueueWriter (group commit) on
+// the same SQLite file: the set-up of the tests of the submitting routes (messages,
+// broadcasts, PDU batches). Built and destroyed on the test thread; the core is attached
+// and detached on the API thread.
+class QueuedApiFixture {
+ public:
+  struct Provider {
+    std::string spid;
+    std::string system_type;  // "soa", "lsms", "soa-and-lsms"
+    bool enabled = true;      // false: disabled once every provider is added, before the core
+  };
+  // One SOA, 0001.
+  QueuedApiFixture() : QueuedApiFixture({Provider{"0001", "soa"}}) {}
+  explicit QueuedApiFixture(const std::vector<Provider>& providers, HttpServer::Options http = {}) : f(http) {
+    for (const Provider& p : providers) {
+      Reply added = f.call(V::post, "/v1/providers",
+                           json{{"spid", p.spid}, {"name", "P" + p.spid}, {"system_type", p.system_type}});
+      INFO(added.raw);
+      REQUIRE(added.status == 201);
+    }
+    for (const Provider& p : providers) {
+      if (!p.enabled) REQUIRE(f.call(V::post, "/v1/providers/" + p.spid + "/disable", std::string("{}")).status == 200);
+    }
+    auto started = db::QueueWriter::start(f.path(), {}, AdminApiFixture::clock());
+    INFO(started.status().toString());
+    REQUIRE(started.isOk());
+    writer = std::move(started).value();
+    core = std::make_unique<QueueBackedCore>(*writer);
+    f.onApiThread([&] { f.api->attachCore(core.get()); });
+  }
+  ~QueuedApiFixture() {
+    f.onApiThread([&] { f.api->attachCore(nullptr); });
+  }
+  QueuedApiFixture(const QueuedApiFixture&) = delete;
+  QueuedApiFixture& operator=(const QueuedApiFixture&) = delete;
+
+  // How many rows outbound_queue holds, read on a fresh connection of the SQLite file.
+  std::int64_t rowCount() const {
+    auto connection = f.openConnection();
+    auto query = connection->prepare("SELECT count(*) FROM outbound_queue");
+    REQUIRE(query.isOk());
+    REQUIRE(query->step().isOk());
+    return query->columnInt64(0);
+  }
+
+  AdminApiFixture f;
+  std::unique_ptr<db::QueueWriter> writer;
+  std::unique_ptr<QueueBackedCore> core;
 };
 
 }  // namespace npac::npacd::testing

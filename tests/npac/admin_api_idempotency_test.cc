@@ -3,17 +3,12 @@
 // other content is refused 409, a malformed or repeated key 400.
 #include <catch2/catch.hpp>
 
-#include "db/queue_writer.h"
 #include "tests/npac/admin_api_fixture.h"
 
 namespace npac::npacd {
 namespace {
 
-using testing::AdminApiFixture;
-using testing::QueueBackedCore;
-using testing::Reply;
-using nlohmann::json;
-using V = boost::beast::http::verb;
+using namespace testing;
 
 json notification(const std::string& spid, const std::string& info_hex, const std::string& key) {
   json m = {{"spid", spid},
@@ -27,37 +22,10 @@ json notification(const std::string& spid, const std::string& info_hex, const st
   return m;
 }
 
-// The admin API with a provider 0001 and a core whose submissions go to a real writer.
-struct KeyedFixture {
-  AdminApiFixture f;
-  std::unique_ptr<db::QueueWriter> writer;
-  std::unique_ptr<QueueBackedCore> core;
-  KeyedFixture() {
-    Reply added = f.call(V::post, "/v1/providers",
-                         json{{"spid", "0001"}, {"name", "P"}, {"system_type", "soa"}, {"actor", "alice"}});
-    REQUIRE(added.status == 201);
-    auto started = db::QueueWriter::start(f.path(), {}, AdminApiFixture::clock());
-    REQUIRE(started.isOk());
-    writer = std::move(started).value();
-    core = std::make_unique<QueueBackedCore>(*writer);
-    f.onApiThread([&] { f.api->attachCore(core.get()); });
-  }
-  ~KeyedFixture() {
-    f.onApiThread([&] { f.api->attachCore(nullptr); });
-  }
-  std::int64_t rows() {
-    auto connection = f.openConnection();
-    auto query = connection->prepare("SELECT count(*) FROM outbound_queue");
-    REQUIRE(query.isOk());
-    REQUIRE(query->step().isOk());
-    return query->columnInt64(0);
-  }
-};
-
 }  // namespace
 
 TEST_CASE("A keyed submission repeated answers 200 with the original ids marked duplicate and adds no row") {
-  KeyedFixture k;
+  QueuedApiFixture k;
   json batch = {{"messages", json::array({notification("0001", "0401aa", "a-1"), notification("0001", "0401bb", "a-2")})}};
   Reply first = k.f.call(V::post, "/v1/messages", batch);
   INFO(first.raw);
@@ -71,13 +39,13 @@ TEST_CASE("A keyed submission repeated answers 200 with the original ids marked 
     CHECK(again.body["messages"][i]["id"] == first.body["ids"][i]);
     CHECK(again.body["messages"][i]["duplicate"] == true);
   }
-  CHECK(k.rows() == 2);
+  CHECK(k.rowCount() == 2);
   Reply status = k.f.call(V::get, "/v1/messages/" + std::to_string(first.body["ids"][1].get<std::int64_t>()));
   CHECK(status.body["idempotency_key"] == "a-2");
 }
 
 TEST_CASE("A retry that adds a new keyed message answers 201 and marks only the repeated one duplicate") {
-  KeyedFixture k;
+  QueuedApiFixture k;
   Reply first = k.f.call(V::post, "/v1/messages", notification("0001", "0401aa", "b-1"));
   REQUIRE(first.status == 201);
   json batch = {{"messages", json::array({notification("0001", "0401aa", "b-1"), notification("0001", "0401cc", "b-2")})}};
@@ -87,11 +55,11 @@ TEST_CASE("A retry that adds a new keyed message answers 201 and marks only the 
   CHECK(mixed.body["messages"][0]["id"] == first.body["ids"][0]);
   CHECK(mixed.body["messages"][0]["duplicate"] == true);
   CHECK(mixed.body["messages"][1]["duplicate"] == false);
-  CHECK(k.rows() == 2);
+  CHECK(k.rowCount() == 2);
 }
 
 TEST_CASE("A key reused with different content is refused 409 naming the key and the original message") {
-  KeyedFixture k;
+  QueuedApiFixture k;
   Reply first = k.f.call(V::post, "/v1/messages", notification("0001", "0401aa", "c-1"));
   REQUIRE(first.status == 201);
   Reply other = k.f.call(V::post, "/v1/messages", notification("0001", "0401ff", "c-1"));
@@ -100,11 +68,11 @@ TEST_CASE("A key reused with different content is refused 409 naming the key and
   CHECK(other.errorCode() == "conflict");
   CHECK_THAT(other.errorMessage(), Catch::Contains("'c-1'") && Catch::Contains("different content") &&
                                        Catch::Contains("message " + std::to_string(first.body["ids"][0].get<std::int64_t>())));
-  CHECK(k.rows() == 1);
+  CHECK(k.rowCount() == 1);
 }
 
 TEST_CASE("A key given twice in one submission is refused 400 before the core") {
-  KeyedFixture k;
+  QueuedApiFixture k;
   json batch = {{"messages", json::array({notification("0001", "0401aa", "d-1"), notification("0001", "0401aa", "d-1")})}};
   Reply twice = k.f.call(V::post, "/v1/messages", batch);
   INFO(twice.raw);
@@ -112,11 +80,11 @@ TEST_CASE("A key given twice in one submission is refused 400 before the core") 
   CHECK(twice.errorCode() == "repeated_idempotency_key");
   CHECK_THAT(twice.errorMessage(), Catch::Contains("messages[1]") && Catch::Contains("messages[0]"));
   CHECK(k.core->seen().keys.empty());
-  CHECK(k.rows() == 0);
+  CHECK(k.rowCount() == 0);
 }
 
 TEST_CASE("A malformed idempotency key is refused 400 with the rule") {
-  KeyedFixture k;
+  QueuedApiFixture k;
   for (const json& key : {json(""), json(std::string(129, 'x')), json("with space"), json(7), json("caf\u00e9")}) {
     json m = notification("0001", "0400", "");
     m["idempotency_key"] = key;
@@ -126,7 +94,7 @@ TEST_CASE("A malformed idempotency key is refused 400 with the rule") {
     CHECK(r.errorCode() == "invalid_idempotency_key");
     CHECK_THAT(r.errorMessage(), Catch::Contains("1..128 visible ASCII"));
   }
-  CHECK(k.rows() == 0);
+  CHECK(k.rowCount() == 0);
 }
 
 }  // namespace npac::npacd

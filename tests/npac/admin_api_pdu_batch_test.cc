@@ -6,18 +6,13 @@
 #include "cmip/cmip.h"
 #include "cmip/npac_bind.h"
 #include "cmip/oids.h"
-#include "db/queue_writer.h"
 #include "npac/npacd/api/pdu_batch.h"
 #include "tests/npac/admin_api_fixture.h"
 
 namespace npac::npacd {
 namespace {
 
-using testing::AdminApiFixture;
-using testing::QueueBackedCore;
-using testing::Reply;
-using nlohmann::json;
-using V = boost::beast::http::verb;
+using namespace testing;
 
 constexpr std::uint8_t kNotifications = 1u << 3;
 const std::string kType(kPduBatchMediaType);
@@ -40,36 +35,10 @@ std::string batch(int count, const std::string& spid = "0001", const std::string
   return std::string(out.begin(), out.end());
 }
 
-// The admin API with a provider 0001 and a core whose submissions go to a real writer.
-struct BatchFixture {
-  AdminApiFixture f;
-  std::unique_ptr<db::QueueWriter> writer;
-  std::unique_ptr<QueueBackedCore> core;
-  BatchFixture() {
-    Reply added = f.call(V::post, "/v1/providers", json{{"spid", "0001"}, {"name", "P"}, {"system_type", "soa"}});
-    REQUIRE(added.status == 201);
-    auto started = db::QueueWriter::start(f.path(), {}, AdminApiFixture::clock());
-    REQUIRE(started.isOk());
-    writer = std::move(started).value();
-    core = std::make_unique<QueueBackedCore>(*writer);
-    f.onApiThread([&] { f.api->attachCore(core.get()); });
-  }
-  ~BatchFixture() {
-    f.onApiThread([&] { f.api->attachCore(nullptr); });
-  }
-  std::int64_t rows() {
-    auto connection = f.openConnection();
-    auto query = connection->prepare("SELECT count(*) FROM outbound_queue");
-    REQUIRE(query.isOk());
-    REQUIRE(query->step().isOk());
-    return query->columnInt64(0);
-  }
-};
-
 }  // namespace
 
 TEST_CASE("A PDU batch is committed row by row with its PDUs as sent and answered with their ids") {
-  BatchFixture b;
+  QueuedApiFixture b;
   Reply reply = b.f.callTyped(kType, V::post, "/v1/pdu-batches", batch(3));
   INFO(reply.raw);
   REQUIRE(reply.status == 201);
@@ -91,7 +60,7 @@ TEST_CASE("A PDU batch is committed row by row with its PDUs as sent and answere
 }
 
 TEST_CASE("A keyed PDU batch sent again answers 200 with every record a duplicate and adds no row") {
-  BatchFixture b;
+  QueuedApiFixture b;
   Reply first = b.f.callTyped(kType, V::post, "/v1/pdu-batches", batch(2, "0001", "k-"));
   REQUIRE(first.status == 201);
   Reply again = b.f.callTyped(kType, V::post, "/v1/pdu-batches", batch(2, "0001", "k-"));
@@ -99,45 +68,45 @@ TEST_CASE("A keyed PDU batch sent again answers 200 with every record a duplicat
   REQUIRE(again.status == 200);
   CHECK(again.body["ids"] == first.body["ids"]);
   CHECK(again.body["duplicates"] == json::array({0, 1}));
-  CHECK(b.rows() == 2);
+  CHECK(b.rowCount() == 2);
 }
 
 TEST_CASE("A malformed PDU batch is refused 400 with its code and nothing is queued") {
-  BatchFixture b;
+  QueuedApiFixture b;
   std::string cut = batch(2);
   cut.pop_back();
   Reply reply = b.f.callTyped(kType, V::post, "/v1/pdu-batches", cut);
   INFO(reply.raw);
   CHECK(reply.status == 400);
   CHECK(reply.errorCode() == "invalid_pdu_batch");
-  CHECK(b.rows() == 0);
+  CHECK(b.rowCount() == 0);
   Reply not_ber = b.f.callTyped(kType, V::post, "/v1/pdu-batches", std::string("NPB1") + "0001" + std::string("\x08\x00\x00\x00\x01\xff", 6));
   CHECK(not_ber.status == 400);
   CHECK(not_ber.errorCode() == "invalid_pdu");
 }
 
 TEST_CASE("A PDU batch for a provider that does not exist is refused 404 before the core") {
-  BatchFixture b;
+  QueuedApiFixture b;
   Reply reply = b.f.callTyped(kType, V::post, "/v1/pdu-batches", batch(1, "0009"));
   INFO(reply.raw);
   CHECK(reply.status == 404);
-  CHECK(b.rows() == 0);
+  CHECK(b.rowCount() == 0);
 }
 
 TEST_CASE("POST /v1/pdu-batches with a JSON body is refused 415") {
-  BatchFixture b;
+  QueuedApiFixture b;
   Reply reply = b.f.call(V::post, "/v1/pdu-batches", json{{"messages", json::array()}});
   CHECK(reply.status == 415);
   CHECK(reply.errorCode() == "unsupported_media_type");
 }
 
 TEST_CASE("A PDU batch sent to a JSON route is refused 415 naming the route that takes it") {
-  BatchFixture b;
+  QueuedApiFixture b;
   Reply reply = b.f.callTyped(kType, V::post, "/v1/messages", batch(1));
   INFO(reply.raw);
   CHECK(reply.status == 415);
   CHECK(reply.errorMessage().find("/v1/pdu-batches") != std::string::npos);
-  CHECK(b.rows() == 0);
+  CHECK(b.rowCount() == 0);
 }
 
 }  // namespace npac::npacd

@@ -8,18 +8,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "db/queue_writer.h"
 #include "db/statement.h"
 #include "tests/npac/admin_api_fixture.h"
 
 namespace npac::npacd {
 namespace {
 
-using testing::AdminApiFixture;
-using testing::QueueBackedCore;
-using testing::Reply;
-using nlohmann::json;
-using V = boost::beast::http::verb;
+using namespace testing;
 
 struct Run {
   int exit_code = -1;
@@ -46,24 +41,8 @@ const char* kMessage =
     " --type 1.3.6.1.4.1.103.7.0.0.5.1 --info 0400";
 
 // Providers 0001 soa, 0002 and 0003 lsms, and a core whose submissions go to a real writer.
-struct CtlFixture {
-  AdminApiFixture f;
-  std::unique_ptr<db::QueueWriter> writer;
-  std::unique_ptr<QueueBackedCore> core;
-  CtlFixture() {
-    for (const auto& [spid, type] : std::vector<std::pair<std::string, std::string>>{
-             {"0001", "soa"}, {"0002", "lsms"}, {"0003", "lsms"}}) {
-      REQUIRE(f.call(V::post, "/v1/providers", json{{"spid", spid}, {"name", "P"}, {"system_type", type}}).status == 201);
-    }
-    auto started = db::QueueWriter::start(f.path(), {}, AdminApiFixture::clock());
-    REQUIRE(started.isOk());
-    writer = std::move(started).value();
-    core = std::make_unique<QueueBackedCore>(*writer);
-    f.onApiThread([&] { f.api->attachCore(core.get()); });
-  }
-  ~CtlFixture() {
-    f.onApiThread([&] { f.api->attachCore(nullptr); });
-  }
+struct CtlFixture : QueuedApiFixture {
+  CtlFixture() : QueuedApiFixture({{"0001", "soa"}, {"0002", "lsms"}, {"0003", "lsms"}}) {}
   std::string api() const { return " --api " + f.apiAddress() + " --token-file " + f.tokenFile(); }
   // "<id> <spid>" of every outbound row, by id.
   std::vector<std::string> rows() {
