@@ -3,11 +3,9 @@
 // types are never mixed up.
 #include <catch2/catch.hpp>
 
-#include "cmip/cmip.h"
-#include "cmip/npac_bind.h"
-#include "cmip/oids.h"
 #include "npac/npacd/api/pdu_batch.h"
 #include "tests/npac/admin_api_fixture.h"
+#include "tests/npac/event_report_pdu.h"
 
 namespace npac::npacd {
 namespace {
@@ -17,20 +15,11 @@ using namespace testing;
 constexpr std::uint8_t kNotifications = 1u << 3;
 const std::string kType(kPduBatchMediaType);
 
-std::vector<std::uint8_t> eventReport() {
-  cmip::EventReportArgument argument;
-  argument.managedObjectClass = cmip::ObjectClass::global(cmip::oids::kLnpNpacSmsClass);
-  argument.managedObjectInstance = cmip::npacSmsInstance();
-  argument.eventType = cmip::EventTypeId::global(cmip::oids::kNpacHeartbeatEvent);
-  return encodeQueuedInvoke(
-      cmip::CmipInvoke{kPlaceholderInvokeId, std::nullopt, cmip::CmipOpcode::kEventReportConfirmed, argument});
-}
-
 std::string batch(int count, const std::string& spid = "0001", const std::string& key_prefix = "") {
   std::vector<std::uint8_t> out;
   for (int i = 0; i < count; ++i) {
     const std::string key = key_prefix.empty() ? "" : key_prefix + std::to_string(i);
-    appendPduBatchRecord(out, spid, kNotifications, 2, key, eventReport());
+    appendPduBatchRecord(out, spid, kNotifications, 2, key, queuedEventReport());
   }
   return std::string(out.begin(), out.end());
 }
@@ -50,7 +39,7 @@ TEST_CASE("A PDU batch is committed row by row with its PDUs as sent and answere
   for (const json& id : reply.body["ids"]) {
     auto row = queue.get(id.get<std::int64_t>());
     REQUIRE(row.isOk());
-    CHECK(row->pdu == eventReport());
+    CHECK(row->pdu == queuedEventReport());
     CHECK(row->function_mask == kNotifications);
     CHECK(row->priority == 2);
     CHECK(row->confirmed);

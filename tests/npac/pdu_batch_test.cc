@@ -4,25 +4,17 @@
 
 #include <catch2/catch.hpp>
 
-#include "cmip/cmip.h"
-#include "cmip/npac_bind.h"
-#include "cmip/oids.h"
 #include "cmip/rose.h"
+#include "tests/npac/event_report_pdu.h"
 
 using namespace npac;
 using namespace npac::npacd;
 
 namespace {
 
-constexpr std::uint8_t kNotifications = 1u << 3;
+using npac::npacd::testing::queuedEventReport;
 
-std::vector<std::uint8_t> eventReport(cmip::CmipOpcode opcode = cmip::CmipOpcode::kEventReportConfirmed) {
-  cmip::EventReportArgument argument;
-  argument.managedObjectClass = cmip::ObjectClass::global(cmip::oids::kLnpNpacSmsClass);
-  argument.managedObjectInstance = cmip::npacSmsInstance();
-  argument.eventType = cmip::EventTypeId::global(cmip::oids::kNpacHeartbeatEvent);
-  return encodeQueuedInvoke(cmip::CmipInvoke{kPlaceholderInvokeId, std::nullopt, opcode, argument});
-}
+constexpr std::uint8_t kNotifications = 1u << 3;
 
 std::vector<std::uint8_t> batchOf(const std::vector<std::uint8_t>& pdu, int count = 1,
                                   std::string_view key = "", std::string_view spid = "0001") {
@@ -42,8 +34,8 @@ std::string refusal(const std::vector<std::uint8_t>& body) {
 }  // namespace
 
 TEST_CASE("A PDU batch record becomes a queued push with the operation and confirmation of its Invoke") {
-  const auto confirmed = eventReport();
-  const auto unconfirmed = eventReport(cmip::CmipOpcode::kEventReport);
+  const auto confirmed = queuedEventReport();
+  const auto unconfirmed = queuedEventReport(cmip::CmipOpcode::kEventReport);
   std::vector<std::uint8_t> body;
   appendPduBatchRecord(body, "0001", kNotifications, 3, "k-1", confirmed);
   appendPduBatchRecord(body, "0002", kNotifications | 1u, 0, "", unconfirmed);
@@ -75,8 +67,8 @@ TEST_CASE("A PDU batch without the NPB1 magic or without records is refused") {
 
 TEST_CASE("A PDU batch record cut short anywhere is refused naming the record") {
   std::vector<std::uint8_t> whole;
-  appendPduBatchRecord(whole, "0001", kNotifications, 3, "key-0", eventReport());
-  appendPduBatchRecord(whole, "0001", kNotifications, 3, "key-1", eventReport());
+  appendPduBatchRecord(whole, "0001", kNotifications, 3, "key-0", queuedEventReport());
+  appendPduBatchRecord(whole, "0001", kNotifications, 3, "key-1", queuedEventReport());
   const std::size_t record = (whole.size() - 4) / 2;
   for (std::size_t cut = 4 + record + 1; cut < whole.size(); ++cut) {
     std::vector<std::uint8_t> body(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(cut));
@@ -89,24 +81,24 @@ TEST_CASE("A PDU batch record cut short anywhere is refused naming the record") 
 }
 
 TEST_CASE("A PDU batch record with a malformed SPID, functions or priority is refused") {
-  auto body = batchOf(eventReport(), 1, "", "00-1");
+  auto body = batchOf(queuedEventReport(), 1, "", "00-1");
   CHECK(refusal(body) == "invalid_spid");
-  body = batchOf(eventReport());
+  body = batchOf(queuedEventReport());
   body[8] = 0;  // no function
   CHECK(refusal(body) == "invalid_pdu_batch");
   body[8] = 1u << 5;  // no such function
   CHECK(refusal(body) == "invalid_pdu_batch");
-  body = batchOf(eventReport());
+  body = batchOf(queuedEventReport());
   body[9] = 10;  // priority above 9
   CHECK(refusal(body) == "invalid_pdu_batch");
 }
 
 TEST_CASE("A PDU batch with a malformed or repeated idempotency key is refused") {
-  CHECK(refusal(batchOf(eventReport(), 1, "has space")) == "invalid_idempotency_key");
-  CHECK(refusal(batchOf(eventReport(), 2, "same")) == "repeated_idempotency_key");
+  CHECK(refusal(batchOf(queuedEventReport(), 1, "has space")) == "invalid_idempotency_key");
+  CHECK(refusal(batchOf(queuedEventReport(), 2, "same")) == "repeated_idempotency_key");
   std::vector<std::uint8_t> two_providers;
-  appendPduBatchRecord(two_providers, "0001", kNotifications, 0, "same", eventReport());
-  appendPduBatchRecord(two_providers, "0002", kNotifications, 0, "same", eventReport());
+  appendPduBatchRecord(two_providers, "0001", kNotifications, 0, "same", queuedEventReport());
+  appendPduBatchRecord(two_providers, "0002", kNotifications, 0, "same", queuedEventReport());
   CHECK(parsePduBatch(two_providers).ok());
 }
 
@@ -122,14 +114,14 @@ TEST_CASE("A PDU batch record whose PDU is empty, too long or not an Invoke of a
   CHECK(refusal(batchOf(cmip::encodeRoseApdu(cancel_get))) == "invalid_pdu");
   cmip::RoseInvoke no_argument{1, std::nullopt, cmip::Code::local(1), std::nullopt};
   CHECK(refusal(batchOf(cmip::encodeRoseApdu(no_argument))) == "invalid_pdu");
-  auto trailing = eventReport();
+  auto trailing = queuedEventReport();
   trailing.push_back(0x00);
   CHECK(refusal(batchOf(trailing)) == "invalid_pdu");
 }
 
 TEST_CASE("A PDU batch of more than 1000 records is refused") {
-  CHECK(parsePduBatch(batchOf(eventReport(), 1000)).ok());
-  CHECK(refusal(batchOf(eventReport(), 1001)) == "invalid_pdu_batch");
+  CHECK(parsePduBatch(batchOf(queuedEventReport(), 1000)).ok());
+  CHECK(refusal(batchOf(queuedEventReport(), 1001)) == "invalid_pdu_batch");
 }
 
 TEST_CASE("The PDU batch media type is recognised with parameters and in any case") {

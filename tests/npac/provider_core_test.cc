@@ -18,6 +18,7 @@
 #include "npac/npacd/core/core_service.h"
 #include "npac/npacd/core/retention_purge.h"
 #include "tests/db/temp_dir.h"
+#include "tests/npac/event_report_pdu.h"
 
 namespace {
 
@@ -126,15 +127,9 @@ struct CoreFixture : ProviderCore::Host {
   }
   // Confirmed M-EVENT-REPORTs for `spid` needing `function`.
   std::vector<db::MessageId> submit(const std::string& spid, F function, int count) {
-    cmip::EventReportArgument argument;
-    argument.managedObjectClass = cmip::ObjectClass::global(cmip::oids::kLnpNpacSmsClass);
-    argument.managedObjectInstance = cmip::npacSmsInstance();
-    argument.eventType = cmip::EventTypeId::global(cmip::oids::kNpacHeartbeatEvent);
     std::vector<db::NewMessage> rows;
     for (int i = 0; i < count; ++i) {
-      db::NewMessage row{spid, 1u << static_cast<unsigned>(function), 0,
-                         encodeQueuedInvoke(cmip::CmipInvoke{
-                             0, std::nullopt, cmip::CmipOpcode::kEventReportConfirmed, argument})};
+      db::NewMessage row{spid, 1u << static_cast<unsigned>(function), 0, testing::queuedEventReport()};
       row.kind = db::MessageKind::kPush;
       row.opcode = static_cast<int>(cmip::CmipOpcode::kEventReportConfirmed);
       row.confirmed = true;
