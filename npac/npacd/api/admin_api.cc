@@ -214,6 +214,7 @@ db::Result<std::unique_ptr<AdminApi>> AdminApi::start(boost::asio::io_context& i
 // role (docs/API.md "Authentication" has the table; tests/npac/admin_api_access_test.cc
 // walks this one). reader: every GET but the inbound poll; application: reader plus
 // submitting messages and taking and answering providers' requests; operator: the rest.
+// A route takes a JSON body unless it says RouteBody::kPduBatch.
 const std::vector<AdminApi::Route>& AdminApi::routeTable() {
   using V = http::verb;
   using A = RouteAccess;
@@ -246,7 +247,7 @@ const std::vector<AdminApi::Route>& AdminApi::routeTable() {
       {V::delete_, "/v1/tunables/{name}", A::kOperator, NPAC_NOW(clearTunable(r, r.path[2]))},
       {V::post, "/v1/messages", A::kApplication, NPAC_LATER(submitMessages(r, respond))},
       {V::post, "/v1/broadcasts", A::kApplication, NPAC_LATER(submitBroadcast(r, respond))},
-      {V::post, "/v1/pdu-batches", A::kApplication, NPAC_LATER(submitPduBatch(r, respond))},
+      {V::post, "/v1/pdu-batches", A::kApplication, NPAC_LATER(submitPduBatch(r, respond)), RouteBody::kPduBatch},
       {V::get, "/v1/messages/{id}", A::kReader, NPAC_LATER(messageStatus(r, r.path[2], respond))},
       // Taking providers' requests is the application's job, not a reader's.
       {V::get, "/v1/inbound", A::kApplication, NPAC_LATER(pollInbound(r, respond))},
@@ -335,10 +336,21 @@ void AdminApi::handle(HttpRequest&& request, Responder respond) {
   r.token_name = std::move(decision.actor);
   r.token_role = decision.role;
 
-  if (found != nullptr && r.pdu_batch && std::string_view(found->pattern) != "/v1/pdu-batches") {
+  // The body's media type must be the one the route takes (RFC 9110 §15.5.16: 415).
+  if (found != nullptr && r.pdu_batch && found->body != RouteBody::kPduBatch) {
+    std::string takers;  // the routes that do take it, "POST /v1/pdu-batches"
+    for (const Route& route : routeTable()) {
+      if (route.body != RouteBody::kPduBatch) continue;
+      takers += (takers.empty() ? "" : ", ") + std::string(http::to_string(route.method)) + " " + route.pattern;
+    }
     return respond(errorResponse(http::status::unsupported_media_type, "unsupported_media_type",
-                                 std::string(kPduBatchMediaType) + " is taken by POST /v1/pdu-batches only; " +
+                                 std::string(kPduBatchMediaType) + " is taken by " + takers + " only; " +
                                      route_name + " takes JSON"));
+  }
+  if (found != nullptr && !r.pdu_batch && found->body == RouteBody::kPduBatch) {
+    return respond(errorResponse(http::status::unsupported_media_type, "unsupported_media_type",
+                                 route_name + " takes Content-Type: " + std::string(kPduBatchMediaType) +
+                                     " (docs/API.md \"PDU batches\"); JSON messages go to POST /v1/messages"));
   }
   if (found != nullptr) return found->run(*this, r, respond);
   if (path_known) {

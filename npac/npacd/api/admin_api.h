@@ -104,12 +104,16 @@ class AdminApi {
   AdminApi(boost::asio::io_context& io, db::Database& db, tunables::TunableRegistry& registry,
            db::Clock clock);
 
+  // The media type of the body a route takes: JSON (or no body), or the binary PDU batch
+  // (pdu_batch.h). handle() answers a body of the other type 415 before the handler runs.
+  enum class RouteBody { kJson, kPduBatch };
   // One route: the handler answers through `respond`, at once or later.
   struct Route {
     http::verb method;
     const char* pattern;
     RouteAccess access;
     void (*run)(AdminApi& api, ApiRequest& request, Responder& respond);
+    RouteBody body = RouteBody::kJson;
   };
   static const std::vector<Route>& routeTable();
 

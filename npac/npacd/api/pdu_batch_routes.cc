@@ -14,12 +14,9 @@ namespace npac::npacd {
 
 using nlohmann::json;
 
+// Reached only with a PDU batch body: the route says RouteBody::kPduBatch, and handle()
+// answers any other body 415.
 void AdminApi::submitPduBatch(ApiRequest& r, Responder& respond) {
-  if (!r.pdu_batch) {
-    return respond(errorResponse(http::status::unsupported_media_type, "unsupported_media_type",
-                                 "POST /v1/pdu-batches takes Content-Type: " + std::string(kPduBatchMediaType) +
-                                     " (docs/API.md \"PDU batches\"); JSON messages go to POST /v1/messages"));
-  }
   const auto* octets = reinterpret_cast<const std::uint8_t*>(r.raw_body.data());
   Parsed<std::vector<OutboundMessage>> parsed = parsePduBatch(std::span(octets, r.raw_body.size()));
   if (!parsed.ok()) return respond(errorResponse(http::status::bad_request, parsed.error.code, parsed.error.message));
