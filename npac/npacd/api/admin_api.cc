@@ -186,6 +186,12 @@ HttpResponse actorRequired(const std::string& what) {
                               "whose name goes to the audit log");
 }
 
+HttpResponse coreUnavailable() {
+  return errorResponse(http::status::service_unavailable, "core_unavailable",
+                       "the association core is not attached to this API (npacd is starting, "
+                       "stopping or runs without it): retry later");
+}
+
 AdminApi::AdminApi(boost::asio::io_context& io, db::Database& db, tunables::TunableRegistry& registry,
                    db::Clock clock)
     : io_(io), db_(db), registry_(registry), clock_(clock), access_(db, std::move(clock)) {}
@@ -376,6 +382,17 @@ bool AdminApi::requireProvider(ApiRequest&, const std::string& spid, HttpRespons
     *error = dbErrorResponse(provider.status());
   }
   return false;
+}
+
+bool AdminApi::requireProviders(ApiRequest& r, const std::vector<OutboundMessage>& messages, HttpResponse* error) {
+  std::vector<std::string> checked;
+  for (const OutboundMessage& message : messages) {
+    const std::string& spid = message.message.spid;
+    if (std::find(checked.begin(), checked.end(), spid) != checked.end()) continue;
+    if (!requireProvider(r, spid, error)) return false;
+    checked.push_back(spid);
+  }
+  return true;
 }
 
 }  // namespace npac::npacd

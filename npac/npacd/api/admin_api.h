@@ -191,6 +191,11 @@ class AdminApi {
 
   // True if `spid` is a provisioned provider; otherwise false and `*error` says why.
   bool requireProvider(ApiRequest& r, const std::string& spid, HttpResponse* error);
+  // requireProvider for each provider `messages` are for, once each in the order first
+  // named: false and `*error` for the first that is not provisioned. A submission's
+  // unknown provider is refused so, with a clear answer, rather than as a constraint
+  // failure of the whole submission in the writer.
+  bool requireProviders(ApiRequest& r, const std::vector<OutboundMessage>& messages, HttpResponse* error);
 
   boost::asio::io_context& io_;
   db::Database& db_;

@@ -30,11 +30,7 @@ void AdminApi::submitBroadcast(ApiRequest& r, Responder& respond) {
     return respond(errorResponse(static_cast<http::status>(*recipients.status), recipients.error.code,
                                  recipients.error.message));
   }
-  if (core_ == nullptr) {
-    return respond(errorResponse(http::status::service_unavailable, "core_unavailable",
-                                 "the association core is not attached to this API (npacd is starting, "
-                                 "stopping or runs without it): retry later"));
-  }
+  if (core_ == nullptr) return respond(coreUnavailable());
   std::vector<OutboundMessage> rows = broadcastMessages(*parsed.value, recipients.spids);
   Responder answer = std::move(respond);
   boost::asio::io_context* io = &io_;

@@ -19,12 +19,6 @@ using nlohmann::json;
 
 namespace {
 
-HttpResponse coreUnavailable() {
-  return errorResponse(http::status::service_unavailable, "core_unavailable",
-                       "the association core is not attached to this API (npacd is starting, "
-                       "stopping or runs without it): retry later");
-}
-
 bool parseInt64(const std::string& text, std::int64_t* out) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
   return ec == std::errc() && end == text.data() + text.size() && *out >= 0;
@@ -35,16 +29,7 @@ bool parseInt64(const std::string& text, std::int64_t* out) {
 void AdminApi::submitMessages(ApiRequest& r, Responder& respond) {
   Parsed<std::vector<OutboundMessage>> parsed = parseMessages(r.body);
   if (!parsed.ok()) return respond(errorResponse(http::status::bad_request, parsed.error.code, parsed.error.message));
-  // Unknown providers are refused here with a clear answer rather than as a constraint
-  // failure of the whole submission in the writer.
-  std::vector<std::string> checked;
-  for (std::size_t i = 0; i < parsed.value->size(); ++i) {
-    const std::string& spid = (*parsed.value)[i].message.spid;
-    if (std::find(checked.begin(), checked.end(), spid) != checked.end()) continue;
-    HttpResponse error;
-    if (!requireProvider(r, spid, &error)) return respond(std::move(error));
-    checked.push_back(spid);
-  }
+  if (HttpResponse error; !requireProviders(r, *parsed.value, &error)) return respond(std::move(error));
   if (core_ == nullptr) return respond(coreUnavailable());
   Responder answer = std::move(respond);
   boost::asio::io_context* io = &io_;

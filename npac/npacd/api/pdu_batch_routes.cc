@@ -1,7 +1,6 @@
 // POST /v1/pdu-batches: messages the application already encoded (pdu_batch.h), queued
 // exactly as POST /v1/messages queues them — every record checked first, one submission
 // to the core's group commit, and the ids answered only after the COMMIT.
-#include <algorithm>
 #include <span>
 
 #include <boost/asio/post.hpp>
@@ -20,19 +19,8 @@ void AdminApi::submitPduBatch(ApiRequest& r, Responder& respond) {
   const auto* octets = reinterpret_cast<const std::uint8_t*>(r.raw_body.data());
   Parsed<std::vector<OutboundMessage>> parsed = parsePduBatch(std::span(octets, r.raw_body.size()));
   if (!parsed.ok()) return respond(errorResponse(http::status::bad_request, parsed.error.code, parsed.error.message));
-  std::vector<std::string> checked;
-  for (const OutboundMessage& message : *parsed.value) {
-    const std::string& spid = message.message.spid;
-    if (std::find(checked.begin(), checked.end(), spid) != checked.end()) continue;
-    HttpResponse error;
-    if (!requireProvider(r, spid, &error)) return respond(std::move(error));
-    checked.push_back(spid);
-  }
-  if (core_ == nullptr) {
-    return respond(errorResponse(http::status::service_unavailable, "core_unavailable",
-                                 "the association core is not attached to this API (npacd is starting, "
-                                 "stopping or runs without it): retry later"));
-  }
+  if (HttpResponse error; !requireProviders(r, *parsed.value, &error)) return respond(std::move(error));
+  if (core_ == nullptr) return respond(coreUnavailable());
   Responder answer = std::move(respond);
   boost::asio::io_context* io = &io_;
   core_->submit(std::move(*parsed.value), [io, answer](db::Result<std::vector<db::AppendOutcome>> outcomes) mutable {

@@ -69,5 +69,8 @@ HttpResponse tunableErrorResponse(const tunables::Status& status);
 // 400 actor_required: "<what> changes the configuration: it needs ... a token" (a change
 // reached without an admitted token: a route table mistake, never a caller's).
 HttpResponse actorRequired(const std::string& what);
+// 503 core_unavailable, "retry later": a route the association core answers (core_service.h)
+// reached while no core is attached (npacd starting, stopping or running without it).
+HttpResponse coreUnavailable();
 
 }  // namespace npac::npacd
