@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -42,6 +43,9 @@
 namespace {
 
 using namespace npac;
+
+// At stop: how long the admin API may take to finish its last writes (kApiDrainTimeout).
+constexpr std::chrono::seconds kApiDrainTimeout{2};
 
 std::unique_ptr<db::Database> openOrExit(const std::string& path, const db::OpenOptions& options) {
   auto opened = db::Database::open(path, options);
@@ -305,7 +309,12 @@ int main(int argc, char** argv) {
   if (shards) spdlog::info("core: {} threads, providers sharded over them by SPID", config.core_threads);
 
   auto api_work = boost::asio::make_work_guard(api_io);
-  std::thread api_thread([&] { api_io.run(); });
+  std::promise<void> api_ran_out;
+  std::future<void> api_finished = api_ran_out.get_future();
+  std::thread api_thread([&] {
+    api_io.run();
+    api_ran_out.set_value();
+  });
 
   boost::asio::signal_set signals(core_io, SIGTERM, SIGINT);
   signals.async_wait([&](boost::system::error_code signal_ec, int signal) {
@@ -345,7 +354,10 @@ int main(int argc, char** argv) {
 
   boost::asio::post(api_io, [&] { (*admin)->stop(); });
   api_work.reset();
-  api_io.stop();
+  // The API's io_context runs out of work by itself once stop() has sent each event
+  // stream's end event and closed the sessions; stopping it at once could cut those
+  // writes off. Bounded: a client that does not read cannot hold npacd's exit.
+  if (api_finished.wait_for(kApiDrainTimeout) != std::future_status::ready) api_io.stop();
   api_thread.join();
   (*writer)->stop();
   spdlog::info("npacd stopped");

@@ -92,7 +92,10 @@ class BasicEventStreamClient {
     const auto deadline = Clock::now() + within;
     while (true) {
       if (std::optional<ServerSentEvent> event = take()) return event;
-      if (ended_ || !header_read_ || !readSome(deadline)) return std::nullopt;
+      if (ended_ || !header_read_) return std::nullopt;
+      // The read that ends the stream may also carry its last events (the server's "end"
+      // and the chunked body's last chunk in one segment): take them before giving up.
+      if (!readSome(deadline)) return take();
     }
   }
   // The next event named `name`, skipping others and comments.

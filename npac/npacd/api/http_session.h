@@ -81,6 +81,9 @@ class HttpSession : public HttpSessionBase,
   }
 
   void close() override {
+    // A stream already finishing (its last events and the last chunk queued, as an event
+    // stream's "end" at stop) closes itself once they are written, within idle_timeout.
+    if (streaming_ && finishing_ && !stream_closed_) return;
     if (streaming_) return endStream("the admin API stopped");
     closeSocket();
   }
