@@ -11,7 +11,8 @@
 # Environment: BUILD (build directory, default build), DURABILITY (npacd --durability,
 # default full), CONNECT_RATE (binds/s the farm starts, 0 = unpaced, the default),
 # CONCURRENT (binds in flight, default 128), IDLE_SECONDS (default 10), FARM_THREADS
-# (default 1), KEEP=1 keeps the work directory (npacd.log, farm.json, npacd.db).
+# (default 1), NPACD_THREADS (npacd --threads, default 1), KEEP=1 keeps the work
+# directory (npacd.log, farm.json, npacd.db).
 # Never run by `make test`.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,7 +52,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-bench_npacd_start "$WORK" "$DURABILITY" || exit 1
+NPACD_THREADS=${NPACD_THREADS:-1}
+[[ $NPACD_THREADS =~ ^[0-9]+$ && $NPACD_THREADS -ge 1 && $NPACD_THREADS -le 64 ]] || { echo "NPACD_THREADS must be 1..64" >&2; exit 2; }
+bench_npacd_start "$WORK" "$DURABILITY" --threads "$NPACD_THREADS" || exit 1
 "$BIN/npac-soa-sim" keygen --out "$WORK/sp.pem" --public-out "$WORK/key.pub.pem" >/dev/null
 
 # Provisioning (not timed): one keep-alive connection, three requests per provider; the
