@@ -7,10 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <thread>
 #include <set>
 #include <system_error>
 #include <utility>
@@ -275,8 +277,17 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path,
                             system_errno);
   }
   sqlite3_extended_result_codes(handle, 1);
-  sqlite3_busy_timeout(handle, static_cast<int>(options.busy_timeout.count()));
   std::unique_ptr<Database> db(new Database(path, options, handle));
+  // Until OpenOptions::busy_timeout has been waited in all, then kBusy (busyWaitBefore).
+  sqlite3_busy_handler(
+      handle,
+      [](void* timeout, int count) {
+        const auto limit = *static_cast<const std::chrono::milliseconds*>(timeout);
+        if (busyWaitedBefore(count) >= limit) return 0;
+        std::this_thread::sleep_for(busyWaitBefore(count));
+        return 1;
+      },
+      &db->options_.busy_timeout);
 
   // SQLite silently falls back to read-only when the file is not writable.
   if (sqlite3_db_readonly(handle, "main") == 1) {
@@ -295,6 +306,20 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path,
     if (Status status = migrateToCurrent(*db, options.migration); !status) return status;
   }
   return db;
+}
+
+std::chrono::microseconds busyWaitBefore(int count) {
+  constexpr std::chrono::microseconds kFirst{10}, kMost{1000};
+  if (count < 0) count = 0;
+  if (count >= 7) return kMost;  // 10 µs × 2^7 > 1 ms
+  return std::min(kFirst * (1 << count), kMost);
+}
+
+std::chrono::microseconds busyWaitedBefore(int count) {
+  std::chrono::microseconds waited{0};
+  for (int i = 0; i < count && i < 7; ++i) waited += busyWaitBefore(i);
+  if (count > 7) waited += busyWaitBefore(7) * (count - 7);
+  return waited;
 }
 
 Database::Database(std::string path, OpenOptions options, sqlite3* db)

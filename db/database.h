@@ -53,6 +53,14 @@ enum class Durability { kFull, kNormal };
 const char* toString(Durability durability);                       // "full" / "normal"
 std::optional<Durability> parseDurability(std::string_view text);  // inverse; else nullopt
 
+// How a connection waits for another connection's lock (sqlite3_busy_handler): the wait
+// before attempt `count` (0-based) — 10 µs, doubling to at most 1 ms — and the time
+// waited before it in all. SQLite's own busy_timeout handler sleeps 1, 2, 5, 10 … up to
+// 100 ms at a time, which turns a lock held for a commit's few hundred µs by another
+// thread of npacd (npacd --threads N, the QueueWriter) into a sleep of milliseconds.
+std::chrono::microseconds busyWaitBefore(int count);
+std::chrono::microseconds busyWaitedBefore(int count);
+
 struct OpenOptions {
   Durability durability = Durability::kFull;
   // How long a statement waits for another connection's lock before failing with kBusy.

@@ -276,3 +276,19 @@ TEST_CASE("A Status renders category, message, file, SQLite codes and hint on on
         "database full: database or disk is full [file /var/npacd.db] (sqlite 13/13) — free space");
   CHECK(Status::ok().toString() == "ok");
 }
+
+TEST_CASE("A connection waiting for another's lock retries after 10 us doubling to 1 ms until the busy timeout is spent") {
+  using std::chrono::microseconds;
+  CHECK(npac::db::busyWaitBefore(0) == microseconds(10));
+  CHECK(npac::db::busyWaitBefore(1) == microseconds(20));
+  CHECK(npac::db::busyWaitBefore(6) == microseconds(640));
+  CHECK(npac::db::busyWaitBefore(7) == microseconds(1000));
+  CHECK(npac::db::busyWaitBefore(1000) == microseconds(1000));
+  CHECK(npac::db::busyWaitedBefore(0) == microseconds(0));
+  CHECK(npac::db::busyWaitedBefore(1) == microseconds(10));
+  CHECK(npac::db::busyWaitedBefore(7) == microseconds(1270));  // 10 + 20 + … + 640
+  CHECK(npac::db::busyWaitedBefore(9) == microseconds(3270));
+  // A 5 s busy timeout is spent after about 5,000 waits of 1 ms, never one long sleep.
+  CHECK(npac::db::busyWaitedBefore(5005) < std::chrono::milliseconds(5000));
+  CHECK(npac::db::busyWaitedBefore(5006) >= std::chrono::milliseconds(5000));
+}
