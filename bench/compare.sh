@@ -61,16 +61,8 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'echo interrupted; exit 130' INT TERM
-say() { printf '%s\n' "$*"; }
-field() { # key line -> value of key=value in line, or empty
-  local l=" $2 "
-  [[ $l == *" $1="* ]] || return 0
-  l=${l#* "$1"=}
-  printf '%s' "${l%% *}"
-}
 source "$ROOT/bench/lib.sh"
 secs_of() { awk -v t="$1" -v hz="$BENCH_HZ" 'BEGIN { printf "%.2f", t / hz }'; }
-us_per() { awk -v t="$1" -v n="$2" -v hz="$BENCH_HZ" 'BEGIN { if (n > 0) printf "%.1f", 1e6 * t / hz / n }'; }
 
 PARTS=" ${PARTS:-peers npacd raw broadcast} "
 part() { [[ $PARTS == *" $1 "* ]]; }

@@ -13,6 +13,17 @@
 
 BENCH_HZ=$(getconf CLK_TCK)
 
+# say TEXT…: one line of output. field KEY LINE: the value of KEY=value in LINE (a RESULT
+# line of npacd_loadgen or the peers), or nothing. us_per TICKS N: CPU ticks as µs per item.
+say() { printf '%s\n' "$*"; }
+field() { # key line -> value of key=value in line, or empty
+  local l=" $2 "
+  [[ $l == *" $1="* ]] || return 0
+  l=${l#* "$1"=}
+  printf '%s' "${l%% *}"
+}
+us_per() { awk -v t="$1" -v n="$2" -v hz="$BENCH_HZ" 'BEGIN { if (n > 0) printf "%.1f", 1e6 * t / hz / n }'; }
+
 # bench_free_ports N: N distinct free TCP ports on 127.0.0.1, on one line. The sockets
 # are held together until all are bound, so the N ports differ.
 bench_free_ports() {

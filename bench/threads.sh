@@ -76,14 +76,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'echo interrupted; exit 130' INT TERM
-say() { printf '%s\n' "$*"; }
-field() { # key line -> value of key=value in line, or empty
-  local l=" $2 "
-  [[ $l == *" $1="* ]] || return 0
-  l=${l#* "$1"=}
-  printf '%s' "${l%% *}"
-}
-us_per() { awk -v t="$1" -v n="$2" -v hz="$BENCH_HZ" 'BEGIN { if (n > 0) printf "%.1f", 1e6 * t / hz / n }'; }
 # Each thread's CPU seconds of process $1, largest first: whether T core loops are busy.
 thread_secs() {
   local t
