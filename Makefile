@@ -5,7 +5,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 PACKAGES := cmake make g++ pkg-config libboost-dev libssl-dev libsqlite3-dev libspdlog-dev \
             catch2 tshark libbenchmark-dev nlohmann-json3-dev libcli11-dev sqlite3 iproute2 \
-            libsystemd-dev help2man dpkg-dev prometheus chromium nodejs
+            libsystemd-dev help2man dpkg-dev prometheus chromium nodejs \
+            postgresql-15 libpq-dev
 NPACD_ARGS ?= --db var/npacd.db
 # What `make run` builds: the server and the programs the README walkthrough uses. The
 # tests, benchmarks, npac-pdu and npac-tunables-doc are built by `make build`/`make test`.
