@@ -67,8 +67,14 @@ stop_server() {
   fi
 }
 
+# The file that marks DIR as made by this script, so a mistyped DIR is never removed.
+readonly marker=$dir/npac-test-cluster
+
 remove_dir() {
   [ -e "$dir" ] || return 0
+  if [ ! -e "$marker" ] && [ -n "$(ls -A -- "$dir")" ]; then
+    die "$dir is not empty and was not made by cluster.sh: not removing it"
+  fi
   stop_server
   rm -rf -- "$dir"
 }
@@ -100,6 +106,7 @@ start() {
   # An interrupted run (ctest killed) leaves its server running in $dir: start afresh.
   remove_dir
   mkdir -p -- "$dir"
+  : >"$marker"
   chmod 755 "$dir"
   if [ "$(id -u)" = 0 ]; then
     chown postgres: "$dir"
