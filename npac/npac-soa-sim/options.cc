@@ -129,14 +129,9 @@ Parsed<std::pair<std::string, uint16_t>> parseHostPort(std::string_view text) {
   if (!port || *port == 0 || *port > 65535) {
     return Result::fail(quote(text) + ": the port must be a number 1-65535, not " + quote(port_text));
   }
-  if (host.front() == '[') {
-    // An IPv6 literal, bracketed so its own ':' are not taken for the port's (RFC 3986 §3.2.2).
-    if (host.size() < 3 || host.back() != ']' || host.find_first_not_of("0123456789abcdefABCDEF:.", 1) != host.size() - 1) {
-      return Result::fail(quote(text) + ": " + quote(host) + " is not a bracketed IPv6 address");
-    }
-    host = host.substr(1, host.size() - 2);
-  } else if (host.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") !=
-             std::string_view::npos) {
+  // IPv4 addresses and names only: the NPAC NSAP encoding (RFC 1277) has no IPv6 form.
+  if (host.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") !=
+      std::string_view::npos) {
     return Result::fail(quote(text) + ": " + quote(host) + " is not a host name or IPv4 address" + example);
   }
   return {std::pair<std::string, uint16_t>{std::string(host), static_cast<uint16_t>(*port)}, {}};

@@ -70,11 +70,7 @@ struct RecoveryPlan {
 struct NpacAddress {
   std::string host;
   uint16_t port = 0;
-  std::string text() const {
-    // An IPv6 literal goes back in brackets (RFC 3986 §3.2.2), as it was typed.
-    std::string s = host.find(':') == std::string::npos ? host : std::string("[").append(host).append("]");
-    return s.append(":").append(std::to_string(port));
-  }
+  std::string text() const { return std::string(host).append(":").append(std::to_string(port)); }
 };
 
 // What the simulator does when a bind fails or an association is lost (--npac given more
@@ -145,7 +141,7 @@ Parsed<cmip::GeneralizedTime> parseTime(std::string_view text, int64_t now_milli
 // "a1 0b 02 01 07 …" or "a10b0201…": hex octets, blanks or ':' allowed between them.
 Parsed<std::vector<uint8_t>> parseHex(std::string_view text);
 // "127.0.0.1:10102" or "host:port": a non-empty host of letters, digits, '.', '-', '_'
-// (or an IPv6 literal in brackets, "[::1]:10102") and a port 1-65535.
+// (a name or an IPv4 address) and a port 1-65535.
 Parsed<std::pair<std::string, uint16_t>> parseHostPort(std::string_view text);
 
 }  // namespace npac::soasim

@@ -6,6 +6,10 @@
 // on SIGTERM/SIGINT, or when no association is left; then releases every association
 // (RLRQ, RLRE awaited up to --release-timeout) and fills the RunReport.
 //
+// With several --npac (the NPAC's two sites) or --rebind-attempts, a failed bind or a
+// lost association binds that association again at the next address (RebindPolicy,
+// simulation_bind.cc); its work continues there.
+//
 // Goals: --expect N (N NPAC invokes received over all associations, heartbeats not
 // counted, and every answer written), --send-requests N (a reply to each),
 // --send-raw-invoke (a reply to each), --recovery (the sequence finished). With no goal the run lasts until --duration or a signal.

@@ -241,9 +241,9 @@ awaitable<bool> Simulation::bindWithRebind(size_t i, bool recovery_mode, uint32_
     const std::string failed_at = options_.npac_addresses[address_index].text();
     if (attempt >= attempts) {
       std::string tried;
-      for (size_t a = 0; a < std::min<size_t>(n, attempts); ++a) {
+      for (const NpacAddress& a : options_.npac_addresses) {
         if (!tried.empty()) tried += ", ";
-        tried += options_.npac_addresses[a].text();
+        tried += a.text();
       }
       report_.errors.push_back("association " + std::to_string(i + 1) + " from " +
                                options_.associations[i].local_address + ": re-bind attempts exhausted (" +
