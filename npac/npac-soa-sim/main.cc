@@ -235,11 +235,13 @@ int main(int argc, char** argv) {
   RawOptions raw;
   app.add_option("--npac", raw.npac,
                  "NPAC address host:port (default 127.0.0.1:10102); repeatable: the NPAC's sites, "
-                 "tried in order, the next one when a bind fails or an association is lost");
+                 "tried in order, the next one when a bind fails or an association is lost")
+      ->type_name("HOST:PORT");
   app.add_option("--rebind-attempts", raw.rebind_attempts,
                  "binds in a row that may fail before the run gives up (exit 10), the first "
-                 "included (default 10; giving it turns re-binding on with one --npac too)");
-  app.add_option("--rebind-delay", raw.rebind_delay, "wait before each re-bind (default 500ms)");
+                 "included (default 10; giving it turns re-binding on with one --npac too)")
+      ->type_name("N");
+  app.add_option("--rebind-delay", raw.rebind_delay, "wait before each re-bind (default 500ms)")->type_name("DURATION");
   app.add_option("--spid", o.spid, "service provider id, 4 characters (LnpAccessControl systemId)");
   app.add_option("--system-type", raw.system_type, "soa, lsms or soa-and-lsms")->capture_default_str();
   app.add_option("--user-id", o.user_id, "LnpAccessControl userId")->capture_default_str();
