@@ -6,6 +6,8 @@
 // sim's side and the addresses nothing listens on).
 #include "npacd_fixture.h"
 
+#include <map>
+
 using namespace npacd_test;
 
 namespace {
@@ -178,6 +180,51 @@ TEST_CASE("the sim re-binds to the second npacd when the first is killed and ans
   CHECK(assoc["binds"][1]["outcome"] == "accepted");
   CHECK(sim->stderr_text.find("association 1 to " + address(a) + " lost (connection-lost") != std::string::npos);
   CHECK(sim->stderr_text.find("re-binding to " + address(b) + ", attempt 2 of 10") != std::string::npos);
+}
+
+TEST_CASE("the sim re-binds after the NPAC aborts its association and answers what the NPAC sends again") {
+  NpacdProcess npacd;
+  const fs::path key = npacd.provision("0001");
+  // One address and --rebind-attempts: re-binding to the same NPAC. The answers wait 2 s,
+  // so the abort comes while both messages are unanswered.
+  auto sim = startSim(npacd.dir(), {address(npacd)}, key,
+                      {"--npac-key", npacd.exportNpacKeys().string(), "--sequence", "1000", "--rebind-attempts",
+                       "5", "--delay", "2s", "--expect", "4", "--duration", "40s"});
+  REQUIRE(npacd.waitForAssociations(1));
+  const std::vector<std::int64_t> ids = npacd.submit("0001", "r", 2);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  Json listed;
+  auto sent = [&] {
+    listed = npacd.call(http::verb::get, "/v1/associations").body["associations"];
+    return listed.size() == 1 && listed[0]["sent"] == 2;
+  };
+  while (!sent() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  REQUIRE(sent());
+  REQUIRE(npacd.call(http::verb::post, "/v1/associations/" + std::to_string(listed[0]["id"].get<std::int64_t>()) +
+                         "/abort",
+                     Json{{"actor", "npacd-test"}})
+              .status == 200);
+  REQUIRE(sim->wait() == 0);
+  INFO(sim->stderr_text);
+  CHECK(waitAcknowledged(npacd, ids, 10s));
+  const Json& r = sim->result;
+  const Json& assoc = r["associations"][0];
+  CHECK(assoc["rebinds"] == 1);
+  REQUIRE(assoc["binds"].size() == 2);
+  CHECK(assoc["binds"][1]["outcome"] == "accepted");
+  // Each message first unanswered on the aborted association, then sent again by the
+  // NPAC and answered on the new one.
+  std::map<std::string, std::vector<bool>> answered;
+  for (const Json& m : r["received"]) answered[m["info"].get<std::string>()].push_back(m["answered"].get<bool>());
+  for (const std::string tag : {"r0", "r1"}) {
+    const std::vector<bool>& copies = answered[NpacdProcess::tagHex(tag)];
+    INFO(tag);
+    REQUIRE(copies.size() >= 2);
+    CHECK_FALSE(copies.front());
+    CHECK(copies.back());
+  }
+  CHECK(sim->stderr_text.find("association 1 to " + address(npacd) + " lost (aborted-by-peer") != std::string::npos);
+  CHECK(sim->stderr_text.find("re-binding to " + address(npacd) + ", attempt 2 of 5") != std::string::npos);
 }
 
 TEST_CASE("the sim exits 10 naming the addresses when every re-bind attempt fails") {
