@@ -1,6 +1,5 @@
 #include "npac/npac-soa-sim/simulation.h"
 
-#include <algorithm>
 #include <csignal>
 #include <thread>
 
@@ -8,7 +7,6 @@
 
 #include "associations/nsap.h"
 #include "cmip/cmip.h"
-#include "cmip/npac_bind_refusal.h"
 #include "common/vocabulary.h"
 #include "npac/npac-soa-sim/provider_messages.h"
 
