@@ -4,6 +4,7 @@
 // `npac-soa-sim keygen` makes the provider's key pair. docs/SOA-SIM.md is the manual.
 #include <sys/stat.h>
 
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -26,13 +27,15 @@ constexpr const char* kExitCodes =
     "5 bind rejected by the NPAC (AARE diagnostic on stderr); 6 goals not met at --duration "
     "or on a signal; 7 every association ended before the goals were met; 8 recovery "
     "sequence failed; 9 the NPAC did not authenticate itself (its access control in the "
-    "accepting AARE is missing, not npac, or verifies with no --npac-key).";
+    "accepting AARE is missing, not npac, or verifies with no --npac-key); 10 re-bind attempts exhausted (--rebind-attempts binds in a row "
+    "failed, over every --npac address).";
 
 // --departure-offset is for skews an operator could meet, not for dates far off.
 constexpr Millis kMaxDepartureOffset = std::chrono::hours(24 * 366);
 
 struct RawOptions {
-  std::string npac = "127.0.0.1:10102";
+  std::vector<std::string> npac;  // empty: 127.0.0.1:10102
+  std::string rebind_attempts, rebind_delay;
   std::string system_type = "soa";
   std::string functions;
   std::vector<std::string> from, delay, drop_after, raw_invokes;
@@ -58,10 +61,30 @@ std::string defaultFunctions(npac::cmip::SystemType t) {
 
 // Fills `o` from the raw strings; returns an error sentence or "".
 std::string resolve(const RawOptions& raw, SimOptions& o) {
-  auto hp = parseHostPort(raw.npac);
-  if (!hp.ok()) return "--npac: " + hp.error;
-  o.npac_host = hp.value->first;
-  o.npac_port = hp.value->second;
+  if (!raw.npac.empty()) {
+    o.npac_addresses.clear();
+    for (const std::string& text : raw.npac) {
+      auto hp = parseHostPort(text);
+      if (!hp.ok()) return "--npac: " + hp.error;
+      o.npac_addresses.push_back(NpacAddress{hp.value->first, hp.value->second});
+    }
+  }
+  // Two sites known, or attempts asked for: a failed bind or a lost association moves to
+  // the next address. One address and no --rebind-attempts: a failure ends the run.
+  o.rebind.enabled = o.npac_addresses.size() > 1 || !raw.rebind_attempts.empty();
+  if (!raw.rebind_attempts.empty()) {
+    uint64_t n = 0;
+    auto [end, ec] = std::from_chars(raw.rebind_attempts.data(), raw.rebind_attempts.data() + raw.rebind_attempts.size(), n);
+    if (ec != std::errc() || end != raw.rebind_attempts.data() + raw.rebind_attempts.size() || n == 0 || n > 1000000) {
+      return "--rebind-attempts: '" + raw.rebind_attempts + "' is not a count 1-1000000";
+    }
+    o.rebind.attempts = static_cast<uint32_t>(n);
+  }
+  if (!raw.rebind_delay.empty()) {
+    auto d = parseDuration(raw.rebind_delay);
+    if (!d.ok()) return "--rebind-delay: " + d.error;
+    o.rebind.delay = *d.value;
+  }
   if (o.spid.size() != npac::cmip::kSystemIdLength) return "--spid must be exactly 4 characters (e.g. 0001)";
   if (o.key_file.empty()) return "--key FILE is required (make one with: npac-soa-sim keygen --out sp.pem)";
   if (o.npac_key_files.empty() && !o.no_npac_verify) {
@@ -210,7 +233,15 @@ int main(int argc, char** argv) {
   app.footer(kExitCodes);
   SimOptions o;
   RawOptions raw;
-  app.add_option("--npac", raw.npac, "NPAC address host:port")->capture_default_str();
+  app.add_option("--npac", raw.npac,
+                 "NPAC address host:port (default 127.0.0.1:10102); repeatable: the NPAC's sites, "
+                 "tried in order, the next one when a bind fails or an association is lost")
+      ->type_name("HOST:PORT");
+  app.add_option("--rebind-attempts", raw.rebind_attempts,
+                 "binds in a row that may fail before the run gives up (exit 10), the first "
+                 "included (default 10; giving it turns re-binding on with one --npac too)")
+      ->type_name("N");
+  app.add_option("--rebind-delay", raw.rebind_delay, "wait before each re-bind (default 500ms)")->type_name("DURATION");
   app.add_option("--spid", o.spid, "service provider id, 4 characters (LnpAccessControl systemId)");
   app.add_option("--system-type", raw.system_type, "soa, lsms or soa-and-lsms")->capture_default_str();
   app.add_option("--user-id", o.user_id, "LnpAccessControl userId")->capture_default_str();
@@ -303,7 +334,8 @@ int main(int argc, char** argv) {
   }
   if (o.no_npac_verify) {
     std::cerr << "npac-soa-sim: warning: --no-npac-verify: the NPAC's bind response is not verified, "
-                 "anyone answering on " << raw.npac << " is taken for the NPAC\n";
+                 "anyone answering on " << o.npac_addresses.front().text()
+              << (o.npac_addresses.size() > 1 ? " (or the other --npac)" : "") << " is taken for the NPAC\n";
   }
   std::string report_file = o.report_file;
   Simulation sim(std::move(o), std::move(key).value(), std::move(npac_keys).value());

@@ -118,12 +118,23 @@ Parsed<cmip::GeneralizedTime> parseTime(std::string_view text, int64_t now_milli
 }
 
 Parsed<std::pair<std::string, uint16_t>> parseHostPort(std::string_view text) {
+  using Result = Parsed<std::pair<std::string, uint16_t>>;
+  const std::string example = " (e.g. 127.0.0.1:10102)";
   size_t colon = text.rfind(':');
-  auto port = colon == std::string_view::npos ? std::nullopt : parseUnsigned(text.substr(colon + 1));
-  if (!port || *port == 0 || *port > 65535 || colon == 0) {
-    return Parsed<std::pair<std::string, uint16_t>>::fail(quote(text) + " is not host:port");
+  if (colon == std::string_view::npos) return Result::fail(quote(text) + " has no port: host:port" + example);
+  std::string_view host = text.substr(0, colon);
+  std::string_view port_text = text.substr(colon + 1);
+  if (host.empty()) return Result::fail(quote(text) + " has no host: host:port" + example);
+  auto port = parseUnsigned(port_text);
+  if (!port || *port == 0 || *port > 65535) {
+    return Result::fail(quote(text) + ": the port must be a number 1-65535, not " + quote(port_text));
   }
-  return {std::pair<std::string, uint16_t>{std::string(text.substr(0, colon)), static_cast<uint16_t>(*port)}, {}};
+  // IPv4 addresses and names only: the NPAC NSAP encoding (RFC 1277) has no IPv6 form.
+  if (host.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") !=
+      std::string_view::npos) {
+    return Result::fail(quote(text) + ": " + quote(host) + " is not a host name or IPv4 address" + example);
+  }
+  return {std::pair<std::string, uint16_t>{std::string(host), static_cast<uint16_t>(*port)}, {}};
 }
 
 Parsed<std::vector<uint8_t>> parseHex(std::string_view text) {

@@ -66,9 +66,26 @@ struct RecoveryPlan {
   Millis hold{0};
 };
 
+// One NPAC address (--npac HOST:PORT).
+struct NpacAddress {
+  std::string host;
+  uint16_t port = 0;
+  std::string text() const { return std::string(host).append(":").append(std::to_string(port)); }
+};
+
+// What the simulator does when a bind fails or an association is lost (--npac given more
+// than once, or --rebind-attempts): the NPAC runs from two sites, and a provider that
+// loses one, or is refused by one, binds to the next address it knows.
+struct RebindPolicy {
+  bool enabled = false;
+  uint32_t attempts = 10;  // binds in a row that may fail, the first one included
+  Millis delay{500};       // before each bind after the first
+};
+
 struct SimOptions {
-  std::string npac_host = "127.0.0.1";
-  uint16_t npac_port = 10102;
+  // --npac, in the order given; never empty (default 127.0.0.1:10102).
+  std::vector<NpacAddress> npac_addresses{NpacAddress{"127.0.0.1", 10102}};
+  RebindPolicy rebind;
 
   // The bind (docs/npac-bind.asn1 LnpAccessControl).
   std::string spid;
@@ -123,7 +140,8 @@ Parsed<cmip::SystemType> parseSystemType(std::string_view text);
 Parsed<cmip::GeneralizedTime> parseTime(std::string_view text, int64_t now_millis);
 // "a1 0b 02 01 07 …" or "a10b0201…": hex octets, blanks or ':' allowed between them.
 Parsed<std::vector<uint8_t>> parseHex(std::string_view text);
-// "127.0.0.1:10102" or "host:port".
+// "127.0.0.1:10102" or "host:port": a non-empty host of letters, digits, '.', '-', '_'
+// (a name or an IPv4 address) and a port 1-65535.
 Parsed<std::pair<std::string, uint16_t>> parseHostPort(std::string_view text);
 
 }  // namespace npac::soasim

@@ -27,6 +27,16 @@ Json bindJson(const BindRecord& b) {
   return j;
 }
 
+Json bindsJson(const std::vector<BindAttemptRecord>& binds) {
+  Json list = Json::array();
+  for (const BindAttemptRecord& b : binds) {
+    Json j{{"npac", b.npac}, {"outcome", b.outcome}, {"at_ms", b.at_ms}};
+    if (!b.detail.empty()) j["detail"] = b.detail;
+    list.push_back(std::move(j));
+  }
+  return list;
+}
+
 }  // namespace
 
 nlohmann::ordered_json RunReport::toJson() const {
@@ -48,7 +58,10 @@ nlohmann::ordered_json RunReport::toJson() const {
                           {"answer_delay_ms", a.answer_delay_ms},
                           {"silent", a.silent},
                           {"drop_after", optionalJson(a.drop_after)},
+                          {"npac", a.npac},
                           {"bind", a.bind.attempted ? bindJson(a.bind) : Json(nullptr)},
+                          {"binds", bindsJson(a.binds)},
+                          {"rebinds", a.rebinds},
                           {"received", a.received},
                           {"answered", a.answered},
                           {"heartbeats", a.heartbeats},
@@ -63,6 +76,7 @@ nlohmann::ordered_json RunReport::toJson() const {
     Json j{{"seq", r.seq},
            {"association", r.association},
            {"local_address", r.local_address},
+           {"npac", r.npac},
            {"invoke_id", r.invoke_id},
            {"operation", r.operation},
            {"type", r.type},
@@ -87,10 +101,13 @@ nlohmann::ordered_json RunReport::toJson() const {
     if (q.reject_problem) {
       j["reject"] = Json{{"kind", q.reject_kind}, {"problem", *q.reject_problem}, {"name", q.reject_name}};
     }
+    if (q.resent > 0) j["resent"] = q.resent;
     if (q.error_code) j["error"] = Json{{"code", *q.error_code}, {"name", q.error_name}};
     reqs.push_back(std::move(j));
   }
   Json doc{{"npac", npac},
+           {"npac_addresses", npac_addresses},
+           {"bound_to", bound_to},
            {"spid", spid},
            {"system_type", system_type},
            {"functions", functions},

@@ -22,6 +22,7 @@ struct ReceivedRecord {
   uint64_t seq = 0;          // 1-based arrival order over all associations
   size_t association = 0;    // 1-based, the order of --from
   std::string local_address;
+  std::string npac;  // the NPAC address of the association it arrived on
   int32_t invoke_id = 0;
   std::string operation;
   std::string type;          // event / action type OID, or the object class
@@ -42,6 +43,7 @@ struct RequestRecord {
   std::optional<size_t> reply_on;  // may differ from sent_on (NANC 353 7.b.iv)
   std::string reply;               // "returnResult", "returnError", "reject", or "" (none yet)
   std::string purpose;             // "request", "raw-invoke", "recovery-request", "recovery-complete"
+  uint64_t resent = 0;             // sent again after a re-bind (the first association was lost)
   // When the reply is a ROSE Reject: its problem family ("general", "invoke",
   // "returnResult", "returnError"), value and X.880 name.
   std::string reject_kind;
@@ -76,6 +78,14 @@ struct BindRecord {
   std::string detail;
 };
 
+// One bind of an association: with re-binding there may be several.
+struct BindAttemptRecord {
+  std::string npac;     // host:port
+  std::string outcome;  // as BindRecord::outcome
+  std::string detail;
+  int64_t at_ms = 0;  // since the run started
+};
+
 struct AssociationRecord {
   size_t index = 0;
   std::string local_address;
@@ -87,7 +97,10 @@ struct AssociationRecord {
   int64_t answer_delay_ms = 0;
   bool silent = false;
   std::optional<uint64_t> drop_after;
-  BindRecord bind;
+  std::string npac;  // the NPAC address of its last bind
+  BindRecord bind;   // the last bind
+  std::vector<BindAttemptRecord> binds;  // every bind, in order
+  uint64_t rebinds = 0;  // times it was lost and re-bound (or tried to)
   uint64_t received = 0;   // NPAC invokes, heartbeats excluded
   uint64_t answered = 0;
   uint64_t heartbeats = 0;
@@ -110,7 +123,9 @@ struct RecoveryRecord {
 };
 
 struct RunReport {
-  std::string npac;
+  std::string npac;                         // the first --npac
+  std::vector<std::string> npac_addresses;  // every --npac, in order
+  std::vector<std::string> bound_to;        // the addresses a bind was accepted at, first time order
   std::string spid;
   std::string system_type;
   std::string functions;

@@ -7,7 +7,6 @@
 
 #include "associations/nsap.h"
 #include "cmip/cmip.h"
-#include "cmip/npac_bind_refusal.h"
 #include "common/vocabulary.h"
 #include "npac/npac-soa-sim/provider_messages.h"
 
@@ -17,42 +16,6 @@ namespace {
 using asio::awaitable;
 using asio::redirect_error;
 using asio::use_awaitable;
-
-std::string userDiagnosticName(int32_t v) {
-  static const char* kNames[] = {"null",
-                                 "no-reason-given",
-                                 "application-context-name-not-supported",
-                                 "calling-AP-title-not-recognized",
-                                 "calling-AP-invocation-identifier-not-recognized",
-                                 "calling-AE-qualifier-not-recognized",
-                                 "calling-AE-invocation-identifier-not-recognized",
-                                 "called-AP-title-not-recognized",
-                                 "called-AP-invocation-identifier-not-recognized",
-                                 "called-AE-qualifier-not-recognized",
-                                 "called-AE-invocation-identifier-not-recognized",
-                                 "authentication-mechanism-name-not-recognized",
-                                 "authentication-mechanism-name-required",
-                                 "authentication-failure",
-                                 "authentication-required"};
-  return v >= 0 && v <= cmip::user_diagnostic::kMax ? kNames[v] : "unknown(" + std::to_string(v) + ")";
-}
-
-std::string providerDiagnosticName(int32_t v) {
-  static const char* kNames[] = {"null", "no-reason-given", "no-common-acse-version"};
-  return v >= 0 && v <= cmip::provider_diagnostic::kMax ? kNames[v] : "unknown(" + std::to_string(v) + ")";
-}
-
-const char* outcomeName(BindOutcome::Kind k) {
-  switch (k) {
-    case BindOutcome::Kind::kAccepted: return "accepted";
-    case BindOutcome::Kind::kRejected: return "rejected";
-    case BindOutcome::Kind::kConnectFailed: return "connect-failed";
-    case BindOutcome::Kind::kTimeout: return "timeout";
-    case BindOutcome::Kind::kAborted: return "aborted";
-    case BindOutcome::Kind::kProtocolError: return "protocol-error";
-  }
-  return "?";
-}
 
 std::string functionsText(cmip::AssociationFunctionMask mask) {
   std::string s;
@@ -78,7 +41,8 @@ Simulation::Simulation(SimOptions options, ProviderKey key, NpacKeyRing npac_key
       npac_keys_(std::move(npac_keys)),
       progress_(io_),
       recovery_hold_(io_) {
-  report_.npac = options_.npac_host + ":" + std::to_string(options_.npac_port);
+  report_.npac = options_.npac_addresses.front().text();
+  for (const NpacAddress& a : options_.npac_addresses) report_.npac_addresses.push_back(a.text());
   report_.spid = options_.spid;
   report_.system_type = common::toString(options_.system_type);
   report_.functions = functionsText(options_.functions);
@@ -97,6 +61,8 @@ Simulation::Simulation(SimOptions options, ProviderKey key, NpacKeyRing npac_key
     r.drop_after = plan.drop_after;
     report_.associations.push_back(r);
     pending_answers_.push_back(0);
+    bind_tried_.push_back(false);
+    association_npac_.push_back(0);
     clients_.push_back(std::make_shared<AssociationClient>(io_.get_executor(), i + 1, plan.local_address, *this));
   }
   if (options_.recovery.enabled) {
@@ -183,6 +149,7 @@ void Simulation::stop(std::string reason) {
   stopping_ = true;
   report_.stop_reason = std::move(reason);
   recovery_hold_.cancel();
+  for (asio::steady_timer* t : pauses_) t->cancel();
   notify();
 }
 
@@ -223,9 +190,10 @@ awaitable<void> Simulation::main() {
     }
   }
   if (bound && !stopping_) {
-    co_await waitUntil([this] { return (hasGoals() && goalsMet()) || !anyUp(); });
-    if (!stopping_ && anyUp() && options_.keep_running) co_await waitUntil([this] { return !anyUp(); });
-    if (!stopping_) stop(anyUp() ? "goals-met" : "all-associations-down");
+    // anyAlive: an association being re-bound still counts (its work continues there).
+    co_await waitUntil([this] { return (hasGoals() && goalsMet()) || !anyAlive(); });
+    if (!stopping_ && anyAlive() && options_.keep_running) co_await waitUntil([this] { return !anyAlive(); });
+    if (!stopping_) stop(anyAlive() ? "goals-met" : "all-associations-down");
   }
   co_await releaseAll();
   report_.goals_met = goalsMet() && bind_failure_exit_ == kExitOk && recovery_ != RecoveryPhase::kFailed;
@@ -241,128 +209,10 @@ awaitable<void> Simulation::main() {
   io_.stop();
 }
 
-awaitable<bool> Simulation::bindRange(size_t first, size_t last, bool recovery_first) {
-  tcp::endpoint npac;
-  boost::system::error_code ec;
-  auto address = asio::ip::make_address(options_.npac_host, ec);
-  if (ec) {
-    tcp::resolver resolver(io_);
-    auto results = co_await resolver.async_resolve(options_.npac_host, std::to_string(options_.npac_port),
-                                                   redirect_error(use_awaitable, ec));
-    if (ec || results.empty()) {
-      report_.errors.push_back("cannot resolve '" + options_.npac_host + "': " + ec.message());
-      bind_failure_exit_ = kExitConnect;
-      stop("connect-failed");
-      co_return false;
-    }
-    npac = *results.begin();
-  } else {
-    npac = tcp::endpoint(address, options_.npac_port);
-  }
-
-  bool any = anyUp();
-  for (size_t i = first; i < last && !stopping_; ++i) {
-    AssociationRecord& rec = report_.associations[i];
-    BindParameters p{options_.spid,     options_.system_type, options_.user_id,
-                     options_.key_list, options_.key_id,      options_.functions,
-                     recovery_first && i == first, first_sequence_ + i,
-                     departureTime()};
-    last_sequence_ = std::max(last_sequence_, p.sequence_number);
-    rec.sequence_number = p.sequence_number;
-    rec.departure_time = p.departure_time.toString();
-    rec.recovery_mode = p.recovery_mode;
-    rec.bind.attempted = true;
-    auto ac = signedAccessControl(p, key_);
-    if (!ac.ok()) {
-      report_.errors.push_back("association " + std::to_string(i + 1) + ": " + ac.error());
-      rec.bind.outcome = "not-sent";
-      rec.bind.detail = ac.error();
-      bind_failure_exit_ = kExitUsage;
-      stop("bind-failed");
-      co_return false;
-    }
-    BindOutcome outcome = co_await clients_[i]->bind(npac, makeAarq(ac.value()), options_.bind_timeout);
-    rec.local_port = clients_[i]->localPort();
-    rec.bind.outcome = outcomeName(outcome.kind);
-    rec.bind.accepted = outcome.kind == BindOutcome::Kind::kAccepted;
-    rec.bind.detail = outcome.detail;
-    if (outcome.aare) {
-      const cmip::Aare& aare = *outcome.aare;
-      rec.bind.result = static_cast<int32_t>(aare.result);
-      bool user = aare.diagnostic.source == cmip::DiagnosticSource::kServiceUser;
-      rec.bind.diagnostic_source = user ? "acse-service-user" : "acse-service-provider";
-      rec.bind.diagnostic = aare.diagnostic.value;
-      rec.bind.diagnostic_name =
-          user ? userDiagnosticName(aare.diagnostic.value) : providerDiagnosticName(aare.diagnostic.value);
-      auto refusal = cmip::bindRefusalFrom(aare);
-      if (!refusal.isOk()) {
-        report_.errors.push_back("association " + std::to_string(i + 1) +
-                                 ": the AARE's bind refusal does not decode: " + refusal.status().toString());
-      } else if (refusal->has_value()) {
-        rec.bind.refusal_reason = (*refusal)->reason;
-        rec.bind.refusal_text = (*refusal)->text;
-      }
-    }
-    if (rec.bind.accepted && !options_.no_npac_verify) {
-      // Mutual authentication: a provider does not use an association the NPAC did not
-      // sign for (docs/SOA-SIM.md "Verifying the NPAC").
-      auto npac = verifyNpacAnswer(*outcome.aare, npac_keys_);
-      rec.bind.npac_verified = npac.ok();
-      if (npac.ok()) {
-        rec.bind.npac_system_id = npac.value().systemId;
-        rec.bind.npac_key_list = npac.value().listId;
-        rec.bind.npac_key_id = npac.value().keyId;
-        rec.bind.npac_sequence = npac.value().sequenceNumber;
-      } else {
-        rec.bind.npac_reason = npac.error();
-        rec.bind.accepted = false;
-        rec.bind.outcome = "npac-unverified";
-        rec.bind.detail = "the NPAC is not authenticated: " + npac.error() + "; association aborted";
-        co_await clients_[i]->refuseAccepted("npac-unverified");
-        report_.errors.push_back("association " + std::to_string(i + 1) + " from " + rec.local_address + ": " +
-                                 rec.bind.detail);
-        bind_failure_exit_ = kExitNpacUnverified;
-        stop("npac-unverified");
-        co_return false;
-      }
-    }
-    if (rec.bind.accepted) {
-      spdlog::info("association {} from {}:{} bound (sequence {}, recovery mode {})", i + 1, rec.local_address,
-                   rec.local_port, p.sequence_number, p.recovery_mode ? "on" : "off");
-      clients_[i]->start();
-      any = true;
-      continue;
-    }
-    std::string why;
-    if (outcome.kind == BindOutcome::Kind::kRejected) {
-      why = "bind rejected by the NPAC: result " + std::to_string(*rec.bind.result) + " (" +
-            (*rec.bind.result == 1 ? "rejected-permanent" : "rejected-transient") + "), " +
-            rec.bind.diagnostic_source + " diagnostic " + std::to_string(*rec.bind.diagnostic) + " (" +
-            rec.bind.diagnostic_name + ")";
-      if (!rec.bind.refusal_reason.empty()) {
-        why += ": " + rec.bind.refusal_reason;
-        if (!rec.bind.refusal_text.empty()) why += " — " + rec.bind.refusal_text;
-      }
-      rec.bind.detail = why;
-    } else {
-      why = outcome.detail;
-    }
-    // main() prints report_.errors on stderr when the run ends.
-    report_.errors.push_back("association " + std::to_string(i + 1) + " from " + rec.local_address + ": " + why);
-    if (!options_.keep_going) {
-      bind_failure_exit_ = outcome.kind == BindOutcome::Kind::kRejected ? kExitBindRejected : kExitConnect;
-      stop(outcome.kind == BindOutcome::Kind::kRejected ? "bind-rejected" : "connect-failed");
-      co_return false;
-    }
-  }
-  if (!any && !stopping_) {
-    bind_failure_exit_ = kExitConnect;
-    stop("no-association-bound");
-  }
-  co_return any;
-}
-
 awaitable<void> Simulation::releaseAll() {
+  // A re-bind under way ends soon after the stop (its pause is cancelled, its bind has
+  // --bind-timeout): what it bound is released with the rest.
+  co_await waitFor([this] { return rebinding_ == 0; });
   for (auto& c : clients_) c->requestRelease();
   auto timed_out = std::make_shared<bool>(false);  // the handler may run after this frame
   asio::steady_timer deadline(io_, options_.release_timeout);
@@ -414,6 +264,7 @@ void Simulation::onInvoke(size_t index, const cmip::RoseInvoke& invoke) {
   r.seq = report_.received.size() + 1;
   r.association = index;
   r.local_address = assoc.local_address;
+  r.npac = assoc.npac;
   r.invoke_id = invoke.invokeId;
   r.operation = d.operation;
   r.type = d.type;
@@ -472,6 +323,7 @@ void Simulation::onReply(size_t index, int32_t invoke_id, const cmip::RoseApdu& 
   }
   RequestRecord& req = report_.requests[it->second];
   outstanding_.erase(it);
+  sent_invokes_.erase(invoke_id);
   req.reply_on = index;
   req.reply = cmip::roseApduName(apdu);
   ++assoc.replies_received;
@@ -565,6 +417,7 @@ void Simulation::sendRequest(size_t index, const cmip::RoseInvoke& invoke, const
   r.sent_on = index;
   r.purpose = purpose;
   outstanding_[invoke.invokeId] = report_.requests.size();
+  if (options_.rebind.enabled) sent_invokes_[invoke.invokeId] = invoke;
   report_.requests.push_back(r);
   ++report_.associations[index - 1].requests_sent;
   clients_[index - 1]->send(invoke);
@@ -587,8 +440,17 @@ void Simulation::onEnded(size_t index) {
   if (!ownEnd(reason)) peer_ended_any_ = true;
   // Answers still queued on an association that is gone will never be written.
   pending_answers_[index - 1] = 0;
+  // Lost, not ended by us: with two NPAC sites a provider binds to the next one (the NPAC
+  // re-sends what was not answered, and those are answered again there). Not during the
+  // recovery sequence: NANC 353 ties it to its one association, whose loss ends it.
+  if (options_.rebind.enabled && !stopping_ && !ownEnd(reason) && !inRecovery()) {
+    ++rebinding_;
+    asio::co_spawn(io_, rebindLost(index), asio::detached);
+  }
   notify();
 }
+
+bool Simulation::anyAlive() const { return anyUp() || rebinding_ > 0; }
 
 bool Simulation::anyUp() const {
   for (const auto& c : clients_)
