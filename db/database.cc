@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 
 #include "db/migrations.h"
+#include "db/postgres_connection.h"
 #include "db/storage_health.h"
 
 namespace npac::db {
@@ -221,6 +222,10 @@ Status blankFileRefusal(const std::string& path, const std::string& what) {
 
 }  // namespace
 
+const char* toString(Backend backend) {
+  return backend == Backend::kPostgres ? "postgresql" : "sqlite";
+}
+
 const char* toString(Durability durability) {
   return durability == Durability::kFull ? "full" : "normal";
 }
@@ -233,6 +238,7 @@ std::optional<Durability> parseDurability(std::string_view text) {
 
 Result<std::unique_ptr<Database>> Database::open(const std::string& path,
                                                  const OpenOptions& options) {
+  if (isPostgresUrl(path)) return openPostgres(path, options);
   std::error_code ec;
   const std::string directory = directoryOf(path);
   if (!std::filesystem::is_directory(directory, ec)) {
@@ -308,6 +314,29 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path,
   return db;
 }
 
+Result<std::unique_ptr<Database>> Database::openPostgres(const std::string& url,
+                                                         const OpenOptions& options) {
+  StorageHealth& health = options.health != nullptr ? *options.health : StorageHealth::process();
+  Result<std::unique_ptr<PostgresConnection>> connection =
+      PostgresConnection::connect(url, options.durability == Durability::kFull, health);
+  if (!connection) {
+    health.reportFailure(connection.status());
+    return connection.status();
+  }
+  const std::string location = (*connection)->location();
+  std::unique_ptr<Database> db(new Database(location, options, std::move(connection).value()));
+  // A row lock held by another session is waited for as long as SQLite waits for the
+  // file's lock, then kBusy (SQLSTATE 55P03 lock_not_available).
+  if (Status status = db->execute("SET lock_timeout = " + std::to_string(options.busy_timeout.count()));
+      !status) {
+    return status;
+  }
+  if (options.apply_schema) {
+    if (Status status = migrateToCurrent(*db, options.migration); !status) return status;
+  }
+  return db;
+}
+
 std::chrono::microseconds busyWaitBefore(int count) {
   constexpr std::chrono::microseconds kFirst{10}, kMost{1000};
   if (count < 0) count = 0;
@@ -324,6 +353,9 @@ std::chrono::microseconds busyWaitedBefore(int count) {
 
 Database::Database(std::string path, OpenOptions options, sqlite3* db)
     : path_(std::move(path)), options_(options), db_(db) {}
+
+Database::Database(std::string location, OpenOptions options, std::unique_ptr<PostgresConnection> pg)
+    : path_(std::move(location)), options_(options), pg_(std::move(pg)) {}
 
 Database::~Database() {
   for (auto& [sql, cached] : cache_) sqlite3_finalize(cached.stmt);
@@ -372,12 +404,38 @@ Status Database::errorStatus(int rc, std::string_view context) const {
 }
 
 Status Database::execute(std::string_view sql) {
+  if (pg_) return pg_->execute(sql);
   Result<Statement> statement = prepare(sql);
   if (!statement) return statement.status();
   return statement->run();
 }
 
+Result<Statement> Database::preparePostgres(std::string_view sql) {
+  auto it = pg_cache_.find(sql);
+  if (it != pg_cache_.end() && !it->second->inUse()) {
+    it->second->setInUse(true);
+    return Statement(this, it->second.get(), false);
+  }
+  Result<std::unique_ptr<PostgresStatement>> prepared = pg_->prepare(sql);
+  if (!prepared) return prepared.status();
+  ++prepared_count_;
+  if (it != pg_cache_.end()) return Statement(this, prepared->release(), true);  // nested use
+  auto [slot, inserted] = pg_cache_.emplace(std::string(sql), std::move(prepared).value());
+  slot->second->setInUse(true);
+  return Statement(this, slot->second.get(), false);
+}
+
+void Database::release(PostgresStatement* stmt, bool owned) {
+  if (owned) {
+    delete stmt;
+    return;
+  }
+  stmt->reset();
+  stmt->setInUse(false);
+}
+
 Result<Statement> Database::prepare(std::string_view sql) {
+  if (pg_) return preparePostgres(sql);
   auto it = cache_.find(sql);
   if (it != cache_.end() && !it->second.in_use) {
     it->second.in_use = true;
@@ -405,6 +463,7 @@ void Database::release(sqlite3_stmt* stmt, bool* in_use) {
 }
 
 Status Database::executeScript(const std::string& sql) {
+  if (pg_) return pg_->executeScript(sql);
   char* error = nullptr;
   const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error);
   if (rc == SQLITE_OK) return Status::ok();
@@ -417,6 +476,11 @@ Status Database::executeScript(const std::string& sql) {
 }
 
 Result<std::vector<std::string>> Database::integrityCheck() {
+  if (pg_) {
+    return Status::make(Status::Code::kInvalidArgument,
+                        "an integrity check is SQLite's PRAGMA integrity_check", path_,
+                        "on PostgreSQL use its own tools: pg_amcheck, and the server's data checksums");
+  }
   Result<Statement> check = prepare("PRAGMA integrity_check");
   if (!check) return check.status();
   std::vector<std::string> problems;
@@ -434,10 +498,22 @@ StorageHealth& Database::health() const {
   return options_.health != nullptr ? *options_.health : StorageHealth::process();
 }
 
-std::int64_t Database::lastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }
+std::int64_t Database::lastInsertRowId() const {
+  if (pg_) {
+    Result<std::int64_t> id = pg_->lastInsertId();
+    return id.isOk() ? *id : 0;
+  }
+  return sqlite3_last_insert_rowid(db_);
+}
 
-int Database::changes() const { return sqlite3_changes(db_); }
+int Database::changes() const {
+  if (pg_) return static_cast<int>(pg_->changes());
+  return sqlite3_changes(db_);
+}
 
-bool Database::inTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
+bool Database::inTransaction() const {
+  if (pg_) return pg_->inTransaction();
+  return sqlite3_get_autocommit(db_) == 0;
+}
 
 }  // namespace npac::db

@@ -1,4 +1,12 @@
-// Database: one SQLite connection to an npacd database file.
+// Database: one connection to an npacd database — an SQLite file (the embedded default)
+// or a PostgreSQL database named by a `postgresql://` URL (db/postgres_connection.h).
+//
+// The stores write their SQL once, in the dialect both engines accept (`?` placeholders,
+// integers for booleans, RETURNING, ON CONFLICT … DO UPDATE); the few places that must
+// differ ask backend(). The rest of this comment describes the SQLite side; on
+// PostgreSQL, open() connects, sets lock_timeout to the busy timeout and
+// synchronous_commit from the Durability setting, and runs the PostgreSQL ladder of the
+// same schema versions (db/migrations.h). docs/DATABASE.md "PostgreSQL".
 //
 // Database::open() opens the file, sets WAL journaling, a busy timeout, foreign keys and
 // the synchronous level from the Durability setting, then brings the schema to the
@@ -41,6 +49,12 @@ struct sqlite3_stmt;
 namespace npac::db {
 
 class StorageHealth;
+class PostgresConnection;
+class PostgresStatement;
+
+// Which engine a Database talks to.
+enum class Backend { kSqlite, kPostgres };
+const char* toString(Backend backend);  // "sqlite" / "postgresql"
 
 // How hard a COMMIT waits for the disk (PRAGMA synchronous, with WAL).
 //  kFull   — fsync the WAL on every commit: a committed transaction survives power loss
@@ -84,6 +98,7 @@ struct OpenOptions {
 
 class Database {
  public:
+  // `path` is an SQLite file, or a `postgresql://` / `postgres://` URL (isPostgresUrl).
   static Result<std::unique_ptr<Database>> open(const std::string& path,
                                                 const OpenOptions& options = {});
 
@@ -91,7 +106,9 @@ class Database {
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
+  // The file, or the PostgreSQL URL with its password hidden.
   const std::string& path() const { return path_; }
+  Backend backend() const { return pg_ ? Backend::kPostgres : Backend::kSqlite; }
   Durability durability() const { return options_.durability; }
 
   // Runs SQL text without parameters (DDL, PRAGMA, BEGIN...). Never pass values in it:
@@ -109,6 +126,7 @@ class Database {
   // of problems. For operators (npacctl) and the crash test.
   Result<std::vector<std::string>> integrityCheck();
 
+  // The id the last INSERT gave its row (SQLite's rowid; PostgreSQL's lastval()).
   std::int64_t lastInsertRowId() const;
   int changes() const;           // rows changed by the last INSERT/UPDATE/DELETE
   bool inTransaction() const;    // false in autocommit mode
@@ -121,8 +139,11 @@ class Database {
   // The tracker this connection reports to (OpenOptions::health).
   StorageHealth& health() const;
 
-  // The raw handle, for the benchmark's raw-sqlite3 baseline and tests only.
+  // The raw handle, for the benchmark's raw-sqlite3 baseline and tests only; nullptr on
+  // PostgreSQL.
   sqlite3* handle() { return db_; }
+  // The PostgreSQL connection (LISTEN/NOTIFY, tests); nullptr on SQLite.
+  PostgresConnection* postgres() { return pg_.get(); }
 
  private:
   friend class Statement;
@@ -134,9 +155,13 @@ class Database {
   };
 
   Database(std::string path, OpenOptions options, sqlite3* db);
+  Database(std::string location, OpenOptions options, std::unique_ptr<PostgresConnection> pg);
+  static Result<std::unique_ptr<Database>> openPostgres(const std::string& url, const OpenOptions& options);
   Status configure();
   Result<bool> holdsNoTable();  // true for a file without a single table
   void release(sqlite3_stmt* stmt, bool* in_use);
+  void release(PostgresStatement* stmt, bool owned);
+  Result<Statement> preparePostgres(std::string_view sql);
 
   std::string path_;
   OpenOptions options_;
@@ -146,6 +171,8 @@ class Database {
     std::size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
   };
   std::unordered_map<std::string, CachedStatement, TextHash, std::equal_to<>> cache_;
+  std::unique_ptr<PostgresConnection> pg_;  // set: this is a PostgreSQL connection
+  std::unordered_map<std::string, std::unique_ptr<PostgresStatement>, TextHash, std::equal_to<>> pg_cache_;
   std::size_t prepared_count_ = 0;
   int transaction_depth_ = 0;  // maintained by Transaction (savepoint nesting)
 };

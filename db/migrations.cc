@@ -3,6 +3,7 @@
 #include <string>
 
 #include "db/database.h"
+#include "db/postgres_schema.h"
 #include "db/transaction.h"
 
 namespace npac::db {
@@ -264,15 +265,20 @@ Status backfillMessageFacts(Database& db, const MigrationOptions& options) {
 }
 
 Result<bool> hasTable(Database& db, std::string_view name) {
-  Result<Statement> query =
-      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  Result<Statement> query = db.prepare(
+      db.backend() == Backend::kPostgres
+          ? "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = ?"
+          : "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
   if (!query) return query.status();
   query->bindText(0, name);
   return query->step();
 }
 
 Result<bool> hasAnyTable(Database& db) {
-  Result<Statement> query = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table'");
+  Result<Statement> query = db.prepare(
+      db.backend() == Backend::kPostgres
+          ? "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema()"
+          : "SELECT 1 FROM sqlite_master WHERE type = 'table'");
   if (!query) return query.status();
   return query->step();
 }
@@ -295,6 +301,14 @@ int compatibleVersionOf(int version) { return version >= 4 ? kCompatibleSchemaVe
 // The ladder from `version` up to `target`: one step per version, in order, in the
 // caller's transaction, then the meta row.
 Status climb(Database& db, int version, int target, const MigrationOptions& options) {
+  // PostgreSQL databases start at schema 6 (the first npacd that could use one): there is
+  // no older PostgreSQL database to climb from.
+  if (db.backend() == Backend::kPostgres && version < 6) {
+    return Status::make(Status::Code::kCorrupt,
+                        "the PostgreSQL database records schema version " + std::to_string(version) +
+                            ", older than any npacd on PostgreSQL wrote",
+                        db.path(), "restore the latest backup");
+  }
   if (version == 1 && target > 1) {
     if (Status status = db.executeScript(kMigrateV1ToV2); !status) return status;
     version = 2;
@@ -349,6 +363,12 @@ Result<SchemaVersion> readSchemaVersion(Database& db) {
 Status migrateToCurrent(Database& db, const MigrationOptions& options) {
   Transaction txn(db);
   if (Status status = txn.begin(); !status) return status;
+  // Two npacd nodes starting together on one PostgreSQL database: one creates or upgrades
+  // the schema, the other waits here and then finds it current. (SQLite's BEGIN IMMEDIATE
+  // already serialises them.) The key is any constant of our own.
+  if (db.backend() == Backend::kPostgres) {
+    if (Status status = db.execute("SELECT pg_advisory_xact_lock(7236052)"); !status) return status;
+  }
 
   Result<SchemaVersion> found = readSchemaVersion(db);
   if (!found && !found.status().isNotFound()) return found.status();
@@ -361,7 +381,11 @@ Status migrateToCurrent(Database& db, const MigrationOptions& options) {
                           "application",
                           db.path(), "point --db at an npacd database or at a new file name");
     }
-    if (Status status = db.executeScript(kCurrentSchema); !status) return status;
+    if (Status status = db.executeScript(db.backend() == Backend::kPostgres ? postgresCurrentSchema()
+                                                                          : kCurrentSchema);
+        !status) {
+      return status;
+    }
     if (Status status = writeMeta(db, kCurrentSchemaVersion, kCompatibleSchemaVersion); !status) {
       return status;
     }

@@ -15,7 +15,9 @@ constexpr const char* kSelect =
 
 // The ids as a JSON array for `id IN (SELECT value FROM json_each(?))`: one statement
 // changes a whole batch, so SQLite sets up and tears down one program per batch instead of
-// one per message.
+// one per message. PostgreSQL reads the same array with json_array_elements_text.
+#define NPAC_SQLITE_ID_LIST "(SELECT value FROM json_each(?))"
+#define NPAC_POSTGRES_ID_LIST "(SELECT CAST(json_array_elements_text(CAST(? AS json)) AS bigint))"
 std::string idArray(std::span<const MessageId> ids) {
   std::string out;
   out.reserve(ids.size() * 12 + 2);
@@ -237,8 +239,11 @@ Status OutboundQueue::markSent(std::span<const MessageId> ids, AssociationId ass
     Transaction txn(db_);
     if (Status status = txn.begin(); !status) return status;
     Result<Statement> update = db_.prepare(
-        "UPDATE outbound_queue SET state = 'sent', attempts = attempts + 1, sent_at = ?, "
-        "association_id = ? WHERE id IN (SELECT value FROM json_each(?)) AND state = 'queued'");
+        db_.backend() == Backend::kPostgres
+            ? "UPDATE outbound_queue SET state = 'sent', attempts = attempts + 1, sent_at = ?, "
+              "association_id = ? WHERE id IN " NPAC_POSTGRES_ID_LIST " AND state = 'queued'"
+            : "UPDATE outbound_queue SET state = 'sent', attempts = attempts + 1, sent_at = ?, "
+              "association_id = ? WHERE id IN " NPAC_SQLITE_ID_LIST " AND state = 'queued'");
     if (!update) return update.status();
     update->bindInt64(0, at).bindInt64(1, association).bindText(2, idArray(ids));
     if (Status status = update->run(); !status) return status;
@@ -275,8 +280,11 @@ Status OutboundQueue::markAcknowledged(std::span<const MessageId> ids, TimeMs at
     Transaction txn(db_);
     if (Status status = txn.begin(); !status) return status;
     Result<Statement> update = db_.prepare(
-        "UPDATE outbound_queue SET state = 'acknowledged', acknowledged_at = ? "
-        "WHERE id IN (SELECT value FROM json_each(?)) AND state <> 'acknowledged'");
+        db_.backend() == Backend::kPostgres
+            ? "UPDATE outbound_queue SET state = 'acknowledged', acknowledged_at = ? "
+              "WHERE id IN " NPAC_POSTGRES_ID_LIST " AND state <> 'acknowledged'"
+            : "UPDATE outbound_queue SET state = 'acknowledged', acknowledged_at = ? "
+              "WHERE id IN " NPAC_SQLITE_ID_LIST " AND state <> 'acknowledged'");
     if (!update) return update.status();
     update->bindInt64(0, at).bindText(1, idArray(ids));
     if (Status status = update->run(); !status) return status;

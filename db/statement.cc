@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "db/database.h"
+#include "db/postgres_connection.h"
 #include "db/storage_health.h"
 
 namespace npac::db {
@@ -12,10 +13,15 @@ namespace npac::db {
 Statement::Statement(Database* db, sqlite3_stmt* stmt, bool* in_use)
     : db_(db), stmt_(stmt), in_use_(in_use) {}
 
+Statement::Statement(Database* db, PostgresStatement* pg, bool owned)
+    : db_(db), pg_(pg), pg_owned_(owned) {}
+
 Statement::Statement(Statement&& other) noexcept
     : db_(std::exchange(other.db_, nullptr)),
       stmt_(std::exchange(other.stmt_, nullptr)),
       in_use_(std::exchange(other.in_use_, nullptr)),
+      pg_(std::exchange(other.pg_, nullptr)),
+      pg_owned_(std::exchange(other.pg_owned_, false)),
       bind_error_(std::move(other.bind_error_)) {}
 
 Statement& Statement::operator=(Statement&& other) noexcept {
@@ -24,6 +30,8 @@ Statement& Statement::operator=(Statement&& other) noexcept {
     db_ = std::exchange(other.db_, nullptr);
     stmt_ = std::exchange(other.stmt_, nullptr);
     in_use_ = std::exchange(other.in_use_, nullptr);
+    pg_ = std::exchange(other.pg_, nullptr);
+    pg_owned_ = std::exchange(other.pg_owned_, false);
     bind_error_ = std::move(other.bind_error_);
   }
   return *this;
@@ -33,6 +41,9 @@ Statement::~Statement() { release(); }
 
 void Statement::release() {
   if (stmt_ != nullptr) db_->release(stmt_, in_use_);
+  if (pg_ != nullptr) db_->release(pg_, pg_owned_);
+  pg_ = nullptr;
+  pg_owned_ = false;
   stmt_ = nullptr;
   db_ = nullptr;
   in_use_ = nullptr;
@@ -44,11 +55,19 @@ void Statement::noteBind(int rc, int index) {
 }
 
 Statement& Statement::bindInt64(int index, std::int64_t value) {
+  if (pg_ != nullptr) {
+    pg_->bindInt64(index, value);
+    return *this;
+  }
   noteBind(sqlite3_bind_int64(stmt_, index + 1, value), index);
   return *this;
 }
 
 Statement& Statement::bindText(int index, std::string_view value) {
+  if (pg_ != nullptr) {
+    pg_->bindText(index, value);
+    return *this;
+  }
   noteBind(sqlite3_bind_text64(stmt_, index + 1, value.data(), value.size(), SQLITE_TRANSIENT,
                                SQLITE_UTF8),
            index);
@@ -56,6 +75,10 @@ Statement& Statement::bindText(int index, std::string_view value) {
 }
 
 Statement& Statement::bindBlob(int index, std::span<const std::uint8_t> value) {
+  if (pg_ != nullptr) {
+    pg_->bindBlob(index, value);
+    return *this;
+  }
   // A zero-length blob must still be a BLOB, not NULL: pass a non-null pointer.
   static const std::uint8_t kEmpty = 0;
   const void* data = value.empty() ? &kEmpty : value.data();
@@ -64,6 +87,10 @@ Statement& Statement::bindBlob(int index, std::span<const std::uint8_t> value) {
 }
 
 Statement& Statement::bindNull(int index) {
+  if (pg_ != nullptr) {
+    pg_->bindNull(index);
+    return *this;
+  }
   noteBind(sqlite3_bind_null(stmt_, index + 1), index);
   return *this;
 }
@@ -77,6 +104,14 @@ Statement& Statement::bindOptionalText(int index, const std::optional<std::strin
 }
 
 Result<bool> Statement::step() {
+  if (pg_ != nullptr) {
+    Result<bool> row = pg_->step();
+    // An autocommit write reached the server: storage works (again).
+    if (row.isOk() && !*row && db_->health().failing() && !db_->inTransaction()) {
+      db_->health().reportWritten(db_->path());
+    }
+    return row;
+  }
   if (stmt_ == nullptr) return Status::internal("step() on a moved-from Statement");
   if (!bind_error_.isOk()) return bind_error_;
   const int rc = sqlite3_step(stmt_);
@@ -106,6 +141,10 @@ Status Statement::run() {
 }
 
 void Statement::reset() {
+  if (pg_ != nullptr) {
+    pg_->reset();
+    return;
+  }
   if (stmt_ == nullptr) return;
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);
@@ -113,12 +152,17 @@ void Statement::reset() {
 }
 
 bool Statement::columnIsNull(int column) const {
+  if (pg_ != nullptr) return pg_->columnIsNull(column);
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }
 
-std::int64_t Statement::columnInt64(int column) const { return sqlite3_column_int64(stmt_, column); }
+std::int64_t Statement::columnInt64(int column) const {
+  if (pg_ != nullptr) return pg_->columnInt64(column);
+  return sqlite3_column_int64(stmt_, column);
+}
 
 std::string Statement::columnText(int column) const {
+  if (pg_ != nullptr) return pg_->columnText(column);
   const auto* text = sqlite3_column_text(stmt_, column);
   const int size = sqlite3_column_bytes(stmt_, column);
   if (text == nullptr) return {};
@@ -126,6 +170,7 @@ std::string Statement::columnText(int column) const {
 }
 
 Bytes Statement::columnBlob(int column) const {
+  if (pg_ != nullptr) return pg_->columnBlob(column);
   const auto* data = static_cast<const std::uint8_t*>(sqlite3_column_blob(stmt_, column));
   const int size = sqlite3_column_bytes(stmt_, column);
   if (data == nullptr) return {};

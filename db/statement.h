@@ -1,4 +1,5 @@
-// Statement: an RAII handle on a prepared SQLite statement.
+// Statement: an RAII handle on a prepared statement (SQLite's, or a PostgreSQL one of
+// db/postgres_connection.h; the same calls either way).
 //
 // Obtained from Database::prepare(); values are bound by 0-based parameter index (the
 // first `?` is index 0) and columns are read by 0-based index, as in sqlite3_column_*.
@@ -24,6 +25,7 @@ struct sqlite3_stmt;
 namespace npac::db {
 
 class Database;
+class PostgresStatement;
 
 using Bytes = std::vector<std::uint8_t>;
 
@@ -64,12 +66,16 @@ class Statement {
   friend class Database;
   // in_use: the cache slot's flag to clear on release; nullptr for an uncached statement.
   Statement(Database* db, sqlite3_stmt* stmt, bool* in_use);
+  // A PostgreSQL statement; `owned`: a private copy the handle deletes (nested use).
+  Statement(Database* db, PostgresStatement* pg, bool owned);
   void noteBind(int rc, int index);
   void release();
 
   Database* db_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;
   bool* in_use_ = nullptr;
+  PostgresStatement* pg_ = nullptr;
+  bool pg_owned_ = false;
   Status bind_error_;
 };
 

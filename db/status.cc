@@ -30,8 +30,15 @@ std::string Status::toString() const {
     }
     out += ")";
   }
+  if (!sqlstate_.empty()) out += " (postgresql SQLSTATE " + sqlstate_ + ")";
   if (!hint_.empty()) out += " — " + hint_;
   return out;
+}
+
+Status Status::withSqlstate(std::string sqlstate) const {
+  Status copy = *this;
+  copy.sqlstate_ = std::move(sqlstate);
+  return copy;
 }
 
 Status Status::withFile(const std::string& file) const {
@@ -57,6 +64,7 @@ const char* toString(Status::Code code) {
     case Code::kIoError: return "database I/O error";
     case Code::kOverloaded: return "overloaded";
     case Code::kShutdown: return "shutting down";
+    case Code::kUnavailable: return "database unavailable";
     case Code::kInternal: return "internal database error";
   }
   return "unknown";

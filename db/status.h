@@ -2,8 +2,8 @@
 //
 // A Status is either ok or carries a category (Code), the SQLite primary and extended
 // result codes when SQLite produced the error (and the errno of the system call behind
-// it, sqlite3_system_errno()), the database file it concerns, SQLite's
-// own message, and an operator hint saying what to do about it ("free disk space",
+// it, sqlite3_system_errno()) or the SQLSTATE when PostgreSQL did, the database file (or
+// redacted PostgreSQL URL) it concerns, the engine's own message, and an operator hint saying what to do about it ("free disk space",
 // "restore from backup"...). toString() renders all of it on one line for logs and for
 // npacd's refusal to start. Result<T> is a Status or a value (std::expected is not in
 // our toolchain). Both are plain values: copyable, movable, no threading concerns.
@@ -32,6 +32,7 @@ class Status {
     kIoError,          // the OS reported an I/O error
     kOverloaded,       // a bounded in-memory queue is full; retry later
     kShutdown,         // the component is stopping
+    kUnavailable,      // the database server cannot be reached (PostgreSQL); retry later
     kInternal,         // misuse or an unexpected SQLite result
   };
 
@@ -57,12 +58,17 @@ class Status {
   int sqliteCode() const { return sqlite_code_; }          // e.g. SQLITE_FULL (13); 0 if none
   int extendedCode() const { return extended_code_; }      // e.g. SQLITE_IOERR_FSYNC; 0 if none
   int systemErrno() const { return system_errno_; }        // sqlite3_system_errno(), e.g. EPERM; 0 if none
-  const std::string& message() const { return message_; }  // SQLite's or ours
+  const std::string& sqlstate() const { return sqlstate_; }  // PostgreSQL's, e.g. "23505"; empty if none
+  const std::string& message() const { return message_; }  // the engine's or ours
   const std::string& file() const { return file_; }        // database path, may be empty
   const std::string& hint() const { return hint_; }        // what an operator should do
 
   // "<category>: <message> [file <path>] (sqlite <code>/<extended>[, errno <n> <NAME>]) — <hint>"
+  // or, from PostgreSQL, "… (postgresql SQLSTATE <code>) — <hint>".
   std::string toString() const;
+
+  // Returns a copy carrying PostgreSQL's SQLSTATE.
+  Status withSqlstate(std::string sqlstate) const;
 
   // Returns a copy naming `file` (if none yet) — lets lower layers stay path-agnostic.
   Status withFile(const std::string& file) const;
@@ -74,6 +80,7 @@ class Status {
   int sqlite_code_ = 0;
   int extended_code_ = 0;
   int system_errno_ = 0;
+  std::string sqlstate_;
   std::string message_;
   std::string file_;
   std::string hint_;

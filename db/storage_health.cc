@@ -14,6 +14,7 @@ bool isStorageFailure(const Status& status) {
     case Code::kCantOpen:
     case Code::kIoError:
     case Code::kUninitialized:
+    case Code::kUnavailable:
       return true;
     default:
       return false;

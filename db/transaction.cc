@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include "db/database.h"
+#include "db/postgres_connection.h"
 #include "db/storage_health.h"
 
 namespace npac::db {
@@ -16,9 +17,13 @@ Transaction::~Transaction() {
 Status Transaction::begin() {
   if (active_) return Status::internal("Transaction::begin() called twice");
   depth_ = db_.transaction_depth_;
-  Status status = depth_ == 0 ? db_.execute("BEGIN IMMEDIATE")
+  // PostgreSQL takes row locks as rows are written (READ COMMITTED); BEGIN IMMEDIATE is
+  // SQLite's way of taking its one write lock up front.
+  const char* begin = db_.backend() == Backend::kPostgres ? "BEGIN" : "BEGIN IMMEDIATE";
+  Status status = depth_ == 0 ? db_.execute(begin)
                               : db_.execute("SAVEPOINT npac_" + std::to_string(depth_));
   if (!status) return status;
+  if (depth_ == 0 && db_.postgres() != nullptr) db_.postgres()->setTransactionOpen(true);
   active_ = true;
   ++db_.transaction_depth_;
   return Status::ok();
@@ -36,6 +41,13 @@ Status Transaction::commit() {
     return Status::internal("transaction was rolled back by SQLite after an earlier error")
         .withFile(db_.path());
   }
+  // PostgreSQL keeps a failed transaction open, refusing every statement, and answers
+  // COMMIT with a silent ROLLBACK: say it instead.
+  if (depth_ == 0 && db_.postgres() != nullptr && db_.postgres()->transactionFailed()) {
+    rollback();
+    return Status::internal("transaction was aborted by PostgreSQL after an earlier error")
+        .withFile(db_.path());
+  }
   Status status = depth_ == 0 ? db_.execute("COMMIT")
                               : db_.execute("RELEASE npac_" + std::to_string(depth_));
   if (!status) {
@@ -44,6 +56,7 @@ Status Transaction::commit() {
   }
   active_ = false;
   --db_.transaction_depth_;
+  if (depth_ == 0 && db_.postgres() != nullptr) db_.postgres()->setTransactionOpen(false);
   if (depth_ == 0) db_.health().reportWritten(db_.path());
   return Status::ok();
 }
@@ -52,6 +65,11 @@ void Transaction::rollback() {
   if (!active_) return;
   active_ = false;
   --db_.transaction_depth_;
+  if (depth_ == 0 && db_.postgres() != nullptr) {
+    db_.postgres()->setTransactionOpen(false);
+    db_.execute("ROLLBACK");  // a lost connection has rolled it back already
+    return;
+  }
   if (!db_.inTransaction()) return;  // SQLite rolled back already
   if (depth_ == 0) {
     db_.execute("ROLLBACK");

@@ -3,14 +3,15 @@
 #include <catch2/catch.hpp>
 
 #include "db/database.h"
-#include "temp_dir.h"
+#include "fixtures.h"
 
 using namespace npac::db;
 using npac::db::testing::TempDir;
+using npac::db::testing::databaseLocation;
 
 TEST_CASE("Audit entries read back exactly, including absent old and new values") {
   TempDir dir;
-  auto db = Database::open(dir.file("npacd.db"));
+  auto db = Database::open(databaseLocation(dir));
   REQUIRE(db.isOk());
   AuditStore audit(**db);
   AuditEntry created{0, 100, "alice", "provider.add", "provider 0001", std::nullopt, "Acme"};
@@ -31,7 +32,7 @@ TEST_CASE("Audit entries read back exactly, including absent old and new values"
 
 TEST_CASE("Audit time range is half-open and recent lists newest first") {
   TempDir dir;
-  auto db = Database::open(dir.file("npacd.db"));
+  auto db = Database::open(databaseLocation(dir));
   REQUIRE(db.isOk());
   AuditStore audit(**db);
   for (int at : {100, 200, 300}) {
@@ -51,7 +52,7 @@ TEST_CASE("Audit time range is half-open and recent lists newest first") {
 
 TEST_CASE("An audit entry without actor or action is refused") {
   TempDir dir;
-  auto db = Database::open(dir.file("npacd.db"));
+  auto db = Database::open(databaseLocation(dir));
   REQUIRE(db.isOk());
   AuditStore audit(**db);
   CHECK(audit.append({0, 1, "", "tunable.set", "x", {}, {}}).status().code() ==

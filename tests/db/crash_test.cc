@@ -222,7 +222,7 @@ RoundOutcome crashRound(std::uint64_t seed, Durability durability) {
 
 }  // namespace
 
-TEST_CASE("Every acknowledged append survives SIGKILL intact and nothing is half-written") {
+TEST_CASE("Every acknowledged append survives SIGKILL intact and nothing is half-written", "[sqlite]") {
   const auto rounds = static_cast<int>(envOr("NPAC_CRASH_ROUNDS", kDefaultRounds));
   const std::uint64_t seed = envOr("NPAC_CRASH_SEED", kDefaultSeed);
   std::size_t total_acks = 0;

@@ -36,7 +36,7 @@ std::string pragmaText(Database& db, const std::string& pragma) {
 
 }  // namespace
 
-TEST_CASE("Opening a new file uses WAL, foreign keys and full synchronous by default") {
+TEST_CASE("Opening a new file uses WAL, foreign keys and full synchronous by default", "[sqlite]") {
   TempDir dir;
   Result<std::unique_ptr<Database>> db = Database::open(dir.file("npacd.db"));
   REQUIRE(db.isOk());
@@ -47,7 +47,7 @@ TEST_CASE("Opening a new file uses WAL, foreign keys and full synchronous by def
   CHECK(database.durability() == Durability::kFull);
 }
 
-TEST_CASE("Durability normal sets synchronous NORMAL") {
+TEST_CASE("Durability normal sets synchronous NORMAL", "[sqlite]") {
   TempDir dir;
   OpenOptions options;
   options.durability = Durability::kNormal;
@@ -56,14 +56,14 @@ TEST_CASE("Durability normal sets synchronous NORMAL") {
   CHECK(pragmaText(**db, "synchronous") == "1");  // NORMAL
 }
 
-TEST_CASE("Durability names parse and print") {
+TEST_CASE("Durability names parse and print", "[sqlite]") {
   CHECK(parseDurability("full") == Durability::kFull);
   CHECK(parseDurability("normal") == Durability::kNormal);
   CHECK_FALSE(parseDurability("off").has_value());
   CHECK(std::string(toString(Durability::kNormal)) == "normal");
 }
 
-TEST_CASE("A prepared statement is reused from the cache") {
+TEST_CASE("A prepared statement is reused from the cache", "[sqlite]") {
   TempDir dir;
   auto db = openScratch(dir.file("x.db"));
   const std::size_t before = db->preparedStatementCount();
@@ -77,7 +77,7 @@ TEST_CASE("A prepared statement is reused from the cache") {
   CHECK(countRows(*db) == 10);
 }
 
-TEST_CASE("A statement with the same text used while the cached one is busy gets a private copy") {
+TEST_CASE("A statement with the same text used while the cached one is busy gets a private copy", "[sqlite]") {
   TempDir dir;
   auto db = openScratch(dir.file("x.db"));
   REQUIRE(db->execute("INSERT INTO t(k, v) VALUES(1, 'a'), (2, 'b')").isOk());
@@ -95,7 +95,7 @@ TEST_CASE("A statement with the same text used while the cached one is busy gets
   CHECK(outer->columnInt64(0) == 2);  // the outer cursor was not disturbed
 }
 
-TEST_CASE("Bound text is stored verbatim, never interpreted as SQL") {
+TEST_CASE("Bound text is stored verbatim, never interpreted as SQL", "[sqlite]") {
   TempDir dir;
   auto db = openScratch(dir.file("x.db"));
   const std::string hostile = "x'); DROP TABLE t; --";
@@ -108,7 +108,7 @@ TEST_CASE("Bound text is stored verbatim, never interpreted as SQL") {
   CHECK(read->columnText(0) == hostile);
 }
 
-TEST_CASE("A transaction that is not committed rolls back") {
+TEST_CASE("A transaction that is not committed rolls back", "[sqlite]") {
   TempDir dir;
   auto db = openScratch(dir.file("x.db"));
   {
@@ -121,7 +121,7 @@ TEST_CASE("A transaction that is not committed rolls back") {
   CHECK_FALSE(db->inTransaction());
 }
 
-TEST_CASE("A committed transaction persists across reopening") {
+TEST_CASE("A committed transaction persists across reopening", "[sqlite]") {
   TempDir dir;
   {
     auto db = openScratch(dir.file("x.db"));
@@ -137,7 +137,7 @@ TEST_CASE("A committed transaction persists across reopening") {
   CHECK(countRows(**reopened) == 1);
 }
 
-TEST_CASE("A nested transaction rolls back alone while the outer one commits") {
+TEST_CASE("A nested transaction rolls back alone while the outer one commits", "[sqlite]") {
   TempDir dir;
   auto db = openScratch(dir.file("x.db"));
   Transaction outer(*db);
@@ -161,7 +161,7 @@ TEST_CASE("A nested transaction rolls back alone while the outer one commits") {
   CHECK(missing->columnInt64(0) == 0);
 }
 
-TEST_CASE("A failing statement reports SQLite's code, message and the file") {
+TEST_CASE("A failing statement reports SQLite's code, message and the file", "[sqlite]") {
   TempDir dir;
   auto db = openScratch(dir.file("x.db"));
   REQUIRE(db->execute("INSERT INTO t(k, v) VALUES(1, 'a')").isOk());
@@ -174,7 +174,7 @@ TEST_CASE("A failing statement reports SQLite's code, message and the file") {
   CHECK(status.toString().find("UNIQUE constraint failed") != std::string::npos);
 }
 
-TEST_CASE("Syntax errors in SQL come back as an internal error value") {
+TEST_CASE("Syntax errors in SQL come back as an internal error value", "[sqlite]") {
   TempDir dir;
   auto db = openScratch(dir.file("x.db"));
   Result<Statement> bad = db->prepare("SELEKT 1");
@@ -183,7 +183,7 @@ TEST_CASE("Syntax errors in SQL come back as an internal error value") {
   CHECK(bad.status().message().find("syntax error") != std::string::npos);
 }
 
-TEST_CASE("Integrity check of a sound file reports no problems") {
+TEST_CASE("Integrity check of a sound file reports no problems", "[sqlite]") {
   TempDir dir;
   auto db = Database::open(dir.file("npacd.db"));
   REQUIRE(db.isOk());
@@ -192,7 +192,7 @@ TEST_CASE("Integrity check of a sound file reports no problems") {
   CHECK(problems->empty());
 }
 
-TEST_CASE("A bind to a parameter that does not exist is reported by the next step") {
+TEST_CASE("A bind to a parameter that does not exist is reported by the next step", "[sqlite]") {
   TempDir dir;
   auto db = openScratch(dir.file("x.db"));
   Result<Statement> insert = db->prepare("INSERT INTO t(k, v) VALUES(?, ?)");
@@ -205,7 +205,7 @@ TEST_CASE("A bind to a parameter that does not exist is reported by the next ste
   CHECK(countRows(*db) == 0);
 }
 
-TEST_CASE("A statement handed back to the cache starts clean for its next user") {
+TEST_CASE("A statement handed back to the cache starts clean for its next user", "[sqlite]") {
   TempDir dir;
   auto db = openScratch(dir.file("x.db"));
   {

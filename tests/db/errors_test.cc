@@ -62,7 +62,7 @@ class ReadOnlyFile {
 
 }  // namespace
 
-TEST_CASE("A database in a directory that does not exist is refused naming the directory") {
+TEST_CASE("A database in a directory that does not exist is refused naming the directory", "[sqlite]") {
   TempDir dir;
   const std::string path = dir.file("no/such/dir/npacd.db");
   auto db = Database::open(path);
@@ -73,7 +73,7 @@ TEST_CASE("A database in a directory that does not exist is refused naming the d
   CHECK(mentions(db.status(), "mkdir -p"));
 }
 
-TEST_CASE("A directory given as the database path is refused") {
+TEST_CASE("A directory given as the database path is refused", "[sqlite]") {
   TempDir dir;
   auto db = Database::open(dir.path());
   REQUIRE_FALSE(db.isOk());
@@ -81,7 +81,7 @@ TEST_CASE("A directory given as the database path is refused") {
   CHECK(mentions(db.status(), "is a directory"));
 }
 
-TEST_CASE("A missing file is refused when creation is not allowed") {
+TEST_CASE("A missing file is refused when creation is not allowed", "[sqlite]") {
   TempDir dir;
   OpenOptions options;
   options.create_if_missing = false;
@@ -91,7 +91,7 @@ TEST_CASE("A missing file is refused when creation is not allowed") {
   CHECK(db.status().file() == dir.file("npacd.db"));
 }
 
-TEST_CASE("A file of garbage bytes with a .db name is reported corrupt with what to do") {
+TEST_CASE("A file of garbage bytes with a .db name is reported corrupt with what to do", "[sqlite]") {
   TempDir dir;
   const std::string path = dir.file("npacd.db");
   {
@@ -106,7 +106,7 @@ TEST_CASE("A file of garbage bytes with a .db name is reported corrupt with what
   CHECK(mentions(db.status(), "restore the latest backup"));
 }
 
-TEST_CASE("A read-only database file is refused naming the file and the fix") {
+TEST_CASE("A read-only database file is refused naming the file and the fix", "[sqlite]") {
   TempDir dir;
   const std::string path = dir.file("npacd.db");
   { openFresh(dir); }
@@ -122,7 +122,7 @@ TEST_CASE("A read-only database file is refused naming the file and the fix") {
   CHECK(mentions(db.status(), "writable"));
 }
 
-TEST_CASE("A file locked by another connection past the busy timeout is reported locked") {
+TEST_CASE("A file locked by another connection past the busy timeout is reported locked", "[sqlite]") {
   TempDir dir;
   const std::string path = dir.file("npacd.db");
   auto holder = openFresh(dir);
@@ -141,7 +141,7 @@ TEST_CASE("A file locked by another connection past the busy timeout is reported
   CHECK(mentions(db.status(), "busy timeout (50 ms)"));
 }
 
-TEST_CASE("A write blocked by another writer past the busy timeout fails and writes nothing") {
+TEST_CASE("A write blocked by another writer past the busy timeout fails and writes nothing", "[sqlite]") {
   TempDir dir;
   auto db = openFresh(dir);
   addProvider(*db, "0001");
@@ -159,7 +159,7 @@ TEST_CASE("A write blocked by another writer past the busy timeout fails and wri
   CHECK(queue.count(MessageState::kQueued).value() == 0);
 }
 
-TEST_CASE("A full disk fails the append with a clear error and keeps what was committed") {
+TEST_CASE("A full disk fails the append with a clear error and keeps what was committed", "[sqlite]") {
   TempDir dir;
   auto db = openFresh(dir);
   addProvider(*db, "0001");
@@ -186,7 +186,7 @@ TEST_CASE("A full disk fails the append with a clear error and keeps what was co
   CHECK(db->integrityCheck()->empty());
 }
 
-TEST_CASE("An existing 0-byte database file is refused as not initialised and left untouched") {
+TEST_CASE("An existing 0-byte database file is refused as not initialised and left untouched", "[sqlite]") {
   TempDir dir;
   const std::string path = dir.file("npacd.db");
   { std::ofstream touch(path, std::ios::binary); }
@@ -202,7 +202,7 @@ TEST_CASE("An existing 0-byte database file is refused as not initialised and le
   CHECK_FALSE(std::filesystem::exists(path + "-shm"));
 }
 
-TEST_CASE("An existing SQLite file without a single table is refused as not initialised") {
+TEST_CASE("An existing SQLite file without a single table is refused as not initialised", "[sqlite]") {
   TempDir dir;
   const std::string path = dir.file("npacd.db");
   {
@@ -218,7 +218,7 @@ TEST_CASE("An existing SQLite file without a single table is refused as not init
   CHECK(mentions(db.status(), "without a single table"));
 }
 
-TEST_CASE("Asked to initialise, an existing 0-byte file becomes a new database at the current schema") {
+TEST_CASE("Asked to initialise, an existing 0-byte file becomes a new database at the current schema", "[sqlite]") {
   TempDir dir;
   const std::string path = dir.file("npacd.db");
   { std::ofstream touch(path, std::ios::binary); }
@@ -236,7 +236,7 @@ TEST_CASE("Asked to initialise, an existing 0-byte file becomes a new database a
   CHECK(reopened.isOk());
 }
 
-TEST_CASE("Asked to initialise, a file holding another application's tables is still refused") {
+TEST_CASE("Asked to initialise, a file holding another application's tables is still refused", "[sqlite]") {
   TempDir dir;
   const std::string path = dir.file("npacd.db");
   {
@@ -254,7 +254,7 @@ TEST_CASE("Asked to initialise, a file holding another application's tables is s
   CHECK(mentions(db.status(), "another application"));
 }
 
-TEST_CASE("Asked to initialise, a file of garbage bytes is still refused as corrupt") {
+TEST_CASE("Asked to initialise, a file of garbage bytes is still refused as corrupt", "[sqlite]") {
   TempDir dir;
   const std::string path = dir.file("npacd.db");
   {
@@ -269,7 +269,7 @@ TEST_CASE("Asked to initialise, a file of garbage bytes is still refused as corr
   CHECK(std::filesystem::file_size(path) == 8192);
 }
 
-TEST_CASE("A Status renders category, message, file, SQLite codes and hint on one line") {
+TEST_CASE("A Status renders category, message, file, SQLite codes and hint on one line", "[sqlite]") {
   Status status = Status::make(Status::Code::kFull, "database or disk is full", "/var/npacd.db",
                                "free space", 13, 13);
   CHECK(status.toString() ==
@@ -277,7 +277,7 @@ TEST_CASE("A Status renders category, message, file, SQLite codes and hint on on
   CHECK(Status::ok().toString() == "ok");
 }
 
-TEST_CASE("A connection waiting for another's lock retries after 10 us doubling to 1 ms until the busy timeout is spent") {
+TEST_CASE("A connection waiting for another's lock retries after 10 us doubling to 1 ms until the busy timeout is spent", "[sqlite]") {
   using std::chrono::microseconds;
   CHECK(npac::db::busyWaitBefore(0) == microseconds(10));
   CHECK(npac::db::busyWaitBefore(1) == microseconds(20));

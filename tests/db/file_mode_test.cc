@@ -29,7 +29,7 @@ struct Umask {
 
 }  // namespace
 
-TEST_CASE("A new database file and its wal and shm files are created with mode 0600 under umask 022") {
+TEST_CASE("A new database file and its wal and shm files are created with mode 0600 under umask 022", "[sqlite]") {
   Umask mask(022);
   TempDir dir;
   auto db = openFresh(dir);
@@ -41,7 +41,7 @@ TEST_CASE("A new database file and its wal and shm files are created with mode 0
   CHECK(modeOf(dir.file("npacd.db-shm")) == 0600);
 }
 
-TEST_CASE("An existing group readable database is opened and its mode left as the operator set it") {
+TEST_CASE("An existing group readable database is opened and its mode left as the operator set it", "[sqlite]") {
   Umask mask(022);
   TempDir dir;
   { auto db = openFresh(dir); }

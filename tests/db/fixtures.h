@@ -1,19 +1,47 @@
-// Shared helpers for tests/db: a fresh npacd database in a temp dir with providers.
+// Shared helpers for tests/db: a fresh npacd database with providers, on the backend the
+// test run is for.
+//
+// db_tests runs twice under CTest (tests/CMakeLists.txt): as `db/…` on SQLite files, and
+// as `db-postgres/…` with NPAC_TEST_PG naming the test PostgreSQL cluster the suite
+// started (tests/pg/cluster.sh). One test body, two backends: a test names its database
+// through databaseLocation(dir) — the SQLite file in its TempDir, or a fresh PostgreSQL
+// database made for that TempDir (dropped when the test process ends). Test cases about
+// SQLite's own files (modes, locks, WAL, disk full) are tagged [sqlite] and run only on
+// SQLite; those about PostgreSQL only are tagged [postgres].
 #pragma once
 
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "db/database.h"
 #include "db/provider_store.h"
 #include "temp_dir.h"
+#include "tests/support/postgres_test_database.h"
 
 namespace npac::db::testing {
 
+// The test cluster's base URL when this run is the PostgreSQL one.
+inline std::optional<std::string> postgresServerUrl() { return npac::testing::postgresTestServerUrl(); }
+
+inline bool onPostgres() { return postgresServerUrl().has_value(); }
+
+// Where the test's npacd database lives: dir's npacd.db, or on a PostgreSQL run the URL
+// of a database made for `dir` (the same one each time it is asked, so a test may reopen it).
+inline std::string databaseLocation(const TempDir& dir) {
+  const std::optional<std::string> server = postgresServerUrl();
+  if (!server) return dir.file("npacd.db");
+  static std::map<std::string, std::unique_ptr<npac::testing::PostgresTestDatabase>> made;
+  auto& slot = made[dir.path()];
+  if (!slot) slot = std::make_unique<npac::testing::PostgresTestDatabase>();
+  return slot->url();
+}
+
 inline std::unique_ptr<Database> openFresh(const TempDir& dir, OpenOptions options = {}) {
-  Result<std::unique_ptr<Database>> db = Database::open(dir.file("npacd.db"), options);
+  Result<std::unique_ptr<Database>> db = Database::open(databaseLocation(dir), options);
   INFO(db.status().toString());
   REQUIRE(db.isOk());
   return std::move(db).value();

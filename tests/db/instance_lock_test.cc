@@ -27,11 +27,11 @@ std::string slurp(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("The instance lock lives beside the database as <database>.lock") {
+TEST_CASE("The instance lock lives beside the database as <database>.lock", "[sqlite]") {
   CHECK(InstanceLock::lockPathFor("/var/lib/npacd/npacd.db") == "/var/lib/npacd/npacd.db.lock");
 }
 
-TEST_CASE("A first instance lock is granted and records pid host and start time owner-only") {
+TEST_CASE("A first instance lock is granted and records pid host and start time owner-only", "[sqlite]") {
   TempDir dir;
   auto lock = InstanceLock::acquire(dir.file("npacd.db"), kStart);
   INFO(lock.status().toString());
@@ -51,7 +51,7 @@ TEST_CASE("A first instance lock is granted and records pid host and start time 
   CHECK_FALSE(std::filesystem::exists(dir.file("npacd.db")));
 }
 
-TEST_CASE("A second instance lock on the same database is refused naming the holder") {
+TEST_CASE("A second instance lock on the same database is refused naming the holder", "[sqlite]") {
   TempDir dir;
   auto first = InstanceLock::acquire(dir.file("npacd.db"), kStart);
   REQUIRE(first.isOk());
@@ -69,7 +69,7 @@ TEST_CASE("A second instance lock on the same database is refused naming the hol
   CHECK(InstanceLock::parseHolder(slurp(dir.file("npacd.db.lock")))->started_at == kStart);
 }
 
-TEST_CASE("An instance lock is released when its holder closes it") {
+TEST_CASE("An instance lock is released when its holder closes it", "[sqlite]") {
   TempDir dir;
   { auto first = InstanceLock::acquire(dir.file("npacd.db"), kStart); REQUIRE(first.isOk()); }
   auto again = InstanceLock::acquire(dir.file("npacd.db"), kStart + 1000);
@@ -78,7 +78,7 @@ TEST_CASE("An instance lock is released when its holder closes it") {
   CHECK(InstanceLock::parseHolder(slurp(dir.file("npacd.db.lock")))->started_at == kStart + 1000);
 }
 
-TEST_CASE("Locks on two different databases in one directory do not conflict") {
+TEST_CASE("Locks on two different databases in one directory do not conflict", "[sqlite]") {
   TempDir dir;
   auto a = InstanceLock::acquire(dir.file("a.db"), kStart);
   auto b = InstanceLock::acquire(dir.file("b.db"), kStart);
@@ -86,7 +86,7 @@ TEST_CASE("Locks on two different databases in one directory do not conflict") {
   CHECK(b.isOk());
 }
 
-TEST_CASE("A stale lock file left by a dead holder is taken over and rewritten") {
+TEST_CASE("A stale lock file left by a dead holder is taken over and rewritten", "[sqlite]") {
   TempDir dir;
   std::ofstream(dir.file("npacd.db.lock")) << "pid=999999\nhost=gone\nstarted_at=1\nleftover-longer-text=x\n";
   auto lock = InstanceLock::acquire(dir.file("npacd.db"), kStart);
@@ -96,7 +96,7 @@ TEST_CASE("A stale lock file left by a dead holder is taken over and rewritten")
   CHECK(InstanceLock::parseHolder(text)->pid == static_cast<long>(getpid()));
 }
 
-TEST_CASE("A refusal while the holder has not written its record yet still names the lock file") {
+TEST_CASE("A refusal while the holder has not written its record yet still names the lock file", "[sqlite]") {
   TempDir dir;
   auto first = InstanceLock::acquire(dir.file("npacd.db"), kStart);
   REQUIRE(first.isOk());
@@ -107,7 +107,7 @@ TEST_CASE("A refusal while the holder has not written its record yet still names
   CHECK(second.status().message().find(dir.file("npacd.db.lock")) != std::string::npos);
 }
 
-TEST_CASE("A lock file in a directory that does not exist is refused with kCantOpen") {
+TEST_CASE("A lock file in a directory that does not exist is refused with kCantOpen", "[sqlite]") {
   TempDir dir;
   auto lock = InstanceLock::acquire(dir.file("missing/npacd.db"), kStart);
   REQUIRE_FALSE(lock.isOk());
@@ -115,7 +115,7 @@ TEST_CASE("A lock file in a directory that does not exist is refused with kCantO
   CHECK(lock.status().message().find("npacd.db.lock") != std::string::npos);
 }
 
-TEST_CASE("A lock path that is a symbolic link is refused instead of followed") {
+TEST_CASE("A lock path that is a symbolic link is refused instead of followed", "[sqlite]") {
   TempDir dir;
   std::ofstream(dir.file("precious")) << "keep me";
   std::filesystem::create_symlink(dir.file("precious"), dir.file("npacd.db.lock"));
@@ -124,7 +124,7 @@ TEST_CASE("A lock path that is a symbolic link is refused instead of followed") 
   CHECK(slurp(dir.file("precious")) == "keep me");
 }
 
-TEST_CASE("Malformed lock file text is not taken for a holder") {
+TEST_CASE("Malformed lock file text is not taken for a holder", "[sqlite]") {
   CHECK_FALSE(InstanceLock::parseHolder("").has_value());
   CHECK_FALSE(InstanceLock::parseHolder("pid=12\nhost=a\n").has_value());
   CHECK_FALSE(InstanceLock::parseHolder("pid=x\nhost=a\nstarted_at=1\n").has_value());

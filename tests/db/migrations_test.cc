@@ -148,7 +148,7 @@ std::map<std::string, std::string> schemaShape(Database& db) {
 
 }  // namespace
 
-TEST_CASE("A new file is created at the current schema version") {
+TEST_CASE("A new file is created at the current schema version", "[sqlite]") {
   TempDir dir;
   auto db = openFresh(dir);
   auto version = readSchemaVersion(*db);
@@ -157,14 +157,14 @@ TEST_CASE("A new file is created at the current schema version") {
   CHECK(version->last_compatible_version == kCompatibleSchemaVersion);
 }
 
-TEST_CASE("Reopening a current file leaves it at the current version") {
+TEST_CASE("Reopening a current file leaves it at the current version", "[sqlite]") {
   TempDir dir;
   { openFresh(dir); }
   auto db = openFresh(dir);
   CHECK(readSchemaVersion(*db)->version == kCurrentSchemaVersion);
 }
 
-TEST_CASE("A version 1 file is upgraded through every step to the current version keeping its data") {
+TEST_CASE("A version 1 file is upgraded through every step to the current version keeping its data", "[sqlite]") {
   TempDir dir;
   buildV1File(dir.file("npacd.db"));
   auto db = openFresh(dir);
@@ -189,7 +189,7 @@ TEST_CASE("A version 1 file is upgraded through every step to the current versio
   CHECK(npac_keys->columnInt(0) == 0);
 }
 
-TEST_CASE("An upgraded version 1 file has exactly the schema of a new file") {
+TEST_CASE("An upgraded version 1 file has exactly the schema of a new file", "[sqlite]") {
   TempDir dir;
   buildV1File(dir.file("old.db"));
   auto upgraded = Database::open(dir.file("old.db"));
@@ -204,7 +204,7 @@ TEST_CASE("An upgraded version 1 file has exactly the schema of a new file") {
   }
 }
 
-TEST_CASE("A migration that fails leaves the file at its old version untouched") {
+TEST_CASE("A migration that fails leaves the file at its old version untouched", "[sqlite]") {
   TempDir dir;
   // An index with the name version 2 wants to create makes the step fail half-way.
   buildV1File(dir.file("npacd.db"),
@@ -220,7 +220,7 @@ TEST_CASE("A migration that fails leaves the file at its old version untouched")
   CHECK(column->columnInt(0) == 0);  // the first ALTER of the step was rolled back too
 }
 
-TEST_CASE("A database from a newer npacd that we cannot use is refused with a clear message") {
+TEST_CASE("A database from a newer npacd that we cannot use is refused with a clear message", "[sqlite]") {
   TempDir dir;
   { openFresh(dir); }
   setVersions(dir.file("npacd.db"), kCurrentSchemaVersion + 1, kCurrentSchemaVersion + 1);
@@ -232,7 +232,7 @@ TEST_CASE("A database from a newer npacd that we cannot use is refused with a cl
   CHECK(db.status().hint().find("backup") != std::string::npos);
 }
 
-TEST_CASE("A newer database that declares itself compatible is used without downgrading") {
+TEST_CASE("A newer database that declares itself compatible is used without downgrading", "[sqlite]") {
   TempDir dir;
   { openFresh(dir); }
   setVersions(dir.file("npacd.db"), kCurrentSchemaVersion + 1, kCurrentSchemaVersion);
@@ -241,7 +241,7 @@ TEST_CASE("A newer database that declares itself compatible is used without down
   CHECK(readSchemaVersion(**db)->version == kCurrentSchemaVersion + 1);
 }
 
-TEST_CASE("An SQLite file of another application is refused") {
+TEST_CASE("An SQLite file of another application is refused", "[sqlite]") {
   TempDir dir;
   {
     auto raw = openRaw(dir.file("other.db"));
@@ -293,7 +293,7 @@ MessageFacts factsOf(OutboundQueue& queue, MessageId id) {
 
 }  // namespace
 
-TEST_CASE("A version 3 file's queued rows are typed by the classifier when upgraded to version 4") {
+TEST_CASE("A version 3 file's queued rows are typed by the classifier when upgraded to version 4", "[sqlite]") {
   TempDir dir;
   buildFileAt(dir.file("npacd.db"), 3, kOldRows);
   OpenOptions options;
@@ -311,7 +311,7 @@ TEST_CASE("A version 3 file's queued rows are typed by the classifier when upgra
   CHECK(queue.get(2)->pdu == Bytes{0xa1, 0x06, 0x02, 0x01, 0x00, 0x02, 0x01, 0x07});
 }
 
-TEST_CASE("A version 2 file upgraded without a classifier types its rows by priority alone") {
+TEST_CASE("A version 2 file upgraded without a classifier types its rows by priority alone", "[sqlite]") {
   TempDir dir;
   buildFileAt(dir.file("npacd.db"), 2, kOldRows);
   auto db = openFresh(dir);
@@ -331,7 +331,7 @@ TEST_CASE("A version 2 file upgraded without a classifier types its rows by prio
   CHECK(keys->columnInt(0) == 5);
 }
 
-TEST_CASE("An upgraded version 3 file has exactly the schema of a new file") {
+TEST_CASE("An upgraded version 3 file has exactly the schema of a new file", "[sqlite]") {
   TempDir dir;
   buildFileAt(dir.file("old.db"), 3, "");
   auto upgraded = Database::open(dir.file("old.db"));
@@ -346,7 +346,7 @@ TEST_CASE("An upgraded version 3 file has exactly the schema of a new file") {
   }
 }
 
-TEST_CASE("A version 4 file is marked unusable by npacd of schema 3 and older") {
+TEST_CASE("A version 4 file is marked unusable by npacd of schema 3 and older", "[sqlite]") {
   TempDir dir;
   buildFileAt(dir.file("npacd.db"), 3, "");
   {
@@ -357,7 +357,7 @@ TEST_CASE("A version 4 file is marked unusable by npacd of schema 3 and older") 
   CHECK(readSchemaVersion(*db)->last_compatible_version == 4);
 }
 
-TEST_CASE("A queue row with a kind outside push and response is refused by the schema") {
+TEST_CASE("A queue row with a kind outside push and response is refused by the schema", "[sqlite]") {
   TempDir dir;
   auto db = openFresh(dir);
   addProvider(*db, "0001");
@@ -369,7 +369,7 @@ TEST_CASE("A queue row with a kind outside push and response is refused by the s
             .code() == Status::Code::kConstraint);
 }
 
-TEST_CASE("Upgrading an existing file to a version below its own is refused") {
+TEST_CASE("Upgrading an existing file to a version below its own is refused", "[sqlite]") {
   TempDir dir;
   auto db = openFresh(dir);
   CHECK(upgradeExistingTo(*db, 2).code() == Status::Code::kInvalidArgument);
@@ -378,7 +378,7 @@ TEST_CASE("Upgrading an existing file to a version below its own is refused") {
 
 // ---- version 5: the admin API's tokens ---------------------------------------------
 
-TEST_CASE("A version 4 file gains the token table when upgraded to version 5 keeping its data") {
+TEST_CASE("A version 4 file gains the token table when upgraded to version 5 keeping its data", "[sqlite]") {
   TempDir dir;
   buildFileAt(dir.file("npacd.db"), 3, kOldRows);
   {
@@ -399,7 +399,7 @@ TEST_CASE("A version 4 file gains the token table when upgraded to version 5 kee
   CHECK(rows->columnInt(0) == 5);
 }
 
-TEST_CASE("An upgraded version 4 file has exactly the schema of a new file") {
+TEST_CASE("An upgraded version 4 file has exactly the schema of a new file", "[sqlite]") {
   TempDir dir;
   buildFileAt(dir.file("old.db"), 3, "");
   {
@@ -418,7 +418,7 @@ TEST_CASE("An upgraded version 4 file has exactly the schema of a new file") {
   }
 }
 
-TEST_CASE("A version 6 file stays usable by npacd of schema 4") {
+TEST_CASE("A version 6 file stays usable by npacd of schema 4", "[sqlite]") {
   TempDir dir;
   auto db = openFresh(dir);
   CHECK(readSchemaVersion(*db)->version == 6);
@@ -457,14 +457,14 @@ std::int64_t scalar(Database& db, const std::string& sql) {
 
 }  // namespace
 
-TEST_CASE("Queuing a message and changing its state build no temporary index in a new file") {
+TEST_CASE("Queuing a message and changing its state build no temporary index in a new file", "[sqlite]") {
   TempDir dir;
   auto db = openFresh(dir);
   CHECK_FALSE(buildsTemporaryIndex(*db, kInsertOne));
   CHECK_FALSE(buildsTemporaryIndex(*db, kMarkOneSent));
 }
 
-TEST_CASE("A version 5 file checked the queue state through a temporary index and version 6 does not") {
+TEST_CASE("A version 5 file checked the queue state through a temporary index and version 6 does not", "[sqlite]") {
   TempDir dir;
   buildFileAt(dir.file("npacd.db"), 3, kOldRows);
   {
@@ -478,7 +478,7 @@ TEST_CASE("A version 5 file checked the queue state through a temporary index an
   CHECK_FALSE(buildsTemporaryIndex(*db, kInsertOne));
 }
 
-TEST_CASE("Upgrading to version 6 keeps every queued row and never reuses a purged id") {
+TEST_CASE("Upgrading to version 6 keeps every queued row and never reuses a purged id", "[sqlite]") {
   TempDir dir;
   buildFileAt(dir.file("npacd.db"), 3, kOldRows);
   {
@@ -503,7 +503,7 @@ TEST_CASE("Upgrading to version 6 keeps every queued row and never reuses a purg
   CHECK(scalar(*db, "SELECT count(*) FROM sqlite_master WHERE name = 'outbound_queue_v6'") == 0);
 }
 
-TEST_CASE("The version 6 queue still refuses a state outside its four values") {
+TEST_CASE("The version 6 queue still refuses a state outside its four values", "[sqlite]") {
   TempDir dir;
   auto db = openFresh(dir);
   REQUIRE(db->execute("INSERT INTO service_providers(spid, name, system_type) "

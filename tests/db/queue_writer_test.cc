@@ -25,7 +25,7 @@ NewMessage message(const std::string& spid, std::uint8_t tag) {
 std::unique_ptr<QueueWriter> startWriter(const TempDir& dir, QueueWriter::Options options = {}) {
   OpenOptions open;
   open.busy_timeout = 30s;  // the tests hold the write lock from another connection
-  auto writer = QueueWriter::start(dir.file("npacd.db"), open, [] { return kNow; }, options);
+  auto writer = QueueWriter::start(databaseLocation(dir), open, [] { return kNow; }, options);
   INFO(writer.status().toString());
   REQUIRE(writer.isOk());
   return std::move(writer).value();

@@ -5,20 +5,11 @@
 #include "db/audit_store.h"
 #include "db/database.h"
 #include "db/transaction.h"
-#include "temp_dir.h"
+#include "fixtures.h"
 
 using namespace npac::db;
 using npac::db::testing::TempDir;
-
-namespace {
-
-std::unique_ptr<Database> openFresh(const TempDir& dir) {
-  auto db = Database::open(dir.file("npacd.db"));
-  REQUIRE(db.isOk());
-  return std::move(db).value();
-}
-
-}  // namespace
+using npac::db::testing::openFresh;
 
 TEST_CASE("A tunable without an override reads as absent") {
   TempDir dir;

@@ -56,6 +56,8 @@ inline PgConnection connectOrThrow(const std::string& url) {
   if (PQstatus(conn.get()) != CONNECTION_OK) {
     throw std::runtime_error("cannot connect to " + url + ": " + PQerrorMessage(conn.get()));
   }
+  // "database … does not exist, skipping" and the like are not failures: keep them quiet.
+  PQsetNoticeProcessor(conn.get(), [](void*, const char*) {}, nullptr);
   return conn;
 }
 

@@ -157,6 +157,8 @@ HttpResponse dbErrorResponse(const db::Status& status) {
       return errorResponse(http::status::service_unavailable, "overloaded", status.toString());
     case Code::kShutdown:
       return errorResponse(http::status::service_unavailable, "shutting_down", status.toString());
+    case Code::kUnavailable:
+      return errorResponse(http::status::service_unavailable, "database_unavailable", status.toString());
     default: return errorResponse(http::status::internal_server_error, "storage", status.toString());
   }
 }

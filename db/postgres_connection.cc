@@ -1,0 +1,420 @@
+#include "db/postgres_connection.h"
+
+#include <libpq-fe.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "db/storage_health.h"
+
+namespace npac::db {
+namespace {
+
+constexpr const char* kReachHint =
+    "check that the PostgreSQL server is running and reachable at this address "
+    "(pg_isready -d <url>), the URL's host, port, user and database, and pg_hba.conf";
+
+bool startsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+// Status by SQLSTATE (PostgreSQL documentation, "Appendix A. PostgreSQL Error Codes").
+Status statusFromSqlstate(std::string_view sqlstate, std::string message, const std::string& location) {
+  using Code = Status::Code;
+  Code code = Code::kInternal;
+  std::string hint;
+  if (startsWith(sqlstate, "23")) {
+    code = Code::kConstraint;
+  } else if (sqlstate == "40001" || sqlstate == "40P01" || sqlstate == "55P03") {
+    code = Code::kBusy;
+    hint = "another session held a conflicting lock or the transaction could not be serialised; retry";
+  } else if (sqlstate == "53100") {
+    code = Code::kFull;
+    hint = "the PostgreSQL server's disk is full: free space on it; nothing was written by the failed "
+           "transaction";
+  } else if (startsWith(sqlstate, "08") || sqlstate == "57P01" || sqlstate == "57P02" ||
+             sqlstate == "57P03") {
+    code = Code::kUnavailable;
+    hint = kReachHint;
+  } else if (startsWith(sqlstate, "28")) {
+    code = Code::kCantOpen;
+    hint = "PostgreSQL refused the credentials: check the URL's user and password and pg_hba.conf";
+  } else if (sqlstate == "3D000") {
+    code = Code::kCantOpen;
+    hint = "the database in the URL does not exist: create it (createdb) or fix the URL";
+  } else if (startsWith(sqlstate, "25P02")) {
+    code = Code::kInternal;
+    hint = "a statement ran in a transaction that had already failed";
+  } else if (startsWith(sqlstate, "22")) {
+    code = Code::kInvalidArgument;
+  } else if (startsWith(sqlstate, "53") || sqlstate == "54000") {
+    code = Code::kOverloaded;
+    hint = "the PostgreSQL server is out of a resource (connections, memory): retry later or raise "
+           "its limits";
+  } else {
+    hint = "unexpected PostgreSQL error; report it with this message";
+  }
+  return Status::make(code, std::move(message), location, std::move(hint)).withSqlstate(std::string(sqlstate));
+}
+
+std::string trimmed(const char* text) {
+  std::string out = text != nullptr ? text : "";
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+int hexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string redactPostgresUrl(std::string_view url) {
+  // scheme://user:password@host… — only the userinfo's password part is hidden.
+  const std::size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos) return std::string(url);
+  const std::size_t start = scheme + 3;
+  const std::size_t at = url.find('@', start);
+  const std::size_t slash = url.find('/', start);
+  if (at == std::string_view::npos || (slash != std::string_view::npos && slash < at)) {
+    return std::string(url);
+  }
+  const std::size_t colon = url.find(':', start);
+  if (colon == std::string_view::npos || colon > at) return std::string(url);
+  return std::string(url.substr(0, colon + 1)) + "***" + std::string(url.substr(at));
+}
+
+bool isPostgresUrl(std::string_view location) {
+  return startsWith(location, "postgresql://") || startsWith(location, "postgres://");
+}
+
+std::string numberPlaceholders(std::string_view sql, int* count) {
+  std::string out;
+  out.reserve(sql.size() + 16);
+  int n = 0;
+  char quote = 0;
+  for (char c : sql) {
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+      out += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      out += c;
+    } else if (c == '?') {
+      out += '$';
+      out += std::to_string(++n);
+    } else {
+      out += c;
+    }
+  }
+  if (count != nullptr) *count = n;
+  return out;
+}
+
+// --- PostgresStatement ---------------------------------------------------------------
+
+PostgresStatement::PostgresStatement(PostgresConnection* connection, std::string sql, std::string name,
+                                     int params)
+    : connection_(connection),
+      sql_(std::move(sql)),
+      name_(std::move(name)),
+      params_(params),
+      prepared_in_session_(connection->session()),
+      values_(static_cast<std::size_t>(params)),
+      is_null_(static_cast<std::size_t>(params), 1),
+      formats_(static_cast<std::size_t>(params), 0) {}
+
+PostgresStatement::~PostgresStatement() {
+  clearResult();
+  if (prepared_in_session_ == connection_->session() && PQstatus(connection_->handle()) == CONNECTION_OK) {
+    PQclear(PQexec(connection_->handle(), ("DEALLOCATE " + name_).c_str()));
+  }
+}
+
+bool PostgresStatement::validIndex(int index) {
+  if (index >= 0 && index < params_) return true;
+  if (bind_error_.isOk()) {
+    bind_error_ = Status::internal("binding parameter " + std::to_string(index) + " of a statement with " +
+                                   std::to_string(params_) + " (in: " + sql_.substr(0, 120) + ")");
+  }
+  return false;
+}
+
+void PostgresStatement::bindInt64(int index, std::int64_t value) {
+  if (!validIndex(index)) return;
+  values_[index] = std::to_string(value);
+  is_null_[index] = 0;
+  formats_[index] = 0;
+}
+
+void PostgresStatement::bindText(int index, std::string_view value) {
+  if (!validIndex(index)) return;
+  if (value.find('\0') != std::string_view::npos) {
+    if (bind_error_.isOk()) bind_error_ = Status::invalidArgument("text holds a NUL byte");
+    return;
+  }
+  values_[index].assign(value);
+  is_null_[index] = 0;
+  formats_[index] = 0;
+}
+
+void PostgresStatement::bindBlob(int index, std::span<const std::uint8_t> value) {
+  if (!validIndex(index)) return;
+  values_[index].assign(reinterpret_cast<const char*>(value.data()), value.size());
+  is_null_[index] = 0;
+  formats_[index] = 1;
+}
+
+void PostgresStatement::bindNull(int index) {
+  if (!validIndex(index)) return;
+  is_null_[index] = 1;
+}
+
+void PostgresStatement::clearResult() {
+  if (result_ != nullptr) PQclear(result_);
+  result_ = nullptr;
+  rows_ = 0;
+  row_ = -1;
+}
+
+Status PostgresStatement::execute() {
+  if (Status status = connection_->ensureConnected(); !status) return status;
+  if (prepared_in_session_ != connection_->session()) {
+    int count = 0;
+    const std::string text = numberPlaceholders(sql_, &count);
+    if (Status status = connection_->prepareOnServer(name_, text, count); !status) return status;
+    prepared_in_session_ = connection_->session();
+  }
+  std::vector<const char*> values(static_cast<std::size_t>(params_));
+  std::vector<int> lengths(static_cast<std::size_t>(params_));
+  for (int i = 0; i < params_; ++i) {
+    values[i] = is_null_[i] != 0 ? nullptr : values_[i].data();
+    lengths[i] = static_cast<int>(values_[i].size());
+  }
+  clearResult();
+  result_ = PQexecPrepared(connection_->handle(), name_.c_str(), params_, values.data(), lengths.data(),
+                           formats_.data(), 0);
+  const ExecStatusType status = result_ != nullptr ? PQresultStatus(result_) : PGRES_FATAL_ERROR;
+  if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
+    rows_ = status == PGRES_TUPLES_OK ? PQntuples(result_) : 0;
+    connection_->noteChanges(result_);
+    return Status::ok();
+  }
+  Status error = connection_->errorStatus(result_, sql_);
+  clearResult();
+  return error;
+}
+
+Result<bool> PostgresStatement::step() {
+  if (!bind_error_.isOk()) return bind_error_;
+  if (!executed_) {
+    executed_ = true;
+    if (Status status = execute(); !status) return status;
+  }
+  if (row_ + 1 < rows_) {
+    ++row_;
+    return true;
+  }
+  return false;
+}
+
+void PostgresStatement::reset() {
+  clearResult();
+  executed_ = false;
+  bind_error_ = Status::ok();
+  std::fill(is_null_.begin(), is_null_.end(), 1);
+}
+
+bool PostgresStatement::columnIsNull(int column) const {
+  return result_ == nullptr || row_ < 0 || column >= PQnfields(result_) ||
+         PQgetisnull(result_, row_, column) != 0;
+}
+
+std::int64_t PostgresStatement::columnInt64(int column) const {
+  if (columnIsNull(column)) return 0;
+  const char* text = PQgetvalue(result_, row_, column);
+  const int size = PQgetlength(result_, row_, column);
+  if (size == 1 && (text[0] == 't' || text[0] == 'f')) return text[0] == 't' ? 1 : 0;  // boolean
+  std::int64_t value = 0;
+  const auto parsed = std::from_chars(text, text + size, value);
+  if (parsed.ec == std::errc() && parsed.ptr != text + size && *parsed.ptr == '.') return value;  // numeric
+  return parsed.ec == std::errc() ? value : 0;
+}
+
+std::string PostgresStatement::columnText(int column) const {
+  if (columnIsNull(column)) return {};
+  return std::string(PQgetvalue(result_, row_, column),
+                     static_cast<std::size_t>(PQgetlength(result_, row_, column)));
+}
+
+std::vector<std::uint8_t> PostgresStatement::columnBlob(int column) const {
+  if (columnIsNull(column)) return {};
+  const char* text = PQgetvalue(result_, row_, column);
+  const int size = PQgetlength(result_, row_, column);
+  std::vector<std::uint8_t> out;
+  if (size >= 2 && text[0] == '\\' && text[1] == 'x') {  // bytea_output = hex, the default
+    out.reserve(static_cast<std::size_t>(size - 2) / 2);
+    for (int i = 2; i + 1 < size; i += 2) {
+      const int high = hexValue(text[i]), low = hexValue(text[i + 1]);
+      if (high < 0 || low < 0) break;
+      out.push_back(static_cast<std::uint8_t>(high * 16 + low));
+    }
+    return out;
+  }
+  out.assign(text, text + size);  // not bytea: the text's bytes
+  return out;
+}
+
+// --- PostgresConnection --------------------------------------------------------------
+
+Result<std::unique_ptr<PostgresConnection>> PostgresConnection::connect(const std::string& url,
+                                                                        bool synchronous_commit,
+                                                                        StorageHealth& health) {
+  const std::string location = redactPostgresUrl(url);
+  // connect_timeout before the URL, so a URL that names its own wins (expand_dbname).
+  const char* keywords[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
+  const char* values[] = {"5", "npacd", url.c_str(), nullptr};
+  pg_conn* conn = PQconnectdbParams(keywords, values, 1);
+  if (conn == nullptr) return Status::make(Status::Code::kInternal, "libpq could not allocate a connection", location);
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string message = "cannot connect: " + trimmed(PQerrorMessage(conn));
+    PQfinish(conn);
+    const bool refused_login = message.find("authentication") != std::string::npos ||
+                               message.find("password") != std::string::npos;
+    const bool no_database = message.find("does not exist") != std::string::npos;
+    if (no_database) {
+      return Status::make(Status::Code::kCantOpen, std::move(message), location,
+                          "the database in the URL does not exist: create it (createdb) or fix the URL");
+    }
+    return Status::make(refused_login ? Status::Code::kCantOpen : Status::Code::kUnavailable,
+                        std::move(message), location,
+                        refused_login ? "check the URL's user and password and pg_hba.conf" : kReachHint);
+  }
+  std::unique_ptr<PostgresConnection> out(new PostgresConnection(location, conn, synchronous_commit, health));
+  if (Status status = out->configureSession(); !status) return status;
+  return out;
+}
+
+PostgresConnection::PostgresConnection(std::string location, pg_conn* conn, bool synchronous_commit,
+                                       StorageHealth& health)
+    : location_(std::move(location)), conn_(conn), synchronous_commit_(synchronous_commit), health_(health) {}
+
+PostgresConnection::~PostgresConnection() { PQfinish(conn_); }
+
+Status PostgresConnection::configureSession() {
+  // Notices (e.g. "relation already exists, skipping") are not errors: keep them out of
+  // stderr. synchronous_commit=off is Durability::kNormal: a commit survives npacd's crash
+  // but the last ones may be lost if the server itself crashes (PostgreSQL "WAL
+  // Configuration"), as with SQLite's synchronous=NORMAL.
+  PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+  if (Status status = execute("SET client_min_messages = warning"); !status) return status;
+  return execute(synchronous_commit_ ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
+}
+
+Status PostgresConnection::ensureConnected() {
+  if (PQstatus(conn_) == CONNECTION_OK) return Status::ok();
+  if (transaction_open_) {
+    return Status::make(Status::Code::kUnavailable,
+                        "the connection to PostgreSQL was lost inside a transaction; it was rolled back",
+                        location_, kReachHint);
+  }
+  PQreset(conn_);
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    Status status = Status::make(Status::Code::kUnavailable,
+                                 "the connection to PostgreSQL is lost and reconnecting failed: " +
+                                     trimmed(PQerrorMessage(conn_)),
+                                 location_, kReachHint);
+    health_.reportFailure(status);
+    return status;
+  }
+  ++session_;  // every prepared statement is gone with the old session
+  return configureSession();
+}
+
+Status PostgresConnection::prepareOnServer(const std::string& name, const std::string& sql, int params) {
+  pg_result* result = PQprepare(conn_, name.c_str(), sql.c_str(), params, nullptr);
+  const bool ok = result != nullptr && PQresultStatus(result) == PGRES_COMMAND_OK;
+  Status status = ok ? Status::ok() : errorStatus(result, sql);
+  PQclear(result);
+  return status;
+}
+
+Status PostgresConnection::execute(std::string_view sql) {
+  if (Status status = ensureConnected(); !status) return status;
+  const std::string text(sql);
+  pg_result* result = PQexec(conn_, text.c_str());
+  const ExecStatusType state = result != nullptr ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+  Status status = state == PGRES_COMMAND_OK || state == PGRES_TUPLES_OK ? Status::ok()
+                                                                       : errorStatus(result, sql);
+  if (status) noteChanges(result);
+  PQclear(result);
+  return status;
+}
+
+Status PostgresConnection::executeScript(const std::string& sql) { return execute(sql); }
+
+Result<std::unique_ptr<PostgresStatement>> PostgresConnection::prepare(std::string_view sql) {
+  if (Status status = ensureConnected(); !status) return status;
+  int count = 0;
+  const std::string text = numberPlaceholders(sql, &count);
+  std::string name = "npac_" + std::to_string(++next_name_);
+  if (Status status = prepareOnServer(name, text, count); !status) return status;
+  return std::make_unique<PostgresStatement>(this, std::string(sql), std::move(name), count);
+}
+
+Result<std::int64_t> PostgresConnection::lastInsertId() {
+  pg_result* result = PQexec(conn_, "SELECT lastval()");
+  if (result == nullptr || PQresultStatus(result) != PGRES_TUPLES_OK || PQntuples(result) != 1) {
+    Status status = errorStatus(result, "SELECT lastval()");
+    PQclear(result);
+    return status;
+  }
+  const std::int64_t id = std::strtoll(PQgetvalue(result, 0, 0), nullptr, 10);
+  PQclear(result);
+  return id;
+}
+
+bool PostgresConnection::inTransaction() const {
+  const PGTransactionStatusType state = PQtransactionStatus(conn_);
+  return state == PQTRANS_INTRANS || state == PQTRANS_INERROR || state == PQTRANS_ACTIVE;
+}
+
+bool PostgresConnection::transactionFailed() const { return PQtransactionStatus(conn_) == PQTRANS_INERROR; }
+
+void PostgresConnection::noteChanges(const pg_result* result) {
+  const char* tag = PQcmdStatus(const_cast<pg_result*>(result));
+  if (tag == nullptr) return;
+  const std::string_view command(tag);
+  if (startsWith(command, "INSERT") || startsWith(command, "UPDATE") || startsWith(command, "DELETE")) {
+    changes_ = std::strtoll(PQcmdTuples(const_cast<pg_result*>(result)), nullptr, 10);
+  }
+}
+
+Status PostgresConnection::errorStatus(const pg_result* result, std::string_view context) {
+  std::string message;
+  const char* sqlstate = nullptr;
+  if (result != nullptr) {
+    message = trimmed(PQresultErrorMessage(result));
+    sqlstate = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+  }
+  if (message.empty()) message = trimmed(PQerrorMessage(conn_));
+  if (!context.empty()) {
+    message += " (in: ";
+    message.append(context.substr(0, 120));
+    message += ")";
+  }
+  Status status = PQstatus(conn_) != CONNECTION_OK || sqlstate == nullptr
+                      ? Status::make(PQstatus(conn_) != CONNECTION_OK ? Status::Code::kUnavailable
+                                                                      : Status::Code::kInternal,
+                                     std::move(message), location_, kReachHint)
+                      : statusFromSqlstate(sqlstate, std::move(message), location_);
+  health_.reportFailure(status);
+  return status;
+}
+
+}  // namespace npac::db

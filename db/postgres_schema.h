@@ -1,0 +1,19 @@
+// The npacd schema on PostgreSQL: the DDL of db/migrations.h's kCurrentSchemaVersion in
+// PostgreSQL's types. Internal to db/migrations.cc.
+//
+// The tables, columns, constraints and indexes are those of the SQLite schema, one for
+// one, so the stores' SQL runs unchanged on either engine: INTEGER columns become BIGINT
+// (times in ms, ids, masks), BLOB becomes BYTEA, and the ids SQLite draws from rowid or
+// AUTOINCREMENT come from identity columns (never reused, like AUTOINCREMENT). Booleans
+// stay integers 0/1 with the same CHECKs. tests/db/migrations_test.cc compares the two
+// schemas' columns.
+//
+// Threading: constants only.
+#pragma once
+
+namespace npac::db {
+
+// The whole schema at kCurrentSchemaVersion, for a new PostgreSQL database.
+const char* postgresCurrentSchema();
+
+}  // namespace npac::db

@@ -1,0 +1,195 @@
+// The PostgreSQL side of Database (db/postgres_connection.h), on the suite's own
+// PostgreSQL cluster. The behaviour both engines share is covered by the store tests,
+// which run on both; these cases are about what only PostgreSQL has.
+#include <catch2/catch.hpp>
+
+#include <libpq-fe.h>
+
+#include "db/database.h"
+#include "db/migrations.h"
+#include "db/postgres_connection.h"
+#include "db/transaction.h"
+#include "fixtures.h"
+
+using namespace npac::db;
+using namespace npac::db::testing;
+
+namespace {
+
+std::unique_ptr<Database> openScratch(const TempDir& dir) {
+  OpenOptions options;
+  options.apply_schema = false;
+  Result<std::unique_ptr<Database>> db = Database::open(databaseLocation(dir), options);
+  INFO(db.status().toString());
+  REQUIRE(db.isOk());
+  REQUIRE(db->get()->execute("CREATE TABLE t(k BIGINT PRIMARY KEY, v TEXT, b BYTEA)").isOk());
+  return std::move(db).value();
+}
+
+std::int64_t countRows(Database& db) {
+  Result<Statement> count = db.prepare("SELECT count(*) FROM t");
+  REQUIRE(count.isOk());
+  REQUIRE(count->step().value());
+  return count->columnInt64(0);
+}
+
+}  // namespace
+
+TEST_CASE("Placeholders outside quotes are numbered for PostgreSQL", "[sqlite]") {
+  int count = 0;
+  CHECK(numberPlaceholders("SELECT ? , '?' , \"a?\" , ?", &count) == "SELECT $1 , '?' , \"a?\" , $2");
+  CHECK(count == 2);
+  CHECK(numberPlaceholders("SELECT 1", &count) == "SELECT 1");
+  CHECK(count == 0);
+}
+
+TEST_CASE("A PostgreSQL URL's password never appears in the database's name", "[sqlite]") {
+  CHECK(redactPostgresUrl("postgresql://npacd:s3cret@db1:5432/npac") == "postgresql://npacd:***@db1:5432/npac");
+  CHECK(redactPostgresUrl("postgresql://npacd@db1/npac") == "postgresql://npacd@db1/npac");
+  CHECK(redactPostgresUrl("postgres://db1/npac?user=a") == "postgres://db1/npac?user=a");
+  CHECK(isPostgresUrl("postgres://x/y"));
+  CHECK(isPostgresUrl("postgresql://x/y"));
+  CHECK_FALSE(isPostgresUrl("var/npacd.db"));
+}
+
+TEST_CASE("A PostgreSQL database opens at the current schema version", "[postgres]") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  CHECK(db->backend() == Backend::kPostgres);
+  Result<SchemaVersion> version = readSchemaVersion(*db);
+  REQUIRE(version.isOk());
+  CHECK(version->version == kCurrentSchemaVersion);
+  CHECK(version->last_compatible_version == kCompatibleSchemaVersion);
+}
+
+TEST_CASE("Opening a PostgreSQL database twice leaves its schema as it was", "[postgres]") {
+  TempDir dir;
+  auto first = openFresh(dir);
+  auto second = openFresh(dir);
+  Result<SchemaVersion> version = readSchemaVersion(*second);
+  REQUIRE(version.isOk());
+  CHECK(version->version == kCurrentSchemaVersion);
+}
+
+TEST_CASE("A PostgreSQL database holding another application's tables is refused", "[postgres]") {
+  TempDir dir;
+  openScratch(dir);
+  Result<std::unique_ptr<Database>> db = Database::open(databaseLocation(dir));
+  REQUIRE_FALSE(db.isOk());
+  CHECK(db.status().code() == Status::Code::kCorrupt);
+  CHECK(db.status().message().find("no npacd meta table") != std::string::npos);
+}
+
+TEST_CASE("A PostgreSQL constraint failure reports kConstraint with its SQLSTATE", "[postgres]") {
+  TempDir dir;
+  auto db = openScratch(dir);
+  REQUIRE(db->execute("INSERT INTO t(k, v) VALUES(1, 'a')").isOk());
+  Status status = db->execute("INSERT INTO t(k, v) VALUES(1, 'again')");
+  REQUIRE_FALSE(status.isOk());
+  CHECK(status.code() == Status::Code::kConstraint);
+  CHECK(status.sqlstate() == "23505");  // unique_violation
+  CHECK(status.toString().find("SQLSTATE 23505") != std::string::npos);
+}
+
+TEST_CASE("Blobs with zero bytes and text with quotes round-trip through PostgreSQL", "[postgres]") {
+  TempDir dir;
+  auto db = openScratch(dir);
+  const Bytes blob{0x00, 0xff, 0x00, 0x5c, 0x78};
+  Result<Statement> insert = db->prepare("INSERT INTO t(k, v, b) VALUES(?, ?, ?)");
+  REQUIRE(insert.isOk());
+  insert->bindInt64(0, 7).bindText(1, "it's '; DROP TABLE t; --").bindBlob(2, blob);
+  REQUIRE(insert->run().isOk());
+  CHECK(db->changes() == 1);
+  Result<Statement> read = db->prepare("SELECT v, b, k FROM t WHERE k = ?");
+  read->bindInt64(0, 7);
+  REQUIRE(read->step().value());
+  CHECK(read->columnText(0) == "it's '; DROP TABLE t; --");
+  CHECK(read->columnBlob(1) == blob);
+  CHECK(read->columnInt64(2) == 7);
+  CHECK_FALSE(read->step().value());
+}
+
+TEST_CASE("An unbound PostgreSQL parameter is NULL and a cached statement starts clean", "[postgres]") {
+  TempDir dir;
+  auto db = openScratch(dir);
+  {
+    Result<Statement> insert = db->prepare("INSERT INTO t(k, v) VALUES(?, ?)");
+    insert->bindInt64(0, 1).bindText(1, "first");
+    REQUIRE(insert->run().isOk());
+  }
+  Result<Statement> again = db->prepare("INSERT INTO t(k, v) VALUES(?, ?)");
+  again->bindInt64(0, 2);
+  REQUIRE(again->run().isOk());
+  Result<Statement> read = db->prepare("SELECT v IS NULL FROM t WHERE k = 2");
+  REQUIRE(read->step().value());
+  CHECK(read->columnBool(0));
+}
+
+TEST_CASE("A PostgreSQL savepoint rolls back alone after a failed statement in it", "[postgres]") {
+  TempDir dir;
+  auto db = openScratch(dir);
+  Transaction outer(*db);
+  REQUIRE(outer.begin().isOk());
+  REQUIRE(db->execute("INSERT INTO t(k, v) VALUES(1, 'kept')").isOk());
+  {
+    Transaction inner(*db);
+    REQUIRE(inner.begin().isOk());
+    REQUIRE(db->execute("INSERT INTO t(k, v) VALUES(2, 'x')").isOk());
+    CHECK_FALSE(db->execute("INSERT INTO t(k, v) VALUES(1, 'duplicate')").isOk());
+  }  // rolled back to its savepoint: the outer transaction is usable again
+  REQUIRE(outer.commit().isOk());
+  CHECK(countRows(*db) == 1);
+}
+
+TEST_CASE("Committing a PostgreSQL transaction that failed is an error, not a silent rollback", "[postgres]") {
+  TempDir dir;
+  auto db = openScratch(dir);
+  REQUIRE(db->execute("INSERT INTO t(k, v) VALUES(1, 'a')").isOk());
+  Transaction txn(*db);
+  REQUIRE(txn.begin().isOk());
+  REQUIRE(db->execute("INSERT INTO t(k, v) VALUES(2, 'b')").isOk());
+  CHECK_FALSE(db->execute("INSERT INTO t(k, v) VALUES(1, 'duplicate')").isOk());
+  Status commit = txn.commit();
+  REQUIRE_FALSE(commit.isOk());
+  CHECK(commit.message().find("aborted by PostgreSQL") != std::string::npos);
+  CHECK(countRows(*db) == 1);
+}
+
+TEST_CASE("A PostgreSQL connection killed by the server is re-established for the next statement", "[postgres]") {
+  TempDir dir;
+  auto db = openScratch(dir);
+  REQUIRE(db->execute("INSERT INTO t(k, v) VALUES(1, 'a')").isOk());
+  Result<Statement> pid = db->prepare("SELECT pg_backend_pid()");
+  REQUIRE(pid->step().value());
+  const std::int64_t backend = pid->columnInt64(0);
+  pid->reset();
+  TempDir elsewhere;
+  auto other = openFresh(elsewhere);  // another session of the same (superuser) role
+  Result<Statement> kill = other->prepare("SELECT pg_terminate_backend(?)");
+  kill->bindInt64(0, backend);
+  REQUIRE(kill->step().value());
+  // The first statement after the kill may fail (the server's goodbye arrives with it);
+  // the one after it runs on a new session with the cached statements prepared again.
+  if (Result<Statement> first = db->prepare("SELECT count(*) FROM t"); first.isOk()) (void)first->step();
+  CHECK(countRows(*db) == 1);
+  REQUIRE(pid->step().value());
+  CHECK(pid->columnInt64(0) != backend);
+}
+
+TEST_CASE("An unreachable PostgreSQL server is reported as unavailable, with the URL's password hidden", "[postgres]") {
+  // Port 1 on loopback: nothing listens there.
+  Result<std::unique_ptr<Database>> db = Database::open("postgresql://npacd:hunter2@127.0.0.1:1/npac");
+  REQUIRE_FALSE(db.isOk());
+  CHECK(db.status().code() == Status::Code::kUnavailable);
+  CHECK(db.status().file() == "postgresql://npacd:***@127.0.0.1:1/npac");
+  CHECK(db.status().toString().find("hunter2") == std::string::npos);
+}
+
+TEST_CASE("A missing PostgreSQL database is refused as cannot-open with a hint", "[postgres]") {
+  std::string url = *postgresServerUrl();
+  url = url.substr(0, url.rfind('/') + 1) + "npac_no_such_database";
+  Result<std::unique_ptr<Database>> db = Database::open(url);
+  REQUIRE_FALSE(db.isOk());
+  CHECK(db.status().code() == Status::Code::kCantOpen);
+  CHECK(db.status().hint().find("createdb") != std::string::npos);
+}
