@@ -110,8 +110,8 @@ Result<std::size_t> AssociationLogStore::purgeBefore(TimeMs cutoff) {
 
 Result<std::size_t> AssociationLogStore::purgeBefore(TimeMs cutoff, std::size_t max_rows) {
   Result<Statement> erase = db_.prepare(
-      "DELETE FROM association_log WHERE rowid IN (SELECT rowid FROM association_log "
-      "WHERE at < ? ORDER BY rowid LIMIT ?)");
+      "DELETE FROM association_log WHERE id IN (SELECT id FROM association_log "
+      "WHERE at < ? ORDER BY id LIMIT ?)");
   if (!erase) return erase.status();
   erase->bindInt64(0, cutoff);
   erase->bindInt64(1, static_cast<std::int64_t>(max_rows));

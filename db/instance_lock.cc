@@ -1,5 +1,8 @@
 #include "db/instance_lock.h"
 
+#include "db/database.h"
+#include "db/postgres_connection.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -83,8 +86,55 @@ std::optional<InstanceLockHolder> InstanceLock::parseHolder(const std::string& t
   return holder;
 }
 
+InstanceLock::InstanceLock(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+
+InstanceLock::InstanceLock(std::string path, std::unique_ptr<Database> session)
+    : path_(std::move(path)), session_(std::move(session)) {}
+
+Result<std::unique_ptr<InstanceLock>> InstanceLock::acquirePostgres(const std::string& url, TimeMs now) {
+  OpenOptions options;
+  options.apply_schema = false;  // the lock comes before the migrations
+  Result<std::unique_ptr<Database>> session = Database::open(url, options);
+  if (!session) return session.status();
+  Database& db = **session;
+  const std::string me = "npacd pid " + std::to_string(static_cast<long>(getpid())) + " on host " + hostName() +
+                         " since " + formatUtc(now);
+  Result<Statement> name = db.prepare("SELECT set_config('application_name', ?, false)");
+  if (!name) return name.status();
+  name->bindText(0, me);
+  if (Status status = name->run(); !status) return status;
+  Result<Statement> take = db.prepare("SELECT pg_try_advisory_lock(?)");
+  if (!take) return take.status();
+  take->bindInt64(0, kPostgresInstanceLockKey);
+  Result<bool> row = take->step();
+  if (!row) return row.status();
+  if (*row && take->columnBool(0)) {
+    take->reset();
+    name->reset();
+    return std::unique_ptr<InstanceLock>(new InstanceLock(db.path(), std::move(session).value()));
+  }
+  take->reset();
+  name->reset();
+  // Who holds it: the other session's application_name and address (pg_stat_activity).
+  Result<Statement> holder = db.prepare(
+      "SELECT a.application_name, COALESCE(host(a.client_addr), 'a local socket') FROM pg_locks l "
+      "JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted "
+      "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+      "AND l.objid = ? LIMIT 1");
+  std::string who = "a session that has ended meanwhile";
+  if (holder) {
+    holder->bindInt64(0, kPostgresInstanceLockKey);
+    Result<bool> found = holder->step();
+    if (found.isOk() && *found) who = holder->columnText(0) + ", connected from " + holder->columnText(1);
+  }
+  return Status::make(Status::Code::kBusy,
+                      "another npacd is using this PostgreSQL database (" + who + "); this one changed nothing in it",
+                      db.path(), "stop that npacd first, or give this one its own database");
+}
+
 Result<std::unique_ptr<InstanceLock>> InstanceLock::acquire(const std::string& database_path,
                                                             TimeMs now) {
+  if (isPostgresUrl(database_path)) return acquirePostgres(database_path, now);
   const std::string lock_path = lockPathFor(database_path);
   // O_NOFOLLOW: a symlink planted at the lock's name must not make us truncate its target.
   const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);

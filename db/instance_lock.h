@@ -19,6 +19,12 @@
 // (flock is advisory and local: it does not guard a database on NFS shared by two
 // hosts; docs/DATABASE.md says to keep the database on a local filesystem.)
 //
+// On PostgreSQL (a `postgresql://` database) the lock is the session-level advisory lock
+// pg_try_advisory_lock(kPostgresInstanceLockKey) of the npacd database, held by a
+// connection of its own that names this process in application_name ("npacd pid 41 on
+// host soa1"), which is what the refusal quotes (pg_stat_activity). The server drops it
+// when that session ends — npacd's exit, kill -9, or a lost connection.
+//
 // Threading: acquire() from any thread; the object is owned by one thread and only
 // releases the lock in its destructor. Neither copyable nor movable: hold it in the
 // unique_ptr acquire() returns for as long as the database is in use.
@@ -32,6 +38,11 @@
 #include "db/status.h"
 
 namespace npac::db {
+
+class Database;
+
+// The advisory lock's key on PostgreSQL (any constant of npacd's own).
+inline constexpr long long kPostgresInstanceLockKey = 7236053;
 
 // What a lock file says about the npacd holding it.
 struct InstanceLockHolder {
@@ -62,10 +73,13 @@ class InstanceLock {
   const std::string& path() const { return path_; }
 
  private:
-  InstanceLock(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  InstanceLock(std::string path, int fd);
+  InstanceLock(std::string path, std::unique_ptr<Database> session);
+  static Result<std::unique_ptr<InstanceLock>> acquirePostgres(const std::string& url, TimeMs now);
 
   std::string path_;
   int fd_ = -1;
+  std::unique_ptr<Database> session_;  // PostgreSQL: the session holding the advisory lock
 };
 
 }  // namespace npac::db

@@ -59,10 +59,21 @@ Status statusFromSqlstate(std::string_view sqlstate, std::string message, const 
   return Status::make(code, std::move(message), location, std::move(hint)).withSqlstate(std::string(sqlstate));
 }
 
+// libpq's messages end in a newline and may span lines (LINE 1: …, HINT: …): one line
+// for the log.
 std::string trimmed(const char* text) {
   std::string out = text != nullptr ? text : "";
   while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
+  std::string flat;
+  flat.reserve(out.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == '\n' || out[i] == '\t') {
+      if (!flat.empty() && flat.back() != ' ') flat += ' ';
+      continue;
+    }
+    flat += out[i];
+  }
+  return flat;
 }
 
 int hexValue(char c) {

@@ -15,7 +15,10 @@ inline constexpr std::uint16_t kDefaultAssociationPort = 10102;
 inline constexpr std::uint16_t kStandardRfc1006Port = 102;
 
 struct NpacdConfig {
+  // An SQLite file, or a postgresql:// URL (db/database.h).
   std::string db_path = "var/npacd.db";
+  // --token-file: where the first operator token goes (initial_token.h); empty: the default.
+  std::string token_file;
   std::string listen_address = "127.0.0.1";
   std::uint16_t listen_port = kDefaultAssociationPort;
   std::string api_address = "127.0.0.1";

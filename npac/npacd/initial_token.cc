@@ -1,5 +1,7 @@
 #include "npac/npacd/initial_token.h"
 
+#include "db/postgres_connection.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -66,11 +68,15 @@ db::Status writeAll(int fd, const std::string& text, const std::string& file) {
 
 }  // namespace
 
-std::string tokenFilePath(const std::string& db_path) { return db_path + ".token"; }
+std::string tokenFilePath(const std::string& db_path, const std::string& token_file) {
+  if (!token_file.empty()) return token_file;
+  if (db::isPostgresUrl(db_path)) return "var/npacd.db.token";
+  return db_path + ".token";
+}
 
-db::Result<InitialToken> ensureInitialToken(db::Database& db, const std::string& db_path, db::TimeMs now) {
+db::Result<InitialToken> ensureInitialToken(db::Database& db, const std::string& token_path, db::TimeMs now) {
   InitialToken out;
-  out.file = tokenFilePath(db_path);
+  out.file = token_path;
   db::TokenStore tokens(db);
 
   if (::access(out.file.c_str(), F_OK) == 0) {

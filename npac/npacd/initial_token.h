@@ -21,8 +21,11 @@ namespace npac::npacd {
 
 inline constexpr const char* kInitialTokenName = "npacd-initial";
 
-// "<db path>.token": where npacd writes its first operator token and npacctl looks for it.
-std::string tokenFilePath(const std::string& db_path);
+// Where npacd writes its first operator token and npacctl looks for it: --token-file when
+// given (`token_file` not empty); else "<db path>.token" for an SQLite file, and
+// "var/npacd.db.token" (relative to the working directory, where npacctl looks too) for a
+// postgresql:// database, whose URL names no directory.
+std::string tokenFilePath(const std::string& db_path, const std::string& token_file = {});
 
 struct InitialToken {
   std::string file;     // the token file
@@ -33,6 +36,7 @@ struct InitialToken {
 
 // As described above. Errors: the file cannot be created or written (the message names it
 // and the reason), or the database write failed.
-db::Result<InitialToken> ensureInitialToken(db::Database& db, const std::string& db_path, db::TimeMs now);
+// `token_path` is the file (tokenFilePath).
+db::Result<InitialToken> ensureInitialToken(db::Database& db, const std::string& token_path, db::TimeMs now);
 
 }  // namespace npac::npacd

@@ -25,6 +25,7 @@
 
 #include "db/database.h"
 #include "db/instance_lock.h"
+#include "db/postgres_connection.h"
 #include "db/queue_writer.h"
 #include "npac/npacd/api/admin_api.h"
 #include "npac/npacd/api/tls_context.h"
@@ -65,7 +66,13 @@ int main(int argc, char** argv) {
   std::string durability = "full";
   CLI::App app{"npacd: NPAC SMS association manager"};
   app.set_version_flag("--version", npac::versionLine("npacd"));
-  app.add_option("--db", config.db_path, "SQLite database (created where no file exists; see --init)")->capture_default_str();
+  app.add_option("--db", config.db_path,
+                 "SQLite database file (created where no file exists; see --init), or a PostgreSQL "
+                 "database as postgresql://user[:password]@host[:port]/dbname")
+      ->capture_default_str();
+  app.add_option("--token-file", config.token_file,
+                 "where the first operator token is written (default: <db>.token; with a postgresql:// "
+                 "--db: var/npacd.db.token)");
   app.add_flag("--init", config.init_database,
                "initialise a new, empty database in the --db file when it exists but holds no "
                "database (0 bytes, or SQLite without tables); without --init npacd refuses such "
@@ -167,7 +174,10 @@ int main(int argc, char** argv) {
 
   std::error_code fs_error;
   const auto parent = std::filesystem::path(config.db_path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, fs_error);
+  if (!parent.empty() && !db::isPostgresUrl(config.db_path)) std::filesystem::create_directories(parent, fs_error);
+  const std::string token_file = npacd::tokenFilePath(config.db_path, config.token_file);
+  const auto token_parent = std::filesystem::path(token_file).parent_path();
+  if (!token_parent.empty()) std::filesystem::create_directories(token_parent, fs_error);
   // One npacd per database (db/instance_lock.h): taken before anything reads or changes
   // the file, so a second npacd leaves the live one's messages in flight alone. Held
   // until exit; the kernel releases it at any death.
@@ -268,8 +278,8 @@ int main(int argc, char** argv) {
   }
 
   // The admin API takes bearer tokens only; the first start writes an operator token
-  // to <db>.token (npac/npacd/initial_token.h).
-  auto initial_token = npacd::ensureInitialToken(*api_db, config.db_path, clock());
+  // to <db>.token or --token-file (npac/npacd/initial_token.h).
+  auto initial_token = npacd::ensureInitialToken(*api_db, token_file, clock());
   if (!initial_token.isOk()) {
     std::fprintf(stderr, "npacd: cannot set up the admin API token: %s\n", initial_token.status().toString().c_str());
     return 2;
@@ -305,7 +315,7 @@ int main(int argc, char** argv) {
   (*admin)->attachQueueWriter(writer.value().get());
   spdlog::info("npacd listening for associations on {}:{}, admin API on {}:{}{}, database {} ({})",
                config.listen_address, manager->port(), config.api_address, (*admin)->port(),
-               api_tls ? " (HTTPS)" : "", config.db_path, durability);
+               api_tls ? " (HTTPS)" : "", core_db->path(), durability);  // a URL's password hidden
   if (shards) spdlog::info("core: {} threads, providers sharded over them by SPID", config.core_threads);
 
   auto api_work = boost::asio::make_work_guard(api_io);

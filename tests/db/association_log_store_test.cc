@@ -83,3 +83,20 @@ TEST_CASE("Purging the association log removes only events before the cutoff") {
   REQUIRE(left->size() == 1);
   CHECK(left->front().at == 300);
 }
+
+TEST_CASE("A bounded purge of the association log removes at most that many of the oldest events") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  AssociationLogStore log(*db);
+  for (TimeMs at : {100, 200, 300, 400}) {
+    REQUIRE(log.append(event(AssociationEventKind::kAbort, "0001", at)).isOk());
+  }
+  auto purged = log.purgeBefore(350, 2);
+  INFO(purged.status().toString());
+  REQUIRE(purged.isOk());
+  CHECK(*purged == 2);
+  auto left = log.recent(10);
+  REQUIRE(left->size() == 2);
+  CHECK(log.purgeBefore(350, 2).value() == 1);  // the one left before the cutoff
+  CHECK(log.recent(10)->size() == 1);
+}

@@ -134,7 +134,7 @@ db::Status AssociationManager::recoverInterrupted() {
   // the dispatch core's 32-bit member id.
   auto last = db_.prepare(
       "SELECT MAX(m) FROM (SELECT MAX(association_id) AS m FROM outbound_queue "
-      "UNION ALL SELECT MAX(association_id) FROM association_log)");
+      "UNION ALL SELECT MAX(association_id) FROM association_log) AS highest");
   if (!last.isOk()) return last.status();
   auto has_row = last->step();
   if (!has_row.isOk()) return has_row.status();
