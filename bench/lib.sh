@@ -8,6 +8,7 @@
 #
 #   NPACD_EXE     the npacd binary (the caller sets it; default $BIN/npacd)
 #   BENCH_ACTOR   when set, the "actor" of every provisioning request (the audit log's)
+#   NPACD_DB      when set, bench_npacd_start's --db (e.g. a postgresql:// URL)
 #
 # Loopback only: every address here is 127.0.0.1.
 
@@ -51,7 +52,11 @@ bench_npacd_start() {
   shift 2
   mkdir -p "$dir"
   read -r NPACD_LISTEN NPACD_API < <(bench_free_ports 2)
-  "${NPACD_EXE:-$BIN/npacd}" --db "$dir/npacd.db" --listen "127.0.0.1:$NPACD_LISTEN" \
+  # NPACD_DB (a postgresql:// URL): that database instead of DIR/npacd.db, the token
+  # still written to DIR/npacd.db.token.
+  local db=(--db "$dir/npacd.db")
+  [[ -z ${NPACD_DB:-} ]] || db=(--db "$NPACD_DB" --token-file "$dir/npacd.db.token")
+  "${NPACD_EXE:-$BIN/npacd}" "${db[@]}" --listen "127.0.0.1:$NPACD_LISTEN" \
     --api "127.0.0.1:$NPACD_API" --durability "$durability" --log-level warn "$@" >"$dir/npacd.log" 2>&1 &
   NPACD_PID=$!
   NPACD_TOKEN=""
