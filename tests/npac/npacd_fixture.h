@@ -154,6 +154,7 @@ class NpacdProcess {
     const std::size_t before = fs::exists(log) ? slurp(log).size() : 0;
     std::vector<std::string> argv{binDir() + "/npacd", "--db", db_.string(), "--listen",
                                   "127.0.0.1:0", "--api", "127.0.0.1:0", "--durability", "normal"};
+    if (onPostgres()) argv.insert(argv.end(), {"--token-file", tokenFile().string()});
     argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
     pid_ = spawn(argv, log);
     const std::regex ready(R"(listening for associations on 127\.0\.0\.1:(\d+), admin API on 127\.0\.0\.1:(\d+))");
@@ -190,8 +191,10 @@ class NpacdProcess {
     pid_ = -1;
   }
 
-  // <db>.token: the operator token npacd writes at its first start (initial_token.h).
-  fs::path tokenFile() const { return fs::path(db_.string() + ".token"); }
+  // <db>.token: the operator token npacd writes at its first start (initial_token.h); on a
+  // postgresql:// database, the test directory's npacd.token (passed as --token-file).
+  fs::path tokenFile() const { return onPostgres() ? dir_ / "npacd.token" : fs::path(db_.string() + ".token"); }
+  bool onPostgres() const { return db_.string().rfind("postgresql://", 0) == 0; }
   std::string token() const {
     std::string line;
     std::ifstream in(tokenFile());

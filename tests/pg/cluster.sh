@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Usage: cluster.sh start DIR | cluster.sh stop DIR
+# Usage: cluster.sh start DIR | cluster.sh stop DIR | cluster.sh restart DIR
 #
 # The throw-away PostgreSQL 15 cluster the test suite runs the db/ stores against
 # (CTest fixture npac_pg, tests/CMakeLists.txt). `start` creates a fresh cluster in DIR
 # listening on 127.0.0.1 only, on a free port, and writes DIR/port and DIR/url
 # (postgresql://postgres@127.0.0.1:PORT/postgres); a cluster left in DIR by an
 # interrupted run is stopped and removed first. `stop` stops the server and removes DIR;
-# a missing DIR is not an error.
+# a missing DIR is not an error. `restart` stops a running cluster (fast shutdown: every
+# session is disconnected) and starts it again on the same port, as an operator's
+# restart of the database server would.
 #
 # initdb and postgres refuse to run as root, so as root every server command runs as the
 # `postgres` system user (created by Debian's postgresql-15 package) and DIR belongs to
@@ -27,7 +29,7 @@ die() {
 }
 
 usage() {
-  echo "usage: cluster.sh start DIR | cluster.sh stop DIR" >&2
+  echo "usage: cluster.sh start DIR | cluster.sh stop DIR | cluster.sh restart DIR" >&2
   exit 2
 }
 
@@ -163,8 +165,15 @@ EOF
   die "no free port for the PostgreSQL server after $port_attempts attempts"
 }
 
+restart() {
+  [ -f "$data/postmaster.pid" ] || die "no cluster runs in $dir"
+  as_server "$pg_bindir/pg_ctl" -D "$data" -l "$server_log" -w -t "$start_timeout" restart -m fast \
+    >/dev/null 2>&1 || { show_log "$server_log"; die "the PostgreSQL server in $data did not restart"; }
+}
+
 case $action in
   start) start ;;
+  restart) restart ;;
   stop) remove_dir ;;
   *) usage ;;
 esac

@@ -1,0 +1,180 @@
+// npacd on PostgreSQL (--db postgresql://…): the real binary on a fresh database of the
+// suite's own PostgreSQL cluster (tests/pg/cluster.sh; these cases are tagged [postgres]
+// and run as npac-postgres/… with NPAC_TEST_PG set), real loopback TCP, providers played
+// by npac-soa-sim.
+#include "npacd_fixture.h"
+
+#include "tests/support/postgres_test_database.h"
+
+using namespace npacd_test;
+
+namespace {
+
+struct Exited {
+  int code = -1;
+  std::string output;
+};
+
+// Runs npacd with `args`, expecting it to exit by itself within `limit`.
+Exited runNpacd(const std::vector<std::string>& args, std::chrono::milliseconds limit) {
+  static int counter = 0;
+  const fs::path dir = fs::temp_directory_path() /
+                       ("npacd-postgres-test-" + std::to_string(getpid()) + "-" + std::to_string(++counter));
+  fs::create_directories(dir);
+  std::vector<std::string> argv{binDir() + "/npacd", "--listen", "127.0.0.1:0", "--api", "127.0.0.1:0",
+                                "--token-file", (dir / "npacd.token").string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const pid_t pid = spawn(argv, dir / "npacd.log");
+  Exited out;
+  out.code = waitFor(pid, limit);
+  out.output = slurp(dir / "npacd.log");
+  fs::remove_all(dir);
+  return out;
+}
+
+void waitAcknowledged(NpacdProcess& npacd, const std::vector<std::int64_t>& ids) {
+  for (std::int64_t id : ids) {
+    std::string state;
+    for (int i = 0; i < 500 && (state = npacd.messageState(id)) != "acknowledged"; ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+    CHECK(state == "acknowledged");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("npacd on PostgreSQL delivers submitted messages once each and marks them acknowledged", "[postgres]") {
+  npac::testing::PostgresTestDatabase database;
+  NpacdProcess npacd(NpacdProcess::Options{database.url(), {}});
+  auto key = npacd.provision("0001", /*srr=*/true);  // SRR: both associations carry PDUs
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--expect", "200",
+                                     "--duration", "20s"});
+  REQUIRE(npacd.waitForAssociations(2));
+  std::vector<std::int64_t> ids = npacd.submit("0001", "p", 200);
+  REQUIRE(sim->wait() == 0);
+  CHECK(sim->result["totals"]["received"] == 200);
+  CHECK(sim->result["totals"]["answered"] == 200);
+  for (const Json& a : sim->result["associations"]) CHECK(a["received"] == 100);  // round robin
+  waitAcknowledged(npacd, ids);
+  CHECK(npacd.log().find("database postgresql://") != std::string::npos);
+  CHECK(npacd.stop() == 0);
+}
+
+TEST_CASE("npacd restarted on its PostgreSQL database keeps its providers and delivers what was queued", "[postgres]") {
+  npac::testing::PostgresTestDatabase database;
+  NpacdProcess npacd(NpacdProcess::Options{database.url(), {}});
+  auto key = npacd.provision("0001");
+  std::vector<std::int64_t> ids = npacd.submit("0001", "q", 20);
+  npacd.stopHard();  // kill -9 with everything still queued
+  npacd.start();
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--expect", "20", "--duration", "15s"});
+  REQUIRE(sim->wait() == 0);
+  CHECK(sim->result["totals"]["received"] == 20);
+  waitAcknowledged(npacd, ids);
+  CHECK(npacd.stop() == 0);
+}
+
+TEST_CASE("A second npacd on the same PostgreSQL database is refused naming the first", "[postgres]") {
+  npac::testing::PostgresTestDatabase database;
+  NpacdProcess first(NpacdProcess::Options{database.url(), {}});
+  Exited second = runNpacd({"--db", database.url()}, 10s);
+  INFO(second.output);
+  CHECK(second.code == 2);
+  CHECK(second.output.find("another npacd is using this PostgreSQL database (npacd pid") != std::string::npos);
+  CHECK(second.output.find("changed nothing in it") != std::string::npos);
+  CHECK(first.stop() == 0);
+}
+
+TEST_CASE("npacd refuses to start when its PostgreSQL server cannot be reached, hiding the password", "[postgres]") {
+  Exited npacd = runNpacd({"--db", "postgresql://npacd:hunter2@127.0.0.1:1/npac"}, 20s);
+  INFO(npacd.output);
+  CHECK(npacd.code == 2);
+  CHECK(npacd.output.find("database unavailable") != std::string::npos);
+  CHECK(npacd.output.find("postgresql://npacd:***@127.0.0.1:1/npac") != std::string::npos);
+  CHECK(npacd.output.find("hunter2") == std::string::npos);
+}
+
+namespace {
+
+// A PostgreSQL cluster of the test's own (tests/pg/cluster.sh), for a test that restarts
+// its server: the suite's shared cluster serves other tests meanwhile.
+class PrivateCluster {
+ public:
+  PrivateCluster()
+      : dir_(fs::temp_directory_path() / ("npac-pg-private-" + std::to_string(getpid()))) {
+    REQUIRE(run("start") == 0);
+    std::ifstream in(dir_ / "url");
+    std::getline(in, url_);
+    REQUIRE_FALSE(url_.empty());
+  }
+  ~PrivateCluster() { run("stop"); }
+  const std::string& url() const { return url_; }
+  int restart() { return run("restart"); }
+
+ private:
+  int run(const char* action) {
+    const std::string command = std::string(NPAC_SOURCE_DIR "/tests/pg/cluster.sh ") + action + " " +
+                                dir_.string() + " >/dev/null 2>&1";
+    return std::system(command.c_str());
+  }
+  fs::path dir_;
+  std::string url_;
+};
+
+}  // namespace
+
+TEST_CASE("npacd on PostgreSQL rides out a server restart under load and loses no accepted message", "[postgres]") {
+  PrivateCluster cluster;
+  npac::testing::PostgresTestDatabase database(cluster.url());
+  NpacdProcess npacd(NpacdProcess::Options{database.url(), {}});
+  auto key = npacd.provision("0001");
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--duration", "40s"});
+  REQUIRE(npacd.waitForAssociations(1));
+
+  // Submissions of 20 messages each, before, during and after the restart. A refused
+  // one must say why with 503; an accepted one must reach the provider and be acknowledged.
+  std::vector<std::int64_t> accepted;
+  int refused = 0, other = 0;
+  std::string refusal;
+  auto submitBatch = [&](int round) {
+    Json batch = Json::array();
+    for (int i = 0; i < 20; ++i) batch.push_back(NpacdProcess::notification("0001", label("r", round * 100 + i)));
+    Reply r = npacd.call(http::verb::post, "/v1/messages", Json{{"messages", batch}});
+    if (r.status == 201) {
+      for (auto& id : r.body["ids"]) accepted.push_back(id.get<std::int64_t>());
+    } else if (r.status == 503) {
+      ++refused;
+      refusal = r.body.dump();
+    } else {
+      ++other;
+      refusal = std::to_string(r.status) + " " + r.body.dump();
+    }
+  };
+  int round = 0;
+  for (; round < 5; ++round) submitBatch(round);
+  std::thread restarter([&] { CHECK(cluster.restart() == 0); });
+  for (const auto until = std::chrono::steady_clock::now() + 3s; std::chrono::steady_clock::now() < until; ++round) {
+    submitBatch(round);
+    std::this_thread::sleep_for(20ms);
+  }
+  restarter.join();
+  // Bounded: the server is back; submissions are accepted again.
+  std::size_t before = accepted.size();
+  for (int tries = 0; tries < 100 && accepted.size() == before; ++tries, ++round) {
+    submitBatch(round);
+    std::this_thread::sleep_for(50ms);
+  }
+  INFO("refused " << refused << ", other " << other << ", last refusal " << refusal);
+  CHECK(accepted.size() > before);
+  CHECK(other == 0);
+  for (std::int64_t id : accepted) {
+    std::string state;
+    for (int i = 0; i < 1000 && (state = npacd.messageState(id)) != "acknowledged"; ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+    INFO("message " << id);
+    CHECK(state == "acknowledged");
+  }
+  CHECK(npacd.stop() == 0);
+}
