@@ -24,8 +24,9 @@
 //           omission", Gil Tene, "How NOT to Measure Latency").
 //
 // Acknowledgement times are the queue rows' acknowledged_at (db/clock.h: milliseconds
-// since the epoch), read from npacd's SQLite file opened read-only once every answer is
-// in; the admin API shows a message's acknowledged_at one id per request only. So
+// since the epoch), read with SELECTs only from npacd's database once every answer is in
+// — its SQLite file or, for `--db postgresql://…`, its PostgreSQL database, both through
+// npac::db::Database (db/database.h); the admin API shows a message's acknowledged_at one id per request only. So
 // latencies have 1 ms resolution (the RESULT line says ack_resolution_ms=1). A run is
 // timed like the peers' (/work/shared/peers/run_peers.sh): from the first submission
 // until both the last submission's answer and the last acknowledgement.
@@ -34,10 +35,9 @@
 // not acknowledged within --timeout; 2 bad flags. Always stops by itself (--timeout).
 //
 // Threading: one thread runs one io_context; every connection is a coroutine on it, so
-// nothing is shared between threads. The SQLite reads run on the main thread after it.
+// nothing is shared between threads. The database reads run on the main thread after it.
 #include <utility>  // Boost 1.74's awaitable.hpp uses std::exchange without including it
 
-#include <sqlite3.h>
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
@@ -52,8 +52,12 @@
 #include <initializer_list>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <optional>
 
+#include "db/database.h"
+#include "db/postgres_connection.h"
+#include "db/statement.h"
 #include "npac/npacd/api/json.h"
 #include "npac/npacd/api/pdu_batch.h"
 #include <sstream>
@@ -336,19 +340,24 @@ class Submitter {
   Submitted result_;
 };
 
-// The queue rows of the accepted ids, read from npacd's SQLite file without writing to it.
+// The queue rows of the accepted ids, read through npac::db::Database (db/database.h):
+// npacd's SQLite file or its PostgreSQL database (a postgresql:// URL), with the same
+// SQL on both. Only SELECTs: the schema is neither created nor migrated
+// (OpenOptions::apply_schema off), a missing file is not created.
 class QueueReader {
  public:
-  explicit QueueReader(const std::string& path) {
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-      error_ = std::string("cannot open ") + path + " read-only: " + sqlite3_errmsg(db_);
+  explicit QueueReader(const std::string& location) {
+    npac::db::OpenOptions options;
+    options.apply_schema = false;
+    options.create_if_missing = false;
+    options.busy_timeout = std::chrono::milliseconds(2000);
+    auto opened = npac::db::Database::open(location, options);
+    if (!opened) {
+      error_ = "cannot open " + location + " for reading: " + opened.status().toString();
       return;
     }
-    sqlite3_busy_timeout(db_, 2000);
+    db_ = std::move(opened).value();
   }
-  ~QueueReader() { sqlite3_close(db_); }
-  QueueReader(const QueueReader&) = delete;
-  QueueReader& operator=(const QueueReader&) = delete;
   const std::string& error() const { return error_; }
 
   struct Counts {
@@ -358,53 +367,61 @@ class QueueReader {
   // Row counts by state over [low, high] (the ids are npacd's AUTOINCREMENT, one run).
   std::optional<Counts> counts(int64_t low, int64_t high) {
     Counts counts;
-    bool ok = query("SELECT state, count(*) FROM outbound_queue WHERE id BETWEEN ?1 AND ?2 GROUP BY state",
-                    {low, high}, [&](sqlite3_stmt* s) {
-                      std::string state = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
-                      size_t count = static_cast<size_t>(sqlite3_column_int64(s, 1));
+    bool ok = query("SELECT state, count(*) FROM outbound_queue WHERE id BETWEEN ? AND ? GROUP BY state",
+                    {low, high}, [&](const npac::db::Statement& s) {
+                      std::string state = s.columnText(0);
+                      size_t count = static_cast<size_t>(s.columnInt64(1));
                       if (state == "acknowledged") counts.acknowledged = count;
                       if (state == "failed") counts.failed = count;
                     });
     return ok ? std::optional<Counts>(counts) : std::nullopt;
   }
   // Whether row id is still queued or sent (false once acknowledged or failed, or on error).
+  // CASE, not a bare IN: PostgreSQL answers a boolean, SQLite an integer.
   bool queuedOrSent(int64_t id) {
     bool waiting = false;
-    query("SELECT state IN ('queued', 'sent') FROM outbound_queue WHERE id = ?1", {id},
-          [&](sqlite3_stmt* s) { waiting = sqlite3_column_int(s, 0) != 0; });
+    query("SELECT CASE WHEN state IN ('queued', 'sent') THEN 1 ELSE 0 END FROM outbound_queue WHERE id = ?", {id},
+          [&](const npac::db::Statement& s) { waiting = s.columnInt64(0) != 0; });
     return waiting;
   }
   // acknowledged_at and length(pdu) per id in [low, high]; -1 where not acknowledged.
+  // length() of a BLOB (SQLite) or a bytea (PostgreSQL) is its size in bytes either way.
   bool rows(int64_t low, int64_t high, std::vector<int64_t>& acked_at, std::vector<int64_t>& pdu_len) {
     acked_at.assign(static_cast<size_t>(high - low + 1), -1);
     pdu_len.assign(acked_at.size(), 0);
     return query("SELECT id, acknowledged_at, length(pdu) FROM outbound_queue "
-                 "WHERE id BETWEEN ?1 AND ?2 AND state = 'acknowledged'",
-                 {low, high}, [&](sqlite3_stmt* s) {
-                   size_t at = static_cast<size_t>(sqlite3_column_int64(s, 0) - low);
-                   acked_at[at] = sqlite3_column_int64(s, 1);
-                   pdu_len[at] = sqlite3_column_int64(s, 2);
+                 "WHERE id BETWEEN ? AND ? AND state = 'acknowledged'",
+                 {low, high}, [&](const npac::db::Statement& s) {
+                   size_t at = static_cast<size_t>(s.columnInt64(0) - low);
+                   acked_at[at] = s.columnInt64(1);
+                   pdu_len[at] = s.columnInt64(2);
                  });
   }
 
  private:
   template <typename Row>
   bool query(const char* sql, std::initializer_list<int64_t> params, Row row) {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db_, sql, -1, &s, nullptr) != SQLITE_OK) {
-      error_ = std::string("reading the queue: ") + sqlite3_errmsg(db_);
+    if (!db_) return false;
+    auto prepared = db_->prepare(sql);
+    if (!prepared) {
+      error_ = "reading the queue: " + prepared.status().toString();
       return false;
     }
+    npac::db::Statement& s = *prepared;
     int index = 0;
-    for (int64_t p : params) sqlite3_bind_int64(s, ++index, p);
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) row(s);
-    if (rc != SQLITE_DONE) error_ = std::string("reading the queue: ") + sqlite3_errmsg(db_);
-    sqlite3_finalize(s);
-    return rc == SQLITE_DONE;
+    for (int64_t p : params) s.bindInt64(index++, p);
+    for (;;) {
+      auto more = s.step();
+      if (!more) {
+        error_ = "reading the queue: " + more.status().toString();
+        return false;
+      }
+      if (!*more) return true;
+      row(s);
+    }
   }
 
-  sqlite3* db_ = nullptr;
+  std::unique_ptr<npac::db::Database> db_;
   std::string error_;
 };
 
@@ -446,7 +463,9 @@ int main(int argc, char** argv) {
   app.add_option("--api", opts.api, "npacd's admin API, HOST:PORT (plain HTTP)")->capture_default_str();
   app.add_option("--token-file", opts.token_file, "file holding an application or operator token (<db>.token)")
       ->required();
-  app.add_option("--db", opts.db, "npacd's SQLite file, read read-only for acknowledged_at")->required();
+  app.add_option("--db", opts.db,
+                 "npacd's --db: its SQLite file or a postgresql:// URL, read (SELECTs only) for acknowledged_at")
+      ->required();
   std::string spid = opts.spids.front();
   app.add_option("--spid", spid, "the provider the notifications go to")->capture_default_str();
   std::vector<std::string> spid_list;
@@ -533,7 +552,11 @@ int main(int argc, char** argv) {
     while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
     if (token.empty()) return usage("--token-file: " + opts.token_file + " holds no token");
   }
-  if (!std::ifstream(opts.db)) return usage("--db: cannot read " + opts.db);
+  if (!npac::db::isPostgresUrl(opts.db) && !std::ifstream(opts.db)) return usage("--db: cannot read " + opts.db);
+  // Opened before the clock starts, so a malformed or unreachable URL (or a file that
+  // holds no database) is refused before anything is submitted.
+  QueueReader reader(opts.db);
+  if (!reader.error().empty()) return usage("--db: " + reader.error());
 
   auto batches = buildBatches(opts);
   size_t batch_count = batches.size();
@@ -548,7 +571,6 @@ int main(int argc, char** argv) {
   size_t unsent_messages = unsent == 0 ? 0 : opts.n - std::min(opts.n, (batch_count - unsent) * opts.batch);
 
   // Wait for the acknowledgements: poll the counts (bounded by --timeout), then read the rows.
-  QueueReader reader(opts.db);
   std::string error = reader.error();
   size_t accepted = sub.ids.size();
   std::vector<int64_t> acked_at, pdu_len;
