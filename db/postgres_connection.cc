@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/hex.h"
 #include "db/storage_health.h"
 
 namespace npac::db {
@@ -15,6 +16,9 @@ namespace {
 constexpr const char* kReachHint =
     "check that the PostgreSQL server is running and reachable at this address "
     "(pg_isready -d <url>), the URL's host, port, user and database, and pg_hba.conf";
+
+constexpr const char* kUrlHint =
+    "write it as postgresql://user[:password]@host[:port]/dbname[?param=value] (libpq \"Connection URIs\")";
 
 bool startsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
@@ -76,12 +80,6 @@ std::string trimmed(const char* text) {
   return flat;
 }
 
-int hexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 }  // namespace
 
@@ -267,18 +265,12 @@ std::vector<std::uint8_t> PostgresStatement::columnBlob(int column) const {
   if (columnIsNull(column)) return {};
   const char* text = PQgetvalue(result_, row_, column);
   const int size = PQgetlength(result_, row_, column);
-  std::vector<std::uint8_t> out;
   if (size >= 2 && text[0] == '\\' && text[1] == 'x') {  // bytea_output = hex, the default
-    out.reserve(static_cast<std::size_t>(size - 2) / 2);
-    for (int i = 2; i + 1 < size; i += 2) {
-      const int high = hexValue(text[i]), low = hexValue(text[i + 1]);
-      if (high < 0 || low < 0) break;
-      out.push_back(static_cast<std::uint8_t>(high * 16 + low));
-    }
-    return out;
+    std::optional<std::vector<std::uint8_t>> bytes =
+        common::fromHex(std::string_view(text + 2, static_cast<std::size_t>(size - 2)));
+    return bytes ? std::move(*bytes) : std::vector<std::uint8_t>{};
   }
-  out.assign(text, text + size);  // not bytea: the text's bytes
-  return out;
+  return std::vector<std::uint8_t>(text, text + size);  // not bytea: the text's bytes
 }
 
 // --- PostgresConnection --------------------------------------------------------------
@@ -287,6 +279,15 @@ Result<std::unique_ptr<PostgresConnection>> PostgresConnection::connect(const st
                                                                         bool synchronous_commit,
                                                                         StorageHealth& health) {
   const std::string location = redactPostgresUrl(url);
+  // A URL libpq cannot parse is the operator's typo, not an unreachable server.
+  char* parse_error = nullptr;
+  PQconninfoOption* parsed = PQconninfoParse(url.c_str(), &parse_error);
+  if (parsed == nullptr) {
+    std::string message = "not a PostgreSQL connection URL: " + trimmed(parse_error != nullptr ? parse_error : "");
+    PQfreemem(parse_error);
+    return Status::make(Status::Code::kInvalidArgument, std::move(message), location, kUrlHint);
+  }
+  PQconninfoFree(parsed);
   // connect_timeout before the URL, so a URL that names its own wins (expand_dbname).
   const char* keywords[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
   const char* values[] = {"5", "npacd", url.c_str(), nullptr};
@@ -298,6 +299,13 @@ Result<std::unique_ptr<PostgresConnection>> PostgresConnection::connect(const st
     const bool refused_login = message.find("authentication") != std::string::npos ||
                                message.find("password") != std::string::npos;
     const bool no_database = message.find("does not exist") != std::string::npos;
+    // A value libpq checks only when connecting ("invalid integer value … for connection
+    // option "port"") is a malformed URL too.
+    if (message.find("for connection option") != std::string::npos) {
+      return Status::make(Status::Code::kInvalidArgument,
+                          "not a PostgreSQL connection URL: " + message.substr(std::string("cannot connect: ").size()),
+                          location, kUrlHint);
+    }
     if (no_database) {
       return Status::make(Status::Code::kCantOpen, std::move(message), location,
                           "the database in the URL does not exist: create it (createdb) or fix the URL");

@@ -40,7 +40,7 @@ std::int64_t countRows(Database& db) {
 
 }  // namespace
 
-TEST_CASE("Placeholders outside quotes are numbered for PostgreSQL", "[sqlite]") {
+TEST_CASE("Placeholders outside quotes are numbered for PostgreSQL") {
   int count = 0;
   CHECK(numberPlaceholders("SELECT ? , '?' , \"a?\" , ?", &count) == "SELECT $1 , '?' , \"a?\" , $2");
   CHECK(count == 2);
@@ -48,7 +48,7 @@ TEST_CASE("Placeholders outside quotes are numbered for PostgreSQL", "[sqlite]")
   CHECK(count == 0);
 }
 
-TEST_CASE("A PostgreSQL URL's password never appears in the database's name", "[sqlite]") {
+TEST_CASE("A PostgreSQL URL's password never appears in the database's name") {
   CHECK(redactPostgresUrl("postgresql://npacd:s3cret@db1:5432/npac") == "postgresql://npacd:***@db1:5432/npac");
   CHECK(redactPostgresUrl("postgresql://npacd@db1/npac") == "postgresql://npacd@db1/npac");
   CHECK(redactPostgresUrl("postgres://db1/npac?user=a") == "postgres://db1/npac?user=a");
@@ -238,4 +238,20 @@ TEST_CASE("The PostgreSQL schema has the SQLite schema's tables, columns in orde
   CHECK(expected.size() == 10);  // meta and the nine tables of docs/DATABASE.md "Schema"
   CHECK(columnsOf(*pg) == expected);
   CHECK(indexesOf(*pg) == indexesOf(**sqlite));
+}
+
+TEST_CASE("A malformed PostgreSQL URL is refused with libpq's reason and no crash") {
+  for (const char* url : {"postgresql://127.0.0.1:notaport/npac", "postgresql://[::1/npac",
+                          "postgresql://127.0.0.1/npac?nosuchoption=1"}) {
+    Result<std::unique_ptr<Database>> db = Database::open(url);
+    INFO(url << ": " << db.status().toString());
+    REQUIRE_FALSE(db.isOk());
+    CHECK(db.status().code() == Status::Code::kInvalidArgument);
+    CHECK(db.status().message().find("not a PostgreSQL connection URL") != std::string::npos);
+    CHECK(db.status().hint().find("postgresql://user") != std::string::npos);
+  }
+  // Well-formed but naming no host: libpq's default socket, where no server listens here.
+  Result<std::unique_ptr<Database>> nowhere = Database::open("postgresql:///npac?host=/nonexistent-socket-dir");
+  REQUIRE_FALSE(nowhere.isOk());
+  CHECK(nowhere.status().code() == Status::Code::kUnavailable);
 }
