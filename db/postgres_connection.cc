@@ -84,18 +84,32 @@ std::string trimmed(const char* text) {
 }  // namespace
 
 std::string redactPostgresUrl(std::string_view url) {
-  // scheme://user:password@host… — only the userinfo's password part is hidden.
-  const std::size_t scheme = url.find("://");
-  if (scheme == std::string_view::npos) return std::string(url);
+  // scheme://user:password@host…/db?…&password=…: the userinfo's password and every
+  // `password` query parameter (libpq "Connection URIs") are hidden.
+  std::string out(url);
+  const std::size_t scheme = out.find("://");
+  if (scheme == std::string::npos) return out;
   const std::size_t start = scheme + 3;
-  const std::size_t at = url.find('@', start);
-  const std::size_t slash = url.find('/', start);
-  if (at == std::string_view::npos || (slash != std::string_view::npos && slash < at)) {
-    return std::string(url);
+  // The authority (userinfo@host:port) ends at the first '/', '?' or '#' (RFC 3986 §3.2).
+  const std::size_t authority_end = out.find_first_of("/?#", start);
+  const std::size_t at = out.find('@', start);
+  if (at != std::string::npos && (authority_end == std::string::npos || at < authority_end)) {
+    const std::size_t colon = out.find(':', start);
+    if (colon != std::string::npos && colon < at) out = out.substr(0, colon + 1) + "***" + out.substr(at);
   }
-  const std::size_t colon = url.find(':', start);
-  if (colon == std::string_view::npos || colon > at) return std::string(url);
-  return std::string(url.substr(0, colon + 1)) + "***" + std::string(url.substr(at));
+  const std::size_t query = out.find('?', start);
+  if (query == std::string::npos) return out;
+  std::size_t param = query + 1;
+  while (param < out.size()) {
+    std::size_t end = out.find('&', param);
+    if (end == std::string::npos) end = out.size();
+    if (out.compare(param, 9, "password=") == 0 && end > param + 9) {
+      out.replace(param + 9, end - param - 9, "***");
+      end = param + 9 + 3;
+    }
+    param = end + 1;
+  }
+  return out;
 }
 
 bool isPostgresUrl(std::string_view location) {

@@ -52,6 +52,11 @@ TEST_CASE("A PostgreSQL URL's password never appears in the database's name") {
   CHECK(redactPostgresUrl("postgresql://npacd:s3cret@db1:5432/npac") == "postgresql://npacd:***@db1:5432/npac");
   CHECK(redactPostgresUrl("postgresql://npacd@db1/npac") == "postgresql://npacd@db1/npac");
   CHECK(redactPostgresUrl("postgres://db1/npac?user=a") == "postgres://db1/npac?user=a");
+  CHECK(redactPostgresUrl("postgresql://db1/npac?user=a&password=hunter2&sslmode=require") ==
+        "postgresql://db1/npac?user=a&password=***&sslmode=require");
+  CHECK(redactPostgresUrl("postgresql://u:p@db1/npac?password=x") == "postgresql://u:***@db1/npac?password=***");
+  // An '@' after the authority (RFC 3986 §3.2) is not a userinfo's end.
+  CHECK(redactPostgresUrl("postgresql://db1/npac?application_name=a:b@c") == "postgresql://db1/npac?application_name=a:b@c");
   CHECK(isPostgresUrl("postgres://x/y"));
   CHECK(isPostgresUrl("postgresql://x/y"));
   CHECK_FALSE(isPostgresUrl("var/npacd.db"));
