@@ -7,6 +7,7 @@
 #   SCENARIO_SECONDS=60 bench/fuzz_cmip.sh  run fuzz_scenario (npacctl plan) that long (default 0)
 #   CONFIG_SECONDS=60 bench/fuzz_cmip.sh    run fuzz_config_file (npacd --config) that long (default 0)
 #   BATCH_SECONDS=60 bench/fuzz_cmip.sh     run fuzz_pdu_batch (POST /v1/pdu-batches' body) that long (default 0)
+#   DB_URL_SECONDS=60 bench/fuzz_cmip.sh    run fuzz_db_url (--db URL redaction, SQL placeholders) that long (default 0)
 # Prints executions and crashes per target; exits non-zero if any crash was found.
 set -euo pipefail
 SECONDS_TOTAL=${1:-300}
@@ -15,6 +16,7 @@ API_SECONDS=${API_SECONDS:-30}
 SCENARIO_SECONDS=${SCENARIO_SECONDS:-0}
 CONFIG_SECONDS=${CONFIG_SECONDS:-0}
 BATCH_SECONDS=${BATCH_SECONDS:-0}
+DB_URL_SECONDS=${DB_URL_SECONDS:-0}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${FUZZ_BUILD:-$ROOT/build-fuzz}
 CORPUS=$ROOT/fuzz-corpus
@@ -26,7 +28,8 @@ cmake -S "$ROOT" -B "$BUILD" -DNPAC_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
 cmake --build "$BUILD" --target fuzz_upper_layers fuzz_ber fuzz_admin_api fuzz_cmip_seeds \
   $([ "$SCENARIO_SECONDS" -gt 0 ] && echo fuzz_scenario) \
   $([ "$CONFIG_SECONDS" -gt 0 ] && echo fuzz_config_file) \
-  $([ "$BATCH_SECONDS" -gt 0 ] && echo fuzz_pdu_batch) -j "$JOBS" >/dev/null
+  $([ "$BATCH_SECONDS" -gt 0 ] && echo fuzz_pdu_batch) \
+  $([ "$DB_URL_SECONDS" -gt 0 ] && echo fuzz_db_url) -j "$JOBS" >/dev/null
 
 mkdir -p "$CORPUS/upper_layers" "$CORPUS/ber" "$CORPUS/admin_api" "$CORPUS/artifacts"
 "$BUILD/fuzz/fuzz_cmip_seeds" "$CORPUS/upper_layers" "$CORPUS/ber"
@@ -70,5 +73,11 @@ if [ "$BATCH_SECONDS" -gt 0 ]; then
   mkdir -p "$CORPUS/pdu_batch"
   printf 'NPB10001\x08\x03\x03k-1\x00\x05\xa1\x03\x02\x01\x00' >"$CORPUS/pdu_batch/seed-header"
   run fuzz_pdu_batch "$BATCH_SECONDS" "$CORPUS/pdu_batch"
+fi
+if [ "$DB_URL_SECONDS" -gt 0 ]; then
+  mkdir -p "$CORPUS/db_url"
+  printf 'postgresql://npacd:secret@db1:5432/npac?sslmode=verify-full' >"$CORPUS/db_url/seed-url"
+  printf "UPDATE t SET a = ? WHERE b = '?' AND c IN (SELECT value FROM json_each(?))" >"$CORPUS/db_url/seed-sql"
+  run fuzz_db_url "$DB_URL_SECONDS" "$CORPUS/db_url"
 fi
 exit $status
