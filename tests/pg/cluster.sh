@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: cluster.sh start DIR | cluster.sh stop DIR | cluster.sh restart DIR
+# Usage: cluster.sh start|stop|restart|halt|resume DIR
 #
 # The throw-away PostgreSQL 15 cluster the test suite runs the db/ stores against
 # (CTest fixture npac_pg, tests/CMakeLists.txt). `start` creates a fresh cluster in DIR
@@ -8,7 +8,9 @@
 # interrupted run is stopped and removed first. `stop` stops the server and removes DIR;
 # a missing DIR is not an error. `restart` stops a running cluster (fast shutdown: every
 # session is disconnected) and starts it again on the same port, as an operator's
-# restart of the database server would.
+# restart of the database server would. `halt` stops the server and keeps the cluster;
+# `resume` starts a halted cluster again on its port (a database server that is down for
+# a while, then back).
 #
 # initdb and postgres refuse to run as root, so as root every server command runs as the
 # `postgres` system user (created by Debian's postgresql-15 package) and DIR belongs to
@@ -29,7 +31,7 @@ die() {
 }
 
 usage() {
-  echo "usage: cluster.sh start DIR | cluster.sh stop DIR | cluster.sh restart DIR" >&2
+  echo "usage: cluster.sh start|stop|restart|halt|resume DIR" >&2
   exit 2
 }
 
@@ -171,9 +173,22 @@ restart() {
     >/dev/null 2>&1 || { show_log "$server_log"; die "the PostgreSQL server in $data did not restart"; }
 }
 
+halt() {
+  [ -f "$data/postmaster.pid" ] || die "no cluster runs in $dir"
+  stop_server
+}
+
+resume() {
+  [ -e "$marker" ] && [ -d "$data" ] || die "no cluster in $dir to resume (cluster.sh start makes one)"
+  as_server "$pg_bindir/pg_ctl" -D "$data" -l "$server_log" -w -t "$start_timeout" start >/dev/null 2>&1 ||
+    { show_log "$server_log"; die "the PostgreSQL server in $data did not start again"; }
+}
+
 case $action in
   start) start ;;
   restart) restart ;;
+  halt) halt ;;
+  resume) resume ;;
   stop) remove_dir ;;
   *) usage ;;
 esac

@@ -132,8 +132,9 @@ AccessControl::Decision AccessControl::admit(const HttpRequest& request, RouteAc
           route, "anonymous", "unknown token: npacd has issued no token with this secret", true);
     } else {
       // The database cannot say who this is: not the caller's fault, and not a refusal.
-      decision.refusal = jsonErrorResponse(boost::beast::http::status::service_unavailable, "storage",
-                                           "cannot check the token: " + status.toString());
+      // Answered as every route answers that failure (503 database_unavailable while
+      // PostgreSQL is unreachable), so a client retries on one code, not two.
+      decision.refusal = dbErrorResponse(status, "cannot check the token");
     }
     return decision;
   }

@@ -145,21 +145,22 @@ HttpResponse errorResponse(http::status status, const std::string& code, const s
   return jsonErrorResponse(status, code, message);
 }
 
-HttpResponse dbErrorResponse(const db::Status& status) {
+HttpResponse dbErrorResponse(const db::Status& status, const std::string& context) {
   using Code = db::Status::Code;
+  const std::string prefix = context.empty() ? std::string() : context + ": ";
   switch (status.code()) {
-    case Code::kNotFound: return errorResponse(http::status::not_found, "not_found", status.message());
+    case Code::kNotFound: return errorResponse(http::status::not_found, "not_found", prefix + status.message());
     case Code::kInvalidArgument:
-      return errorResponse(http::status::bad_request, "invalid_argument", status.message());
-    case Code::kConstraint: return errorResponse(http::status::conflict, "conflict", status.message());
+      return errorResponse(http::status::bad_request, "invalid_argument", prefix + status.message());
+    case Code::kConstraint: return errorResponse(http::status::conflict, "conflict", prefix + status.message());
     case Code::kBusy:
     case Code::kOverloaded:
-      return errorResponse(http::status::service_unavailable, "overloaded", status.toString());
+      return errorResponse(http::status::service_unavailable, "overloaded", prefix + status.toString());
     case Code::kShutdown:
-      return errorResponse(http::status::service_unavailable, "shutting_down", status.toString());
+      return errorResponse(http::status::service_unavailable, "shutting_down", prefix + status.toString());
     case Code::kUnavailable:
-      return errorResponse(http::status::service_unavailable, "database_unavailable", status.toString());
-    default: return errorResponse(http::status::internal_server_error, "storage", status.toString());
+      return errorResponse(http::status::service_unavailable, "database_unavailable", prefix + status.toString());
+    default: return errorResponse(http::status::internal_server_error, "storage", prefix + status.toString());
   }
 }
 

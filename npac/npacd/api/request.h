@@ -60,9 +60,11 @@ std::string dumpJson(const nlohmann::json& value);
 
 HttpResponse jsonResponse(http::status status, const nlohmann::json& body);
 HttpResponse errorResponse(http::status status, const std::string& code, const std::string& message);
-// db::Status → 404 not_found, 400 invalid_argument, 409 conflict, 503 busy/overloaded/
-// shutdown, 500 storage otherwise. The message is the Status's full text.
-HttpResponse dbErrorResponse(const db::Status& status);
+// db::Status → 404 not_found, 400 invalid_argument, 409 conflict, 503 overloaded (busy,
+// overloaded) / shutting_down / database_unavailable (PostgreSQL unreachable), 500 storage
+// otherwise. The message is the Status's full text, after "<context>: " when one is given.
+// Every route and the token check answer a database failure through this one mapping.
+HttpResponse dbErrorResponse(const db::Status& status, const std::string& context = {});
 // tunables::Status → 404 unknown_tunable, 400 wrong_type / out_of_range / wrong_scope /
 // unknown_enum_value / invalid_provider / inconsistent / no_actor, 500 storage.
 HttpResponse tunableErrorResponse(const tunables::Status& status);
