@@ -171,3 +171,23 @@ TEST_CASE("npacctl takes its token from NPACCTL_TOKEN_FILE") {
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
 }
+
+TEST_CASE("npacd --token-file writes the first operator token there instead of beside the SQLite file") {
+  const fs::path elsewhere = fs::temp_directory_path() / ("npacd-token-elsewhere-" + std::to_string(getpid()));
+  fs::remove_all(elsewhere);
+  fs::create_directories(elsewhere);
+  const fs::path token_file = elsewhere / "operator.token";
+  {
+    NpacdProcess npacd(NpacdProcess::Options{{}, {"--token-file", token_file.string()}});
+    REQUIRE(fs::exists(token_file));
+    CHECK(modeOf(token_file) == 0600);
+    CHECK_FALSE(fs::exists(npacd.db().string() + ".token"));
+    CHECK_THAT(npacd.log(), Catch::Contains(token_file.string()));
+    // The token in it is the operator's: npacctl given that file is admitted.
+    Run listed = npacctlIn(npacd.dir(), "sp list" + api(npacd) + " --token-file " + token_file.string());
+    INFO(listed.output);
+    CHECK(listed.exit_code == 0);
+    CHECK(npacd.stop() == 0);
+  }
+  fs::remove_all(elsewhere);
+}
