@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "db/database.h"
+#include "db/postgres_connection.h"
 #include "db/transaction.h"
 
 namespace npac::db {
@@ -115,6 +117,24 @@ void QueueWriter::run() {
   }
 }
 
+namespace {
+
+// Whether a failed submission took the batch's transaction with it, so the others cannot
+// commit either. SQLite rolls the whole transaction back by itself after these codes
+// (SQLite "Response To Errors Within A Transaction"); PostgreSQL after a lost connection
+// (kUnavailable); and either may be found out of, or failed in, its transaction.
+bool transactionLost(Database& db, const Status& status) {
+  const Status::Code code = status.code();
+  if (code == Status::Code::kFull || code == Status::Code::kIoError || code == Status::Code::kBusy ||
+      code == Status::Code::kCorrupt || code == Status::Code::kReadOnly || code == Status::Code::kUnavailable) {
+    return true;
+  }
+  if (!db.inTransaction()) return true;
+  return db.postgres() != nullptr && db.postgres()->transactionFailed();
+}
+
+}  // namespace
+
 void QueueWriter::commitBatch(std::vector<Submission>& batch) {
   const TimeMs now = clock_();
   OutboundQueue queue(*db_);
@@ -133,10 +153,7 @@ void QueueWriter::commitBatch(std::vector<Submission>& batch) {
       if (results.back()) {
         for (const AppendOutcome& outcome : *results.back()) appended += outcome.duplicate ? 0 : 1;
       }
-      const Status::Code code = results.back().status().code();
-      if (code == Status::Code::kFull || code == Status::Code::kIoError ||
-          code == Status::Code::kBusy || code == Status::Code::kCorrupt ||
-          code == Status::Code::kReadOnly) {
+      if (!results.back() && transactionLost(*db_, results.back().status())) {
         status = results.back().status();  // the whole transaction is lost
         break;
       }

@@ -1,5 +1,6 @@
 #include "db/transaction.h"
 
+#include <libpq-fe.h>
 #include <sqlite3.h>
 
 #include "db/database.h"
@@ -36,6 +37,14 @@ Status Transaction::commit() {
   }
   // SQLite may already have rolled the whole transaction back on its own (SQLITE_FULL,
   // SQLITE_IOERR, SQLITE_BUSY during a write): committing now would silently do nothing.
+  // On PostgreSQL a lost connection has rolled it back: that is the server being
+  // unreachable (kUnavailable, 503 database_unavailable), not an internal error.
+  if (PostgresConnection* pg = db_.postgres(); pg != nullptr && PQstatus(pg->handle()) != CONNECTION_OK) {
+    rollback();
+    return Status::make(Status::Code::kUnavailable,
+                        "the connection to PostgreSQL was lost inside the transaction; it was rolled back",
+                        db_.path(), "PostgreSQL is restarting or unreachable: retry once pg_isready -d <url> answers");
+  }
   if (!db_.inTransaction()) {
     rollback();
     return Status::internal("transaction was rolled back by SQLite after an earlier error")

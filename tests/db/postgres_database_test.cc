@@ -186,6 +186,33 @@ TEST_CASE("A PostgreSQL connection killed by the server is re-established for th
   CHECK(pid->columnInt64(0) != backend);
 }
 
+TEST_CASE("A PostgreSQL transaction whose connection is lost is reported unavailable at commit", "[postgres]") {
+  TempDir dir;
+  auto db = openScratch(dir);
+  Result<Statement> pid = db->prepare("SELECT pg_backend_pid()");
+  REQUIRE(pid->step().value());
+  const std::int64_t backend = pid->columnInt64(0);
+  pid->reset();
+  Transaction txn(*db);
+  REQUIRE(txn.begin().isOk());
+  REQUIRE(db->execute("INSERT INTO t(k, v) VALUES(1, 'a')").isOk());
+  TempDir elsewhere;
+  auto other = openFresh(elsewhere);
+  Result<Statement> kill = other->prepare("SELECT pg_terminate_backend(?)");
+  kill->bindInt64(0, backend);
+  REQUIRE(kill->step().value());
+  Status insert = db->execute("INSERT INTO t(k, v) VALUES(2, 'b')");
+  CHECK(insert.code() == Status::Code::kUnavailable);
+  // What the caller is told (npacd's API: 503 database_unavailable, retry), not an
+  // internal error about an "earlier error".
+  Status commit = txn.commit();
+  INFO(commit.toString());
+  CHECK(commit.code() == Status::Code::kUnavailable);
+  CHECK(commit.message().find("lost inside the transaction") != std::string::npos);
+  // Nothing of it was written, and the next statement runs on a new session.
+  CHECK(countRows(*db) == 0);
+}
+
 TEST_CASE("An unreachable PostgreSQL server is reported as unavailable, with the URL's password hidden", "[postgres]") {
   // Port 1 on loopback: nothing listens there.
   Result<std::unique_ptr<Database>> db = Database::open("postgresql://npacd:hunter2@127.0.0.1:1/npac");
