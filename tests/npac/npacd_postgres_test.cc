@@ -174,6 +174,7 @@ TEST_CASE("npacd on PostgreSQL rides out a server restart under load and loses n
   }
   INFO("refused " << refused << ", first other answer " << other << ", last refusal " << refusal);
   CHECK(accepted.size() > before);
+  if (!other.empty()) WARN("npacd's log:\n" << npacd.log());  // what the database failures were
   CHECK(other.empty());
   // While the server was down the API said so: 503 database_unavailable (a fast restart
   // takes about a second; submissions went every 20 ms).
