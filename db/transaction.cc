@@ -35,8 +35,6 @@ Status Transaction::commit() {
   if (db_.transaction_depth_ != depth_ + 1) {
     return Status::internal("Transaction::commit() while a nested transaction is still open");
   }
-  // SQLite may already have rolled the whole transaction back on its own (SQLITE_FULL,
-  // SQLITE_IOERR, SQLITE_BUSY during a write): committing now would silently do nothing.
   // On PostgreSQL a lost connection has rolled it back: that is the server being
   // unreachable (kUnavailable, 503 database_unavailable), not an internal error.
   if (PostgresConnection* pg = db_.postgres(); pg != nullptr && PQstatus(pg->handle()) != CONNECTION_OK) {
@@ -45,6 +43,8 @@ Status Transaction::commit() {
                         "the connection to PostgreSQL was lost inside the transaction; it was rolled back",
                         db_.path(), "PostgreSQL is restarting or unreachable: retry once pg_isready -d <url> answers");
   }
+  // SQLite may already have rolled the whole transaction back on its own (SQLITE_FULL,
+  // SQLITE_IOERR, SQLITE_BUSY during a write): committing now would silently do nothing.
   if (!db_.inTransaction()) {
     rollback();
     return Status::internal("transaction was rolled back by SQLite after an earlier error")
