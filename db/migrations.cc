@@ -123,6 +123,12 @@ CREATE TABLE api_tokens(
   created_at INTEGER NOT NULL,
   created_by TEXT NOT NULL,
   revoked_at INTEGER);
+
+CREATE TABLE provider_leases(
+  spid TEXT PRIMARY KEY NOT NULL REFERENCES service_providers(spid) ON DELETE CASCADE,
+  owner TEXT NOT NULL CHECK(length(owner) BETWEEN 1 AND 128),
+  epoch INTEGER NOT NULL CHECK(epoch >= 1),
+  expires_at INTEGER NOT NULL);
 )sql";
 
 // Version 1 → 2. A key's last accepted bind sequence number (NULL: none yet) so a
@@ -233,6 +239,28 @@ CREATE UNIQUE INDEX outbound_queue_idempotency ON outbound_queue(spid, idempoten
   WHERE idempotency_key IS NOT NULL;
 )sql";
 
+// Version 6 → 7. Which node owns each provider's logical association (db/lease_store.h).
+// On PostgreSQL also the sequence association ids are drawn from, so that two nodes never
+// give the same id to two associations; it starts above every id already recorded.
+constexpr const char* kMigrateV6ToV7 = R"sql(
+CREATE TABLE provider_leases(
+  spid TEXT PRIMARY KEY NOT NULL REFERENCES service_providers(spid) ON DELETE CASCADE,
+  owner TEXT NOT NULL CHECK(length(owner) BETWEEN 1 AND 128),
+  epoch INTEGER NOT NULL CHECK(epoch >= 1),
+  expires_at INTEGER NOT NULL);
+)sql";
+constexpr const char* kMigrateV6ToV7Postgres = R"sql(
+CREATE TABLE provider_leases(
+  spid TEXT PRIMARY KEY NOT NULL REFERENCES service_providers(spid) ON DELETE CASCADE,
+  owner TEXT NOT NULL CHECK(length(owner) BETWEEN 1 AND 128),
+  epoch BIGINT NOT NULL CHECK(epoch >= 1),
+  expires_at BIGINT NOT NULL);
+CREATE SEQUENCE association_ids;
+SELECT setval('association_ids', GREATEST(1, (SELECT COALESCE(MAX(m), 0) FROM (
+  SELECT MAX(association_id) AS m FROM outbound_queue
+  UNION ALL SELECT MAX(association_id) FROM association_log) AS highest)), true);
+)sql";
+
 Status backfillMessageFacts(Database& db, const MigrationOptions& options) {
   if (!options.classify_queued_pdu) {
     Result<Statement> update = db.prepare("UPDATE outbound_queue SET kind = 'response' WHERE priority = ?");
@@ -329,6 +357,14 @@ Status climb(Database& db, int version, int target, const MigrationOptions& opti
   if (version == 5 && target > 5) {
     if (Status status = db.executeScript(kMigrateV5ToV6); !status) return status;
     version = 6;
+  }
+  if (version == 6 && target > 6) {
+    if (Status status = db.executeScript(db.backend() == Backend::kPostgres ? kMigrateV6ToV7Postgres
+                                                                          : kMigrateV6ToV7);
+        !status) {
+      return status;
+    }
+    version = 7;
   }
   if (version != target) {
     return Status::internal("migration ladder stopped at version " + std::to_string(version));

@@ -28,6 +28,9 @@
 //   6  outbound_queue rebuilt with its state CHECK written as comparisons (the same four
 //      values): SQLite checked `IN (...)` of four constants through a temporary index
 //      built on every insert and state change.
+//   7  provider_leases: which npacd node owns each provider's logical association (owner,
+//      epoch, expires_at; db/lease_store.h), for two or more nodes sharing PostgreSQL.
+//      An older npacd never reads it and, alone on its database, needs no lease.
 //
 // Threading: runs on the Database it is given, as that Database's contract says.
 #pragma once
@@ -44,7 +47,7 @@ namespace npac::db {
 
 class Database;
 
-inline constexpr int kCurrentSchemaVersion = 6;
+inline constexpr int kCurrentSchemaVersion = 7;
 // Versions 2 and 3 only added nullable/defaulted columns, indexes and a table. Version 4's
 // columns are defaulted too, but npacd delivers by them: an older npacd would write every
 // row as an unconfirmed push of unknown operation, answers to providers included. So a
@@ -52,6 +55,7 @@ inline constexpr int kCurrentSchemaVersion = 6;
 // Version 5 only adds a table that npacd of schema 4 never reads: such an npacd can still
 // use the file (its API unauthenticated, as it always was), so the value stays 4.
 // Version 6 allows exactly the values version 5 allowed: it stays 4 as well.
+// Version 7 only adds a table an older npacd never reads: still 4.
 inline constexpr int kCompatibleSchemaVersion = 4;
 
 // What the version-4 step does with a row queued before it (see above). The classifier

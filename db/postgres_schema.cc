@@ -114,6 +114,13 @@ CREATE TABLE api_tokens(
   created_at BIGINT NOT NULL,
   created_by TEXT NOT NULL,
   revoked_at BIGINT);
+
+CREATE TABLE provider_leases(
+  spid TEXT PRIMARY KEY NOT NULL REFERENCES service_providers(spid) ON DELETE CASCADE,
+  owner TEXT NOT NULL CHECK(length(owner) BETWEEN 1 AND 128),
+  epoch BIGINT NOT NULL CHECK(epoch >= 1),
+  expires_at BIGINT NOT NULL);
+CREATE SEQUENCE association_ids;
 )sql";
 
 }  // namespace

@@ -65,6 +65,7 @@ const char* toString(Status::Code code) {
     case Code::kOverloaded: return "overloaded";
     case Code::kShutdown: return "shutting down";
     case Code::kUnavailable: return "database unavailable";
+    case Code::kFenced: return "provider lease lost";
     case Code::kInternal: return "internal database error";
   }
   return "unknown";

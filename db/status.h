@@ -33,6 +33,7 @@ class Status {
     kOverloaded,       // a bounded in-memory queue is full; retry later
     kShutdown,         // the component is stopping
     kUnavailable,      // the database server cannot be reached (PostgreSQL); retry later
+    kFenced,           // the write carries a provider lease epoch this node no longer holds
     kInternal,         // misuse or an unexpected SQLite result
   };
 

@@ -418,11 +418,50 @@ TEST_CASE("An upgraded version 4 file has exactly the schema of a new file", "[s
   }
 }
 
-TEST_CASE("A version 6 file stays usable by npacd of schema 4", "[sqlite]") {
+TEST_CASE("A version 7 file stays usable by npacd of schema 4", "[sqlite]") {
   TempDir dir;
   auto db = openFresh(dir);
-  CHECK(readSchemaVersion(*db)->version == 6);
+  CHECK(readSchemaVersion(*db)->version == 7);
   CHECK(readSchemaVersion(*db)->last_compatible_version == 4);
+}
+
+TEST_CASE("A version 6 file gains the provider lease table when upgraded to version 7 keeping its data", "[sqlite]") {
+  TempDir dir;
+  buildFileAt(dir.file("npacd.db"), 3, kOldRows);
+  {
+    auto raw = openRaw(dir.file("npacd.db"));
+    REQUIRE(upgradeExistingTo(*raw, 6).isOk());
+    auto tables = raw->prepare("SELECT count(*) FROM sqlite_master WHERE name = 'provider_leases'");
+    REQUIRE(tables->step().value());
+    REQUIRE(tables->columnInt(0) == 0);
+  }
+  auto db = openFresh(dir);
+  CHECK(readSchemaVersion(*db)->version == 7);
+  auto rows = db->prepare("SELECT count(*) FROM outbound_queue");
+  REQUIRE(rows->step().value());
+  CHECK(rows->columnInt(0) == 5);
+  CHECK(db->execute("INSERT INTO provider_leases(spid, owner, epoch, expires_at) "
+                    "SELECT spid, 'a', 1, 0 FROM service_providers LIMIT 1")
+            .isOk());
+}
+
+TEST_CASE("An upgraded version 6 file has exactly the schema of a new file", "[sqlite]") {
+  TempDir dir;
+  buildFileAt(dir.file("old.db"), 3, "");
+  {
+    auto raw = openRaw(dir.file("old.db"));
+    REQUIRE(upgradeExistingTo(*raw, 6).isOk());
+  }
+  auto upgraded = Database::open(dir.file("old.db"));
+  REQUIRE(upgraded.isOk());
+  auto fresh = openFresh(dir);
+  auto upgraded_shape = schemaShape(**upgraded);
+  auto fresh_shape = schemaShape(*fresh);
+  REQUIRE(upgraded_shape.size() == fresh_shape.size());
+  for (const auto& [name, shape] : fresh_shape) {
+    INFO(name);
+    CHECK(upgraded_shape[name] == shape);
+  }
 }
 
 // ---- version 6: the queue's state CHECK without a temporary index --------------------
@@ -473,7 +512,7 @@ TEST_CASE("A version 5 file checked the queue state through a temporary index an
     CHECK(buildsTemporaryIndex(*raw, kMarkOneSent));
   }
   auto db = openFresh(dir);
-  CHECK(readSchemaVersion(*db)->version == 6);
+  CHECK(readSchemaVersion(*db)->version == kCurrentSchemaVersion);
   CHECK_FALSE(buildsTemporaryIndex(*db, kMarkOneSent));
   CHECK_FALSE(buildsTemporaryIndex(*db, kInsertOne));
 }

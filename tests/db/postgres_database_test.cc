@@ -72,6 +72,26 @@ TEST_CASE("A PostgreSQL database opens at the current schema version", "[postgre
   CHECK(version->last_compatible_version == kCompatibleSchemaVersion);
 }
 
+TEST_CASE("A PostgreSQL database at schema 6 gains the lease table and draws association ids above every recorded one",
+          "[postgres]") {
+  TempDir dir;
+  {
+    auto db = openFresh(dir);
+    // Back to what npacd of schema 6 left: no lease table, no sequence, ids up to 41.
+    REQUIRE(db->executeScript("DROP TABLE provider_leases; DROP SEQUENCE association_ids; "
+                              "UPDATE meta SET value = 6 WHERE key = 'version'; "
+                              "INSERT INTO association_log(at, event, spid, association_id) VALUES(1, 'bind', '0001', 41);")
+                .isOk());
+  }
+  auto db = openFresh(dir);
+  CHECK(readSchemaVersion(*db)->version == kCurrentSchemaVersion);
+  auto next = db->prepare("SELECT nextval('association_ids')");
+  REQUIRE(next.isOk());
+  REQUIRE(*next->step());
+  CHECK(next->columnInt64(0) == 42);
+  CHECK(db->execute("SELECT count(*) FROM provider_leases").isOk());
+}
+
 TEST_CASE("Opening a PostgreSQL database twice leaves its schema as it was", "[postgres]") {
   TempDir dir;
   auto first = openFresh(dir);
@@ -267,7 +287,7 @@ TEST_CASE("The PostgreSQL schema has the SQLite schema's tables, columns in orde
   Result<std::unique_ptr<Database>> sqlite = Database::open(dir.file("compare.db"));
   REQUIRE(sqlite.isOk());
   const auto expected = columnsOf(**sqlite);
-  CHECK(expected.size() == 10);  // meta and the nine tables of docs/DATABASE.md "Schema"
+  CHECK(expected.size() == 11);  // meta and the ten tables of docs/DATABASE.md "Schema"
   CHECK(columnsOf(*pg) == expected);
   CHECK(indexesOf(*pg) == indexesOf(**sqlite));
 }
