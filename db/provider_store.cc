@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "db/notification_listener.h"
 #include "db/database.h"
 
 namespace npac::db {
@@ -51,7 +52,9 @@ Status ProviderStore::update(const ServiceProvider& provider) {
       .bindBool(2, provider.enabled)
       .bindText(3, provider.spid);
   if (Status status = update->run(); !status) return status;
-  return db_.changes() == 1 ? Status::ok() : notFound(provider.spid);
+  if (db_.changes() != 1) return notFound(provider.spid);
+  // The node serving the provider applies it (a disabled provider's associations end).
+  return notifyNodes(db_, kChangedChannel, std::string(kProviderChangedPrefix) + provider.spid);
 }
 
 Status ProviderStore::setEnabled(std::string_view spid, bool enabled) {
@@ -59,7 +62,8 @@ Status ProviderStore::setEnabled(std::string_view spid, bool enabled) {
   if (!update) return update.status();
   update->bindBool(0, enabled).bindText(1, spid);
   if (Status status = update->run(); !status) return status;
-  return db_.changes() == 1 ? Status::ok() : notFound(spid);
+  if (db_.changes() != 1) return notFound(spid);
+  return notifyNodes(db_, kChangedChannel, std::string(kProviderChangedPrefix) + std::string(spid));
 }
 
 Status ProviderStore::remove(std::string_view spid) {

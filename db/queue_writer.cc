@@ -1,5 +1,9 @@
 #include "db/queue_writer.h"
 
+#include <set>
+
+#include "db/notification_listener.h"
+
 #include <utility>
 
 #include "db/database.h"
@@ -145,17 +149,31 @@ void QueueWriter::commitBatch(std::vector<Submission>& batch) {
   Status status = txn.begin();
   double commit_duration = 0;
   std::size_t appended = 0;
+  std::set<std::string> providers;  // with a row added, for the other nodes' wake-up
   if (status) {
     for (Submission& submission : batch) {
       // Inside our transaction appendBatch() is a savepoint: a failing submission is
       // rolled back alone and the others still commit.
       results.push_back(queue.appendBatchOutcomes(submission.messages, now));
       if (results.back()) {
-        for (const AppendOutcome& outcome : *results.back()) appended += outcome.duplicate ? 0 : 1;
+        const std::vector<AppendOutcome>& outcomes = *results.back();
+        for (std::size_t m = 0; m < outcomes.size(); ++m) {
+          if (outcomes[m].duplicate) continue;
+          ++appended;
+          providers.insert(submission.messages[m].spid);
+        }
       }
       if (!results.back() && transactionLost(*db_, results.back().status())) {
         status = results.back().status();  // the whole transaction is lost
         break;
+      }
+    }
+    if (status && db_->backend() == Backend::kPostgres) {
+      // LISTEN/NOTIFY (db/notification_listener.h): the node owning each provider is woken
+      // at COMMIT, wherever the message was submitted; delivered only if the batch commits.
+      for (const std::string& spid : providers) {
+        status = notifyNodes(*db_, kSubmittedChannel, spid);
+        if (!status) break;
       }
     }
     if (status) {

@@ -1,5 +1,6 @@
 #include "db/tunable_store.h"
 
+#include "db/notification_listener.h"
 #include "db/database.h"
 
 namespace npac::db {
@@ -52,7 +53,9 @@ Status TunableStore::set(const TunableOverride& override) {
       .bindText(2, override.value)
       .bindInt64(3, override.updated_at)
       .bindText(4, override.updated_by);
-  return upsert->run();
+  if (Status status = upsert->run(); !status) return status;
+  // The other npacd nodes on this database reload their tunables (at COMMIT).
+  return notifyNodes(db_, kChangedChannel, kTunablesChanged);
 }
 
 Result<bool> TunableStore::clear(std::string_view name, std::string_view spid) {
@@ -60,7 +63,11 @@ Result<bool> TunableStore::clear(std::string_view name, std::string_view spid) {
   if (!erase) return erase.status();
   erase->bindText(0, name).bindText(1, spid);
   if (Status status = erase->run(); !status) return status;
-  return db_.changes() > 0;
+  const bool erased = db_.changes() > 0;
+  if (erased) {
+    if (Status status = notifyNodes(db_, kChangedChannel, kTunablesChanged); !status) return status;
+  }
+  return erased;
 }
 
 Result<std::vector<TunableOverride>> TunableStore::list() {

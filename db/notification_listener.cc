@@ -1,0 +1,153 @@
+#include "db/notification_listener.h"
+
+#include <fcntl.h>
+#include <libpq-fe.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+#include "db/database.h"
+#include "db/postgres_connection.h"
+#include "db/statement.h"
+
+namespace npac::db {
+namespace {
+
+bool isIdentifier(const std::string& name) {
+  if (name.empty() || name.size() > 63) return false;
+  for (char ch : name) {
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')) return false;
+  }
+  return true;
+}
+
+PGconn* pg(void* conn) { return static_cast<PGconn*>(conn); }
+
+// Reconnection backoff, bounded: a database that is down is asked at most every 2 s.
+constexpr auto kRetryFirst = std::chrono::milliseconds(100);
+constexpr auto kRetryMost = std::chrono::milliseconds(2000);
+
+}  // namespace
+
+Status notifyNodes(Database& db, std::string_view channel, std::string_view payload) {
+  if (db.backend() != Backend::kPostgres) return Status::ok();
+  Result<Statement> notify = db.prepare("SELECT pg_notify(?, ?)");
+  if (!notify) return notify.status();
+  notify->bindText(0, channel).bindText(1, payload);
+  Result<bool> row = notify->step();
+  if (!row) return row.status();
+  notify->reset();
+  return Status::ok();
+}
+
+NotificationListener::NotificationListener(std::string url, std::vector<std::string> channels, Handler handler)
+    : url_(std::move(url)), channels_(std::move(channels)), handler_(std::move(handler)) {}
+
+Result<std::unique_ptr<NotificationListener>> NotificationListener::start(const std::string& url,
+                                                                          std::vector<std::string> channels,
+                                                                          Handler handler) {
+  if (!isPostgresUrl(url)) return Status::invalidArgument("LISTEN/NOTIFY needs a postgresql:// database");
+  for (const std::string& channel : channels) {
+    if (!isIdentifier(channel)) return Status::invalidArgument("not a channel name: '" + channel + "'");
+  }
+  std::unique_ptr<NotificationListener> listener(
+      new NotificationListener(url, std::move(channels), std::move(handler)));
+  if (::pipe2(listener->wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) {
+    return Status::internal("cannot create the listener's wake-up pipe");
+  }
+  if (Status status = listener->connect(); !status) return status;
+  listener->thread_ = std::thread([raw = listener.get()] { raw->run(); });
+  return listener;
+}
+
+Status NotificationListener::connect() {
+  if (conn_ != nullptr) PQfinish(pg(conn_));
+  conn_ = PQconnectdb(url_.c_str());
+  if (PQstatus(pg(conn_)) != CONNECTION_OK) {
+    std::string why = PQerrorMessage(pg(conn_));
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    PQfinish(pg(conn_));
+    conn_ = nullptr;
+    return Status::make(Status::Code::kUnavailable, "LISTEN connection: " + why, redactPostgresUrl(url_));
+  }
+  PGresult* named = PQexec(pg(conn_), "SET application_name = 'npacd listener'");
+  PQclear(named);
+  for (const std::string& channel : channels_) {
+    PGresult* result = PQexec(pg(conn_), ("LISTEN " + channel).c_str());
+    const bool ok = PQresultStatus(result) == PGRES_COMMAND_OK;
+    PQclear(result);
+    if (!ok) {
+      std::string why = PQerrorMessage(pg(conn_));
+      PQfinish(pg(conn_));
+      conn_ = nullptr;
+      return Status::make(Status::Code::kUnavailable, "LISTEN " + channel + ": " + why, redactPostgresUrl(url_));
+    }
+  }
+  return Status::ok();
+}
+
+void NotificationListener::run() {
+  auto retry = kRetryFirst;
+  bool lost_said = false;
+  while (!stopping_.load()) {
+    if (conn_ == nullptr) {
+      pollfd wait{wake_pipe_[0], POLLIN, 0};
+      ::poll(&wait, 1, static_cast<int>(retry.count()));
+      if (stopping_.load()) break;
+      if (Status status = connect(); !status) {
+        if (!lost_said) spdlog::warn("notifications: {}; retrying", status.toString());
+        lost_said = true;
+        retry = std::min(retry * 2, kRetryMost);
+        continue;
+      }
+      ++reconnects_;
+      spdlog::info("notifications: listening again on the database; resynchronising");
+      lost_said = false;
+      retry = kRetryFirst;
+      handler_("", "");  // whatever was notified meanwhile is unknown
+    }
+    pollfd fds[2] = {{PQsocket(pg(conn_)), POLLIN, 0}, {wake_pipe_[0], POLLIN, 0}};
+    const int ready = ::poll(fds, 2, 1000);
+    if (stopping_.load()) break;
+    if (ready < 0) continue;  // EINTR
+    if (fds[0].revents == 0) continue;
+    if (PQconsumeInput(pg(conn_)) == 0 || PQstatus(pg(conn_)) != CONNECTION_OK) {
+      spdlog::warn("notifications: the LISTEN connection was lost ({}); reconnecting",
+                   std::string(PQerrorMessage(pg(conn_))).substr(0, 200));
+      PQfinish(pg(conn_));
+      conn_ = nullptr;
+      lost_said = true;
+      continue;
+    }
+    while (PGnotify* note = PQnotifies(pg(conn_))) {
+      ++received_;
+      handler_(note->relname, note->extra != nullptr ? note->extra : "");
+      PQfreemem(note);
+    }
+  }
+}
+
+void NotificationListener::stop() {
+  if (stopping_.exchange(true)) {
+    if (thread_.joinable()) thread_.join();
+    return;
+  }
+  if (wake_pipe_[1] >= 0) {
+    const char byte = 1;
+    [[maybe_unused]] const ssize_t written = ::write(wake_pipe_[1], &byte, 1);
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+NotificationListener::~NotificationListener() {
+  stop();
+  if (conn_ != nullptr) PQfinish(pg(conn_));
+  for (int fd : wake_pipe_) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+}  // namespace npac::db
