@@ -91,21 +91,23 @@ InstanceLock::InstanceLock(std::string path, int fd) : path_(std::move(path)), f
 InstanceLock::InstanceLock(std::string path, std::unique_ptr<Database> session)
     : path_(std::move(path)), session_(std::move(session)) {}
 
-Result<std::unique_ptr<InstanceLock>> InstanceLock::acquirePostgres(const std::string& url, TimeMs now) {
+Result<std::unique_ptr<InstanceLock>> InstanceLock::acquirePostgres(const std::string& url, TimeMs now,
+                                                                    const std::string& node) {
   OpenOptions options;
   options.apply_schema = false;  // the lock comes before the migrations
   Result<std::unique_ptr<Database>> session = Database::open(url, options);
   if (!session) return session.status();
   Database& db = **session;
-  const std::string me = "npacd pid " + std::to_string(static_cast<long>(getpid())) + " on host " + hostName() +
-                         " since " + formatUtc(now);
+  const std::string me = "npacd node " + node + ", pid " + std::to_string(static_cast<long>(getpid())) +
+                         " on host " + hostName() + " since " + formatUtc(now);
   Result<Statement> name = db.prepare("SELECT set_config('application_name', ?, false)");
   if (!name) return name.status();
   name->bindText(0, me);
   if (Status status = name->run(); !status) return status;
-  Result<Statement> take = db.prepare("SELECT pg_try_advisory_lock(?)");
+  // The second key: the node name's hash, kept positive (pg_locks shows it as an oid).
+  Result<Statement> take = db.prepare("SELECT pg_try_advisory_lock(CAST(? AS INTEGER), hashtext(?) & 2147483647)");
   if (!take) return take.status();
-  take->bindInt64(0, kPostgresInstanceLockKey);
+  take->bindInt64(0, kPostgresInstanceLockKey).bindText(1, node);
   Result<bool> row = take->step();
   if (!row) return row.status();
   if (*row && take->columnBool(0)) {
@@ -120,21 +122,23 @@ Result<std::unique_ptr<InstanceLock>> InstanceLock::acquirePostgres(const std::s
       "SELECT a.application_name, COALESCE(host(a.client_addr), 'a local socket') FROM pg_locks l "
       "JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted "
       "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-      "AND l.objid = ? LIMIT 1");
+      "AND CAST(l.classid AS BIGINT) = CAST(? AS BIGINT) AND CAST(l.objid AS BIGINT) = (hashtext(?) & 2147483647) "
+      "AND l.objsubid = 2 LIMIT 1");
   std::string who = "a session that has ended meanwhile";
   if (holder) {
-    holder->bindInt64(0, kPostgresInstanceLockKey);
+    holder->bindInt64(0, kPostgresInstanceLockKey).bindText(1, node);
     Result<bool> found = holder->step();
     if (found.isOk() && *found) who = holder->columnText(0) + ", connected from " + holder->columnText(1);
   }
   return Status::make(Status::Code::kBusy,
-                      "another npacd is using this PostgreSQL database (" + who + "); this one changed nothing in it",
-                      db.path(), "stop that npacd first, or give this one its own database");
+                      "another npacd is using this PostgreSQL database as node '" + node + "' (" + who +
+                          "); this one changed nothing in it",
+                      db.path(), "stop that npacd first, or give this one its own --node name");
 }
 
 Result<std::unique_ptr<InstanceLock>> InstanceLock::acquire(const std::string& database_path,
-                                                            TimeMs now) {
-  if (isPostgresUrl(database_path)) return acquirePostgres(database_path, now);
+                                                            TimeMs now, const std::string& node) {
+  if (isPostgresUrl(database_path)) return acquirePostgres(database_path, now, node);
   const std::string lock_path = lockPathFor(database_path);
   // O_NOFOLLOW: a symlink planted at the lock's name must not make us truncate its target.
   const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);

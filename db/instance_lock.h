@@ -19,8 +19,11 @@
 // (flock is advisory and local: it does not guard a database on NFS shared by two
 // hosts; docs/DATABASE.md says to keep the database on a local filesystem.)
 //
-// On PostgreSQL (a `postgresql://` database) the lock is the session-level advisory lock
-// pg_try_advisory_lock(kPostgresInstanceLockKey) of the npacd database, held by a
+// On PostgreSQL (a `postgresql://` database) several npacd nodes share the database
+// (docs/OPERATIONS.md "Two sites"; who serves which provider is decided by provider
+// leases, db/lease_store.h), but each node NAME is used by one process at a time: the
+// lock is the session-level advisory lock pg_try_advisory_lock(kPostgresInstanceLockKey,
+// hash of the node name) of the npacd database, held by a
 // connection of its own that names this process in application_name ("npacd pid 41 on
 // host soa1"), which is what the refusal quotes (pg_stat_activity). The server drops it
 // when that session ends — npacd's exit, kill -9, or a lost connection.
@@ -60,7 +63,9 @@ class InstanceLock {
   // `now`) in the lock file. Errors: kBusy when another process (or another acquire in
   // this one) holds it, naming the holder from its lock file; kCantOpen / kReadOnly /
   // kIoError when the lock file cannot be created, opened or written.
-  static Result<std::unique_ptr<InstanceLock>> acquire(const std::string& database_path, TimeMs now);
+  // `node`: the npacd node name (PostgreSQL only; SQLite has one npacd per file).
+  static Result<std::unique_ptr<InstanceLock>> acquire(const std::string& database_path, TimeMs now,
+                                                       const std::string& node = "npacd");
 
   // Parses a lock file's text ("pid=…\nhost=…\nstarted_at=…\n"); nullopt when it is
   // empty or not in that form (a holder that has not written it yet, a foreign file).
@@ -75,7 +80,8 @@ class InstanceLock {
  private:
   InstanceLock(std::string path, int fd);
   InstanceLock(std::string path, std::unique_ptr<Database> session);
-  static Result<std::unique_ptr<InstanceLock>> acquirePostgres(const std::string& url, TimeMs now);
+  static Result<std::unique_ptr<InstanceLock>> acquirePostgres(const std::string& url, TimeMs now,
+                                                               const std::string& node);
 
   std::string path_;
   int fd_ = -1;
