@@ -169,6 +169,12 @@ std::vector<TunableSpec> standardEntries() {
       "new connection beyond it drops the oldest unbound one, counted and logged. 256 covers "
       "every provider re-binding at once after an NPAC restart with margin, and bounds what "
       "idle or hostile connections can hold."));
+  s.push_back(duration(I::kProviderLeaseTimeout, "provider_lease_timeout", Scope::kGlobal, 5s,
+      1s, 5min, false,
+      "How long a node's lease on a provider lasts without renewal (renewed every third of "
+      "it while the provider is bound there); when the owning node dies, another node may "
+      "take the provider this long after the last renewal. 5 s keeps a takeover within an "
+      "SOA's own re-bind delay while riding out a database pause of a second or two."));
   return s;
 }
 

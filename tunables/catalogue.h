@@ -54,6 +54,7 @@ enum class TunableId : std::uint16_t {
   kThrottleMinAbatementTime,
   kNpacSystemId,
   kMaxUnboundConnections,
+  kProviderLeaseTimeout,
   kCount,  // not a tunable
 };
 
@@ -148,6 +149,7 @@ inline constexpr Key<std::int64_t> kThrottleAbatement3{TunableId::kThrottleAbate
 inline constexpr Key<Duration> kThrottleMinAbatementTime{TunableId::kThrottleMinAbatementTime};
 inline constexpr Key<std::string> kNpacSystemId{TunableId::kNpacSystemId};
 inline constexpr Key<std::int64_t> kMaxUnboundConnections{TunableId::kMaxUnboundConnections};
+inline constexpr Key<Duration> kProviderLeaseTimeout{TunableId::kProviderLeaseTimeout};
 
 // The ValueType a key's C++ type maps to (used by the key/catalogue consistency test).
 template <typename T>

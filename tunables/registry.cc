@@ -1,5 +1,7 @@
 #include "tunables/registry.h"
 
+#include <algorithm>
+#include <iterator>
 #include <optional>
 #include <utility>
 
@@ -22,6 +24,8 @@ std::atomic<std::uint64_t> g_next_version{1};
 
 constexpr std::string_view kActionSet = "tunable.set";
 constexpr std::string_view kActionClear = "tunable.clear";
+// The actor of a change reload() finds without one: a removed row says nobody.
+constexpr std::string_view kOtherNode = "another npacd node";
 
 // The audit subject: "srr@0001" for a provider, "srr" for the global value.
 std::string subjectOf(std::string_view name, std::string_view spid) {
@@ -30,6 +34,49 @@ std::string subjectOf(std::string_view name, std::string_view spid) {
 
 Status storageError(std::string_view what, std::string_view subject, const db::Status& s) {
   return Status::storage(cat("could not ", what, " ", subject, ": ", s.toString()));
+}
+
+// Reads every stored override into `rows` and builds their snapshot. A row the catalogue
+// refuses is left out and described, one sentence, in `ignored` (open() and reload()).
+Status loadStored(db::Database& db, const Catalogue& catalogue,
+                  std::vector<db::TunableOverride>* rows,
+                  std::shared_ptr<TunableSnapshot>* out, std::vector<std::string>* ignored) {
+  db::TunableStore store(db);
+  db::Result<std::vector<db::TunableOverride>> listed = store.list();
+  if (!listed) return storageError("load", "the tunable overrides", listed.status());
+  *rows = std::move(*listed);
+
+  auto snapshot = std::make_shared<TunableSnapshot>(catalogue);
+  for (const db::TunableOverride& row : *rows) {
+    const std::string subject = subjectOf(row.name, row.spid);
+    const TunableSpec* spec = catalogue.find(row.name);
+    if (spec == nullptr) {
+      ignored->push_back(
+          cat("stored override ", subject, " ignored: no such tunable in this npacd"));
+      continue;
+    }
+    const bool scope_ok = row.spid.empty()
+                              ? spec->allowsGlobal()
+                              : spec->allowsProvider() && isValidSpid(row.spid);
+    if (!scope_ok) {
+      ignored->push_back(cat("stored override ", subject, " ignored: ", row.name, " is ",
+                             toString(spec->scope)));
+      continue;
+    }
+    Value value;
+    if (Status parsed = catalogue.parse(*spec, row.value, &value); !parsed) {
+      ignored->push_back(cat("stored override ", subject, " = \"", row.value, "\" ignored: ",
+                             parsed.toString()));
+      continue;
+    }
+    snapshot->setOverride(spec->id, row.spid, std::move(value));
+  }
+  *out = std::move(snapshot);
+  return Status::ok();
+}
+
+const Value* overrideAt(const TunableSnapshot& snapshot, TunableId id, std::string_view spid) {
+  return spid.empty() ? snapshot.globalOverride(id) : snapshot.providerOverride(id, spid);
 }
 
 }  // namespace
@@ -63,36 +110,10 @@ TunableRegistry::~TunableRegistry() = default;
 Status TunableRegistry::open(db::Database& db, db::Clock clock,
                              std::unique_ptr<TunableRegistry>* out, const Catalogue& catalogue) {
   std::unique_ptr<TunableRegistry> registry(new TunableRegistry(db, std::move(clock), catalogue));
-  db::TunableStore store(db);
-  db::Result<std::vector<db::TunableOverride>> rows = store.list();
-  if (!rows) return storageError("load", "the tunable overrides", rows.status());
-
-  auto snapshot = std::make_shared<TunableSnapshot>(catalogue);
-  for (const db::TunableOverride& row : *rows) {
-    const std::string subject = subjectOf(row.name, row.spid);
-    const TunableSpec* spec = catalogue.find(row.name);
-    if (spec == nullptr) {
-      registry->ignored_at_load_.push_back(
-          cat("stored override ", subject, " ignored: no such tunable in this npacd"));
-      continue;
-    }
-    const bool scope_ok = row.spid.empty()
-                              ? spec->allowsGlobal()
-                              : spec->allowsProvider() && isValidSpid(row.spid);
-    if (!scope_ok) {
-      registry->ignored_at_load_.push_back(
-          cat("stored override ", subject, " ignored: ", row.name, " is ",
-              toString(spec->scope)));
-      continue;
-    }
-    Value value;
-    if (Status parsed = catalogue.parse(*spec, row.value, &value); !parsed) {
-      registry->ignored_at_load_.push_back(
-          cat("stored override ", subject, " = \"", row.value, "\" ignored: ",
-              parsed.toString()));
-      continue;
-    }
-    snapshot->setOverride(spec->id, row.spid, std::move(value));
+  std::vector<db::TunableOverride> rows;
+  std::shared_ptr<TunableSnapshot> snapshot;
+  if (Status s = loadStored(db, catalogue, &rows, &snapshot, &registry->ignored_at_load_); !s) {
+    return s;
   }
   registry->publish(std::move(snapshot));
   *out = std::move(registry);
@@ -262,8 +283,14 @@ void TunableRegistry::publishAndNotify(std::shared_ptr<const TunableSnapshot> ne
                                        std::string_view actor) {
   std::shared_ptr<const TunableSnapshot> previous = snapshot();  // writers are serialised
   publish(next);
-  Change change{&spec, std::string(spid), previous->resolve(spec.id, spid),
-                next->resolve(spec.id, spid), std::string(actor)};
+  notify(*previous, *next, spec, spid, actor);
+}
+
+void TunableRegistry::notify(const TunableSnapshot& before, const TunableSnapshot& after,
+                             const TunableSpec& spec, std::string_view spid,
+                             std::string_view actor) {
+  Change change{&spec, std::string(spid), before.resolve(spec.id, spid),
+                after.resolve(spec.id, spid), std::string(actor)};
   if (change.old_value == change.new_value) return;  // stored and audited; nothing to apply
 
   std::vector<std::shared_ptr<Subscriber>> targets;
@@ -272,7 +299,7 @@ void TunableRegistry::publishAndNotify(std::shared_ptr<const TunableSnapshot> ne
     for (const std::shared_ptr<Subscriber>& sub : subscribers_) {
       if (sub->tunable != spec.id) continue;
       const bool reaches = sub->spid.empty() || sub->spid == spid ||
-                           (spid.empty() && next->providerOverride(spec.id, sub->spid) == nullptr);
+                           (spid.empty() && after.providerOverride(spec.id, sub->spid) == nullptr);
       if (reaches) targets.push_back(sub);
     }
   }
@@ -287,6 +314,75 @@ void TunableRegistry::publishAndNotify(std::shared_ptr<const TunableSnapshot> ne
     }
   }
   tl_notifying = outer;
+}
+
+// ---- Reloading -------------------------------------------------------------------------
+
+Status TunableRegistry::reload(std::size_t* changed, std::vector<std::string>* ignored) {
+  if (changed != nullptr) *changed = 0;
+  if (tl_notifying == this) {
+    return Status::reentrant("reload refused: called from a change callback");
+  }
+  std::lock_guard lock(write_mutex_);
+  std::vector<db::TunableOverride> rows;
+  std::shared_ptr<TunableSnapshot> next;
+  std::vector<std::string> skipped;
+  if (Status s = loadStored(db_, catalogue_, &rows, &next, &skipped); !s) return s;
+  if (ignored != nullptr) *ignored = std::move(skipped);
+
+  // The scopes whose stored override differs, in catalogue order, global before providers.
+  const std::shared_ptr<const TunableSnapshot> previous = snapshot();
+  const std::vector<std::string> old_spids = previous->providersWithOverrides();
+  const std::vector<std::string> new_spids = next->providersWithOverrides();
+  std::vector<std::string> providers;
+  std::set_union(old_spids.begin(), old_spids.end(), new_spids.begin(), new_spids.end(),
+                 std::back_inserter(providers));
+  struct Applied {
+    const TunableSpec* spec;
+    std::string_view spid;
+  };
+  std::vector<Applied> applied;
+  const auto differs = [&](TunableId id, std::string_view spid) {
+    const Value* old_value = overrideAt(*previous, id, spid);
+    const Value* new_value = overrideAt(*next, id, spid);
+    if (old_value == nullptr || new_value == nullptr) return old_value != new_value;
+    return !(*old_value == *new_value);
+  };
+  for (const TunableSpec& spec : catalogue_.all()) {
+    if (differs(spec.id, "")) applied.push_back({&spec, ""});
+    for (const std::string& spid : providers) {
+      if (differs(spec.id, spid)) applied.push_back({&spec, spid});
+    }
+  }
+  if (changed != nullptr) *changed = applied.size();
+  if (applied.empty()) return Status::ok();
+
+  publish(next);
+  // Tell the changes one at a time, as the same set/clear calls made here would have: each
+  // against the values with the changes before it applied.
+  TunableSnapshot before(*previous);
+  TunableSnapshot after(*previous);
+  for (const Applied& change : applied) {
+    const TunableId id = change.spec->id;
+    const Value* value = overrideAt(*next, id, change.spid);
+    std::string_view actor = kOtherNode;
+    if (value != nullptr) {
+      after.setOverride(id, change.spid, *value);
+      const auto row = std::find_if(rows.begin(), rows.end(), [&](const db::TunableOverride& r) {
+        return r.name == change.spec->name && r.spid == change.spid;
+      });
+      if (row != rows.end() && !row->updated_by.empty()) actor = row->updated_by;
+    } else {
+      after.clearOverride(id, change.spid);
+    }
+    notify(before, after, *change.spec, change.spid, actor);
+    if (value != nullptr) {
+      before.setOverride(id, change.spid, *value);
+    } else {
+      before.clearOverride(id, change.spid);
+    }
+  }
+  return Status::ok();
 }
 
 // ---- Subscribing -----------------------------------------------------------------------

@@ -6,7 +6,8 @@
 // throttle levels — each its own ErrorCode), then writes the override and an audit entry
 // (who, old, new, when) in one transaction, then publishes a new snapshot, then tells the
 // subscribers. A refused or failed set changes nothing anywhere and notifies nobody.
-// clear() removes an override so the value falls back to the next level.
+// clear() removes an override so the value falls back to the next level. reload() takes
+// in the overrides another npacd node sharing the database has written since.
 //
 // Threading contract:
 //  - Reads (get, snapshot) are safe from any thread at any time, concurrently with set.
@@ -16,22 +17,24 @@
 //    A reader sees either the old or the new value, never a mix; hold one snapshot() to
 //    read several tunables consistently. (libstdc++ 12's atomic<shared_ptr> was not used:
 //    ThreadSanitizer cannot see its internal lock and reports false races.)
-//  - set/clear may be called from any thread; they are serialised by an internal mutex
-//    and use the Database given to open() on the calling thread. No other thread may use
-//    that Database at the same time: give the registry its own connection. Do not call
-//    them inside a transaction of your own on that connection: the registry publishes as
-//    soon as its (then nested) transaction commits, before yours could roll back.
-//  - Subscriber callbacks run synchronously on the thread that called set/clear, after
-//    the commit and after the new snapshot is visible, one change at a time in commit
-//    order. A callback must be quick and must not block on another thread (post to your
-//    strand instead). It may read, subscribe and unsubscribe; a set/clear from inside a
-//    callback is refused with kReentrant.
+//  - set/clear/reload may be called from any thread; they are serialised by an internal
+//    mutex and use the Database given to open() on the calling thread. No other thread
+//    may use that Database at the same time: give the registry its own connection. Do not
+//    call them inside a transaction of your own on that connection: the registry
+//    publishes as soon as its (then nested) transaction commits, before yours could roll
+//    back.
+//  - Subscriber callbacks run synchronously on the thread that called set/clear/reload,
+//    after the commit (or the reload's read) and after the new snapshot is visible, one
+//    change at a time in commit order. A callback must be quick and must not block on
+//    another thread (post to your strand instead). It may read, subscribe and
+//    unsubscribe; a set/clear/reload from inside a callback is refused with kReentrant.
 //  - Subscription::reset() (or its destructor) from outside a callback waits for a
 //    notification in progress; after it returns the callback is not running and will not
 //    run again. Destroy every Subscription before the registry.
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -128,6 +131,28 @@ class TunableRegistry {
   // Removes the override of `name` at `spid`; ok (and no audit entry) if there was none.
   Status clear(std::string_view name, std::string_view spid, std::string_view actor);
 
+  // Re-reads every stored override from the Database given to open(), to take in what
+  // another npacd node sharing that database has set or cleared since (call it when that
+  // node says so, e.g. on a PostgreSQL NOTIFY). The rows are loaded and validated exactly
+  // as open() does: a row the catalogue refuses is skipped — its tunable at that scope
+  // falls back as if nothing were stored — and described, in open()'s words, in
+  // `*ignored` when given (ignoredAtLoad() itself stays open()'s list). The new snapshot
+  // is then published as by set/clear, in one step: a reader sees either every value of
+  // the reload or none.
+  // Every (tunable, scope) whose stored override differs from the current snapshot —
+  // added, changed value or removed — is one applied change; `*changed` receives their
+  // number (0: the snapshot already matched and nobody is notified). Each is told to the
+  // subscribers as set/clear would tell it (same Change, same filters): one change at a
+  // time, in catalogue order, global before providers (by SPID), each Change's old value
+  // being the previous one's new value, as if the other node's set/clear calls had been
+  // made here in that order; a change that leaves the effective value alone is applied
+  // but not notified. The actor is the row's updated_by, or "another npacd node" for a
+  // removal (or a row without one). The callbacks run after the whole reload is visible.
+  // Reload writes nothing: no override, no audit entry (the other node audited it).
+  // Errors: kStorage when the overrides cannot be read — then nothing changes, nobody is
+  // notified and `*changed` is 0; kReentrant from inside a change callback, like set.
+  Status reload(std::size_t* changed = nullptr, std::vector<std::string>* ignored = nullptr);
+
   // Calls `callback` for every change of `name` that alters the effective value seen by
   // `spid`: changes made for that provider, and global changes while that provider has no
   // override of its own. `spid` "" subscribes to every change of `name` at every scope.
@@ -178,6 +203,9 @@ class TunableRegistry {
                  const std::string* canonical, std::string_view actor, bool* existed);
   void publishAndNotify(std::shared_ptr<const TunableSnapshot> next, const TunableSpec& spec,
                         std::string_view spid, std::string_view actor);
+  // Tells the subscribers of `spec` at `spid` the change from `before` to `after`.
+  void notify(const TunableSnapshot& before, const TunableSnapshot& after,
+              const TunableSpec& spec, std::string_view spid, std::string_view actor);
   Subscription subscribeId(TunableId id, std::string_view spid, Callback callback);
   void unsubscribe(std::uint64_t id);
 
@@ -192,7 +220,7 @@ class TunableRegistry {
   std::atomic<std::uint64_t> version_{0};
   std::vector<std::string> ignored_at_load_;
 
-  // Serialises set/clear (database work, publish, notification) and unsubscribe.
+  // Serialises set/clear/reload (database work, publish, notification) and unsubscribe.
   std::mutex write_mutex_;
   // Guards subscribers_ and next_subscriber_id_.
   std::mutex subscribers_mutex_;
