@@ -23,6 +23,7 @@ std::string_view toString(BindDiagnostic diagnostic) {
     case D::kNoAccessControl: return "no-access-control";
     case D::kBadAccessControl: return "bad-access-control";
     case D::kStorageUnavailable: return "storage-unavailable";
+    case D::kOwnedElsewhere: return "owned-elsewhere";
   }
   return "unknown";
 }
@@ -57,6 +58,8 @@ std::string_view describe(BindDiagnostic diagnostic) {
     case D::kStorageUnavailable:
       return "the NPAC cannot use its database right now (the bind was not recorded): "
              "retry later";
+    case D::kOwnedElsewhere:
+      return "another NPAC node serves this provider's associations: bind there";
   }
   return "unknown";
 }
@@ -89,7 +92,8 @@ AcseUserDiagnostic acseDiagnostic(BindDiagnostic diagnostic) {
 }
 
 bool isTransient(BindDiagnostic diagnostic) {
-  return diagnostic == BindDiagnostic::kStorageUnavailable;
+  return diagnostic == BindDiagnostic::kStorageUnavailable ||
+         diagnostic == BindDiagnostic::kOwnedElsewhere;
 }
 
 }  // namespace npac::associations

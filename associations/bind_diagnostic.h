@@ -7,8 +7,8 @@
 // stable text name (the association log's reason code and the admin API's), a sentence
 // for the operator, the ACSE diagnostic the AARE carries (X.227 §7.1.5.5,
 // Associate-source-diagnostic acse-service-user) and the AARE's result (X.227 §7.1.5.4):
-// rejected-permanent, except rejected-transient for storage-unavailable — the cause is
-// the NPAC's and passes, so the same bind may succeed later.
+// rejected-permanent, except rejected-transient for storage-unavailable and
+// owned-elsewhere — the cause is the NPAC's and passes, so the same bind may succeed later.
 //
 // Threading: constants only.
 #pragma once
@@ -41,6 +41,10 @@ enum class BindDiagnostic : std::uint8_t {
   // Decided after the gate: the database could not record the bind (its sequence
   // number), or could not read the provisioning it needs.
   kStorageUnavailable,
+  // Decided last: another npacd node sharing the database holds the provider's lease
+  // (db/lease_store.h): its associations are served there. Transient: once that node is
+  // gone and its lease expired, the same bind succeeds here.
+  kOwnedElsewhere,
 };
 
 // X.227 Associate-source-diagnostic, acse-service-user values used by npacd.

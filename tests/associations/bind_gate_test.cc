@@ -319,7 +319,10 @@ TEST_CASE("A bind without access control gets authentication-required and an und
   CHECK(toString(BindDiagnostic::kBadAccessControl) == "bad-access-control");
 }
 
-TEST_CASE("Only storage-unavailable is a transient refusal") {
+TEST_CASE("Only storage-unavailable and owned-elsewhere are transient refusals") {
+  CHECK(isTransient(BindDiagnostic::kOwnedElsewhere));
+  CHECK(toString(BindDiagnostic::kOwnedElsewhere) == "owned-elsewhere");
+  CHECK(acseDiagnostic(BindDiagnostic::kOwnedElsewhere) == AcseUserDiagnostic::kNoReasonGiven);
   CHECK(isTransient(BindDiagnostic::kStorageUnavailable));
   CHECK(toString(BindDiagnostic::kStorageUnavailable) == "storage-unavailable");
   CHECK(acseDiagnostic(BindDiagnostic::kStorageUnavailable) == AcseUserDiagnostic::kNoReasonGiven);
@@ -329,7 +332,7 @@ TEST_CASE("Only storage-unavailable is a transient refusal") {
 }
 
 TEST_CASE("Every diagnostic has a name, a sentence and an ACSE diagnostic") {
-  for (int d = 0; d <= static_cast<int>(BindDiagnostic::kStorageUnavailable); ++d) {
+  for (int d = 0; d <= static_cast<int>(BindDiagnostic::kOwnedElsewhere); ++d) {
     const auto diagnostic = static_cast<BindDiagnostic>(d);
     CHECK(toString(diagnostic) != "unknown");
     CHECK(describe(diagnostic) != "unknown");
