@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include <unistd.h>
+
 #include <boost/asio/ip/address.hpp>
 
 namespace npac::npacd {
@@ -63,6 +65,24 @@ std::string checkApiLimits(const NpacdConfig& config) {
            ": the reserve would leave no connection for the NPAC application and readers";
   }
   return "";
+}
+
+std::string checkNodeName(const std::string& node) {
+  if (node.empty() || node.size() > 64) return "a node name has 1 to 64 characters, not " + std::to_string(node.size());
+  for (char ch : node) {
+    const bool ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+                    ch == '.' || ch == '_' || ch == ':' || ch == '-';
+    if (!ok) return "a node name holds only A-Z a-z 0-9 . _ : - (not '" + std::string(1, ch) + "')";
+  }
+  return "";
+}
+
+std::string defaultNodeName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "npacd";
+  std::string host(name);
+  if (host.size() > 64) host.resize(64);
+  return checkNodeName(host).empty() ? host : "npacd";
 }
 
 }  // namespace npac::npacd

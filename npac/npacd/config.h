@@ -19,6 +19,9 @@ struct NpacdConfig {
   std::string db_path = "var/npacd.db";
   // --token-file: where the first operator token goes (initial_token.h); empty: the default.
   std::string token_file;
+  // --node: this npacd's name among the nodes sharing a PostgreSQL database (the owner
+  // of its provider leases, db/lease_store.h); empty: the host name.
+  std::string node;
   std::string listen_address = "127.0.0.1";
   std::uint16_t listen_port = kDefaultAssociationPort;
   std::string api_address = "127.0.0.1";
@@ -52,6 +55,12 @@ bool isLoopbackAddress(const std::string& host);
 // Why the admin API settings in `config` cannot start ("" when they can): one of
 // --api-cert / --api-key without the other, or a non-loopback address without TLS.
 std::string checkApiTransport(const NpacdConfig& config);
+
+// Why `node` cannot name an npacd node ("" when it can): 1..64 characters of A-Z a-z 0-9
+// and . _ : - (it is logged, stored as a lease's owner and quoted to refused providers).
+std::string checkNodeName(const std::string& node);
+// The host name (gethostname), or "npacd" when there is none usable.
+std::string defaultNodeName();
 
 // Why the admin API's connection limits in `config` cannot work ("" when they can): a
 // limit of 0, or an operator reserve that leaves no connection for anyone else.

@@ -25,6 +25,7 @@
 
 #include "db/database.h"
 #include "db/instance_lock.h"
+#include "db/notification_listener.h"
 #include "db/postgres_connection.h"
 #include "db/queue_writer.h"
 #include "npac/npacd/api/admin_api.h"
@@ -73,6 +74,13 @@ int main(int argc, char** argv) {
   app.add_option("--token-file", config.token_file,
                  "where the first operator token is written (default: <db>.token; with a postgresql:// "
                  "--db: var/npacd.db.token)");
+  app.add_option("--node", config.node,
+                 "this node's name among the npacd nodes sharing one PostgreSQL --db: the owner its "
+                 "provider leases name, and what a refused bind tells the provider (default: the host "
+                 "name; docs/OPERATIONS.md \"Two sites\")")
+      ->check([](const std::string& value) {
+        return value.empty() ? std::string() : npacd::checkNodeName(value);  // "": the host name
+      });
   app.add_flag("--init", config.init_database,
                "initialise a new, empty database in the --db file when it exists but holds no "
                "database (0 bytes, or SQLite without tables); without --init npacd refuses such "
@@ -181,7 +189,8 @@ int main(int argc, char** argv) {
   // One npacd per database (db/instance_lock.h): taken before anything reads or changes
   // the file, so a second npacd leaves the live one's messages in flight alone. Held
   // until exit; the kernel releases it at any death.
-  auto instance_lock = db::InstanceLock::acquire(config.db_path, db::systemClock()());
+  if (config.node.empty()) config.node = npacd::defaultNodeName();
+  auto instance_lock = db::InstanceLock::acquire(config.db_path, db::systemClock()(), config.node);
   if (!instance_lock.isOk()) {
     std::fprintf(stderr, "npacd: %s\n", instance_lock.status().toString().c_str());
     return 2;
@@ -233,6 +242,7 @@ int main(int argc, char** argv) {
   npacd::SystemCoreClock core_clock;
   auto manager = std::make_unique<npacd::AssociationManager>(core_io, *core_db, *progress_db, **writer, *registry, core_clock);
   manager->setCounting(metrics_mode == "on");
+  manager->setNode(config.node);
   db::Status recovered = manager->recoverInterrupted();
   if (!recovered.isOk()) {
     std::fprintf(stderr, "npacd: cannot requeue interrupted messages: %s\n", recovered.toString().c_str());
@@ -257,6 +267,7 @@ int main(int argc, char** argv) {
       extra->manager = std::make_unique<npacd::AssociationManager>(extra->io, *extra->db, *extra->progress_db,
                                                                    **writer, *registry, core_clock);
       extra->manager->setCounting(metrics_mode == "on");
+      extra->manager->setNode(config.node);
       managers.push_back(extra->manager.get());
       extra_cores.push_back(std::move(extra));
     }
@@ -317,6 +328,52 @@ int main(int argc, char** argv) {
                config.listen_address, manager->port(), config.api_address, (*admin)->port(),
                api_tls ? " (HTTPS)" : "", core_db->path(), durability);  // a URL's password hidden
   if (shards) spdlog::info("core: {} threads, providers sharded over them by SPID", config.core_threads);
+  spdlog::info("node '{}': provider leases of {} (provider_lease_timeout {} ms)", config.node,
+               core_db->backend() == db::Backend::kPostgres ? "the nodes sharing this database" : "this npacd alone",
+               registry->get(tunables::kProviderLeaseTimeout).count());
+
+  // Two sites (db/notification_listener.h): a message submitted on another node, or an
+  // operator's change made there, reaches this node through PostgreSQL's NOTIFY.
+  std::unique_ptr<db::NotificationListener> notifications;
+  if (core_db->backend() == db::Backend::kPostgres) {
+    auto ownerOf = [&manager, &shards](const std::string& spid) -> npacd::AssociationManager& {
+      return shards ? shards->shard(shards->shardOf(spid)) : *manager;
+    };
+    auto reloadTunables = [&registry] {
+      std::size_t changed = 0;
+      tunables::Status reloaded = registry->reload(&changed);
+      if (!reloaded.isOk()) {
+        spdlog::warn("tunables: cannot reload the values changed on another node: {}", reloaded.toString());
+      } else if (changed > 0) {
+        spdlog::info("tunables: {} value(s) changed on another node applied", changed);
+      }
+    };
+    auto started = db::NotificationListener::start(
+        config.db_path, {std::string(db::kSubmittedChannel), std::string(db::kChangedChannel)},
+        [&, ownerOf, reloadTunables](const std::string& channel, const std::string& payload) {
+          if (channel.empty()) {  // reconnected: what was notified meanwhile is unknown
+            if (shards) {
+              for (std::size_t i = 0; i < shards->size(); ++i) shards->shard(i).postWakeAll();
+            } else {
+              manager->postWakeAll();
+            }
+            reloadTunables();
+          } else if (channel == db::kSubmittedChannel) {
+            ownerOf(payload).postWake(payload);
+          } else if (payload == db::kTunablesChanged) {
+            reloadTunables();
+          } else if (payload.rfind(db::kProviderChangedPrefix, 0) == 0) {
+            const std::string spid = payload.substr(db::kProviderChangedPrefix.size());
+            ownerOf(spid).postProviderChanged(spid);
+          }
+        });
+    if (!started.isOk()) {
+      std::fprintf(stderr, "npacd: cannot listen for the other nodes' notifications: %s\n",
+                   started.status().toString().c_str());
+      return 2;
+    }
+    notifications = std::move(started).value();
+  }
 
   auto api_work = boost::asio::make_work_guard(api_io);
   std::promise<void> api_ran_out;
@@ -356,6 +413,7 @@ int main(int argc, char** argv) {
   notifier.startWatchdog(core_io);
   core_io.run();
   notifier.stopWatchdog();
+  if (notifications) notifications->stop();
   extra_work.clear();
   for (auto& extra : extra_cores) {
     extra->io.stop();

@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include "db/database.h"
+#include "db/lease_store.h"
 #include "db/outbound_queue.h"
 #include "db/provider_store.h"
 #include "tests/db/temp_dir.h"
@@ -50,8 +51,8 @@ struct StoreFixture {
 TEST_CASE("Sent and acknowledged messages of a turn reach the file only when the store is flushed") {
   StoreFixture f;
   auto ids = f.queue(3);
-  f.store->markSent({ids[0], ids[1]}, 1, 2000);
-  f.store->markSent({ids[2]}, 2, 2000);
+  f.store->markSent("0001", {ids[0], ids[1]}, 1, 2000);
+  f.store->markSent("0001", {ids[2]}, 2, 2000);
   CHECK(f.scheduled == 1);
   CHECK(f.stateSeenByReader(ids[0]) == db::MessageState::kQueued);
   f.store->flush();
@@ -63,14 +64,14 @@ TEST_CASE("Sent and acknowledged messages of a turn reach the file only when the
 TEST_CASE("Everything collected in one turn on several associations commits once") {
   StoreFixture f;
   auto ids = f.queue(6);
-  f.store->markSent({ids[0], ids[1]}, 1, 2000);
+  f.store->markSent("0001", {ids[0], ids[1]}, 1, 2000);
   f.store->flush();
   f.countCommits();
-  f.store->acknowledge(ids[0], 2100);
-  f.store->acknowledge(ids[1], 2100);
-  f.store->markSent({ids[2], ids[3]}, 1, 2100);
-  f.store->markSent({ids[4]}, 2, 2100);
-  f.store->markSent({ids[5]}, 3, 2100);
+  f.store->acknowledge("0001", ids[0], 2100);
+  f.store->acknowledge("0001", ids[1], 2100);
+  f.store->markSent("0001", {ids[2], ids[3]}, 1, 2100);
+  f.store->markSent("0001", {ids[4]}, 2, 2100);
+  f.store->markSent("0001", {ids[5]}, 3, 2100);
   f.store->flush();
   CHECK(f.commits == 1);
   CHECK(f.stateSeenByReader(ids[0]) == db::MessageState::kAcknowledged);
@@ -80,7 +81,7 @@ TEST_CASE("Everything collected in one turn on several associations commits once
 TEST_CASE("A read of the queue sees the sends collected before it") {
   StoreFixture f;
   auto ids = f.queue(2);
-  f.store->markSent({ids[0]}, 1, 2000);
+  f.store->markSent("0001", {ids[0]}, 1, 2000);
   auto next = f.store->nextQueued("0001", 1, 10);
   REQUIRE(next.isOk());
   REQUIRE(next->size() == 1);
@@ -90,8 +91,8 @@ TEST_CASE("A read of the queue sees the sends collected before it") {
 TEST_CASE("A message sent and answered within one turn ends acknowledged") {
   StoreFixture f;
   auto ids = f.queue(1);
-  f.store->markSent({ids[0]}, 1, 2000);
-  f.store->acknowledge(ids[0], 2001);
+  f.store->markSent("0001", {ids[0]}, 1, 2000);
+  f.store->acknowledge("0001", ids[0], 2001);
   f.store->flush();
   auto row = db::OutboundQueue(*f.reader).get(ids[0]);
   CHECK(row->state == db::MessageState::kAcknowledged);
@@ -101,11 +102,11 @@ TEST_CASE("A message sent and answered within one turn ends acknowledged") {
 TEST_CASE("A refused write in a turn is dropped alone and the rest of the turn commits") {
   StoreFixture f;
   auto ids = f.queue(3);
-  f.store->markSent({ids[0]}, 1, 2000);
+  f.store->markSent("0001", {ids[0]}, 1, 2000);
   f.store->flush();
-  f.store->markSent({ids[0], ids[1]}, 2, 2100);  // ids[0] is already sent: refused
-  f.store->markSent({ids[2]}, 3, 2100);
-  f.store->acknowledge(ids[0], 2200);
+  f.store->markSent("0001", {ids[0], ids[1]}, 2, 2100);  // ids[0] is already sent: refused
+  f.store->markSent("0001", {ids[2]}, 3, 2100);
+  f.store->acknowledge("0001", ids[0], 2200);
   f.store->flush();
   CHECK(f.store->healthy());
   CHECK(f.stateSeenByReader(ids[0]) == db::MessageState::kAcknowledged);
@@ -116,10 +117,79 @@ TEST_CASE("A refused write in a turn is dropped alone and the rest of the turn c
 TEST_CASE("Moving a message to another association first records that it was sent") {
   StoreFixture f;
   auto ids = f.queue(1);
-  f.store->markSent({ids[0]}, 1, 2000);
-  f.store->moveSent(ids[0], 2);
+  f.store->markSent("0001", {ids[0]}, 1, 2000);
+  f.store->moveSent("0001", ids[0], 2);
   auto row = db::OutboundQueue(*f.reader).get(ids[0]);
   CHECK(row->state == db::MessageState::kSent);
   CHECK(row->association_id == 2);
   CHECK(row->retransmission);
+}
+
+namespace {
+
+// A node's fence on the fixture's store: this node is "a", holding 0001's lease at
+// `epoch` (none when nullopt); fenced providers are recorded.
+struct FencedStore : StoreFixture {
+  std::optional<std::int64_t> epoch;
+  std::vector<std::string> fenced;
+  FencedStore() {
+    REQUIRE(db::ProviderStore(*db).add({"0002", "Provider 0002", db::SystemType::kSoa, true}).isOk());
+    auto taken = db::LeaseStore(*db).acquire("0001", "a", 1000, 5000);
+    REQUIRE(taken.isOk());
+    epoch = taken->lease.epoch;
+    REQUIRE(db::LeaseStore(*db).acquire("0002", "a", 1000, 5000).isOk());
+    DeliveryStore::Fence fence;
+    fence.owner = "a";
+    fence.epoch_of = [this](const std::string& spid) { return spid == "0001" ? epoch : std::optional<std::int64_t>(1); };
+    fence.on_fenced = [this](const std::string& spid, const db::Status& why) {
+      CHECK(why.code() == db::Status::Code::kFenced);
+      fenced.push_back(spid);
+    };
+    store->setFence(std::move(fence));
+  }
+  db::MessageId queueFor(const std::string& spid) {
+    return db::OutboundQueue(*db).appendBatch(std::vector<db::NewMessage>{db::NewMessage{spid, 1, 0, {0x30, 0x00}}}, 1000)
+        .value()
+        .front();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Progress writes under the lease this node holds are recorded") {
+  FencedStore f;
+  const db::MessageId id = f.queueFor("0001");
+  f.store->markSent("0001", {id}, 1, 2000);
+  f.store->acknowledge("0001", id, 2100);
+  f.store->flush();
+  CHECK(f.stateSeenByReader(id) == db::MessageState::kAcknowledged);
+  CHECK(f.fenced.empty());
+  CHECK(f.store->fencedWrites() == 0);
+}
+
+TEST_CASE("Progress writes for a provider another node took over are refused and reported, the rest commit") {
+  FencedStore f;
+  const db::MessageId mine = f.queueFor("0002");
+  const db::MessageId lost = f.queueFor("0001");
+  // Node b takes 0001 after a's lease ran out (a was paused).
+  REQUIRE(db::LeaseStore(*f.reader).acquire("0001", "b", 7000, 5000).isOk());
+  f.store->markSent("0001", {lost}, 1, 7100);
+  f.store->markSent("0002", {mine}, 2, 7100);
+  f.store->flush();
+  CHECK(f.stateSeenByReader(lost) == db::MessageState::kQueued);  // b delivers it, not a
+  CHECK(f.stateSeenByReader(mine) == db::MessageState::kSent);
+  CHECK(f.fenced == std::vector<std::string>{"0001"});
+  CHECK(f.store->fencedWrites() == 1);
+  CHECK(f.store->healthy());  // a lost lease is not a storage failure
+}
+
+TEST_CASE("A write outside a turn for a provider whose lease this node does not hold is refused") {
+  FencedStore f;
+  const db::MessageId id = f.queueFor("0001");
+  f.store->markSent("0001", {id}, 1, 2000);
+  f.store->flush();
+  f.epoch.reset();  // the lease was forgotten (lost)
+  f.store->markFailed("0001", id, "test", 2100);
+  CHECK(f.stateSeenByReader(id) == db::MessageState::kSent);
+  CHECK(f.fenced == std::vector<std::string>{"0001"});
 }

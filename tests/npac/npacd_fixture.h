@@ -147,6 +147,7 @@ class NpacdProcess {
   const fs::path& db() const { return db_; }
   std::uint16_t port() const { return port_; }
   std::uint16_t apiPort() const { return api_port_; }
+  pid_t pid() const { return pid_; }  // -1 when not running
   std::string log() const { return slurp(dir_ / "npacd.log"); }
 
   void start() {

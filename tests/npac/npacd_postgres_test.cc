@@ -77,15 +77,25 @@ TEST_CASE("npacd restarted on its PostgreSQL database keeps its providers and de
   CHECK(npacd.stop() == 0);
 }
 
-TEST_CASE("A second npacd on the same PostgreSQL database is refused naming the first", "[postgres]") {
+TEST_CASE("A second npacd with the same node name on a PostgreSQL database is refused naming the first", "[postgres]") {
   npac::testing::PostgresTestDatabase database;
-  NpacdProcess first(NpacdProcess::Options{database.url(), {}});
-  Exited second = runNpacd({"--db", database.url()}, 10s);
+  NpacdProcess first(NpacdProcess::Options{database.url(), {"--node", "site-a"}});
+  Exited second = runNpacd({"--db", database.url(), "--node", "site-a"}, 10s);
   INFO(second.output);
   CHECK(second.code == 2);
-  CHECK(second.output.find("another npacd is using this PostgreSQL database (npacd pid") != std::string::npos);
+  CHECK(second.output.find("another npacd is using this PostgreSQL database as node 'site-a' (npacd node site-a, pid") !=
+        std::string::npos);
   CHECK(second.output.find("changed nothing in it") != std::string::npos);
+  CHECK(second.output.find("give this one its own --node name") != std::string::npos);
   CHECK(first.stop() == 0);
+}
+
+TEST_CASE("npacd refuses a node name that could not be quoted to a provider") {
+  // Refused while the command line is read, before any database is opened.
+  Exited refused = runNpacd({"--db", "postgresql://127.0.0.1:1/nowhere", "--node", "site a"}, 10s);
+  INFO(refused.output);
+  CHECK(refused.code != 0);
+  CHECK(refused.output.find("a node name holds only A-Z a-z 0-9 . _ : - (not ' ')") != std::string::npos);
 }
 
 TEST_CASE("npacd refuses to start when its PostgreSQL server cannot be reached, hiding the password", "[postgres]") {

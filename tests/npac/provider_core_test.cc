@@ -82,6 +82,7 @@ struct CoreFixture : ProviderCore::Host {
   std::map<db::AssociationId, std::shared_ptr<RecordingLink>> links;
   std::map<db::AssociationId, std::string> owner;
   std::set<db::AssociationId> lost;
+  bool may_deliver = true;  // the node holds the provider's lease
 
   CoreFixture() {
     auto opened = db::Database::open(dir.file("npacd.db"));
@@ -92,6 +93,7 @@ struct CoreFixture : ProviderCore::Host {
   }
   void wakeDelivery(const std::string& spid) override { wakes.insert(spid); }
   void wakeDeliveryAfter(const std::string& spid, as::Duration) override { delayed.insert(spid); }
+  bool mayDeliver(const std::string&) const override { return may_deliver; }
 
   void set(const std::string& name, const std::string& spid, const std::string& value) {
     auto status = registry->set(name, spid, value, "test");
@@ -360,4 +362,31 @@ TEST_CASE("The retention purge removes acknowledged messages past queue_retentio
   CHECK(outcome.messages == 3);
   for (db::MessageId id : acked) CHECK_FALSE(db::OutboundQueue(*f.db).get(id).isOk());
   for (db::MessageId id : waiting) CHECK(f.state(id) == db::MessageState::kQueued);
+}
+
+TEST_CASE("A provider whose lease this node does not hold gets nothing from the queue and its messages say why") {
+  CoreFixture f;
+  f.may_deliver = false;  // another node took the provider, or this one was paused
+  RecordingLink& link = f.bind("0001", 1, kAll);
+  std::vector<db::MessageId> ids = f.submit("0001", F::kNotifications, 3);
+  f.run();
+  CHECK(link.sent.empty());
+  CHECK(f.cores["0001"]->waitReason(F::kNotifications) == std::optional<WaitReason>(WaitReason::kLeaseNotValid));
+  for (db::MessageId id : ids) CHECK(f.state(id) == db::MessageState::kQueued);
+  f.may_deliver = true;  // renewed
+  f.cores["0001"]->deliver();
+  f.run();
+  CHECK(link.sent.size() == 3);
+}
+
+TEST_CASE("Aborting every association of a provider that lost its lease reports each one lost") {
+  CoreFixture f;
+  f.bind("0001", 1, kAll);
+  f.bind("0001", 2, kAll);
+  f.bind("0002", 3, kAll);
+  CHECK(f.cores["0001"]->abortAll("provider lease lost to another npacd node") == 2);
+  CHECK(f.lost == std::set<db::AssociationId>{1, 2});
+  CHECK(f.links[1]->abort_reason == "provider lease lost to another npacd node");
+  CHECK_FALSE(f.cores["0001"]->bound());
+  CHECK(f.cores["0002"]->bound());
 }

@@ -73,6 +73,7 @@ AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
                  store_.flush();
                });
              }),
+      leases_(db, clock, registry),
       purge_(db, registry, clock),
       listener_(io, registry, clock,
                 [this](asio::ip::tcp::socket socket, as::Nsap nsap, std::string peer) {
@@ -80,6 +81,7 @@ AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
                   return std::make_shared<Session>(std::move(socket), nsap, std::move(peer), *this);
                 }),
       timer_(io) {
+  installFence();
   subscriptions_.push_back(registry_.subscribe(
       tunables::kSrr, "", [this](const tunables::TunableRegistry::Change& change) {
         const bool* value = std::get_if<bool>(&change.new_value);
@@ -139,6 +141,12 @@ db::Status AssociationManager::recoverInterrupted() {
   auto has_row = last->step();
   if (!has_row.isOk()) return has_row.status();
   if (*has_row) next_association_id_ = last->columnInt64(0);
+  if (db_.backend() == db::Backend::kPostgres) {
+    // Other nodes may be delivering from this database right now: their rows in flight
+    // are theirs. Each provider's in-flight rows are queued again when a node takes its
+    // lease (db/lease_store.h), this node after a restart included.
+    return db::Status::ok();
+  }
   auto statement = db_.prepare(
       "SELECT DISTINCT association_id FROM outbound_queue WHERE state = 'sent'");
   if (!statement.isOk()) return statement.status();
@@ -193,12 +201,57 @@ void AssociationManager::wakeDeliveryAfter(const std::string& spid, as::Duration
   });
 }
 
+void AssociationManager::installFence() {
+  DeliveryStore::Fence fence;
+  fence.owner = leases_.node();
+  fence.epoch_of = [this](const std::string& spid) { return leases_.epoch(spid); };
+  fence.on_fenced = [this](const std::string& spid, const db::Status& why) {
+    // Not from inside the store's flush: aborting records progress again.
+    asio::post(io_, [this, spid, why] { providerLost(spid, why); });
+  };
+  store_.setFence(std::move(fence));
+}
+
+void AssociationManager::setNode(const std::string& node) {
+  leases_.setNode(node);
+  installFence();
+}
+
+void AssociationManager::providerLost(const std::string& spid, const db::Status& why) {
+  const bool was_held = leases_.held(spid);
+  leases_.forget(spid);
+  ProviderCore* c = core(spid);
+  const std::size_t aborted = c != nullptr ? c->abortAll("provider lease lost to another npacd node") : 0;
+  // Said once: the writes refused after the abort (their associations' losses) add nothing.
+  if (!was_held && aborted == 0) return;
+  spdlog::error("provider {}: this node ('{}') lost its lease — {}; {} association(s) aborted, nothing more "
+                "is sent or recorded for it here",
+                spid, leases_.node(), why.message(), aborted);
+}
+
+void AssociationManager::tendLeases() {
+  store_.flush();  // what was recorded under a lease commits before it is released
+  for (const std::string& spid : leases_.heldSpids()) {
+    ProviderCore* c = core(spid);
+    if (c == nullptr || !c->bound()) leases_.release(spid);
+  }
+  std::vector<std::string> paused;
+  for (const std::string& spid : leases_.heldSpids()) {
+    if (!leases_.valid(spid)) paused.push_back(spid);
+  }
+  for (ProviderLeases::Lost& lost : leases_.renewDue()) providerLost(lost.spid, lost.why);
+  for (const std::string& spid : paused) {
+    if (leases_.valid(spid)) wakeDelivery(spid);  // renewed again: what waited leaves
+  }
+}
+
 void AssociationManager::tick() {
   listener_.tick(clock_.now());  // bind_timeout
   if (!store_.healthy() && store_.retry()) {
     // Writes succeed again: every provider delivers what waited meanwhile.
     for (auto& [spid, c] : cores_) wakeDelivery(spid);
   }
+  tendLeases();
   for (auto& [spid, c] : cores_) c->tick();
   if (shard_index_ == 0) purge_.runIfDue();  // one purge for the file, whatever the threads
 }
@@ -374,6 +427,8 @@ void AssociationManager::shutdown(std::function<void()> done) {
       store_.flush();
       if (!any || now >= final_deadline) {
         reportUnanswered();
+        // Another node may take these providers at once (db/lease_store.h).
+        for (const std::string& spid : leases_.heldSpids()) leases_.release(spid);
         auto finished = done;  // a copy: clearing *step destroys this lambda's captures
         *step = nullptr;       // break the self-reference
         finished();

@@ -41,6 +41,7 @@
 #include "npac/npacd/core/delivery_store.h"
 #include "npac/npacd/core/listener.h"
 #include "npac/npacd/core/provider_core.h"
+#include "npac/npacd/core/provider_leases.h"
 #include "npac/npacd/core/retention_purge.h"
 #include "npac/npacd/core/session.h"
 #include "tunables/registry.h"
@@ -109,6 +110,10 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   // it off before io runs, and nothing is then counted (the cost of counting, measured by
   // bench/npacd_load.sh). Core thread, or before io runs.
   void setCounting(bool on);
+  // This npacd node's name (npacd --node): the owner its provider leases carry
+  // (provider_leases.h, docs/OPERATIONS.md "Two sites"). Before io runs.
+  void setNode(const std::string& node);
+  const ProviderLeases& leases() const { return leases_; }
 
   // Sharding (npacd --threads N, core_shards.h). joinShards() before io runs: this
   // manager is core thread `index` of `shards`.
@@ -123,6 +128,12 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   void announceSubmitted(std::vector<std::string> spids, std::vector<db::MessageId> ids);
   void postInbound(InboundRequest request);  // thread 0: another thread's provider asks
   void postWake(std::string spid);           // deliver for `spid` soon
+  // Two sites (db/notification_listener.h): every bound provider delivers soon (the
+  // notifications of a lost LISTEN connection are unknown).
+  void postWakeAll();
+  // Another node changed the provider: if it is bound here and now disabled, its
+  // associations are released as if it had been disabled here.
+  void postProviderChanged(std::string spid);
 
   // SessionOwner (core thread).
   void onConnectIndication(const std::shared_ptr<Session>& session,
@@ -142,6 +153,13 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   // ProviderCore::Host.
   void wakeDelivery(const std::string& spid) override;
   void wakeDeliveryAfter(const std::string& spid, associations::Duration delay) override;
+  bool mayDeliver(const std::string& spid) const override { return leases_.valid(spid); }
+
+  // Leases (tick): renew what is due, release those of providers with no association
+  // here, abort the providers whose lease another node took.
+  void tendLeases();
+  void providerLost(const std::string& spid, const db::Status& why);
+  void installFence();
 
   ProviderCore* core(const std::string& spid);  // none if it never bound in this run
   ProviderCore& coreFor(const std::string& spid);  // made on first bind
@@ -176,6 +194,7 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   tunables::TunableRegistry& registry_;
   const CoreClock& clock_;
   DeliveryStore store_;
+  ProviderLeases leases_;
   RetentionPurge purge_;
   associations::BindGate gate_;
   Listener listener_;

@@ -8,6 +8,8 @@
 
 #include "npac/npacd/core/association_manager.h"
 
+#include "db/provider_store.h"
+
 namespace npac::npacd {
 namespace asio = boost::asio;
 namespace as = npac::associations;
@@ -22,6 +24,7 @@ const char* waitReasonName(WaitReason reason) {
     case WaitReason::kThrottled: return "throttled";
     case WaitReason::kReleasing: return "releasing";
     case WaitReason::kStorageUnavailable: return "storage-unavailable";
+    case WaitReason::kLeaseNotValid: return "lease-not-valid";
     case WaitReason::kInvokeIdsExhausted: return "invoke-ids-exhausted";
   }
   return "unknown";
@@ -227,6 +230,30 @@ void AssociationManager::releaseProvider(std::string spid, std::string reason, C
                  spid, reason, provider->associationCount());
     // The only caller is disabling the provider (AdminApi); `reason` names the actor.
     done(provider->releaseAll(kReleaseProviderDisabled));
+  });
+}
+
+void AssociationManager::postWakeAll() {
+  asio::post(io_, [this] {
+    for (auto& [spid, c] : cores_) wakeDelivery(spid);
+  });
+}
+
+void AssociationManager::postProviderChanged(std::string spid) {
+  asio::post(io_, [this, spid = std::move(spid)] {
+    ProviderCore* provider = core(spid);
+    if (provider == nullptr || !provider->bound() || provider->allReleasing()) return;
+    auto stored = db::ProviderStore(db_).get(spid);
+    if (stored.isOk() && stored->enabled) return;
+    if (!stored.isOk() && !stored.status().isNotFound()) {
+      spdlog::warn("SPID {}: changed on another node, but its record cannot be read: {}", spid,
+                   stored.status().toString());
+      return;
+    }
+    spdlog::info("SPID {}: disabled on another npacd node: releasing its {} association(s) once their "
+                 "outstanding requests are answered; undelivered messages stay queued",
+                 spid, provider->associationCount());
+    provider->releaseAll(kReleaseProviderDisabled);
   });
 }
 

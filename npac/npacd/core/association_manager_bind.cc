@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "associations/cmip_bind.h"
+#include "db/lease_store.h"
 #include "db/transaction.h"
 #include "associations/provisioning.h"
 #include "cmip/npac_bind_refusal.h"
@@ -156,6 +157,51 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
                static_cast<std::int32_t>(as::acseDiagnostic(*verdict.rejection)));
     return;
   }
+  // Ownership (db/lease_store.h, docs/OPERATIONS.md "Two sites"): the provider's logical
+  // association lives on the node holding its lease. A lease held here but not renewed
+  // lately (this node was paused) is renewed first: if another node took it meanwhile,
+  // this node's associations of the provider go, and the bind is decided afresh below.
+  if (leases_.held(spid) && !leases_.valid(spid)) {
+    db::Status renewed = leases_.renewNow(spid);
+    if (renewed.code() == db::Status::Code::kFenced) {
+      providerLost(spid, renewed);
+    } else if (!renewed.isOk()) {
+      decisions.rollback();
+      rejectStorageUnavailable(session, ind, *request, renewed);
+      return;
+    }
+  }
+  std::optional<std::int64_t> taken_epoch;
+  const as::TimePoint lease_started = clock_.now();
+  if (!leases_.held(spid)) {
+    auto lease = leases_.take(spid);
+    if (!lease.isOk()) {
+      decisions.rollback();
+      rejectStorageUnavailable(session, ind, *request, lease.status());
+      return;
+    }
+    if (!lease->acquired) {
+      decisions.rollback();
+      const as::BindDiagnostic why = as::BindDiagnostic::kOwnedElsewhere;
+      const db::TimeMs left = lease->lease.expires_at - clock_.wallMs();
+      rejectBind(session, ind, spid, mask, request->recovery_mode, std::string(as::toString(why)),
+                 std::string(as::describe(why)) + ": provider " + spid + " is served by npacd node '" +
+                     lease->lease.owner + "' (lease epoch " + std::to_string(lease->lease.epoch) +
+                     ", " + std::to_string(left / 1000) + "." + std::to_string((left % 1000) / 100) +
+                     " s left unless renewed)",
+                 static_cast<std::int32_t>(as::acseDiagnostic(why)), cmip::AssociateResult::kRejectedTransient);
+      return;
+    }
+    taken_epoch = lease->lease.epoch;
+    if (lease->previous_owner && *lease->previous_owner != leases_.node()) {
+      spdlog::warn("provider {}: taken over from npacd node '{}' (lease epoch {}); {} message(s) it had in "
+                   "flight are queued again as retransmissions",
+                   spid, *lease->previous_owner, lease->lease.epoch, lease->requeued);
+    } else if (lease->requeued > 0) {
+      spdlog::info("provider {}: lease epoch {}; {} message(s) in flight before are queued again", spid,
+                   lease->lease.epoch, lease->requeued);
+    }
+  }
   // Mutual authentication: the accepting AARE carries the NPAC's own signed access
   // control (docs/PROTOCOL.md "The NPAC's answer"), made before the association exists so
   // a failure leaves nothing to undo.
@@ -169,7 +215,19 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
     return;
   }
   ProviderCore& provider = coreFor(spid);
-  const std::int64_t id = shards_ != nullptr ? shards_->nextAssociationId() : ++next_association_id_;
+  std::int64_t id = 0;
+  if (db_.backend() == db::Backend::kPostgres) {
+    // Unique across every node on the database (the queue's rows name their association).
+    auto drawn = db::LeaseStore(db_).nextAssociationId();
+    if (!drawn.isOk()) {
+      decisions.rollback();
+      rejectStorageUnavailable(session, ind, *request, drawn.status());
+      return;
+    }
+    id = *drawn;
+  } else {
+    id = shards_ != nullptr ? shards_->nextAssociationId() : ++next_association_id_;
+  }
   as::NsapTraffic traffic = as::trafficFor(*facts, session->nsap());
   as::AssociationSpec spec;
   spec.id = static_cast<as::AssociationId>(id);
@@ -187,6 +245,11 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   if (db::Status committed = decisions.commit(); !committed.isOk()) {
     rejectStorageUnavailable(session, ind, *request, committed);
     return;
+  }
+  if (taken_epoch) {
+    leases_.hold(spid, *taken_epoch, lease_started);
+    // Rows queued for the provider meanwhile (or re-queued by the takeover) leave now.
+    wakeDelivery(spid);
   }
   cmip::Aare aare;
   aare.applicationContext = cmip::oids::kSystemsManagementContext;

@@ -152,6 +152,7 @@ enum class WaitReason : std::uint8_t {
   kThrottled,                 // throttle_max_rate / throttle_max_pending (DSR ETG)
   kReleasing,                 // SRR off, provider disabled or npacd stopping
   kStorageUnavailable,        // the database does not take the writes delivery needs
+  kLeaseNotValid,             // this node's lease on the provider is not renewed (two sites)
   kInvokeIdsExhausted,        // every invoke id is outstanding
 };
 const char* waitReasonName(WaitReason reason);

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "db/database.h"
+#include "db/lease_store.h"
 #include "db/statement.h"
 #include "db/storage_health.h"
 #include "db/transaction.h"
@@ -94,6 +95,32 @@ db::Status DeliveryStore::apply(const Write& w) {
   return db::Status::internal("unknown progress write");
 }
 
+db::Status DeliveryStore::checkFence(const std::string& spid) {
+  if (!fence_) return db::Status::ok();
+  const std::optional<std::int64_t> epoch = fence_->epoch_of ? fence_->epoch_of(spid) : std::nullopt;
+  if (!epoch) {
+    return db::Status::make(db::Status::Code::kFenced,
+                            "node '" + fence_->owner + "' holds no lease on provider " + spid);
+  }
+  return db::LeaseStore(db_).fence(spid, fence_->owner, *epoch);
+}
+
+void DeliveryStore::reportFenced(const std::string& spid, const db::Status& why, std::size_t writes) {
+  fenced_writes_ += writes;
+  spdlog::error("outbound queue: {} delivery-progress write(s) for provider {} refused: {}", writes, spid,
+                why.toString());
+  if (fence_ && fence_->on_fenced) fence_->on_fenced(spid, why);
+}
+
+db::Status DeliveryStore::applyFenced(const Write& w) {
+  if (!fence_) return apply(w);
+  db::Transaction txn(db_);
+  if (db::Status status = txn.begin(); !status.isOk()) return status;
+  if (db::Status status = checkFence(w.spid); !status.isOk()) return status;
+  if (db::Status status = apply(w); !status.isOk()) return status;
+  return txn.commit();
+}
+
 void DeliveryStore::write(Write w) {
   if (!backlog_.empty()) {
     // Order matters (sent before acknowledged): behind the backlog, never around it.
@@ -101,8 +128,9 @@ void DeliveryStore::write(Write w) {
     ++deferred_;
     return;
   }
-  db::Status status = apply(w);
+  db::Status status = applyFenced(w);
   if (status.isOk()) return;
+  if (status.code() == db::Status::Code::kFenced) return reportFenced(w.spid, status, 1);
   if (db::isStorageFailure(status)) {
     becameUnhealthy(status, "recording delivery progress");
     backlog_.push_back(std::move(w));
@@ -116,16 +144,16 @@ void DeliveryStore::collected() {
   if (!pending() && schedule_flush_) schedule_flush_();
 }
 
-void DeliveryStore::markSent(std::vector<db::MessageId> ids, db::AssociationId association,
-                             db::TimeMs at) {
+void DeliveryStore::markSent(const std::string& spid, std::vector<db::MessageId> ids,
+                             db::AssociationId association, db::TimeMs at) {
   if (ids.empty()) return;
   collected();
-  pending_sent_.push_back(Write{Write::Kind::kSent, std::move(ids), association, at, {}});
+  pending_sent_.push_back(Write{Write::Kind::kSent, spid, std::move(ids), association, at, {}});
 }
 
-void DeliveryStore::acknowledge(db::MessageId id, db::TimeMs at) {
+void DeliveryStore::acknowledge(const std::string& spid, db::MessageId id, db::TimeMs at) {
   collected();
-  pending_acks_.push_back(id);
+  pending_acks_.emplace_back(spid, id);
   pending_acks_at_ = at;
 }
 
@@ -134,9 +162,15 @@ void DeliveryStore::flush() {
   std::vector<Write> writes;
   writes.swap(pending_sent_);
   if (!pending_acks_.empty()) {
-    std::vector<db::MessageId> ids;
-    ids.swap(pending_acks_);
-    writes.push_back(Write{Write::Kind::kAcknowledged, std::move(ids), 0, pending_acks_at_, {}});
+    // One acknowledging write per provider (the fence's unit), providers in first-seen order.
+    std::vector<std::pair<std::string, db::MessageId>> acks;
+    acks.swap(pending_acks_);
+    std::map<std::string, std::size_t> slot;
+    for (auto& [spid, id] : acks) {
+      auto [it, added] = slot.emplace(spid, writes.size());
+      if (added) writes.push_back(Write{Write::Kind::kAcknowledged, spid, {}, 0, pending_acks_at_, {}});
+      writes[it->second].ids.push_back(id);
+    }
   }
   const auto deferAll = [&](const db::Status& status) {
     becameUnhealthy(status, "recording delivery progress");
@@ -156,7 +190,25 @@ void DeliveryStore::flush() {
                   status.toString());
     return;
   }
+  // The fence, once per provider of the turn, before any of its writes.
+  std::map<std::string, db::Status> fenced;
+  std::map<std::string, std::size_t> fenced_count;
+  if (fence_) {
+    for (const Write& w : writes) {
+      if (fenced.count(w.spid) != 0) continue;
+      db::Status status = checkFence(w.spid);
+      if (db::isStorageFailure(status)) {
+        turn.rollback();
+        return deferAll(status);
+      }
+      fenced.emplace(w.spid, status);
+    }
+  }
   for (const Write& w : writes) {
+    if (auto it = fenced.find(w.spid); it != fenced.end() && !it->second.isOk()) {
+      ++fenced_count[w.spid];
+      continue;
+    }
     // Each write is its own savepoint (db::OutboundQueue): a refused one is undone alone.
     db::Status status = apply(w);
     if (status.isOk()) continue;
@@ -171,35 +223,49 @@ void DeliveryStore::flush() {
     spdlog::error("outbound queue: the delivery-progress transaction did not commit: {}",
                   status.toString());
   }
+  for (const auto& [spid, count] : fenced_count) {
+    const db::Status& why = fenced.at(spid);
+    if (why.code() == db::Status::Code::kFenced) {
+      reportFenced(spid, why, count);
+    } else {
+      spdlog::error("outbound queue: {} delivery-progress write(s) for provider {} dropped: the lease check "
+                    "failed: {}", count, spid, why.toString());
+    }
+  }
 }
 
-void DeliveryStore::markFailed(db::MessageId id, std::string reason, db::TimeMs at) {
+void DeliveryStore::markFailed(const std::string& spid, db::MessageId id, std::string reason, db::TimeMs at) {
   flush();
-  write(Write{Write::Kind::kFailed, {id}, 0, at, std::move(reason)});
+  write(Write{Write::Kind::kFailed, spid, {id}, 0, at, std::move(reason)});
 }
 
-void DeliveryStore::requeueAssociation(db::AssociationId association) {
+void DeliveryStore::requeueAssociation(const std::string& spid, db::AssociationId association) {
   flush();  // what was answered there is acknowledged, not re-queued
-  write(Write{Write::Kind::kRequeueAssociation, {}, association, 0, {}});
+  write(Write{Write::Kind::kRequeueAssociation, spid, {}, association, 0, {}});
 }
 
-void DeliveryStore::moveSent(db::MessageId id, db::AssociationId association) {
+void DeliveryStore::moveSent(const std::string& spid, db::MessageId id, db::AssociationId association) {
   flush();  // the row must read `sent` before it moves
-  write(Write{Write::Kind::kMoveSent, {id}, association, 0, {}});
+  write(Write{Write::Kind::kMoveSent, spid, {id}, association, 0, {}});
 }
 
-void DeliveryStore::requeue(std::vector<db::MessageId> ids) {
+void DeliveryStore::requeue(const std::string& spid, std::vector<db::MessageId> ids) {
   if (ids.empty()) return;
   flush();
-  write(Write{Write::Kind::kRequeue, std::move(ids), 0, 0, {}});
+  write(Write{Write::Kind::kRequeue, spid, std::move(ids), 0, 0, {}});
 }
 
 bool DeliveryStore::retry() {
   flush();
   while (!backlog_.empty()) {
-    db::Status status = apply(backlog_.front());
+    db::Status status = applyFenced(backlog_.front());
     if (!status.isOk()) {
       if (db::isStorageFailure(status)) return false;
+      if (status.code() == db::Status::Code::kFenced) {
+        reportFenced(backlog_.front().spid, status, 1);
+        backlog_.pop_front();
+        continue;
+      }
       spdlog::error("outbound queue: a deferred delivery-progress write was refused: {}",
                     status.toString());
     }

@@ -27,6 +27,13 @@
 // keeps all of it, in order, in the backlog; a write refused for another reason is
 // dropped alone (its savepoint undone) and the rest commits.
 //
+// Fencing (two or more npacd nodes, db/lease_store.h): with a Fence set, every progress
+// write names its provider, and the transaction that applies it first checks, in the
+// database (LeaseStore::fence), that this node still holds the provider's lease at the
+// epoch the Fence reports. A provider whose lease is lost (or not held) has its writes
+// refused — none of them is applied or kept — and Fence::on_fenced is called once per
+// turn for it, after the transaction: the owner aborts that provider's associations.
+//
 // Threading: the core thread only (it wraps the core's progress connection).
 #pragma once
 
@@ -35,6 +42,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,11 +52,21 @@ namespace npac::npacd {
 
 class DeliveryStore {
  public:
+  struct Fence {
+    std::string owner;  // this node (--node)
+    // The epoch of the provider's lease this node holds; nullopt: none.
+    std::function<std::optional<std::int64_t>(const std::string& spid)> epoch_of;
+    std::function<void(const std::string& spid, const db::Status& why)> on_fenced;
+  };
+
   // `schedule_flush` is called when the first write of a batch is collected; the owner
   // then calls flush() soon (a posted handler; a test calls it directly).
   DeliveryStore(db::Database& progress_db, std::function<void()> schedule_flush);
   DeliveryStore(const DeliveryStore&) = delete;
   DeliveryStore& operator=(const DeliveryStore&) = delete;
+
+  // Before the first write (core thread). Without one nothing is fenced (one node).
+  void setFence(Fence fence) { fence_ = std::move(fence); }
 
   bool healthy() const { return backlog_.empty() && !read_failed_; }
   std::size_t backlog() const { return backlog_.size(); }
@@ -65,14 +83,18 @@ class DeliveryStore {
   db::Result<std::map<std::uint32_t, std::size_t>> queuedByMask(const std::string& spid);
 
   // Progress writes (see above). `at` is the wall time they happened.
-  void markSent(std::vector<db::MessageId> ids, db::AssociationId association, db::TimeMs at);
-  void acknowledge(db::MessageId id, db::TimeMs at);
+  // `spid` is the provider the rows belong to (the fence's key).
+  void markSent(const std::string& spid, std::vector<db::MessageId> ids, db::AssociationId association,
+                db::TimeMs at);
+  void acknowledge(const std::string& spid, db::MessageId id, db::TimeMs at);
   // Commits what markSent() and acknowledge() collected, in one transaction.
   void flush();
-  void markFailed(db::MessageId id, std::string reason, db::TimeMs at);
-  void requeueAssociation(db::AssociationId association);
-  void moveSent(db::MessageId id, db::AssociationId association);
-  void requeue(std::vector<db::MessageId> ids);
+  void markFailed(const std::string& spid, db::MessageId id, std::string reason, db::TimeMs at);
+  void requeueAssociation(const std::string& spid, db::AssociationId association);
+  void moveSent(const std::string& spid, db::MessageId id, db::AssociationId association);
+  void requeue(const std::string& spid, std::vector<db::MessageId> ids);
+  // Progress writes refused because the provider's lease was lost (metrics, tests).
+  std::uint64_t fencedWrites() const { return fenced_writes_; }
 
   // Replays the backlog (and re-checks reads); true when healthy afterwards.
   bool retry();
@@ -81,12 +103,19 @@ class DeliveryStore {
   struct Write {
     enum class Kind { kSent, kAcknowledged, kFailed, kRequeueAssociation, kMoveSent, kRequeue };
     Kind kind;
+    std::string spid;
     std::vector<db::MessageId> ids;
     db::AssociationId association = 0;
     db::TimeMs at = 0;
     std::string reason;
   };
   db::Status apply(const Write& write);
+  // kFenced when a Fence is set and this node's lease on `spid` is gone (inside the
+  // caller's transaction), ok otherwise.
+  db::Status checkFence(const std::string& spid);
+  // A write outside flush(): its own transaction, fence first.
+  db::Status applyFenced(const Write& write);
+  void reportFenced(const std::string& spid, const db::Status& why, std::size_t writes);
   void write(Write write);
   void collected();  // a write was collected: schedule the flush if it is the first
   bool pending() const { return !pending_sent_.empty() || !pending_acks_.empty(); }
@@ -97,12 +126,14 @@ class DeliveryStore {
   db::OutboundQueue queue_;
   std::function<void()> schedule_flush_;
   std::vector<Write> pending_sent_;
-  std::vector<db::MessageId> pending_acks_;
+  std::vector<std::pair<std::string, db::MessageId>> pending_acks_;
   db::TimeMs pending_acks_at_ = 0;
   std::deque<Write> backlog_;
   bool read_failed_ = false;
   bool logged_unhealthy_ = false;
   std::uint64_t deferred_ = 0;  // writes that joined the backlog while unhealthy
+  std::optional<Fence> fence_;
+  std::uint64_t fenced_writes_ = 0;
 };
 
 }  // namespace npac::npacd

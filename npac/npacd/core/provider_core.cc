@@ -81,7 +81,7 @@ void ProviderCore::onLost(db::AssociationId id) {
   const db::TimeMs now_ms = clock_.wallMs();
   // Everything in flight there goes back to queued (flagged); what the egress re-sends
   // on a survivor is marked sent again below.
-  store_.requeueAssociation(id);
+  store_.requeueAssociation(spid_, id);
   as::LossOutcome outcome = egress_->onAssociationLost(static_cast<as::AssociationId>(id), now);
   for (const as::Transmission& t : outcome.retransmissions) {
     auto stored = store_.get(static_cast<db::MessageId>(t.message));
@@ -92,7 +92,7 @@ void ProviderCore::onLost(db::AssociationId id) {
     }
     if (write(t, *stored, factsOf(*stored)) != Written::kBadPdu) {
       if (counters_) countWritten(*stored, factsOf(*stored), /*retransmission=*/true);
-      store_.markSent({stored->id}, static_cast<db::AssociationId>(t.association), now_ms);
+      store_.markSent(spid_, {stored->id}, static_cast<db::AssociationId>(t.association), now_ms);
     }
   }
   // Requests moved here from elsewhere that found no survivor: their rows may name
@@ -101,7 +101,7 @@ void ProviderCore::onLost(db::AssociationId id) {
     for (std::size_t i = 0; i < outcome.requeue.size(); ++i) throttle_->onTransactionEnded(now);
   }
   for (as::MessageId message : outcome.requeue) in_flight_series_.erase(static_cast<db::MessageId>(message));
-  store_.requeue(std::vector<db::MessageId>(outcome.requeue.begin(), outcome.requeue.end()));
+  store_.requeue(spid_, std::vector<db::MessageId>(outcome.requeue.begin(), outcome.requeue.end()));
   host_.wakeDelivery(spid_);
 }
 
@@ -110,6 +110,20 @@ bool ProviderCore::abort(db::AssociationId id, const std::string& reason) {
   if (it == links_.end()) return false;
   auto link = it->second.link;  // abort reports the loss synchronously: keep it alive
   link->abort(reason);
+  return true;
+}
+
+std::size_t ProviderCore::abortAll(const std::string& reason) {
+  std::vector<db::AssociationId> ids;
+  for (const auto& [id, entry] : links_) ids.push_back(id);
+  for (db::AssociationId id : ids) abort(id, reason);  // each loss is reported synchronously
+  return ids.size();
+}
+
+bool ProviderCore::allReleasing() const {
+  for (const as::AssociationView& view : egress_->logical().snapshot()) {
+    if (view.state != as::AssociationState::kReleasing) return false;
+  }
   return true;
 }
 
@@ -175,10 +189,10 @@ void ProviderCore::onAnswer(db::AssociationId id, const cmip::RoseApdu& apdu) {
                     error ? ProviderCounters::kFailed : ProviderCounters::kAcknowledged);
     }
     if (error) {
-      store_.markFailed(static_cast<db::MessageId>(*message), "the provider answered with an error",
+      store_.markFailed(spid_, static_cast<db::MessageId>(*message), "the provider answered with an error",
                         clock_.wallMs());
     } else {
-      store_.acknowledge(static_cast<db::MessageId>(*message), clock_.wallMs());
+      store_.acknowledge(spid_, static_cast<db::MessageId>(*message), clock_.wallMs());
     }
   }
   host_.wakeDelivery(spid_);
@@ -195,7 +209,7 @@ void ProviderCore::onWritten(db::AssociationId id, std::int64_t tag) {
     if (it->second.invoke_id) egress_->outstanding().releaseInvokeId(*it->second.invoke_id);
     unconfirmed_.erase(it);
   }
-  store_.acknowledge(static_cast<db::MessageId>(tag), clock_.wallMs());
+  store_.acknowledge(spid_, static_cast<db::MessageId>(tag), clock_.wallMs());
 }
 
 void ProviderCore::onSubmitted(const std::vector<db::MessageId>& ids) {
@@ -218,7 +232,7 @@ void ProviderCore::move(const as::Transmission& t) {
   }
   const auto association = static_cast<db::AssociationId>(t.association);
   if (stored->state == db::MessageState::kSent && stored->association_id != association) {
-    store_.moveSent(stored->id, association);
+    store_.moveSent(spid_, stored->id, association);
   }
 }
 
@@ -266,7 +280,7 @@ void ProviderCore::onSrrOff() {
   // be placed go back to queued (nothing lost, nothing sent twice under another id).
   for (const auto& t : outcome.retransmissions) move(t);
   for (as::MessageId message : outcome.requeue) in_flight_series_.erase(static_cast<db::MessageId>(message));
-  store_.requeue(std::vector<db::MessageId>(outcome.requeue.begin(), outcome.requeue.end()));
+  store_.requeue(spid_, std::vector<db::MessageId>(outcome.requeue.begin(), outcome.requeue.end()));
   spdlog::info("SPID {}: SRR turned off, {} association(s) to release", spid_, outcome.plan.size());
   for (const auto& planned : outcome.plan) {
     auto it = links_.find(static_cast<db::AssociationId>(planned.release));

@@ -66,6 +66,9 @@ class ProviderCore {
     virtual void wakeDelivery(const std::string& spid) = 0;
     // Run deliver() of `spid` once `delay` has passed (throttling released then).
     virtual void wakeDeliveryAfter(const std::string& spid, associations::Duration delay) = 0;
+    // Whether this node may send `spid` anything from the queue now: it holds the
+    // provider's lease and renewed it recently (provider_leases.h).
+    virtual bool mayDeliver(const std::string& spid) const = 0;
   };
 
   ProviderCore(std::string spid, const CoreClock& clock, tunables::TunableRegistry& registry,
@@ -92,6 +95,12 @@ class ProviderCore {
   // The provider was disabled (or npacd stops): no new PDU; each association is released
   // once nothing is outstanding on it. How many are being released.
   std::size_t releaseAll(const std::string& release_reason);
+  // This node lost the provider's lease (another node took it over): every association
+  // is aborted at once with `reason` — nothing may be sent or recorded for it here.
+  // How many were aborted.
+  std::size_t abortAll(const std::string& reason);
+  // Every association is being released (releaseAll was called, nothing bound since).
+  bool allReleasing() const;
   // RLRQ for each releasing association with nothing outstanding (all of them if `force`).
   void releaseReady(bool force = false);
 

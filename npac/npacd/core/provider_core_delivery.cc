@@ -75,7 +75,7 @@ ProviderCore::Written ProviderCore::write(const as::Transmission& t, const db::Q
     } else {
       egress_->outstanding().drop(*invoke_id);
     }
-    store_.markFailed(message, "stored PDU is not a ROSE Invoke: " + encoded.status().toString(),
+    store_.markFailed(spid_, message, "stored PDU is not a ROSE Invoke: " + encoded.status().toString(),
                       clock_.wallMs());
     return Written::kBadPdu;
   }
@@ -152,7 +152,7 @@ bool ProviderCore::throttleAdmits(as::TimePoint now) {
 }
 
 void ProviderCore::deliver() {
-  if (links_.empty() || !store_.healthy()) return;
+  if (links_.empty() || !store_.healthy() || !host_.mayDeliver(spid_)) return;
   const std::uint32_t functions = usableFunctions();
   if (functions == 0) return;
   // Free congestion-window slots of the usable associations: at most that many requests
@@ -218,7 +218,7 @@ void ProviderCore::deliver() {
       break;
     }
   }
-  for (auto& [association, ids] : sent) store_.markSent(std::move(ids), association, now_ms);
+  for (auto& [association, ids] : sent) store_.markSent(spid_, std::move(ids), association, now_ms);
   throttled_ = throttled;
   if (failed) {
     abort(*failed, "a PDU could not be written");
@@ -234,6 +234,7 @@ void ProviderCore::deliver() {
 std::optional<WaitReason> ProviderCore::waitReason(as::AssociationFunction function) const {
   if (!store_.healthy()) return WaitReason::kStorageUnavailable;
   if (links_.empty()) return WaitReason::kNotBound;
+  if (!host_.mayDeliver(spid_)) return WaitReason::kLeaseNotValid;
   bool any = false;
   bool all_releasing = true;
   bool all_silent = true;

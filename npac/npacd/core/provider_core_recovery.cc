@@ -98,6 +98,11 @@ bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::C
     }
     wanted = as::recoveryRequestFrom(range.value());
   }
+  if (!host_.mayDeliver(spid_)) {
+    // Two sites: this node's lease on the provider is not renewed (db/lease_store.h).
+    answerError("this NPAC node does not hold the provider's lease right now: bind again");
+    return true;
+  }
   auto rows = wanted.kind == as::RecoveryRequest::Kind::kUnacknowledged
                   ? store_.unacknowledged(spid, kMaxRecoveryMessages)
                     : store_.createdBetween(spid, toMs(wanted.from), toMs(wanted.to) + 1, kMaxRecoveryMessages);
@@ -138,7 +143,7 @@ bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::C
     if (facts.response || write(*outcome.transmission, row, facts) != Written::kWritten) break;
     if (counters_) countWritten(row, facts, /*retransmission=*/false);
     if (row.state == db::MessageState::kQueued) {
-      store_.markSent({row.id}, static_cast<db::AssociationId>(outcome.transmission->association), now_ms);
+      store_.markSent(spid_, {row.id}, static_cast<db::AssociationId>(outcome.transmission->association), now_ms);
     }
     ++count;
   }

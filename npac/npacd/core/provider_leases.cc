@@ -1,0 +1,100 @@
+#include "npac/npacd/core/provider_leases.h"
+
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+#include "db/storage_health.h"
+
+namespace npac::npacd {
+namespace {
+
+db::TimeMs toMs(associations::Duration d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+
+}  // namespace
+
+associations::Duration ProviderLeases::timeout() const {
+  return std::chrono::duration_cast<associations::Duration>(registry_.get(tunables::kProviderLeaseTimeout));
+}
+
+db::Result<db::LeaseOutcome> ProviderLeases::take(const std::string& spid) {
+  return db::LeaseStore(db_).acquire(spid, node_, clock_.wallMs(), toMs(timeout()));
+}
+
+void ProviderLeases::hold(const std::string& spid, std::int64_t epoch, associations::TimePoint taken_at) {
+  held_[spid] = Held{epoch, taken_at};
+}
+
+std::optional<std::int64_t> ProviderLeases::epoch(const std::string& spid) const {
+  auto it = held_.find(spid);
+  if (it == held_.end()) return std::nullopt;
+  return it->second.epoch;
+}
+
+bool ProviderLeases::valid(const std::string& spid) const {
+  auto it = held_.find(spid);
+  if (it == held_.end()) return false;
+  return clock_.now() - it->second.renewed_at < timeout() * 4 / 5;
+}
+
+db::Status ProviderLeases::renewNow(const std::string& spid) {
+  auto it = held_.find(spid);
+  if (it == held_.end()) {
+    return db::Status::make(db::Status::Code::kFenced, "node '" + node_ + "' holds no lease on provider " + spid);
+  }
+  const associations::TimePoint started = clock_.now();
+  db::Status status =
+      db::LeaseStore(db_).renew(spid, node_, it->second.epoch, clock_.wallMs(), toMs(timeout()));
+  if (status.isOk()) {
+    if (it->second.warned) spdlog::info("provider {}: lease renewed again; delivery resumes", spid);
+    it->second.renewed_at = started;
+    it->second.warned = false;
+  } else if (status.code() == db::Status::Code::kFenced) {
+    held_.erase(it);
+  }
+  return status;
+}
+
+std::vector<ProviderLeases::Lost> ProviderLeases::renewDue() {
+  std::vector<Lost> lost;
+  const associations::TimePoint now = clock_.now();
+  const associations::Duration period = timeout() / 3;
+  std::vector<std::string> due;
+  for (const auto& [spid, held] : held_) {
+    if (now - held.renewed_at >= period) due.push_back(spid);
+  }
+  for (const std::string& spid : due) {
+    db::Status status = renewNow(spid);
+    if (status.code() == db::Status::Code::kFenced) {
+      lost.push_back(Lost{spid, status});
+    } else if (!status.isOk() && !valid(spid) && !held_[spid].warned) {
+      // Not renewed and past what this node's clock allows: it acts for the provider no
+      // more until a renewal succeeds (said once, and once when it is renewed again).
+      held_[spid].warned = true;
+      spdlog::warn("provider {}: lease not renewed ({}); delivery paused until it is", spid,
+                   db::toString(status.code()));
+    }
+  }
+  return lost;
+}
+
+void ProviderLeases::release(const std::string& spid) {
+  auto it = held_.find(spid);
+  if (it == held_.end()) return;
+  db::Status status = db::LeaseStore(db_).release(spid, node_, it->second.epoch, clock_.wallMs());
+  if (!status.isOk()) {
+    // It lapses by itself after provider_lease_timeout.
+    spdlog::warn("provider {}: cannot release the lease ({}); it lapses by itself", spid, status.toString());
+  }
+  held_.erase(it);
+}
+
+std::vector<std::string> ProviderLeases::heldSpids() const {
+  std::vector<std::string> out;
+  for (const auto& [spid, held] : held_) out.push_back(spid);
+  return out;
+}
+
+}  // namespace npac::npacd
