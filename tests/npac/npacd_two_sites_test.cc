@@ -213,8 +213,11 @@ TEST_CASE("A node paused past its lease delivers nothing after waking and drops 
   REQUIRE(kill(sites.a.pid(), SIGCONT) == 0);
   CHECK(waitUntil([&] { return sites.a.log().find("lost its lease") != std::string::npos; }, 10s));
   CHECK(sites.a.waitForAssociations(0, 10s));
-  first->signal(SIGTERM);
+  // Its only association aborted, and with one --npac no re-bind: the sim ends by itself
+  // (a SIGTERM here could cut its report off while it writes it).
   first->wait(20s);
+  INFO(first->stderr_text);
+  REQUIRE(first->result.is_object());
   // Nothing of what was submitted during the pause came from a.
   std::set<std::string> from_a;
   for (const Json& r : first->result["received"]) {

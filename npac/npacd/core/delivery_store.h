@@ -89,6 +89,12 @@ class DeliveryStore {
   void acknowledge(const std::string& spid, db::MessageId id, db::TimeMs at);
   // Commits what markSent() and acknowledge() collected, in one transaction.
   void flush();
+  // Called by the core right after it handed PDUs to its sessions, which write them to the
+  // socket only from a later handler: on PostgreSQL (nodes sharing the database) this
+  // flushes now, so a row reads `sent` before its PDU can leave — a node killed in between
+  // leaves it `sent`, and the next owner re-sends it marked as a retransmission. On SQLite
+  // (one node) nothing: one commit per turn, as above.
+  void flushBeforeWrite();
   void markFailed(const std::string& spid, db::MessageId id, std::string reason, db::TimeMs at);
   void requeueAssociation(const std::string& spid, db::AssociationId association);
   void moveSent(const std::string& spid, db::MessageId id, db::AssociationId association);

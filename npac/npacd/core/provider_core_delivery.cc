@@ -219,6 +219,7 @@ void ProviderCore::deliver() {
     }
   }
   for (auto& [association, ids] : sent) store_.markSent(spid_, std::move(ids), association, now_ms);
+  store_.flushBeforeWrite();
   throttled_ = throttled;
   if (failed) {
     abort(*failed, "a PDU could not be written");

@@ -147,6 +147,7 @@ bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::C
     }
     ++count;
   }
+  store_.flushBeforeWrite();
   answerResult(count);
   spdlog::info("SPID {}: recovery request answered with {} message(s)", spid, count);
   return true;
