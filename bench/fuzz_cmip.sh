@@ -8,6 +8,7 @@
 #   CONFIG_SECONDS=60 bench/fuzz_cmip.sh    run fuzz_config_file (npacd --config) that long (default 0)
 #   BATCH_SECONDS=60 bench/fuzz_cmip.sh     run fuzz_pdu_batch (POST /v1/pdu-batches' body) that long (default 0)
 #   DB_URL_SECONDS=60 bench/fuzz_cmip.sh    run fuzz_db_url (--db URL redaction, SQL placeholders) that long (default 0)
+#   NOTIFY_SECONDS=60 bench/fuzz_cmip.sh    run fuzz_notification (LISTEN channel and payload) that long (default 0)
 # Prints executions and crashes per target; exits non-zero if any crash was found.
 set -euo pipefail
 SECONDS_TOTAL=${1:-300}
@@ -17,6 +18,7 @@ SCENARIO_SECONDS=${SCENARIO_SECONDS:-0}
 CONFIG_SECONDS=${CONFIG_SECONDS:-0}
 BATCH_SECONDS=${BATCH_SECONDS:-0}
 DB_URL_SECONDS=${DB_URL_SECONDS:-0}
+NOTIFY_SECONDS=${NOTIFY_SECONDS:-0}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${FUZZ_BUILD:-$ROOT/build-fuzz}
 CORPUS=$ROOT/fuzz-corpus
@@ -29,7 +31,8 @@ cmake --build "$BUILD" --target fuzz_upper_layers fuzz_ber fuzz_admin_api fuzz_c
   $([ "$SCENARIO_SECONDS" -gt 0 ] && echo fuzz_scenario) \
   $([ "$CONFIG_SECONDS" -gt 0 ] && echo fuzz_config_file) \
   $([ "$BATCH_SECONDS" -gt 0 ] && echo fuzz_pdu_batch) \
-  $([ "$DB_URL_SECONDS" -gt 0 ] && echo fuzz_db_url) -j "$JOBS" >/dev/null
+  $([ "$DB_URL_SECONDS" -gt 0 ] && echo fuzz_db_url) \
+  $([ "$NOTIFY_SECONDS" -gt 0 ] && echo fuzz_notification) -j "$JOBS" >/dev/null
 
 mkdir -p "$CORPUS/upper_layers" "$CORPUS/ber" "$CORPUS/admin_api" "$CORPUS/artifacts"
 "$BUILD/fuzz/fuzz_cmip_seeds" "$CORPUS/upper_layers" "$CORPUS/ber"
@@ -79,5 +82,11 @@ if [ "$DB_URL_SECONDS" -gt 0 ]; then
   printf 'postgresql://npacd:secret@db1:5432/npac?sslmode=verify-full' >"$CORPUS/db_url/seed-url"
   printf "UPDATE t SET a = ? WHERE b = '?' AND c IN (SELECT value FROM json_each(?))" >"$CORPUS/db_url/seed-sql"
   run fuzz_db_url "$DB_URL_SECONDS" "$CORPUS/db_url"
+fi
+if [ "$NOTIFY_SECONDS" -gt 0 ]; then
+  mkdir -p "$CORPUS/notification"
+  printf '\017npacd_submitted0001' >"$CORPUS/notification/seed-submitted"
+  printf '\015npacd_changedprovider:0001' >"$CORPUS/notification/seed-provider"
+  run fuzz_notification "$NOTIFY_SECONDS" "$CORPUS/notification"
 fi
 exit $status

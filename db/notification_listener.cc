@@ -32,6 +32,33 @@ constexpr auto kRetryMost = std::chrono::milliseconds(2000);
 
 }  // namespace
 
+namespace {
+
+bool isSpid(std::string_view text) {
+  if (text.size() != 4) return false;
+  for (char ch : text) {
+    if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+NodeNotification classifyNotification(std::string_view channel, std::string_view payload) {
+  using Kind = NodeNotification::Kind;
+  if (channel.empty()) return {Kind::kResync, {}};
+  if (channel == kSubmittedChannel) {
+    return isSpid(payload) ? NodeNotification{Kind::kSubmitted, std::string(payload)} : NodeNotification{};
+  }
+  if (channel != kChangedChannel) return {};
+  if (payload == kTunablesChanged) return {Kind::kTunablesChanged, {}};
+  if (payload.substr(0, kProviderChangedPrefix.size()) == kProviderChangedPrefix) {
+    const std::string_view spid = payload.substr(kProviderChangedPrefix.size());
+    if (isSpid(spid)) return {Kind::kProviderChanged, std::string(spid)};
+  }
+  return {};
+}
+
 Status notifyNodes(Database& db, std::string_view channel, std::string_view payload) {
   if (db.backend() != Backend::kPostgres) return Status::ok();
   Result<Statement> notify = db.prepare("SELECT pg_notify(?, ?)");

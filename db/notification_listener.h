@@ -44,6 +44,17 @@ Status notifyNodes(Database& db, std::string_view channel, std::string_view payl
 inline constexpr std::string_view kTunablesChanged = "tunables";
 inline constexpr std::string_view kProviderChangedPrefix = "provider:";
 
+// What a received notification asks of a node, read from (channel, payload) as the
+// handler gets them. A SPID must be 4 ASCII letters or digits; anything else — an unknown
+// channel or payload, a malformed SPID, a NOTIFY sent by hand on our channels — is
+// kIgnored (the caller logs it at debug level and does nothing).
+struct NodeNotification {
+  enum class Kind { kResync, kSubmitted, kTunablesChanged, kProviderChanged, kIgnored };
+  Kind kind = Kind::kIgnored;
+  std::string spid;  // kSubmitted, kProviderChanged
+};
+NodeNotification classifyNotification(std::string_view channel, std::string_view payload);
+
 class NotificationListener {
  public:
   using Handler = std::function<void(const std::string& channel, const std::string& payload)>;

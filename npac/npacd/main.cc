@@ -351,20 +351,23 @@ int main(int argc, char** argv) {
     auto started = db::NotificationListener::start(
         config.db_path, {std::string(db::kSubmittedChannel), std::string(db::kChangedChannel)},
         [&, ownerOf, reloadTunables](const std::string& channel, const std::string& payload) {
-          if (channel.empty()) {  // reconnected: what was notified meanwhile is unknown
-            if (shards) {
-              for (std::size_t i = 0; i < shards->size(); ++i) shards->shard(i).postWakeAll();
-            } else {
-              manager->postWakeAll();
-            }
-            reloadTunables();
-          } else if (channel == db::kSubmittedChannel) {
-            ownerOf(payload).postWake(payload);
-          } else if (payload == db::kTunablesChanged) {
-            reloadTunables();
-          } else if (payload.rfind(db::kProviderChangedPrefix, 0) == 0) {
-            const std::string spid = payload.substr(db::kProviderChangedPrefix.size());
-            ownerOf(spid).postProviderChanged(spid);
+          using Kind = db::NodeNotification::Kind;
+          const db::NodeNotification note = db::classifyNotification(channel, payload);
+          switch (note.kind) {
+            case Kind::kResync:  // reconnected: what was notified meanwhile is unknown
+              if (shards) {
+                for (std::size_t i = 0; i < shards->size(); ++i) shards->shard(i).postWakeAll();
+              } else {
+                manager->postWakeAll();
+              }
+              reloadTunables();
+              break;
+            case Kind::kSubmitted: ownerOf(note.spid).postWake(note.spid); break;
+            case Kind::kTunablesChanged: reloadTunables(); break;
+            case Kind::kProviderChanged: ownerOf(note.spid).postProviderChanged(note.spid); break;
+            case Kind::kIgnored:
+              spdlog::debug("notifications: ignored '{}' on channel {}", payload.substr(0, 64), channel);
+              break;
           }
         });
     if (!started.isOk()) {
