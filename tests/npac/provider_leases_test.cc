@@ -1,0 +1,81 @@
+// ProviderLeases: how long this node may act for a provider after a renewal, set by the
+// tunable provider_lease_timeout, on a manual clock (no sleeps), over a real SQLite file.
+#include "npac/npacd/core/provider_leases.h"
+
+#include <catch2/catch.hpp>
+
+#include "db/provider_store.h"
+#include "tests/db/temp_dir.h"
+
+using namespace npac;
+using namespace npac::npacd;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct LeasesFixture {
+  db::testing::TempDir dir;
+  std::unique_ptr<db::Database> db = db::Database::open(dir.file("npacd.db")).value();
+  ManualCoreClock clock;
+  std::unique_ptr<tunables::TunableRegistry> registry;
+  std::unique_ptr<ProviderLeases> leases;
+  LeasesFixture() {
+    REQUIRE(tunables::TunableRegistry::open(*db, [this] { return clock.wallMs(); }, &registry).isOk());
+    REQUIRE(db::ProviderStore(*db).add({"0001", "Provider 0001", db::SystemType::kSoa, true}).isOk());
+    leases = std::make_unique<ProviderLeases>(*db, clock, *registry);
+    leases->setNode("a");
+  }
+  void take() {
+    auto taken = leases->take("0001");
+    REQUIRE(taken.isOk());
+    REQUIRE(taken->acquired);
+    leases->hold("0001", taken->lease.epoch, clock.now());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("A lease lets the node act for 4/5 of provider_lease_timeout after it was taken") {
+  LeasesFixture f;  // the default: 5 s
+  f.take();
+  f.clock.advance(3999ms);
+  CHECK(f.leases->valid("0001"));
+  f.clock.advance(1ms);
+  CHECK_FALSE(f.leases->valid("0001"));
+}
+
+TEST_CASE("A longer provider_lease_timeout lets the node act longer without renewal") {
+  LeasesFixture f;
+  REQUIRE(f.registry->set("provider_lease_timeout", "", "10s", "test").isOk());
+  f.take();
+  f.clock.advance(7999ms);
+  CHECK(f.leases->valid("0001"));
+  f.clock.advance(1ms);
+  CHECK_FALSE(f.leases->valid("0001"));
+}
+
+TEST_CASE("The lease is renewed once a third of provider_lease_timeout has passed, and the row's expiry moves") {
+  LeasesFixture f;
+  REQUIRE(f.registry->set("provider_lease_timeout", "", "3s", "test").isOk());
+  f.take();
+  f.clock.advance(999ms);
+  CHECK(f.leases->renewDue().empty());
+  CHECK(db::LeaseStore(*f.db).get("0001").value()->expires_at == f.clock.wallMs() - 999 + 3000);
+  f.clock.advance(1ms);
+  CHECK(f.leases->renewDue().empty());
+  CHECK(db::LeaseStore(*f.db).get("0001").value()->expires_at == f.clock.wallMs() + 3000);
+  f.clock.advance(2399ms);  // 4/5 of 3 s after that renewal, less 1 ms
+  CHECK(f.leases->valid("0001"));
+}
+
+TEST_CASE("A renewal refused because another node took the provider reports the lease lost") {
+  LeasesFixture f;
+  f.take();
+  f.clock.advance(6s);  // past the 5 s lease: node b takes it
+  REQUIRE(db::LeaseStore(*f.db).acquire("0001", "b", f.clock.wallMs(), 5000).value().acquired);
+  auto lost = f.leases->renewDue();
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0].spid == "0001");
+  CHECK(lost[0].why.code() == db::Status::Code::kFenced);
+  CHECK_FALSE(f.leases->held("0001"));
+}
