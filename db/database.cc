@@ -317,23 +317,25 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path,
 Result<std::unique_ptr<Database>> Database::openPostgres(const std::string& url,
                                                          const OpenOptions& options) {
   StorageHealth& health = options.health != nullptr ? *options.health : StorageHealth::process();
+  PostgresTimeouts timeouts;
+  timeouts.answer = options.answer_timeout;
+  timeouts.probe_interval = options.probe_interval;
+  // A row lock held by another session is waited for as long as SQLite waits for the
+  // file's lock, then kBusy (SQLSTATE 55P03 lock_not_available).
+  timeouts.lock_wait = options.busy_timeout;
   Result<std::unique_ptr<PostgresConnection>> connection =
-      PostgresConnection::connect(url, options.durability == Durability::kFull, health);
+      PostgresConnection::connect(url, options.durability == Durability::kFull, health, timeouts);
   if (!connection) {
     health.reportFailure(connection.status());
     return connection.status();
   }
   const std::string location = (*connection)->location();
   std::unique_ptr<Database> db(new Database(location, options, std::move(connection).value()));
-  // A row lock held by another session is waited for as long as SQLite waits for the
-  // file's lock, then kBusy (SQLSTATE 55P03 lock_not_available).
-  if (Status status = db->execute("SET lock_timeout = " + std::to_string(options.busy_timeout.count()));
-      !status) {
-    return status;
-  }
   if (options.apply_schema) {
     if (Status status = migrateToCurrent(*db, options.migration); !status) return status;
   }
+  // The schema is in place: from now on the server cuts a statement that runs too long.
+  if (Status status = db->pg_->limitStatements(); !status) return status;
   return db;
 }
 
@@ -475,13 +477,36 @@ Status Database::executeScript(const std::string& sql) {
   return status;
 }
 
-Result<std::vector<std::string>> Database::integrityCheck() {
-  if (pg_) {
-    return Status::make(Status::Code::kInvalidArgument,
-                        "an integrity check is SQLite's PRAGMA integrity_check", path_,
-                        "on PostgreSQL use its own tools: pg_amcheck, and the server's data checksums");
-  }
-  Result<Statement> check = prepare("PRAGMA integrity_check");
+namespace {
+
+Status sqliteOnly(const std::string& path, const char* what) {
+  return Status::make(Status::Code::kInvalidArgument, std::string(what) + " is SQLite's", path,
+                      "on PostgreSQL use its own tools: pg_amcheck, and the server's data checksums");
+}
+
+}  // namespace
+
+Result<std::int64_t> Database::pageCount() {
+  if (pg_) return sqliteOnly(path_, "PRAGMA page_count");
+  Result<Statement> count = prepare("PRAGMA page_count");
+  if (!count) return count.status();
+  Result<bool> row = count->step();
+  if (!row) return row.status();
+  return *row ? count->columnInt64(0) : 0;
+}
+
+Result<std::int64_t> Database::pageSize() {
+  if (pg_) return sqliteOnly(path_, "PRAGMA page_size");
+  Result<Statement> size = prepare("PRAGMA page_size");
+  if (!size) return size.status();
+  Result<bool> row = size->step();
+  if (!row) return row.status();
+  return *row ? size->columnInt64(0) : 0;
+}
+
+Result<std::vector<std::string>> Database::integrityCheck(CheckDepth depth) {
+  if (pg_) return sqliteOnly(path_, "an integrity check");
+  Result<Statement> check = prepare(depth == CheckDepth::kQuick ? "PRAGMA quick_check" : "PRAGMA integrity_check");
   if (!check) return check.status();
   std::vector<std::string> problems;
   for (;;) {

@@ -91,6 +91,12 @@ struct OpenOptions {
   bool apply_schema = true;
   // How the migrations fill what older rows lack (db/migrations.h); only with apply_schema.
   MigrationOptions migration = {};
+  // PostgreSQL only: how long one statement (or a connection attempt) may go unanswered
+  // before the server counts as not answering and every connection to it refuses at once
+  // until it answers again (db/postgres_connection.h, StorageHealth::reportNotAnswering;
+  // npacd --db-timeout), and how often it is asked again meanwhile.
+  std::chrono::milliseconds answer_timeout{5000};
+  std::chrono::milliseconds probe_interval{1000};
   // Where this connection reports storage failures and committed writes (one log line
   // per change, db/storage_health.h); nullptr: StorageHealth::process().
   StorageHealth* health = nullptr;
@@ -122,9 +128,15 @@ class Database {
   // finalized when its handle dies.
   Result<Statement> prepare(std::string_view sql);
 
-  // PRAGMA integrity_check: an empty vector when the file is sound, else SQLite's list
-  // of problems. For operators (npacctl) and the crash test.
-  Result<std::vector<std::string>> integrityCheck();
+  // PRAGMA integrity_check (kFull), or quick_check (kQuick: every page and b-tree, but
+  // not whether the indexes match their tables; about ten times faster): an empty vector
+  // when the file is sound, else SQLite's list of problems. For npacd's start, operators
+  // and the crash test. SQLite only.
+  enum class CheckDepth { kQuick, kFull };
+  Result<std::vector<std::string>> integrityCheck(CheckDepth depth = CheckDepth::kFull);
+  // PRAGMA page_count and page_size: the file's size in pages and bytes per page. SQLite only.
+  Result<std::int64_t> pageCount();
+  Result<std::int64_t> pageSize();
 
   // The id the last INSERT gave its row (SQLite's rowid; PostgreSQL's lastval()).
   std::int64_t lastInsertRowId() const;

@@ -11,6 +11,7 @@
 
 #include "db/database.h"
 #include "db/postgres_connection.h"
+#include "db/postgres_io.h"
 #include "db/statement.h"
 
 namespace npac::db {
@@ -70,18 +71,23 @@ Status notifyNodes(Database& db, std::string_view channel, std::string_view payl
   return Status::ok();
 }
 
-NotificationListener::NotificationListener(std::string url, std::vector<std::string> channels, Handler handler)
-    : url_(std::move(url)), channels_(std::move(channels)), handler_(std::move(handler)) {}
+NotificationListener::NotificationListener(std::string url, std::vector<std::string> channels, Handler handler,
+                                           std::chrono::milliseconds answer_timeout)
+    : url_(std::move(url)),
+      channels_(std::move(channels)),
+      handler_(std::move(handler)),
+      answer_timeout_(answer_timeout) {}
 
 Result<std::unique_ptr<NotificationListener>> NotificationListener::start(const std::string& url,
                                                                           std::vector<std::string> channels,
-                                                                          Handler handler) {
+                                                                          Handler handler,
+                                                                          std::chrono::milliseconds answer_timeout) {
   if (!isPostgresUrl(url)) return Status::invalidArgument("LISTEN/NOTIFY needs a postgresql:// database");
   for (const std::string& channel : channels) {
     if (!isIdentifier(channel)) return Status::invalidArgument("not a channel name: '" + channel + "'");
   }
   std::unique_ptr<NotificationListener> listener(
-      new NotificationListener(url, std::move(channels), std::move(handler)));
+      new NotificationListener(url, std::move(channels), std::move(handler), answer_timeout));
   if (::pipe2(listener->wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) {
     return Status::internal("cannot create the listener's wake-up pipe");
   }
@@ -92,27 +98,30 @@ Result<std::unique_ptr<NotificationListener>> NotificationListener::start(const 
 
 Status NotificationListener::connect() {
   if (conn_ != nullptr) PQfinish(pg(conn_));
-  conn_ = PQconnectdb(url_.c_str());
-  if (PQstatus(pg(conn_)) != CONNECTION_OK) {
-    std::string why = PQerrorMessage(pg(conn_));
+  conn_ = nullptr;
+  // Bounded like every other connection (db/postgres_io.h): a server that does not
+  // answer costs this thread one answer bound per attempt, and stop() at most that.
+  const auto deadline = std::chrono::steady_clock::now() + answer_timeout_;
+  std::string error;
+  bool timed_out = false;
+  pg_conn* conn = pgio::connectBefore({url_, "npacd listener"}, deadline, &error, &timed_out);
+  if (conn == nullptr) {
+    return Status::make(Status::Code::kUnavailable, "LISTEN connection: " + error, redactPostgresUrl(url_));
+  }
+  std::string listen;
+  for (const std::string& channel : channels_) listen += "LISTEN " + channel + ";";
+  PGresult* result = nullptr;
+  const pgio::Exchange exchanged =
+      pgio::exchange(conn, [&](pg_conn* c) { return PQsendQuery(c, listen.c_str()); }, deadline, &result);
+  const bool ok = exchanged == pgio::Exchange::kAnswered && PQresultStatus(result) == PGRES_COMMAND_OK;
+  PQclear(result);
+  if (!ok) {
+    std::string why = exchanged == pgio::Exchange::kNoAnswer ? "no answer in time" : PQerrorMessage(conn);
     while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
-    PQfinish(pg(conn_));
-    conn_ = nullptr;
-    return Status::make(Status::Code::kUnavailable, "LISTEN connection: " + why, redactPostgresUrl(url_));
+    PQfinish(conn);
+    return Status::make(Status::Code::kUnavailable, "LISTEN: " + why, redactPostgresUrl(url_));
   }
-  PGresult* named = PQexec(pg(conn_), "SET application_name = 'npacd listener'");
-  PQclear(named);
-  for (const std::string& channel : channels_) {
-    PGresult* result = PQexec(pg(conn_), ("LISTEN " + channel).c_str());
-    const bool ok = PQresultStatus(result) == PGRES_COMMAND_OK;
-    PQclear(result);
-    if (!ok) {
-      std::string why = PQerrorMessage(pg(conn_));
-      PQfinish(pg(conn_));
-      conn_ = nullptr;
-      return Status::make(Status::Code::kUnavailable, "LISTEN " + channel + ": " + why, redactPostgresUrl(url_));
-    }
-  }
+  conn_ = conn;
   return Status::ok();
 }
 

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -61,10 +62,12 @@ class NotificationListener {
 
   // Connects to the PostgreSQL `url`, LISTENs on `channels` and starts the thread. Errors:
   // kInvalidArgument (not a postgresql:// URL, a channel that is not an identifier),
-  // kUnavailable / kCantOpen when the first connection fails.
-  static Result<std::unique_ptr<NotificationListener>> start(const std::string& url,
-                                                             std::vector<std::string> channels,
-                                                             Handler handler);
+  // kUnavailable / kCantOpen when the first connection fails. When start() returns, the
+  // LISTEN is in force: whatever commits from now on is notified (subscribe, then read).
+  // `answer_timeout` bounds each connection attempt (db/postgres_io.h).
+  static Result<std::unique_ptr<NotificationListener>> start(
+      const std::string& url, std::vector<std::string> channels, Handler handler,
+      std::chrono::milliseconds answer_timeout = std::chrono::milliseconds(5000));
   ~NotificationListener();
   NotificationListener(const NotificationListener&) = delete;
   NotificationListener& operator=(const NotificationListener&) = delete;
@@ -74,13 +77,15 @@ class NotificationListener {
   std::uint64_t reconnects() const { return reconnects_.load(); }
 
  private:
-  NotificationListener(std::string url, std::vector<std::string> channels, Handler handler);
+  NotificationListener(std::string url, std::vector<std::string> channels, Handler handler,
+                       std::chrono::milliseconds answer_timeout);
   Status connect();  // (re)connects and LISTENs
   void run();
 
   std::string url_;
   std::vector<std::string> channels_;
   Handler handler_;
+  std::chrono::milliseconds answer_timeout_;
   void* conn_ = nullptr;  // PGconn*
   int wake_pipe_[2] = {-1, -1};
   std::atomic<bool> stopping_{false};

@@ -2,12 +2,14 @@
 
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
 
 #include "common/hex.h"
+#include "db/postgres_io.h"
 #include "db/storage_health.h"
 
 namespace npac::db {
@@ -34,6 +36,11 @@ Status statusFromSqlstate(std::string_view sqlstate, std::string message, const 
   } else if (sqlstate == "40001" || sqlstate == "40P01" || sqlstate == "55P03") {
     code = Code::kBusy;
     hint = "another session held a conflicting lock or the transaction could not be serialised; retry";
+  } else if (sqlstate == "57014") {
+    // statement_timeout, set below npacd's answer bound (PostgresConnection::limitStatements).
+    code = Code::kBusy;
+    hint = "the statement ran longer than the server's statement_timeout (4/5 of npacd's --db-timeout): the "
+           "PostgreSQL server is overloaded or the statement too large; retry, or raise --db-timeout";
   } else if (sqlstate == "53100") {
     code = Code::kFull;
     hint = "the PostgreSQL server's disk is full: free space on it; nothing was written by the failed "
@@ -155,7 +162,9 @@ PostgresStatement::PostgresStatement(PostgresConnection* connection, std::string
 PostgresStatement::~PostgresStatement() {
   clearResult();
   if (prepared_in_session_ == connection_->session() && PQstatus(connection_->handle()) == CONNECTION_OK) {
-    PQclear(PQexec(connection_->handle(), ("DEALLOCATE " + name_).c_str()));
+    const std::string deallocate = "DEALLOCATE " + name_;
+    auto done = connection_->request(deallocate, [&](pg_conn* conn) { return PQsendQuery(conn, deallocate.c_str()); });
+    if (done.isOk()) PQclear(done.value());
   }
 }
 
@@ -206,6 +215,7 @@ void PostgresStatement::clearResult() {
 }
 
 Status PostgresStatement::execute() {
+  if (Status refused = connection_->refusedNow(); !refused) return refused;
   if (Status status = connection_->ensureConnected(); !status) return status;
   if (prepared_in_session_ != connection_->session()) {
     int count = 0;
@@ -220,17 +230,14 @@ Status PostgresStatement::execute() {
     lengths[i] = static_cast<int>(values_[i].size());
   }
   clearResult();
-  result_ = PQexecPrepared(connection_->handle(), name_.c_str(), params_, values.data(), lengths.data(),
-                           formats_.data(), 0);
-  const ExecStatusType status = result_ != nullptr ? PQresultStatus(result_) : PGRES_FATAL_ERROR;
-  if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
-    rows_ = status == PGRES_TUPLES_OK ? PQntuples(result_) : 0;
-    connection_->noteChanges(result_);
-    return Status::ok();
-  }
-  Status error = connection_->errorStatus(result_, sql_);
-  clearResult();
-  return error;
+  auto answer = connection_->request(sql_, [&](pg_conn* conn) {
+    return PQsendQueryPrepared(conn, name_.c_str(), params_, values.data(), lengths.data(), formats_.data(), 0);
+  });
+  if (!answer.isOk()) return answer.status();
+  result_ = answer.value();
+  rows_ = PQresultStatus(result_) == PGRES_TUPLES_OK ? PQntuples(result_) : 0;
+  connection_->noteChanges(result_);
+  return Status::ok();
 }
 
 Result<bool> PostgresStatement::step() {
@@ -291,7 +298,8 @@ std::vector<std::uint8_t> PostgresStatement::columnBlob(int column) const {
 
 Result<std::unique_ptr<PostgresConnection>> PostgresConnection::connect(const std::string& url,
                                                                         bool synchronous_commit,
-                                                                        StorageHealth& health) {
+                                                                        StorageHealth& health,
+                                                                        PostgresTimeouts timeouts) {
   const std::string location = redactPostgresUrl(url);
   // A URL libpq cannot parse is the operator's typo, not an unreachable server.
   char* parse_error = nullptr;
@@ -302,14 +310,16 @@ Result<std::unique_ptr<PostgresConnection>> PostgresConnection::connect(const st
     return Status::make(Status::Code::kInvalidArgument, std::move(message), location, kUrlHint);
   }
   PQconninfoFree(parsed);
-  // connect_timeout before the URL, so a URL that names its own wins (expand_dbname).
-  const char* keywords[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
-  const char* values[] = {"5", "npacd", url.c_str(), nullptr};
-  pg_conn* conn = PQconnectdbParams(keywords, values, 1);
-  if (conn == nullptr) return Status::make(Status::Code::kInternal, "libpq could not allocate a connection", location);
-  if (PQstatus(conn) != CONNECTION_OK) {
-    std::string message = "cannot connect: " + trimmed(PQerrorMessage(conn));
-    PQfinish(conn);
+  std::string error;
+  bool timed_out = false;
+  pg_conn* conn = pgio::connectBefore({url}, std::chrono::steady_clock::now() + timeouts.answer, &error, &timed_out);
+  if (conn == nullptr) {
+    std::string message = "cannot connect: " + trimmed(error.c_str());
+    if (timed_out) {
+      return Status::make(Status::Code::kUnavailable,
+                          message + " within " + std::to_string(timeouts.answer.count()) + " ms", location,
+                          kReachHint);
+    }
     const bool refused_login = message.find("authentication") != std::string::npos ||
                                message.find("password") != std::string::npos;
     const bool no_database = message.find("does not exist") != std::string::npos;
@@ -328,16 +338,51 @@ Result<std::unique_ptr<PostgresConnection>> PostgresConnection::connect(const st
                         std::move(message), location,
                         refused_login ? "check the URL's user and password and pg_hba.conf" : kReachHint);
   }
-  std::unique_ptr<PostgresConnection> out(new PostgresConnection(location, conn, synchronous_commit, health));
+  std::unique_ptr<PostgresConnection> out(
+      new PostgresConnection(url, location, conn, synchronous_commit, health, timeouts));
   if (Status status = out->configureSession(); !status) return status;
   return out;
 }
 
-PostgresConnection::PostgresConnection(std::string location, pg_conn* conn, bool synchronous_commit,
-                                       StorageHealth& health)
-    : location_(std::move(location)), conn_(conn), synchronous_commit_(synchronous_commit), health_(health) {}
+bool PostgresConnection::answers(const std::string& url, std::chrono::milliseconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  std::string error;
+  bool timed_out = false;
+  pg_conn* conn = pgio::connectBefore({url, "npacd probe"}, deadline, &error, &timed_out);
+  if (conn == nullptr) return false;
+  pg_result* result = nullptr;
+  const pgio::Exchange exchanged =
+      pgio::exchange(conn, [](pg_conn* c) { return PQsendQuery(c, "SELECT 1"); }, deadline, &result);
+  const bool ok = exchanged == pgio::Exchange::kAnswered && PQresultStatus(result) == PGRES_TUPLES_OK;
+  PQclear(result);
+  PQfinish(conn);
+  return ok;
+}
 
-PostgresConnection::~PostgresConnection() { PQfinish(conn_); }
+PostgresConnection::PostgresConnection(std::string url, std::string location, pg_conn* conn,
+                                       bool synchronous_commit, StorageHealth& health,
+                                       PostgresTimeouts timeouts)
+    : url_(std::move(url)),
+      location_(std::move(location)),
+      conn_(conn),
+      timeouts_(timeouts),
+      synchronous_commit_(synchronous_commit),
+      health_(health) {}
+
+PostgresConnection::~PostgresConnection() {
+  if (conn_ != nullptr) PQfinish(conn_);
+}
+
+namespace {
+
+// The server's own limits sit below npacd's answer bound, so a server that runs but is
+// slow answers with an error (57014 statement_timeout, 55P03 lock_timeout) before npacd
+// stops waiting: only a server that does not answer at all trips the bound.
+std::chrono::milliseconds serverLimit(std::chrono::milliseconds answer) {
+  return std::max(std::chrono::milliseconds(1), answer * 4 / 5);
+}
+
+}  // namespace
 
 Status PostgresConnection::configureSession() {
   // Notices (e.g. "relation already exists, skipping") are not errors: keep them out of
@@ -345,54 +390,107 @@ Status PostgresConnection::configureSession() {
   // but the last ones may be lost if the server itself crashes (PostgreSQL "WAL
   // Configuration"), as with SQLite's synchronous=NORMAL.
   PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
-  if (Status status = execute("SET client_min_messages = warning"); !status) return status;
-  return execute(synchronous_commit_ ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
+  // A row lock held by another session is waited for as long as SQLite waits for the
+  // file's lock (the busy timeout), within the answer bound; then kBusy (SQLSTATE 55P03).
+  const auto lock_wait = std::min(timeouts_.lock_wait, serverLimit(timeouts_.answer));
+  std::string settings = "SET client_min_messages = warning; SET synchronous_commit = " +
+                         std::string(synchronous_commit_ ? "on" : "off") +
+                         "; SET lock_timeout = " + std::to_string(lock_wait.count());
+  if (statements_limited_) {
+    settings += "; SET statement_timeout = " + std::to_string(serverLimit(timeouts_.answer).count());
+  }
+  return execute(settings);
+}
+
+Status PostgresConnection::limitStatements() {
+  statements_limited_ = true;
+  return execute("SET statement_timeout = " + std::to_string(serverLimit(timeouts_.answer).count()));
 }
 
 Status PostgresConnection::ensureConnected() {
-  if (PQstatus(conn_) == CONNECTION_OK) return Status::ok();
+  if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) return Status::ok();
   if (transaction_open_) {
     return Status::make(Status::Code::kUnavailable,
                         "the connection to PostgreSQL was lost inside a transaction; it was rolled back",
                         location_, kReachHint);
   }
-  PQreset(conn_);
-  if (PQstatus(conn_) != CONNECTION_OK) {
+  // A server known not to answer is not dialled again by every caller: the probe does.
+  if (Status refused = health_.notAnswering(location_); !refused) return refused;
+  std::string error;
+  bool timed_out = false;
+  pg_conn* fresh =
+      pgio::connectBefore({url_}, std::chrono::steady_clock::now() + timeouts_.answer, &error, &timed_out);
+  if (fresh == nullptr) {
+    if (timed_out) return noAnswer("connecting");
     Status status = Status::make(Status::Code::kUnavailable,
-                                 "the connection to PostgreSQL is lost and reconnecting failed: " +
-                                     trimmed(PQerrorMessage(conn_)),
+                                 "the connection to PostgreSQL is lost and reconnecting failed: " + trimmed(error.c_str()),
                                  location_, kReachHint);
     health_.reportFailure(status);
     return status;
   }
+  if (conn_ != nullptr) PQfinish(conn_);
+  conn_ = fresh;
   ++session_;  // every prepared statement is gone with the old session
   return configureSession();
 }
 
-Status PostgresConnection::prepareOnServer(const std::string& name, const std::string& sql, int params) {
-  pg_result* result = PQprepare(conn_, name.c_str(), sql.c_str(), params, nullptr);
-  const bool ok = result != nullptr && PQresultStatus(result) == PGRES_COMMAND_OK;
-  Status status = ok ? Status::ok() : errorStatus(result, sql);
+Status PostgresConnection::noAnswer(std::string_view context) {
+  if (conn_ != nullptr) PQfinish(conn_);  // its state is unknown: never reused
+  conn_ = nullptr;
+  std::string message = "no answer within " + std::to_string(timeouts_.answer.count()) + " ms (in: ";
+  message.append(context.substr(0, 120));
+  message += ")";
+  if (context == "COMMIT") {
+    message += "; the transaction's outcome is unknown: the server may still commit it when it runs again";
+  }
+  Status status = Status::make(Status::Code::kUnavailable, std::move(message), location_,
+                               "the PostgreSQL server is stopped, hung or cut off: check it (pg_isready -d <url>, "
+                               "its host's load and network); npacd resumes by itself when it answers");
+  health_.reportNotAnswering(
+      status, [url = url_, within = timeouts_.answer] { return answers(url, within); }, timeouts_.probe_interval);
+  return status;
+}
+
+Status PostgresConnection::refusedNow() { return health_.notAnswering(location_); }
+
+Result<pg_result*> PostgresConnection::request(std::string_view context, const std::function<int(pg_conn*)>& send) {
+  if (Status refused = refusedNow(); !refused) return refused;
+  if (Status status = ensureConnected(); !status) return status;
+  pg_result* result = nullptr;
+  switch (pgio::exchange(conn_, send, std::chrono::steady_clock::now() + timeouts_.answer, &result)) {
+    case pgio::Exchange::kNoAnswer:
+      return noAnswer(context);
+    case pgio::Exchange::kLost:
+      return errorStatus(nullptr, context);
+    case pgio::Exchange::kAnswered:
+      break;
+  }
+  const ExecStatusType state = PQresultStatus(result);
+  if (state == PGRES_COMMAND_OK || state == PGRES_TUPLES_OK) return result;
+  Status status = errorStatus(result, context);
   PQclear(result);
   return status;
 }
 
+Status PostgresConnection::prepareOnServer(const std::string& name, const std::string& sql, int params) {
+  auto done = request(sql, [&](pg_conn* conn) { return PQsendPrepare(conn, name.c_str(), sql.c_str(), params, nullptr); });
+  if (!done.isOk()) return done.status();
+  PQclear(done.value());
+  return Status::ok();
+}
+
 Status PostgresConnection::execute(std::string_view sql) {
-  if (Status status = ensureConnected(); !status) return status;
   const std::string text(sql);
-  pg_result* result = PQexec(conn_, text.c_str());
-  const ExecStatusType state = result != nullptr ? PQresultStatus(result) : PGRES_FATAL_ERROR;
-  Status status = state == PGRES_COMMAND_OK || state == PGRES_TUPLES_OK ? Status::ok()
-                                                                       : errorStatus(result, sql);
-  if (status) noteChanges(result);
-  PQclear(result);
-  return status;
+  auto done = request(sql, [&](pg_conn* conn) { return PQsendQuery(conn, text.c_str()); });
+  if (!done.isOk()) return done.status();
+  noteChanges(done.value());
+  PQclear(done.value());
+  return Status::ok();
 }
 
 Status PostgresConnection::executeScript(const std::string& sql) { return execute(sql); }
 
 Result<std::unique_ptr<PostgresStatement>> PostgresConnection::prepare(std::string_view sql) {
-  if (Status status = ensureConnected(); !status) return status;
   int count = 0;
   const std::string text = numberPlaceholders(sql, &count);
   std::string name = "npac_" + std::to_string(++next_name_);
@@ -401,11 +499,12 @@ Result<std::unique_ptr<PostgresStatement>> PostgresConnection::prepare(std::stri
 }
 
 Result<std::int64_t> PostgresConnection::lastInsertId() {
-  pg_result* result = PQexec(conn_, "SELECT lastval()");
-  if (result == nullptr || PQresultStatus(result) != PGRES_TUPLES_OK || PQntuples(result) != 1) {
-    Status status = errorStatus(result, "SELECT lastval()");
+  auto done = request("SELECT lastval()", [](pg_conn* conn) { return PQsendQuery(conn, "SELECT lastval()"); });
+  if (!done.isOk()) return done.status();
+  pg_result* result = done.value();
+  if (PQntuples(result) != 1) {
     PQclear(result);
-    return status;
+    return Status::internal("SELECT lastval() returned no row");
   }
   const std::int64_t id = std::strtoll(PQgetvalue(result, 0, 0), nullptr, 10);
   PQclear(result);

@@ -13,14 +13,25 @@
 // 57P01..57P03, and a connection libpq reports as bad → kUnavailable. The SQLSTATE is kept
 // in the Status (Status::sqlstate()).
 //
-// A connection lost outside a transaction is re-established once, on the next statement
-// (PQreset); statements are prepared again on the new session. One lost inside a
-// transaction fails that transaction with kUnavailable: the caller decides what to redo.
+// A connection lost outside a transaction is re-established once, on the next statement;
+// statements are prepared again on the new session. One lost inside a transaction fails
+// that transaction with kUnavailable: the caller decides what to redo.
+//
+// Every exchange with the server is bounded (db/postgres_io.h): a statement, or a
+// connection attempt, that gets no answer within PostgresTimeouts::answer drops the
+// connection and reports the server as not answering (StorageHealth::reportNotAnswering).
+// From then on every connection to that server refuses at once with kUnavailable, without
+// waiting, until the health tracker's probe finds it answering again. The server cuts its
+// own statements and lock waits sooner (statement_timeout, lock_timeout at 4/5 of the
+// bound), so a server that runs but is slow answers with an error instead of tripping it.
+// A COMMIT that got no answer has an unknown outcome: the Status says so.
 //
 // Threading: as Database — one thread at a time; a libpq connection is not shared.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -46,6 +57,17 @@ bool isPostgresUrl(std::string_view location);
 std::string numberPlaceholders(std::string_view sql, int* count);
 
 class PostgresConnection;
+
+// How long a PostgresConnection waits for its server (docs/DATABASE.md "When PostgreSQL
+// does not answer").
+struct PostgresTimeouts {
+  // One statement's answer, or one connection attempt (npacd --db-timeout).
+  std::chrono::milliseconds answer{5000};
+  // How often a server that stopped answering is asked again (StorageHealth's probe).
+  std::chrono::milliseconds probe_interval{1000};
+  // How long a statement waits for a row lock (lock_timeout); capped at 4/5 of `answer`.
+  std::chrono::milliseconds lock_wait{5000};
+};
 
 class PostgresStatement {
  public:
@@ -97,15 +119,24 @@ class PostgresStatement {
 class PostgresConnection {
  public:
   // Connects; `synchronous_commit` false sets synchronous_commit=off for this session
-  // (Durability::kNormal). `health` receives failures.
+  // (Durability::kNormal). `health` receives failures and servers that do not answer.
   static Result<std::unique_ptr<PostgresConnection>> connect(const std::string& url,
                                                              bool synchronous_commit,
-                                                             StorageHealth& health);
+                                                             StorageHealth& health,
+                                                             PostgresTimeouts timeouts = {});
+  // Whether the server at `url` answers `SELECT 1` on a new connection within `within`
+  // (StorageHealth's probe of a server that stopped answering).
+  static bool answers(const std::string& url, std::chrono::milliseconds within);
   ~PostgresConnection();
   PostgresConnection(const PostgresConnection&) = delete;
   PostgresConnection& operator=(const PostgresConnection&) = delete;
 
   const std::string& location() const { return location_; }  // the redacted URL
+
+  // From now on (and after every reconnect) the server cancels a statement that runs
+  // longer than 4/5 of the answer bound (statement_timeout). Not during the schema
+  // migrations at open, which may rightly take longer.
+  Status limitStatements();
 
   Status execute(std::string_view sql);        // one statement, no parameters
   Status executeScript(const std::string& sql);  // several ';'-separated statements
@@ -128,15 +159,29 @@ class PostgresConnection {
   // The Status for a failed result (or a null one: the connection), naming `context`.
   Status errorStatus(const pg_result* result, std::string_view context);
   void noteChanges(const pg_result* result);
+  // nullptr after the connection was dropped (a server that did not answer).
   pg_conn* handle() { return conn_; }
 
- private:
-  PostgresConnection(std::string location, pg_conn* conn, bool synchronous_commit,
-                     StorageHealth& health);
-  Status configureSession();
+  // One request, bounded (db/postgres_io.h): `send` is the PQsend* call. Returns the
+  // answer when it is a success (COMMAND_OK or TUPLES_OK; the caller PQclear()s it), else
+  // the Status — refused at once while the server is known not to answer.
+  Result<pg_result*> request(std::string_view context, const std::function<int(pg_conn*)>& send);
+  // kUnavailable at once while this connection's server is known not to answer; else ok.
+  Status refusedNow();
 
-  std::string location_;
+ private:
+  PostgresConnection(std::string url, std::string location, pg_conn* conn, bool synchronous_commit,
+                     StorageHealth& health, PostgresTimeouts timeouts);
+  Status configureSession();
+  // The request about `context` got no answer in time: drops the connection, reports the
+  // server as not answering, and returns the Status saying so.
+  Status noAnswer(std::string_view context);
+
+  std::string url_;       // with its password: for reconnecting only, never shown
+  std::string location_;  // redacted
   pg_conn* conn_ = nullptr;
+  PostgresTimeouts timeouts_;
+  bool statements_limited_ = false;
   bool synchronous_commit_ = true;
   StorageHealth& health_;
   std::int64_t changes_ = 0;

@@ -11,15 +11,31 @@
 // committed write after failures logs (warn) "storage writable again" with how many
 // operations failed meanwhile. Nothing else is logged; callers still get every Status.
 //
+// A PostgreSQL server that does not answer at all (stopped, hung, cut off) is a state of
+// its own: the first statement that waited the whole answer bound (db/postgres_io.h)
+// reports it with reportNotAnswering(); from then on every connection to that server is
+// refused at once by notAnswering() — no thread waits on it again — while a thread of
+// this tracker asks the server (the probe) every probe interval. One error line when it
+// stops answering, one warn line when it answers again, naming how long it was gone and
+// how many operations were refused meanwhile (docs/DATABASE.md "When PostgreSQL does not
+// answer").
+//
 // Threading: thread-safe. Every connection of the process reports to process() unless
-// its OpenOptions name another tracker (tests). reportWritten() is one atomic load while
-// healthy, so the write path pays nothing in the normal case.
+// its OpenOptions name another tracker (tests). reportWritten() and notAnswering() are
+// one atomic load while healthy, so the write path pays nothing in the normal case.
+// The probe thread is started at the first reportNotAnswering() and joined by the
+// destructor (within one probe, itself bounded).
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "db/status.h"
 
@@ -33,7 +49,12 @@ bool isStorageFailure(const Status& status);
 
 class StorageHealth {
  public:
+  // Asks a server that stopped answering whether it answers again (true: it does). Runs
+  // on the probe thread; must itself be bounded.
+  using Probe = std::function<bool()>;
+
   StorageHealth() = default;
+  ~StorageHealth();
   StorageHealth(const StorageHealth&) = delete;
   StorageHealth& operator=(const StorageHealth&) = delete;
 
@@ -45,15 +66,44 @@ class StorageHealth {
   // A write reached the file (a COMMIT, or an autocommit write statement).
   void reportWritten(const std::string& file);
 
+  // A statement on the server `status.file()` names got no answer within the bound.
+  // Until `probe` returns true (asked every `interval`), notAnswering() refuses that
+  // server's work at once. A second report for the same server changes nothing.
+  void reportNotAnswering(const Status& status, Probe probe, std::chrono::milliseconds interval);
+  // kUnavailable naming how long `location` has not answered, counted as a failure; ok
+  // when it answers (or was never reported).
+  Status notAnswering(const std::string& location);
+
   bool failing() const { return failing_.load(std::memory_order_acquire); }
   // Storage failures reported since the last healthy state (0 while healthy).
   std::uint64_t failuresSinceHealthy() const;
+  // The failure in force, in one line (Status::toString of the first failure of this
+  // state, or what a server not answering means now); empty while healthy.
+  std::string cause() const;
 
  private:
+  struct Silent {  // a server that does not answer
+    Status status;  // the report that started it
+    std::chrono::steady_clock::time_point since;
+    Probe probe;
+    std::chrono::milliseconds interval;
+    std::chrono::steady_clock::time_point next_probe;
+  };
+  void probeLoop();
+  std::string silentText(const std::string& location, const Silent& silent) const;  // mutex_ held
+  static std::string causeKey(const Status& status);
+
   mutable std::mutex mutex_;
   std::atomic<bool> failing_{false};
   std::string cause_;  // the failure being reported: file, category, errno
+  std::string cause_text_;
   std::uint64_t failures_ = 0;
+  // Servers not answering, by location; silent_count_ mirrors its size for the fast path.
+  std::map<std::string, Silent> silent_;
+  std::atomic<std::size_t> silent_count_{0};
+  std::condition_variable probe_wake_;
+  bool stopping_ = false;
+  std::thread prober_;
 };
 
 }  // namespace npac::db

@@ -7,14 +7,17 @@
 
 #include <map>
 #include <set>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "db/database.h"
 #include "db/migrations.h"
 #include "db/postgres_connection.h"
+#include "db/storage_health.h"
 #include "db/transaction.h"
 #include "fixtures.h"
+#include "tests/support/private_cluster.h"
 
 using namespace npac::db;
 using namespace npac::db::testing;
@@ -306,4 +309,47 @@ TEST_CASE("A malformed PostgreSQL URL is refused with libpq's reason and no cras
   Result<std::unique_ptr<Database>> nowhere = Database::open("postgresql:///npac?host=/nonexistent-socket-dir");
   REQUIRE_FALSE(nowhere.isOk());
   CHECK(nowhere.status().code() == Status::Code::kUnavailable);
+}
+
+// db/postgres_io.h and StorageHealth::reportNotAnswering on a real server stopped with
+// SIGSTOP: the wait is bounded, then refused at once, then noticed when it answers.
+TEST_CASE("A paused PostgreSQL server costs one answer bound, is refused at once after, and is used again when it answers",
+          "[postgres]") {
+  npac::testing::PrivateCluster cluster;
+  npac::testing::PostgresTestDatabase database(cluster.url());
+  StorageHealth health;
+  OpenOptions options;
+  options.apply_schema = false;
+  options.health = &health;
+  options.answer_timeout = std::chrono::milliseconds(500);
+  options.probe_interval = std::chrono::milliseconds(100);
+  auto db = Database::open(database.url(), options);
+  REQUIRE(db.isOk());
+  REQUIRE((*db)->execute("CREATE TABLE t(k BIGINT PRIMARY KEY, v TEXT, b BYTEA)").isOk());
+  REQUIRE(cluster.pause() == 0);
+  const auto seconds = [](auto call) {
+    const auto started = std::chrono::steady_clock::now();
+    call();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  Status first, second;
+  const double waited = seconds([&] { first = (*db)->execute("INSERT INTO t(k, v) VALUES(1, 'a')"); });
+  CHECK(first.code() == Status::Code::kUnavailable);
+  CHECK(first.message().find("no answer within 500 ms") != std::string::npos);
+  CHECK(waited >= 0.45);
+  CHECK(waited < 3.0);  // the bound, not the pause
+  const double refused = seconds([&] { second = (*db)->execute("INSERT INTO t(k, v) VALUES(2, 'b')"); });
+  CHECK(second.code() == Status::Code::kUnavailable);
+  CHECK(second.message().find("has not answered for") != std::string::npos);
+  CHECK(refused < 0.2);  // at once
+  CHECK(health.failing());
+  REQUIRE(cluster.unpause() == 0);
+  bool back = false;
+  for (int i = 0; i < 200 && !back; ++i) {
+    back = health.notAnswering((*db)->path()).isOk();
+    if (!back) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(back);
+  CHECK((*db)->execute("INSERT INTO t(k, v) VALUES(3, 'c')").isOk());  // reconnected
+  CHECK_FALSE(health.failing());
 }

@@ -7,7 +7,9 @@
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -117,4 +119,66 @@ TEST_CASE("Failures reported from many threads at once are logged once") {
   for (auto& thread : threads) thread.join();
   CHECK(log.lines().size() == 1);
   CHECK(health.failuresSinceHealthy() == 1600);
+}
+
+namespace {
+
+Status noAnswer(const std::string& location = "postgresql://npacd:***@db1/npac") {
+  return Status::make(Status::Code::kUnavailable, "no answer within 1000 ms (in: COMMIT)", location,
+                      "check the server");
+}
+
+template <typename Predicate>
+bool waitUntil(Predicate done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return done();
+}
+
+}  // namespace
+
+TEST_CASE("A server reported not answering is refused at once until its probe answers, one line each way") {
+  CapturedLog log;
+  StorageHealth health;
+  std::atomic<bool> answers{false};
+  std::atomic<int> probes{0};
+  const auto probe = [&] {
+    ++probes;
+    return answers.load();
+  };
+  const std::string server = "postgresql://npacd:***@db1/npac";
+  CHECK(health.notAnswering(server).isOk());
+  health.reportNotAnswering(noAnswer(server), probe, std::chrono::milliseconds(10));
+  health.reportNotAnswering(noAnswer(server), probe, std::chrono::milliseconds(10));  // already said
+  const Status refused = health.notAnswering(server);
+  CHECK(refused.code() == Status::Code::kUnavailable);
+  CHECK(refused.message().find("PostgreSQL at " + server + " has not answered for ") == 0);
+  CHECK(refused.message().find("no answer within 1000 ms (in: COMMIT)") != std::string::npos);
+  CHECK(health.notAnswering("postgresql://other/db").isOk());  // another server is not concerned
+  CHECK(health.failing());
+  CHECK(health.cause().find("has not answered for") != std::string::npos);
+  REQUIRE(waitUntil([&] { return probes.load() >= 2; }));  // asked again, and again
+  CHECK(health.notAnswering(server).code() == Status::Code::kUnavailable);
+  answers = true;
+  REQUIRE(waitUntil([&] { return health.notAnswering(server).isOk(); }));
+  CHECK_FALSE(health.failing());
+  const auto lines = log.lines();
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].rfind("error database not answering: database unavailable: no answer within 1000 ms", 0) == 0);
+  CHECK(lines[1].rfind("warning database answering again: PostgreSQL at " + server + " after ", 0) == 0);
+}
+
+TEST_CASE("What the connections of a server not answering report meanwhile is not logged again") {
+  CapturedLog log;
+  StorageHealth health;
+  const std::string server = "postgresql://npacd:***@db1/npac";
+  health.reportNotAnswering(noAnswer(server), [] { return false; }, std::chrono::hours(1));
+  for (int i = 0; i < 50; ++i) {
+    health.reportFailure(Status::make(Status::Code::kUnavailable, "the connection to PostgreSQL was lost", server));
+  }
+  CHECK(log.lines().size() == 1);
+  CHECK(health.failuresSinceHealthy() == 51);
 }

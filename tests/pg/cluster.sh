@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: cluster.sh start|stop|restart|halt|resume DIR
+# Usage: cluster.sh start|stop|restart|halt|resume|pause|unpause DIR
 #
 # The throw-away PostgreSQL 15 cluster the test suite runs the db/ stores against
 # (CTest fixture npac_pg, tests/CMakeLists.txt). `start` creates a fresh cluster in DIR
@@ -10,7 +10,9 @@
 # session is disconnected) and starts it again on the same port, as an operator's
 # restart of the database server would. `halt` stops the server and keeps the cluster;
 # `resume` starts a halted cluster again on its port (a database server that is down for
-# a while, then back).
+# a while, then back). `pause` stops the server's processes with SIGSTOP, the postmaster
+# first so it forks no new backend: a server that hangs with every connection open, which
+# the kernel keeps answering at the TCP level; `unpause` sends them SIGCONT.
 #
 # initdb and postgres refuse to run as root, so as root every server command runs as the
 # `postgres` system user (created by Debian's postgresql-15 package) and DIR belongs to
@@ -31,7 +33,7 @@ die() {
 }
 
 usage() {
-  echo "usage: cluster.sh start|stop|restart|halt|resume DIR" >&2
+  echo "usage: cluster.sh start|stop|restart|halt|resume|pause|unpause DIR" >&2
   exit 2
 }
 
@@ -184,8 +186,33 @@ resume() {
     { show_log "$server_log"; die "the PostgreSQL server in $data did not start again"; }
 }
 
+# The postmaster's pid (the first line of postmaster.pid) and its children's.
+server_pids() {
+  [ -f "$data/postmaster.pid" ] || die "no cluster runs in $dir"
+  local postmaster
+  postmaster=$(head -n 1 "$data/postmaster.pid")
+  echo "$postmaster"
+  pgrep -P "$postmaster" || true
+}
+
+pause() {
+  local pid
+  for pid in $(server_pids); do kill -STOP "$pid"; done
+  # A backend forked while the list was read: the postmaster forks no more now.
+  for pid in $(server_pids); do kill -STOP "$pid"; done
+}
+
+unpause() {
+  local pids pid
+  pids=$(server_pids)
+  # Children first, the postmaster last: it finds its backends running when it runs.
+  for pid in $(echo "$pids" | tail -n +2) $(echo "$pids" | head -n 1); do kill -CONT "$pid"; done
+}
+
 case $action in
   start) start ;;
+  pause) pause ;;
+  unpause) unpause ;;
   restart) restart ;;
   halt) halt ;;
   resume) resume ;;

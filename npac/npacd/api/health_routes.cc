@@ -5,7 +5,8 @@
 //   /health  200 "alive": the API thread answers. No provider data, no database access.
 //   /ready   200 "ready" only when (1) the database takes writes — the process-wide
 //            storage health (db/storage_health.h: the last write that reached the file
-//            or the storage failure after it; no write per probe) and the core's
+//            or the storage failure after it, named; a PostgreSQL server that does not
+//            answer, and for how long; no write per probe) and the core's
 //            DeliveryStore backlog —, (2) the association listener is accepting, and
 //            (3) npacd is not draining at shutdown. Otherwise 503 naming each failing
 //            condition. The core's part comes from CoreService::metrics(providers=false),
@@ -50,7 +51,7 @@ void AdminApi::ready(ApiRequest&, Responder& respond) {
   if (storage.failing()) {
     failing.push_back("database-writable: the database refuses writes (" +
                       std::to_string(storage.failuresSinceHealthy()) +
-                      " storage failure(s) since it was last writable; the log names the cause)");
+                      " storage failure(s) since it was last writable): " + storage.cause());
   }
   if (core_ == nullptr) {
     failing.push_back("core: the association core is not attached");
