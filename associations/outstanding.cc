@@ -13,8 +13,20 @@ std::string_view toString(SendError error) {
   return "unknown";
 }
 
-std::optional<InvokeId> InvokeIdAllocator::allocate() {
+InvokeId preferredInvokeId(MessageId message, InvokeId max) {
+  if (max < 1) return 1;
+  const auto span = static_cast<MessageId>(max);
+  return static_cast<InvokeId>((message == 0 ? 0 : (message - 1) % span) + 1);
+}
+
+std::optional<InvokeId> InvokeIdAllocator::allocate(std::optional<InvokeId> preferred) {
   if (in_use_.size() >= static_cast<std::size_t>(max_)) return std::nullopt;
+  if (preferred && *preferred >= 1 && *preferred <= max_ && in_use_.insert(*preferred).second) {
+    // The ids handed out in order stay above the preferred ones (which follow the
+    // increasing message ids): a late response to an old request cannot alias a new one.
+    if (*preferred >= next_) next_ = *preferred == max_ ? 1 : *preferred + 1;
+    return *preferred;
+  }
   // Terminates: at least one id in 1..max_ is free.
   while (in_use_.count(next_) != 0) next_ = next_ == max_ ? 1 : next_ + 1;
   const InvokeId id = next_;
@@ -66,7 +78,7 @@ Result<OutstandingRequests::Sent, SendError> OutstandingRequests::send(MessageId
   if (outstanding(association) >= limits_.congestion_window) {
     return err(SendError::kAssociationCongested);
   }
-  const std::optional<InvokeId> id = ids_.allocate();
+  const std::optional<InvokeId> id = ids_.allocate(preferredInvokeId(message, ids_.max()));
   if (!id) return err(SendError::kInvokeIdsExhausted);
   Entry& entry = requests_[*id];
   entry.request.invoke_id = *id;

@@ -43,14 +43,24 @@ using Duration = dispatch::Duration;
 // Four-octet BER INTEGER range, positive only: every peer stack can hold it.
 inline constexpr InvokeId kMaxInvokeId = 0x7FFFFFFF;
 
-// Hands out invoke ids in increasing order, wrapping after `max`, skipping ids still in use.
+// The invoke id a message is sent with while it is free: derived from its queue id (1 for
+// message 1, wrapping after `max`), so a message carries the same invoke id every time it
+// is sent — a retry, a re-send after a loss, and a re-send after npacd restarted — and a
+// provider recognises a re-send by an invoke id it has already seen, ROSE (X.880) having
+// no retransmission flag (docs/OPERATIONS.md "Outstanding requests"). Only when another
+// outstanding operation holds it (a heartbeat, ids wrapped) does the message get another.
+InvokeId preferredInvokeId(MessageId message, InvokeId max = kMaxInvokeId);
+
+// Hands out invoke ids: the preferred one when it is free, else in increasing order,
+// wrapping after `max`, skipping ids still in use.
 class InvokeIdAllocator {
  public:
   explicit InvokeIdAllocator(InvokeId max = kMaxInvokeId) : max_(max) {}
   // None only when every id 1..max is in use.
-  std::optional<InvokeId> allocate();
+  std::optional<InvokeId> allocate(std::optional<InvokeId> preferred = std::nullopt);
   void release(InvokeId id) { in_use_.erase(id); }
   bool inUse(InvokeId id) const { return in_use_.count(id) != 0; }
+  InvokeId max() const { return max_; }
   std::size_t size() const { return in_use_.size(); }
 
  private:
@@ -146,7 +156,11 @@ class OutstandingRequests {
   // Invoke ids for PDUs that are not outstanding requests — unconfirmed operations (held
   // until written) and heartbeats (held until answered) — from the same allocator, so no
   // two PDUs of the provider's logical association ever share an id while either is in use.
-  std::optional<InvokeId> reserveInvokeId() { return ids_.allocate(); }
+  // For an operation that is not a request (a heartbeat, an unconfirmed PDU until it is
+  // written); with `message`, its preferred invoke id when free.
+  std::optional<InvokeId> reserveInvokeId(std::optional<MessageId> message = std::nullopt) {
+    return ids_.allocate(message ? std::optional<InvokeId>(preferredInvokeId(*message, ids_.max())) : std::nullopt);
+  }
   void releaseInvokeId(InvokeId id) { ids_.release(id); }
 
   std::uint32_t outstanding(AssociationId association) const;

@@ -259,3 +259,28 @@ TEST_CASE("Moving a request off a congested association reports both state chang
   CHECK(moved.value() == std::vector<MemberStateChange>{{1, MemberState::kAvailable},
                                                         {2, MemberState::kCongested}});
 }
+
+TEST_CASE("A message's invoke id is derived from its id, wrapping after the maximum") {
+  CHECK(preferredInvokeId(1) == 1);
+  CHECK(preferredInvokeId(4711) == 4711);
+  CHECK(preferredInvokeId(static_cast<MessageId>(kMaxInvokeId)) == kMaxInvokeId);
+  CHECK(preferredInvokeId(static_cast<MessageId>(kMaxInvokeId) + 1) == 1);
+  CHECK(preferredInvokeId(11, /*max=*/4) == 3);
+}
+
+TEST_CASE("A request is sent with its message's invoke id, and again with it after its first copy ended") {
+  OutstandingRequests table(limits(100));
+  CHECK(sendOk(table, 4711, 1) == 4711);
+  REQUIRE(table.complete(4711, 1, t0 + 1s).has_value());
+  // The same message sent once more (after a restart, say): the same invoke id.
+  CHECK(sendOk(table, 4711, 2) == 4711);
+}
+
+TEST_CASE("A message whose invoke id is in use gets the next free one, and ids handed out in order stay above") {
+  InvokeIdAllocator ids;
+  CHECK(ids.allocate(preferredInvokeId(7)) == 7);
+  CHECK(ids.allocate(preferredInvokeId(7)) == 8);  // 7 in use: the next in order
+  CHECK(ids.allocate() == 9);                      // a heartbeat: above every id used
+  CHECK(ids.allocate(preferredInvokeId(3)) == 3);  // free, even below
+  CHECK(ids.allocate() == 10);
+}
