@@ -11,7 +11,6 @@
 #include "db/outbound_queue.h"
 #include "db/provider_store.h"
 #include "tests/db/temp_dir.h"
-#include "tests/support/postgres_test_database.h"
 
 using namespace npac;
 using namespace npac::npacd;
@@ -193,31 +192,4 @@ TEST_CASE("A write outside a turn for a provider whose lease this node does not 
   f.store->markFailed("0001", id, "test", 2100);
   CHECK(f.stateSeenByReader(id) == db::MessageState::kSent);
   CHECK(f.fenced == std::vector<std::string>{"0001"});
-}
-
-// The order that keeps a killed owner's PDUs marked (docs/OPERATIONS.md "Two sites"): on
-// PostgreSQL the rows of a delivery round read `sent` before its PDUs can leave.
-TEST_CASE("On PostgreSQL a delivery round's sent rows commit before its PDUs leave", "[postgres]") {
-  npac::testing::PostgresTestDatabase database;
-  auto db = db::Database::open(database.url()).value();
-  auto reader = db::Database::open(database.url()).value();
-  REQUIRE(db::ProviderStore(*db).add({"0001", "Provider 0001", db::SystemType::kSoa, true}).isOk());
-  const db::MessageId id =
-      db::OutboundQueue(*db).appendBatch(std::vector<db::NewMessage>{db::NewMessage{"0001", 1, 0, {0x30, 0x00}}}, 1000)
-          .value()
-          .front();
-  DeliveryStore store(*db, [] {});
-  store.markSent("0001", {id}, 1, 2000);
-  store.flushBeforeWrite();
-  CHECK(db::OutboundQueue(*reader).get(id).value().state == db::MessageState::kSent);
-}
-
-TEST_CASE("On SQLite a delivery round's sent rows wait for the turn's one commit") {
-  StoreFixture f;
-  std::vector<db::MessageId> ids = f.queue(1);
-  f.store->markSent("0001", {ids[0]}, 1, 2000);
-  f.store->flushBeforeWrite();
-  CHECK(f.stateSeenByReader(ids[0]) == db::MessageState::kQueued);
-  f.store->flush();
-  CHECK(f.stateSeenByReader(ids[0]) == db::MessageState::kSent);
 }

@@ -126,9 +126,8 @@ TEST_CASE("losing one association mid-stream leaves every PDU acknowledged, repe
   std::map<std::string, int> copies;
   for (const Json& r : report["received"]) ++copies[r["info"].get<std::string>()];
   // Every PDU arrived; one that arrived more than once was in flight on the lost
-  // association and its queue row is marked as a retransmission. (The provider sees the
-  // same invoke id only when the egress re-sent it at once on a survivor; one that went
-  // back to the queue because the survivors were at their window gets a new invoke id.)
+  // association and its queue row is marked as a retransmission. (Its copies carry one
+  // invoke id, derived from its queue id: checked by the kill -9 case below.)
   int repeated = 0;
   for (int i = 0; i < kMessages; ++i) {
     auto it = copies.find(NpacdProcess::tagHex(label("d", i)));
@@ -284,4 +283,54 @@ TEST_CASE("every association has TCP keepalive on as NANC 301 asks") {
   CHECK(keepalive == 2);
   kill(sim->pid, SIGTERM);
   sim->wait(10s);
+}
+
+// The provider answers after 30 ms and takes 4 requests at a time, so every kill lands
+// with requests in flight and PDUs being written. A message the provider receives twice
+// must have its queue row flagged a retransmission (sent again after a `sent` state that
+// survived the kill) and must carry the same invoke id both times: a copy that left
+// before its row read `sent` would come back unflagged, as a fresh message.
+TEST_CASE("kill -9 while a slow provider answers never sends a message again unflagged, nor under a new invoke id") {
+  NpacdProcess npacd(NpacdProcess::Options{{}, {}, "full"});
+  auto key = npacd.provision("0001");
+  REQUIRE(npacd.call(http::verb::put, "/v1/tunables/congestion_window", Json{{"value", "4"}}).status == 200);
+  constexpr int kMessages = 400;
+  const std::vector<std::int64_t> ids = npacd.submit("0001", "s", kMessages);
+  std::vector<Json> reports;
+  // A fixed schedule (ms of delivery before each kill -9): reproducible, and every kill
+  // mid-stream (about 130 messages a second leave).
+  for (int ms : {450, 700, 300, 850}) {
+    auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--delay", "1=30ms", "--duration", "20s"});
+    REQUIRE(npacd.waitForAssociations(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    npacd.stopHard();
+    sim->wait(20s);
+    REQUIRE(sim->result.is_object());
+    reports.push_back(sim->result);
+    npacd.start();
+  }
+  auto last = npacd.sim("0001", key, {"--from", "127.0.0.2", "--delay", "1=30ms", "--duration", "40s"});
+  CHECK(waitUntilAcknowledged(npacd.dir() / "npacd.db", kMessages, 35s));
+  kill(last->pid, SIGTERM);
+  last->wait(10s);
+  REQUIRE(last->result.is_object());
+  reports.push_back(last->result);
+
+  std::map<std::string, std::vector<std::int64_t>> invoke_ids;  // by tag, every copy received
+  for (const Json& report : reports) {
+    for (const Json& r : report["received"]) invoke_ids[r["info"].get<std::string>()].push_back(r["invoke_id"].get<std::int64_t>());
+  }
+  int repeated = 0;
+  for (int i = 0; i < kMessages; ++i) {
+    auto it = invoke_ids.find(NpacdProcess::tagHex(label("s", i)));
+    REQUIRE(it != invoke_ids.end());
+    if (it->second.size() < 2) continue;
+    ++repeated;
+    INFO("message " << ids[i] << " received " << it->second.size() << " times");
+    const Reply row = npacd.call(http::verb::get, "/v1/messages/" + std::to_string(ids[i]));
+    CHECK(row.body["retransmission"] == true);
+    CHECK(row.body["attempts"].get<int>() >= 2);
+    for (std::int64_t id : it->second) CHECK(id == it->second.front());
+  }
+  CHECK(repeated > 0);  // the kills did land mid-stream
 }

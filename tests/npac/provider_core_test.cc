@@ -33,9 +33,11 @@ using F = as::AssociationFunction;
 struct RecordingLink : AssociationLink {
   std::vector<std::pair<std::vector<std::uint8_t>, std::int64_t>> sent;
   std::function<void()> on_abort;
+  std::function<void()> on_send;  // called as each PDU is handed over, before it is recorded
   std::string abort_reason;
   bool release_requested = false;
   bool send(const std::vector<std::uint8_t>& apdu, std::int64_t tag) override {
+    if (on_send) on_send();
     sent.emplace_back(apdu, tag);
     return true;
   }
@@ -389,4 +391,61 @@ TEST_CASE("Aborting every association of a provider that lost its lease reports 
   CHECK(f.links[1]->abort_reason == "provider lease lost to another npacd node");
   CHECK_FALSE(f.cores["0001"]->bound());
   CHECK(f.cores["0002"]->bound());
+}
+
+TEST_CASE("A delivery round's rows read sent in the database before any of its PDUs is handed to an association") {
+  CoreFixture f;
+  RecordingLink& link = f.bind("0001", 1, kAll);
+  const std::vector<db::MessageId> ids = f.submit("0001", F::kNotifications, 5);
+  // What another connection (a restart after kill -9) would find at each hand-over.
+  auto reader = db::Database::open(f.dir.file("npacd.db")).value();
+  std::vector<std::size_t> queued_at_send;
+  link.on_send = [&] { queued_at_send.push_back(db::OutboundQueue(*reader).count(db::MessageState::kQueued).value()); };
+  f.cores["0001"]->deliver();  // one round, without the turn's flush
+  REQUIRE(link.sent.size() == 5);
+  CHECK(queued_at_send == std::vector<std::size_t>(5, 0));
+  for (db::MessageId id : ids) CHECK(db::OutboundQueue(*reader).get(id).value().state == db::MessageState::kSent);
+}
+
+TEST_CASE("A message re-sent after a restart is flagged and carries the invoke id it was first sent with") {
+  CoreFixture f;
+  RecordingLink& first = f.bind("0001", 1, kAll);
+  const std::vector<db::MessageId> ids = f.submit("0001", F::kNotifications, 3);
+  f.run();
+  REQUIRE(first.sent.size() == 3);
+  std::vector<std::int32_t> invoke_ids;
+  for (auto& [pdu, tag] : first.sent) invoke_ids.push_back(invokeIdOf(pdu));
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    CHECK(invoke_ids[i] == as::preferredInvokeId(static_cast<as::MessageId>(ids[i])));
+  }
+  // kill -9 and a new npacd: the rows left `sent` are queued again (recoverInterrupted), a
+  // new core with a fresh invoke-id space binds a new association.
+  REQUIRE(db::OutboundQueue(*f.db).requeueAssociation(1).value() == 3);
+  f.cores["0001"] = std::make_unique<ProviderCore>("0001", f.clock, *f.registry, *f.store, f);
+  RecordingLink& again = f.bind("0001", 2, kAll);
+  f.run();
+  REQUIRE(again.sent.size() == 3);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    CHECK(invokeIdOf(again.sent[i].first) == invoke_ids[i]);
+    auto row = db::OutboundQueue(*f.db).get(ids[i]).value();
+    CHECK(row.retransmission);
+    CHECK(row.attempts == 2);
+  }
+}
+
+TEST_CASE("A message whose derived invoke id is taken by a heartbeat gets another and still leaves") {
+  CoreFixture f;
+  RecordingLink& link = f.bind("0001", 1, kAll);
+  f.set("heartbeat_interval", "0001", "10s");
+  f.set("heartbeat_timeout", "0001", "60s");
+  f.clock.advance(10s);
+  f.tick();  // the heartbeat takes invoke id 1, unanswered
+  REQUIRE(link.sent.size() == 1);
+  REQUIRE(isHeartbeat(link.sent[0].first));
+  const std::int32_t heartbeat = invokeIdOf(link.sent[0].first);
+  const std::vector<db::MessageId> ids = f.submit("0001", F::kNotifications, 3);
+  f.run();
+  REQUIRE(link.sent.size() == 4);
+  std::set<std::int32_t> used{heartbeat};
+  for (std::size_t i = 1; i < 4; ++i) CHECK(used.insert(invokeIdOf(link.sent[i].first)).second);
 }

@@ -234,10 +234,6 @@ void DeliveryStore::flush() {
   }
 }
 
-void DeliveryStore::flushBeforeWrite() {
-  if (db_.backend() == db::Backend::kPostgres) flush();
-}
-
 void DeliveryStore::markFailed(const std::string& spid, db::MessageId id, std::string reason, db::TimeMs at) {
   flush();
   write(Write{Write::Kind::kFailed, spid, {id}, 0, at, std::move(reason)});

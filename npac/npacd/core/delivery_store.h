@@ -17,11 +17,12 @@
 //     would have been), not at the next restart.
 //   - a write refused for another reason (a row not in the state the write expects) is
 //     logged and dropped: replaying it could never succeed.
-// One transaction per event-loop turn: markSent() and acknowledge() only collect, and
-// flush() commits everything collected since the last flush in ONE transaction (sent
-// before acknowledged, each batch one statement — db::OutboundQueue), so a turn that
-// moves hundreds of messages for any number of providers costs one commit. The owner
-// calls flush() once per turn (schedule_flush). Every read and every other write flushes
+// Few transactions: markSent() and acknowledge() only collect, and flush() commits
+// everything collected since the last flush in ONE transaction (sent before
+// acknowledged, each batch one statement — db::OutboundQueue). The core flushes at the
+// end of each delivery round, before the round's PDUs may leave (ProviderCore
+// "decide, commit, then write"), and once per turn for acknowledgements
+// (schedule_flush). Every read and every other write flushes
 // first, so the store always reads what it wrote, and a row is `sent` before it can be
 // moved, failed or re-queued. A flush that hits a storage failure commits nothing and
 // keeps all of it, in order, in the backlog; a write refused for another reason is
@@ -89,12 +90,6 @@ class DeliveryStore {
   void acknowledge(const std::string& spid, db::MessageId id, db::TimeMs at);
   // Commits what markSent() and acknowledge() collected, in one transaction.
   void flush();
-  // Called by the core right after it handed PDUs to its sessions, which write them to the
-  // socket only from a later handler: on PostgreSQL (nodes sharing the database) this
-  // flushes now, so a row reads `sent` before its PDU can leave — a node killed in between
-  // leaves it `sent`, and the next owner re-sends it marked as a retransmission. On SQLite
-  // (one node) nothing: one commit per turn, as above.
-  void flushBeforeWrite();
   void markFailed(const std::string& spid, db::MessageId id, std::string reason, db::TimeMs at);
   void requeueAssociation(const std::string& spid, db::AssociationId association);
   void moveSent(const std::string& spid, db::MessageId id, db::AssociationId association);

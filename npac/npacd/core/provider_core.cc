@@ -102,6 +102,7 @@ void ProviderCore::onLost(db::AssociationId id) {
   }
   for (as::MessageId message : outcome.requeue) in_flight_series_.erase(static_cast<db::MessageId>(message));
   store_.requeue(spid_, std::vector<db::MessageId>(outcome.requeue.begin(), outcome.requeue.end()));
+  commitAndRelease();  // the re-sent rows read `sent` on their survivors first
   host_.wakeDelivery(spid_);
 }
 
@@ -234,6 +235,7 @@ void ProviderCore::move(const as::Transmission& t) {
   if (stored->state == db::MessageState::kSent && stored->association_id != association) {
     store_.moveSent(spid_, stored->id, association);
   }
+  commitAndRelease();
 }
 
 void ProviderCore::tick() {

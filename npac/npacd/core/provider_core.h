@@ -168,6 +168,18 @@ class ProviderCore {
   // A request that moved (SRR off, a retry elsewhere, a loss): written again and its row
   // pointed at the association it now waits on.
   void move(const associations::Transmission& t);
+  // Decide, commit, then write: write() does not hand a PDU to its association; it holds
+  // it here until commitAndRelease() has committed the rows' progress (`sent`), so no PDU
+  // leaves before its row says so — a kill -9 in between re-sends it flagged, never as a
+  // fresh message. While the store cannot write, the PDUs wait (releaseOutgoing).
+  struct Outgoing {
+    db::AssociationId association = 0;
+    std::vector<std::uint8_t> bytes;
+    std::int64_t tag = 0;  // AssociationLink::send's
+  };
+  bool hold(db::AssociationId association, std::vector<std::uint8_t> bytes, std::int64_t tag);
+  void commitAndRelease();
+  void releaseOutgoing();
   bool throttleAdmits(associations::TimePoint now);
   void buildThrottle();
   void heartbeats(associations::TimePoint now);
@@ -194,6 +206,7 @@ class ProviderCore {
     PduSeries series;  // for its acknowledged count, while counting
   };
   std::map<db::MessageId, Unconfirmed> unconfirmed_;
+  std::vector<Outgoing> outgoing_;  // decided, waiting for their rows to commit
   // Egress throttling (throttle_* tunables; none while both limits are off).
   std::optional<dispatch::EgressThrottleGroup> throttle_;
   std::int64_t pace_slot_ = -1;      // the 1/10-s slot of the latest push

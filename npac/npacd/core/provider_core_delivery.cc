@@ -52,14 +52,14 @@ ProviderCore::Written ProviderCore::write(const as::Transmission& t, const db::Q
   if (facts.response) {
     // It carries the provider's invoke id already; acknowledged when written.
     unconfirmed_[message] = {it->first, std::nullopt, {}};
-    return written(link.send(pdu, static_cast<std::int64_t>(t.message)));
+    return written(hold(it->first, pdu, static_cast<std::int64_t>(t.message)));
   }
   std::optional<as::InvokeId> invoke_id = t.invoke_id;
   std::int64_t tag = 0;
   if (!invoke_id) {
     // An unconfirmed operation: an id from the provider's one allocator, held until the
     // PDU is written (onWritten), when it counts as acknowledged (docs/OPERATIONS.md).
-    invoke_id = egress_->outstanding().reserveInvokeId();
+    invoke_id = egress_->outstanding().reserveInvokeId(t.message);
     if (!invoke_id) return Written::kRefused;
     unconfirmed_[message] = {it->first, invoke_id, {}};
     tag = static_cast<std::int64_t>(t.message);
@@ -80,7 +80,35 @@ ProviderCore::Written ProviderCore::write(const as::Transmission& t, const db::Q
     return Written::kBadPdu;
   }
   if (t.retransmission) link.countRetransmission();
-  return written(link.send(encoded.value(), tag));
+  return written(hold(it->first, std::move(encoded).value(), tag));
+}
+
+bool ProviderCore::hold(db::AssociationId association, std::vector<std::uint8_t> bytes, std::int64_t tag) {
+  outgoing_.push_back(Outgoing{association, std::move(bytes), tag});
+  return true;
+}
+
+void ProviderCore::commitAndRelease() {
+  store_.flush();
+  releaseOutgoing();
+}
+
+void ProviderCore::releaseOutgoing() {
+  // While the store cannot write, the rows of these PDUs may not read `sent` yet: they
+  // wait with them, and leave once the backlog committed (deliver() after the retry).
+  if (outgoing_.empty() || !store_.healthy()) return;
+  std::vector<Outgoing> frames;
+  frames.swap(outgoing_);
+  std::vector<db::AssociationId> refused;
+  for (Outgoing& frame : frames) {
+    if (std::find(refused.begin(), refused.end(), frame.association) != refused.end()) continue;
+    auto it = links_.find(frame.association);
+    if (it == links_.end()) continue;  // lost meanwhile: its loss moved or re-queued the rows
+    if (!it->second.link->send(frame.bytes, frame.tag)) refused.push_back(frame.association);
+  }
+  // The connection cannot take it: its rows read `sent` there, so the abort moves them to
+  // the survivors (or back to the queue) like any loss.
+  for (db::AssociationId id : refused) abort(id, "a PDU could not be written");
 }
 
 std::uint32_t ProviderCore::usableFunctions() const {
@@ -152,6 +180,7 @@ bool ProviderCore::throttleAdmits(as::TimePoint now) {
 }
 
 void ProviderCore::deliver() {
+  releaseOutgoing();  // what waited for the store to write again
   if (links_.empty() || !store_.healthy() || !host_.mayDeliver(spid_)) return;
   const std::uint32_t functions = usableFunctions();
   if (functions == 0) return;
@@ -219,7 +248,10 @@ void ProviderCore::deliver() {
     }
   }
   for (auto& [association, ids] : sent) store_.markSent(spid_, std::move(ids), association, now_ms);
-  store_.flushBeforeWrite();
+  // The round's rows read `sent` before any of its PDUs can leave, on SQLite as on
+  // PostgreSQL: npacd killed in between leaves them `sent`, and the restart re-sends them
+  // flagged as retransmissions with their invoke ids, never as fresh messages.
+  commitAndRelease();
   throttled_ = throttled;
   if (failed) {
     abort(*failed, "a PDU could not be written");

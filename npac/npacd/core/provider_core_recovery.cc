@@ -147,7 +147,7 @@ bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::C
     }
     ++count;
   }
-  store_.flushBeforeWrite();
+  commitAndRelease();  // the rows read `sent` before the PDUs leave (deliver())
   answerResult(count);
   spdlog::info("SPID {}: recovery request answered with {} message(s)", spid, count);
   return true;
