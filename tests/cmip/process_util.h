@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+#include "tests/support/test_paths.h"
 
 namespace npac::cmip::testing {
 
@@ -34,7 +35,7 @@ inline CommandOutput runCommand(const std::string& command) {
 
 inline std::string npacPduPath() {
   const char* bin = std::getenv("NPAC_BIN");
-  std::string dir = bin != nullptr ? bin : std::string(NPAC_BINARY_DIR) + "/bin";
+  std::string dir = bin != nullptr ? bin : npac::testing::binaryDir() + "/bin";
   return dir + "/npac-pdu";
 }
 

@@ -12,6 +12,7 @@
 
 #include "cmip/cmip_operations.h"
 #include "cmip/upper_layers.h"
+#include "tests/support/test_paths.h"
 
 using namespace npac::cmip;
 
@@ -458,7 +459,7 @@ TEST_CASE("tshark decodes a whole association without malformed packets", "[uppe
   if (std::system("command -v tshark >/dev/null 2>&1") != 0) {
     FAIL("tshark is not installed (make deps installs it)");
   }
-  const std::string path = std::string(NPAC_BINARY_DIR) + "/upper_layers_test.pcap";
+  const std::string path = npac::testing::binaryDir() + "/upper_layers_test.pcap";
   {
     CaptureFile pcap(path);
     REQUIRE(pcap.ok());
@@ -498,8 +499,8 @@ TEST_CASE("tshark decodes a whole association without malformed packets", "[uppe
 
 TEST_CASE("tshark decodes a rejected bind, an abort and a segmented event without malformed packets", "[upper][tshark]") {
   if (std::system("command -v tshark >/dev/null 2>&1") != 0) FAIL("tshark is not installed (make deps installs it)");
-  const std::string reject_path = std::string(NPAC_BINARY_DIR) + "/upper_layers_reject.pcap";
-  const std::string abort_path = std::string(NPAC_BINARY_DIR) + "/upper_layers_abort.pcap";
+  const std::string reject_path = npac::testing::binaryDir() + "/upper_layers_reject.pcap";
+  const std::string abort_path = npac::testing::binaryDir() + "/upper_layers_abort.pcap";
   {
     CaptureFile pcap(reject_path);
     pcap.handshake();

@@ -10,6 +10,7 @@
 
 #include "db/statement.h"
 #include "tests/npac/admin_api_fixture.h"
+#include "tests/support/test_paths.h"
 
 namespace npac::npacd {
 namespace {
@@ -23,7 +24,7 @@ struct Run {
 
 Run npacctl(const std::string& args) {
   const char* env = std::getenv("NPAC_BIN");
-  const std::string bin = env != nullptr ? env : std::string(NPAC_BINARY_DIR) + "/bin";
+  const std::string bin = env != nullptr ? env : npac::testing::binaryDir() + "/bin";
   Run run;
   FILE* pipe = popen((bin + "/npacctl " + args + " 2>&1").c_str(), "r");
   REQUIRE(pipe != nullptr);

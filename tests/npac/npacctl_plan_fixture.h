@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include "tests/support/test_paths.h"
 
 namespace npac::test {
 
@@ -27,7 +28,7 @@ struct PlanRun {
 
 inline std::string planBinDir() {
   const char* env = std::getenv("NPAC_BIN");
-  return env != nullptr ? env : std::string(NPAC_BINARY_DIR) + "/bin";
+  return env != nullptr ? env : npac::testing::binaryDir() + "/bin";
 }
 
 inline PlanRun runPlanFile(const std::string& file, bool json_mode = true) {
@@ -55,7 +56,7 @@ inline PlanRun runPlanFile(const std::string& file, bool json_mode = true) {
 
 // Writes `text` to <build>/<name> and runs the plan on it.
 inline PlanRun runPlanText(const std::string& name, const std::string& text, bool json_mode = true) {
-  const std::string path = std::string(NPAC_BINARY_DIR) + "/" + name;
+  const std::string path = npac::testing::binaryDir() + "/" + name;
   {
     std::ofstream f(path, std::ios::trunc);
     f << text;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tests/npac/npacctl_plan_fixture.h"
+#include "tests/support/test_paths.h"
 
 using npac::test::PlanRun;
 using npac::test::runPlanText;
@@ -180,7 +181,7 @@ TEST_CASE("npacctl plan refuses a single pick step over the limit", "[npacctl][i
 }
 
 TEST_CASE("npacctl plan streams two million picks in bounded memory", "[npacctl][input][limits]") {
-  const std::string path = std::string(NPAC_BINARY_DIR) + "/" + fileName();
+  const std::string path = npac::testing::binaryDir() + "/" + fileName();
   {
     std::ofstream f(path, std::ios::trunc);
     f << roundRobin(R"({"op": "pick", "count": 2000000})");
@@ -216,13 +217,13 @@ TEST_CASE("npacctl plan that runs out of memory exits 1 with a message instead o
 #endif
   const rlim_t limit = 100u << 20;  // 100 MB of address space
   // Control: an ordinary scenario runs within the limit.
-  const std::string example = std::string(NPAC_SOURCE_DIR) + "/docs/examples/throttle-group-hold-release.json";
-  const int control = runLimited(example, limit, std::string(NPAC_BINARY_DIR) + "/" + fileName() + ".err");
+  const std::string example = npac::testing::sourceDir() + "/docs/examples/throttle-group-hold-release.json";
+  const int control = runLimited(example, limit, npac::testing::binaryDir() + "/" + fileName() + ".err");
   REQUIRE(WIFEXITED(control));
   REQUIRE(WEXITSTATUS(control) == 0);
   // The throttle holds every priority-0 message once EPT passes 50 % of 4: 2,000,000 held
   // messages (over 100 MB in the gate's queues) cannot fit.
-  const std::string path = std::string(NPAC_BINARY_DIR) + "/" + fileName();
+  const std::string path = npac::testing::binaryDir() + "/" + fileName();
   {
     std::ofstream f(path, std::ios::trunc);
     f << R"({"policy": {"name": "throttle"}, "throttle": {"group": {

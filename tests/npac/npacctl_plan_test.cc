@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/npac/npacctl_plan_fixture.h"
+#include "tests/support/test_paths.h"
 
 using nlohmann::json;
 
@@ -33,7 +34,7 @@ std::string readFile(const std::string& path) {
 }
 
 Run example(const std::string& name) {
-  Run r = plan(std::string(NPAC_SOURCE_DIR) + "/docs/examples/" + name);
+  Run r = plan(npac::testing::sourceDir() + "/docs/examples/" + name);
   INFO(r.out);
   REQUIRE(r.status == 0);
   REQUIRE(!r.steps.empty());
@@ -173,7 +174,7 @@ TEST_CASE("npacctl plan shows the NANC 353 round-robin order through join, loss 
 }
 
 TEST_CASE("npacctl plan prints a readable table without --json", "[npacctl]") {
-  Run r = plan(std::string(NPAC_SOURCE_DIR) + "/docs/examples/seed000-table-2-4.json", false);
+  Run r = plan(npac::testing::sourceDir() + "/docs/examples/seed000-table-2-4.json", false);
   REQUIRE(r.status == 0);
   CHECK(r.out.find("RC 10: weight 110, threshold 50 %, required 55, available 80 → available") !=
         std::string::npos);
@@ -181,7 +182,7 @@ TEST_CASE("npacctl plan prints a readable table without --json", "[npacctl]") {
 }
 
 TEST_CASE("npacctl plan refuses a bad scenario with the JSON path and exit status 1", "[npacctl]") {
-  const std::string path = std::string(NPAC_BINARY_DIR) + "/npacctl_plan_bad_scenario.json";
+  const std::string path = npac::testing::binaryDir() + "/npacctl_plan_bad_scenario.json";
   {
     std::ofstream f(path);
     f << R"({"policy": {"name": "weighted"}, "members": [{"name": "A", "weight": 120}]})";
@@ -260,9 +261,9 @@ TEST_CASE("npacctl plan answers mutated scenarios with a result or a message, ne
                                           "seed003-throttle-list.json", "nanc353-round-robin.json"};
   const std::string alphabet = "{}[]\":,0123456789-.e aAzZ\\";
   std::mt19937 rng(3530003);  // seeded: the same mutations every run
-  const std::string path = std::string(NPAC_BINARY_DIR) + "/npacctl_plan_mutated.json";
+  const std::string path = npac::testing::binaryDir() + "/npacctl_plan_mutated.json";
   for (const std::string& name : names) {
-    std::ifstream in(std::string(NPAC_SOURCE_DIR) + "/docs/examples/" + name);
+    std::ifstream in(npac::testing::sourceDir() + "/docs/examples/" + name);
     const std::string original((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     REQUIRE(!original.empty());
     for (int k = 0; k < 40; ++k) {
@@ -287,10 +288,10 @@ TEST_CASE("npacctl plan answers mutated scenarios with a result or a message, ne
 
 TEST_CASE("npacctl plan runs every docs/examples scenario and DISPATCH.md lists each one",
           "[npacctl][docs]") {
-  const std::string dispatch_md = readFile(std::string(NPAC_SOURCE_DIR) + "/docs/DISPATCH.md");
+  const std::string dispatch_md = readFile(npac::testing::sourceDir() + "/docs/DISPATCH.md");
   REQUIRE(!dispatch_md.empty());
   int examples = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(NPAC_SOURCE_DIR) + "/docs/examples")) {
+  for (const auto& entry : std::filesystem::directory_iterator(npac::testing::sourceDir() + "/docs/examples")) {
     if (entry.path().extension() != ".json") continue;
     ++examples;
     const std::string name = entry.path().filename().string();
@@ -305,7 +306,7 @@ TEST_CASE("npacctl plan runs every docs/examples scenario and DISPATCH.md lists 
 }
 
 TEST_CASE("Every docs/examples file that a document names exists", "[npacctl][docs]") {
-  const std::string root = NPAC_SOURCE_DIR;
+  const std::string root = npac::testing::sourceDir();
   std::vector<std::string> docs = {root + "/README.md"};
   for (const char* dir : {"/docs", "/docs/dispatch"}) {
     for (const auto& entry : std::filesystem::directory_iterator(root + dir)) {

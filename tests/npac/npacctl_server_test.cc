@@ -10,6 +10,7 @@
 
 #include "associations/signature.h"
 #include "tests/npac/admin_api_fixture.h"
+#include "tests/support/test_paths.h"
 
 namespace npac::npacd {
 namespace {
@@ -24,7 +25,7 @@ struct Run {
 
 std::string binDir() {
   const char* env = std::getenv("NPAC_BIN");
-  return env != nullptr ? env : std::string(NPAC_BINARY_DIR) + "/bin";
+  return env != nullptr ? env : npac::testing::binaryDir() + "/bin";
 }
 
 Run npacctl(const std::string& args) {

@@ -31,6 +31,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
+#include "tests/support/test_paths.h"
 
 namespace npacd_test {
 
@@ -48,7 +49,7 @@ inline std::string label(const char* prefix, long n) {
 
 inline std::string binDir() {
   const char* bin = std::getenv("NPAC_BIN");
-  return bin != nullptr ? bin : NPAC_BINARY_DIR "/bin";
+  return bin != nullptr ? bin : npac::testing::binaryDir() + "/bin";
 }
 
 inline std::string slurp(const fs::path& path) {
@@ -93,6 +94,7 @@ inline int waitFor(pid_t pid, std::chrono::milliseconds limit) {
 struct Reply {
   int status = 0;
   Json body;
+  std::string text;  // the body as sent (a text/plain answer such as /ready's)
 };
 
 // A sim run started in the background.
@@ -125,9 +127,11 @@ class NpacdProcess {
   struct Options {
     fs::path db;
     std::vector<std::string> extra_args;
+    std::string durability = "normal";  // --durability
   };
   NpacdProcess() : NpacdProcess(Options{}) {}
-  explicit NpacdProcess(Options options) : extra_args_(std::move(options.extra_args)) {
+  explicit NpacdProcess(Options options)
+      : extra_args_(std::move(options.extra_args)), durability_(std::move(options.durability)) {
     static std::atomic<int> counter{0};
     dir_ = fs::temp_directory_path() /
            ("npacd-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
@@ -154,7 +158,7 @@ class NpacdProcess {
     const fs::path log = dir_ / "npacd.log";
     const std::size_t before = fs::exists(log) ? slurp(log).size() : 0;
     std::vector<std::string> argv{binDir() + "/npacd", "--db", db_.string(), "--listen",
-                                  "127.0.0.1:0", "--api", "127.0.0.1:0", "--durability", "normal"};
+                                  "127.0.0.1:0", "--api", "127.0.0.1:0", "--durability", durability_};
     if (onPostgres()) argv.insert(argv.end(), {"--token-file", tokenFile().string()});
     argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
     pid_ = spawn(argv, log);
@@ -225,7 +229,8 @@ class NpacdProcess {
     boost::beast::flat_buffer buffer;
     http::response<http::string_body> response;
     http::read(stream, buffer, response);
-    return Reply{static_cast<int>(response.result_int()), Json::parse(response.body(), nullptr, false)};
+    return Reply{static_cast<int>(response.result_int()), Json::parse(response.body(), nullptr, false),
+                 response.body()};
   }
 
   // A provisioned SOA provider with an Ed25519 key (list 1, key 1) made by the sim's
@@ -359,6 +364,7 @@ class NpacdProcess {
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;
   std::uint16_t api_port_ = 0;
+  std::string durability_;
   std::uint64_t next_sequence_ = 1000;
 };
 

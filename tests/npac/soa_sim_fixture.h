@@ -43,6 +43,7 @@
 #include "cmip/npac_bind.h"
 #include "cmip/oids.h"
 #include "cmip/upper_layers.h"
+#include "tests/support/test_paths.h"
 
 namespace soa_sim_test {
 
@@ -431,7 +432,7 @@ struct Scratch {
 
 inline std::string simPath() {
   const char* bin = std::getenv("NPAC_BIN");
-  return (bin != nullptr ? std::string(bin) : std::string(NPAC_BINARY_DIR) + "/bin") + "/npac-soa-sim";
+  return (bin != nullptr ? std::string(bin) : npac::testing::binaryDir() + "/bin") + "/npac-soa-sim";
 }
 
 inline std::string slurp(const std::string& path) {

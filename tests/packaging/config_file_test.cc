@@ -2,6 +2,7 @@
 // not, the command line wins, every refusal names the file, the line and the key and
 // exits 2, and the shipped packaging/npacd.toml is accepted and lists every option.
 #include "service_fixture.h"
+#include "tests/support/test_paths.h"
 
 using namespace service_test;
 
@@ -137,7 +138,7 @@ TEST_CASE("a configuration file that does not exist is refused") {
 
 TEST_CASE("the shipped default configuration is accepted by npacd") {
   ScratchDir dir;
-  ServiceProcess npacd(dir.path, {{"--config", NPAC_SOURCE_DIR "/packaging/npacd.toml", "--db",
+  ServiceProcess npacd(dir.path, {{"--config", npac::testing::sourceDir() + "/packaging/npacd.toml", "--db",
                                    (dir.path / "npacd.db").string(), "--listen", "127.0.0.1:0", "--api",
                                    "127.0.0.1:0"},
                                   {}, false, {}, {}});
@@ -148,7 +149,7 @@ TEST_CASE("the shipped default configuration is accepted by npacd") {
 TEST_CASE("the shipped configuration's commented defaults are accepted when every one is enabled") {
   ScratchDir dir;
   // "#key = value" lines are the built-in defaults: enable each one.
-  std::istringstream shipped(slurp(NPAC_SOURCE_DIR "/packaging/npacd.toml"));
+  std::istringstream shipped(slurp(npac::testing::sourceDir() + "/packaging/npacd.toml"));
   std::string line, enabled;
   int defaults = 0;
   const std::regex option_line(R"(^#([a-z][a-z0-9-]*) = (.*)$)");
@@ -174,7 +175,7 @@ TEST_CASE("the shipped configuration's commented defaults are accepted when ever
 TEST_CASE("the shipped default configuration lists every option of npacd --help") {
   Run help = runCommand(binDir() + "/npacd --help 2>&1");
   REQUIRE(help.exit_code == 0);
-  const std::string shipped = slurp(NPAC_SOURCE_DIR "/packaging/npacd.toml");
+  const std::string shipped = slurp(npac::testing::sourceDir() + "/packaging/npacd.toml");
   const std::regex option(R"((^|\n)\s+(-\w, )?--([a-z][a-z0-9-]*))");
   int options = 0;
   for (std::sregex_iterator it(help.output.begin(), help.output.end(), option), end; it != end; ++it) {

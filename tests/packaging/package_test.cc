@@ -6,6 +6,7 @@
 #include "service_fixture.h"
 
 #include "npac/version.h"
+#include "tests/support/test_paths.h"
 
 using namespace service_test;
 
@@ -14,7 +15,7 @@ namespace {
 // Builds the package once per test process into `dir`/out; the .deb's path.
 fs::path buildPackage(const ScratchDir& dir) {
   const fs::path out = dir.path / "out";
-  Run cpack = runCommand("cpack -G DEB --config " NPAC_BINARY_DIR "/CPackConfig.cmake -B " + out.string() + " 2>&1");
+  Run cpack = runCommand("cpack -G DEB --config " + npac::testing::binaryDir() + "/CPackConfig.cmake -B " + out.string() + " 2>&1");
   INFO(cpack.output);
   REQUIRE(cpack.exit_code == 0);
   for (const auto& entry : fs::directory_iterator(out)) {
@@ -68,11 +69,11 @@ TEST_CASE("the Debian package extracts to an npacd that answers --version and bi
 }
 
 TEST_CASE("the package's postinst is a POSIX shell script that makes the user and the state directory") {
-  const std::string postinst = slurp(NPAC_SOURCE_DIR "/packaging/debian/postinst");
+  const std::string postinst = slurp(npac::testing::sourceDir() + "/packaging/debian/postinst");
   CHECK_THAT(postinst, Catch::StartsWith("#!/bin/sh") && Catch::Contains("getent passwd npacd") &&
                            Catch::Contains("install -d -o npacd -g npacd -m 0750 /var/lib/npacd"));
   for (const char* script : {"postinst", "prerm"}) {
     INFO(script);
-    CHECK(runCommand(std::string("sh -n " NPAC_SOURCE_DIR "/packaging/debian/") + script + " 2>&1").exit_code == 0);
+    CHECK(runCommand(std::string("sh -n " + npac::testing::sourceDir() + "/packaging/debian/") + script + " 2>&1").exit_code == 0);
   }
 }

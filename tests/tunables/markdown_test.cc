@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include <catch2/catch.hpp>
+#include "tests/support/test_paths.h"
 
 namespace npac::tunables {
 namespace {
@@ -16,7 +17,7 @@ std::string readFile(const std::string& path) {
 }
 
 TEST_CASE("The committed docs/TUNABLES.md is what the catalogue renders", "[markdown]") {
-  const std::string path = std::string(NPAC_SOURCE_DIR) + "/docs/TUNABLES.md";
+  const std::string path = npac::testing::sourceDir() + "/docs/TUNABLES.md";
   const std::string committed = readFile(path);
   const std::string rendered = renderTunablesMarkdown();
   INFO(path << " is stale or missing. Regenerate it with\n"

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tunables/catalogue.h"
+#include "tests/support/test_paths.h"
 
 namespace npac::tunables {
 namespace {
@@ -54,7 +55,7 @@ std::string withoutComments(const std::string& text) {
 }
 
 std::string npacdSources() {
-  const std::filesystem::path root = std::filesystem::path(NPAC_SOURCE_DIR) / "npac" / "npacd";
+  const std::filesystem::path root = std::filesystem::path(npac::testing::sourceDir()) / "npac" / "npacd";
   std::string all;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
     if (!entry.is_regular_file() || entry.path().extension() != ".cc") continue;
@@ -92,7 +93,7 @@ TEST_CASE("The reader scan finds a typed read and ignores one in a comment") {
 }
 
 TEST_CASE("Every catalogue tunable has a typed key named after it") {
-  std::ifstream in(std::filesystem::path(NPAC_SOURCE_DIR) / "tunables" / "catalogue.h");
+  std::ifstream in(std::filesystem::path(npac::testing::sourceDir()) / "tunables" / "catalogue.h");
   std::stringstream text;
   text << in.rdbuf();
   const std::string header = text.str();
