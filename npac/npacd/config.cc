@@ -6,6 +6,8 @@
 
 #include <boost/asio/ip/address.hpp>
 
+#include "common/duration.h"
+
 namespace npac::npacd {
 
 bool parseEndpoint(const std::string& text, std::string* host, std::uint16_t* port,
@@ -83,6 +85,16 @@ std::string defaultNodeName() {
   std::string host(name);
   if (host.size() > 64) host.resize(64);
   return checkNodeName(host).empty() ? host : "npacd";
+}
+
+std::string parseDbTimeout(const std::string& text, std::chrono::milliseconds* value) {
+  const common::ParsedDuration parsed = common::parseDuration(text);
+  if (!parsed.ok() || parsed.value < kMinDbTimeout || parsed.value > kMaxDbTimeout) {
+    return "--db-timeout takes a duration from " + common::formatDuration(kMinDbTimeout) + " to " +
+           common::formatDuration(kMaxDbTimeout) + " (e.g. 2s, 500ms), got '" + text + "'";
+  }
+  *value = parsed.value;
+  return "";
 }
 
 }  // namespace npac::npacd

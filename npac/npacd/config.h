@@ -4,6 +4,7 @@
 // Plain data; no threading concerns.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -41,7 +42,16 @@ struct NpacdConfig {
   bool init_database = false;
   // --threads: core threads, providers sharded over them (core_shards.h), 1..64.
   std::size_t core_threads = 1;
+  // --db-timeout: how long a PostgreSQL statement may go unanswered (db::OpenOptions).
+  std::chrono::milliseconds db_timeout{5000};
 };
+
+// --db-timeout's range: long enough for a loaded server's commit, short enough that a
+// server that stopped answering is noticed while associations and the API still wait.
+inline constexpr std::chrono::milliseconds kMinDbTimeout{100};
+inline constexpr std::chrono::milliseconds kMaxDbTimeout{600000};
+// Why `text` is not a --db-timeout ("" when it is: *value set), e.g. "-1", "5", "20m".
+std::string parseDbTimeout(const std::string& text, std::chrono::milliseconds* value);
 
 // Splits "host:port" into its parts. False (and *error says why) on a malformed value.
 bool parseEndpoint(const std::string& text, std::string* host, std::uint16_t* port,

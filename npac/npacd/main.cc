@@ -19,13 +19,13 @@
 #include <CLI/CLI.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
 #include "db/database.h"
 #include "db/instance_lock.h"
-#include "db/notification_listener.h"
 #include "db/postgres_connection.h"
 #include "db/queue_writer.h"
 #include "npac/npacd/api/admin_api.h"
@@ -35,11 +35,13 @@
 #include "npac/npacd/config.h"
 #include "npac/npacd/config_file.h"
 #include "npac/npacd/logging.h"
+#include "npac/npacd/node_notifications.h"
 #include "npac/npacd/systemd_notify.h"
 #include "npac/version.h"
 #include "npac/npacd/initial_token.h"
 #include "npac/npacd/npac_keys.h"
 #include "npac/npacd/queued_pdu_facts.h"
+#include "npac/npacd/startup_check.h"
 #include "tunables/registry.h"
 
 namespace {
@@ -58,9 +60,32 @@ std::unique_ptr<db::Database> openOrExit(const std::string& path, const db::Open
   return std::move(opened).value();
 }
 
+// Whether host:port can be listened on now ("" when it can, else why): tried before
+// npacd creates or changes anything, so a second npacd on busy ports leaves no database,
+// key or token behind (the real listeners bind again, moments later). Port 0 is always free.
+std::string portTaken(const std::string& host, std::uint16_t port) {
+  if (port == 0) return "";
+  boost::asio::io_context io;
+  boost::system::error_code ec;
+  const auto address = boost::asio::ip::make_address(host, ec);
+  if (ec) return "";  // the real listener names a bad address
+  boost::asio::ip::tcp::acceptor probe(io);
+  const boost::asio::ip::tcp::endpoint endpoint(address, port);
+  probe.open(endpoint.protocol(), ec);
+  if (!ec) probe.set_option(boost::asio::socket_base::reuse_address(true), ec);
+  if (!ec) probe.bind(endpoint, ec);
+  if (!ec) probe.listen(boost::asio::socket_base::max_listen_connections, ec);
+  return ec ? ec.message() : "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A server keeps running when whoever read its standard output went away (`npacd |
+  // head`, a closed terminal, `make run | tee` ended): a write there fails with EPIPE,
+  // which the log sinks ignore, instead of killing npacd before it releases its
+  // associations. Sockets are written with MSG_NOSIGNAL or their errors anyway.
+  std::signal(SIGPIPE, SIG_IGN);
   npacd::NpacdConfig config;
   std::string listen = "127.0.0.1:" + std::to_string(npacd::kDefaultAssociationPort);
   std::string api = "127.0.0.1:" + std::to_string(npacd::kDefaultAdminApiPort);
@@ -109,6 +134,21 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::size_t{1}, npacd::kMaxCoreThreads))
       ->capture_default_str();
   app.add_option("--durability", durability, "full (fsync every commit) or normal")->capture_default_str();
+  std::string db_timeout = "5s";
+  app.add_option("--db-timeout", db_timeout,
+                 "PostgreSQL: how long npacd waits for the server to answer one statement or connection "
+                 "attempt; past it the server counts as not answering and every database operation is "
+                 "refused at once until it answers again (100ms..10m; docs/DATABASE.md \"When PostgreSQL "
+                 "does not answer\")")
+      ->check([&config](const std::string& value) { return npacd::parseDbTimeout(value, &config.db_timeout); })
+      ->capture_default_str();
+  std::string check_db = "auto";
+  app.add_option("--check-db", check_db,
+                 "SQLite: check the database file at start and refuse a damaged one: auto (PRAGMA quick_check "
+                 "on files up to 1 GiB), quick, full (integrity_check) or off (docs/DATABASE.md \"Checking the "
+                 "file at start\")")
+      ->check(CLI::IsMember({"auto", "quick", "full", "off"}))
+      ->capture_default_str();
   std::string metrics_mode = "on";
   app.add_option("--metrics", metrics_mode,
                  "on, or off: the core counts nothing for GET /metrics (to measure the cost of counting)")
@@ -160,6 +200,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "npacd: %s\n", refused.c_str());
     return 2;
   }
+  if (std::string taken = portTaken(config.listen_address, config.listen_port); !taken.empty()) {
+    std::fprintf(stderr,
+                 "npacd: associations: cannot listen on %s:%u: %s — choose another --listen host:port, or "
+                 "stop the process using it (ss -ltnp 'sport = :%u'); nothing was created or changed\n",
+                 config.listen_address.c_str(), static_cast<unsigned>(config.listen_port), taken.c_str(),
+                 static_cast<unsigned>(config.listen_port));
+    return 2;
+  }
+  if (std::string taken = portTaken(config.api_address, config.api_port); !taken.empty()) {
+    std::fprintf(stderr,
+                 "npacd: the admin API cannot start: admin API cannot listen on %s:%u: %s — choose another "
+                 "--api host:port, or stop the process using it (ss -ltnp 'sport = :%u'); nothing was created "
+                 "or changed\n",
+                 config.api_address.c_str(), static_cast<unsigned>(config.api_port), taken.c_str(),
+                 static_cast<unsigned>(config.api_port));
+    return 2;
+  }
   std::shared_ptr<boost::asio::ssl::context> api_tls;
   if (!config.api_cert_file.empty()) {
     auto loaded = npacd::loadServerTlsContext(config.api_cert_file, config.api_key_file);
@@ -195,9 +252,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "npacd: %s\n", instance_lock.status().toString().c_str());
     return 2;
   }
+  if (std::string damaged = npacd::checkDatabaseAtStart(config.db_path, *npacd::parseStartupCheck(check_db));
+      !damaged.empty()) {
+    std::fprintf(stderr, "npacd: %s\n", damaged.c_str());
+    return 2;
+  }
   db::OpenOptions open_options;
   open_options.durability = *parsed_durability;
   open_options.initialize_existing_blank = config.init_database;
+  open_options.answer_timeout = config.db_timeout;
   // Types the rows an older schema queued (db/migrations.h, version 4).
   open_options.migration.classify_queued_pdu = npacd::classifyQueuedPdu;
   // One connection per user thread (db/database.h): core, API, registry; the QueueWriter
@@ -324,58 +387,43 @@ int main(int argc, char** argv) {
     (*admin)->attachCore(manager.get());
   }
   (*admin)->attachQueueWriter(writer.value().get());
-  spdlog::info("npacd listening for associations on {}:{}, admin API on {}:{}{}, database {} ({})",
-               config.listen_address, manager->port(), config.api_address, (*admin)->port(),
-               api_tls ? " (HTTPS)" : "", core_db->path(), durability);  // a URL's password hidden
-  if (shards) spdlog::info("core: {} threads, providers sharded over them by SPID", config.core_threads);
-  spdlog::info("node '{}': provider leases of {} (provider_lease_timeout {} ms)", config.node,
-               core_db->backend() == db::Backend::kPostgres ? "the nodes sharing this database" : "this npacd alone",
-               registry->get(tunables::kProviderLeaseTimeout).count());
 
-  // Two sites (db/notification_listener.h): a message submitted on another node, or an
+  // Two sites (node_notifications.h): a message submitted on another node, or an
   // operator's change made there, reaches this node through PostgreSQL's NOTIFY.
-  std::unique_ptr<db::NotificationListener> notifications;
+  std::unique_ptr<npacd::NodeNotifications> notifications;
   if (core_db->backend() == db::Backend::kPostgres) {
     auto ownerOf = [&manager, &shards](const std::string& spid) -> npacd::AssociationManager& {
       return shards ? shards->shard(shards->shardOf(spid)) : *manager;
     };
-    auto reloadTunables = [&registry] {
-      std::size_t changed = 0;
-      tunables::Status reloaded = registry->reload(&changed);
-      if (!reloaded.isOk()) {
-        spdlog::warn("tunables: cannot reload the values changed on another node: {}", reloaded.toString());
-      } else if (changed > 0) {
-        spdlog::info("tunables: {} value(s) changed on another node applied", changed);
+    npacd::NodeNotifications::Actions actions;
+    actions.wake_all = [&manager, &shards] {
+      if (shards) {
+        for (std::size_t i = 0; i < shards->size(); ++i) shards->shard(i).postWakeAll();
+      } else {
+        manager->postWakeAll();
       }
     };
-    auto started = db::NotificationListener::start(
-        config.db_path, {std::string(db::kSubmittedChannel), std::string(db::kChangedChannel)},
-        [&, ownerOf, reloadTunables](const std::string& channel, const std::string& payload) {
-          using Kind = db::NodeNotification::Kind;
-          const db::NodeNotification note = db::classifyNotification(channel, payload);
-          switch (note.kind) {
-            case Kind::kResync:  // reconnected: what was notified meanwhile is unknown
-              if (shards) {
-                for (std::size_t i = 0; i < shards->size(); ++i) shards->shard(i).postWakeAll();
-              } else {
-                manager->postWakeAll();
-              }
-              reloadTunables();
-              break;
-            case Kind::kSubmitted: ownerOf(note.spid).postWake(note.spid); break;
-            case Kind::kTunablesChanged: reloadTunables(); break;
-            case Kind::kProviderChanged: ownerOf(note.spid).postProviderChanged(note.spid); break;
-            case Kind::kIgnored:
-              spdlog::debug("notifications: ignored '{}' on channel {}", payload.substr(0, 64), channel);
-              break;
-          }
-        });
+    actions.wake = [ownerOf](const std::string& spid) { ownerOf(spid).postWake(spid); };
+    actions.provider_changed = [ownerOf](const std::string& spid) { ownerOf(spid).postProviderChanged(spid); };
+    auto started = npacd::NodeNotifications::start(config.db_path, *registry, std::move(actions), config.db_timeout);
     if (!started.isOk()) {
       std::fprintf(stderr, "npacd: cannot listen for the other nodes' notifications: %s\n",
                    started.status().toString().c_str());
       return 2;
     }
     notifications = std::move(started).value();
+  }
+
+  // Said once everything above is in force: a test or a supervisor that waits for this
+  // line finds the node listening to the others too.
+  spdlog::info("npacd listening for associations on {}:{}, admin API on {}:{}{}, database {} ({})",
+               config.listen_address, manager->port(), config.api_address, (*admin)->port(),
+               api_tls ? " (HTTPS)" : "", core_db->path(), durability);  // a URL's password hidden
+  if (shards) spdlog::info("core: {} threads, providers sharded over them by SPID", config.core_threads);
+  if (core_db->backend() == db::Backend::kPostgres) {
+    spdlog::info("node '{}': provider leases shared with the nodes on this database (provider_lease_timeout {} "
+                 "ms, --db-timeout {} ms)",
+                 config.node, registry->get(tunables::kProviderLeaseTimeout).count(), config.db_timeout.count());
   }
 
   auto api_work = boost::asio::make_work_guard(api_io);

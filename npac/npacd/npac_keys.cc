@@ -82,7 +82,7 @@ db::Result<db::NpacKey> ensureNpacKey(db::Database& db, db::TimeMs now, std::int
   db::Result<db::NpacKey> created = createNpacKey(db, request, "npacd", now);
   if (!created.isOk()) return created;
   auto fingerprint = as::publicKeyFingerprint(created->public_key_pem);
-  spdlog::warn("no usable NPAC key: created NPAC key {}/{} (ed25519, valid until {}), public key {}; "
+  spdlog::info("no usable NPAC key: created NPAC key {}/{} (ed25519, valid until {}), public key {}; "
                "providers verify bind responses with it (npacctl npac-key export {} {})",
                created->list_id, created->key_id, formatTime(created->not_after_at),
                fingerprint.ok() ? fingerprint.value() : "(unreadable)",

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "tests/support/postgres_test_database.h"
+#include "tests/support/private_cluster.h"
 
 using namespace npacd_test;
 
@@ -107,39 +108,9 @@ TEST_CASE("npacd refuses to start when its PostgreSQL server cannot be reached, 
   CHECK(npacd.output.find("hunter2") == std::string::npos);
 }
 
-namespace {
-
-// A PostgreSQL cluster of the test's own (tests/pg/cluster.sh), for a test that restarts
-// its server: the suite's shared cluster serves other tests meanwhile.
-class PrivateCluster {
- public:
-  PrivateCluster()
-      : dir_(fs::temp_directory_path() / ("npac-pg-private-" + std::to_string(getpid()))) {
-    REQUIRE(run("start") == 0);
-    std::ifstream in(dir_ / "url");
-    std::getline(in, url_);
-    REQUIRE_FALSE(url_.empty());
-  }
-  ~PrivateCluster() { run("stop"); }
-  const std::string& url() const { return url_; }
-  int restart() { return run("restart"); }
-  int halt() { return run("halt"); }
-  int resume() { return run("resume"); }
-
- private:
-  int run(const char* action) {
-    const std::string command = std::string(NPAC_SOURCE_DIR "/tests/pg/cluster.sh ") + action + " " +
-                                dir_.string() + " >/dev/null 2>&1";
-    return std::system(command.c_str());
-  }
-  fs::path dir_;
-  std::string url_;
-};
-
-}  // namespace
 
 TEST_CASE("npacd on PostgreSQL rides out a server restart under load and loses no accepted message", "[postgres]") {
-  PrivateCluster cluster;
+  npac::testing::PrivateCluster cluster;
   npac::testing::PostgresTestDatabase database(cluster.url());
   NpacdProcess npacd(NpacdProcess::Options{database.url(), {}});
   auto key = npacd.provision("0001");
@@ -202,7 +173,7 @@ TEST_CASE("npacd on PostgreSQL rides out a server restart under load and loses n
 }
 
 TEST_CASE("With its PostgreSQL server down, npacd answers a request 503 database_unavailable from the token check", "[postgres]") {
-  PrivateCluster cluster;
+  npac::testing::PrivateCluster cluster;
   npac::testing::PostgresTestDatabase database(cluster.url());
   NpacdProcess npacd(NpacdProcess::Options{database.url(), {}});
   REQUIRE(cluster.halt() == 0);
@@ -217,5 +188,116 @@ TEST_CASE("With its PostgreSQL server down, npacd answers a request 503 database
   // Reconnected on the next request, without a restart of npacd.
   Reply back = npacd.call(http::verb::get, "/v1/providers");
   CHECK(back.status == 200);
+  CHECK(npacd.stop() == 0);
+}
+
+namespace {
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+template <typename Predicate>
+bool waitUntil(Predicate done, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return done();
+}
+
+// How long `call` takes, in seconds.
+template <typename Call>
+double timed(Call call) {
+  const auto started = std::chrono::steady_clock::now();
+  call();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+}  // namespace
+
+// docs/DATABASE.md "When PostgreSQL does not answer". The bounds checked here are far
+// from the pause's length: before, every request waited for the whole pause.
+TEST_CASE("With its PostgreSQL server paused, npacd refuses at once, keeps its associations and delivers again after",
+          "[postgres]") {
+  npac::testing::PrivateCluster cluster;
+  npac::testing::PostgresTestDatabase database(cluster.url());
+  NpacdProcess npacd(NpacdProcess::Options{database.url(), {"--db-timeout", "1s"}});
+  auto key = npacd.provision("0001");
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--duration", "60s"});
+  REQUIRE(npacd.waitForAssociations(1));
+  waitAcknowledged(npacd, npacd.submit("0001", "before", 20));
+
+  REQUIRE(cluster.pause() == 0);
+  const auto paused = std::chrono::steady_clock::now();
+  const auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - paused).count(); };
+  // Load continues: submissions, reads, probes, every 100 ms for 8 s.
+  double slowest_health = 0, slowest_refusal_late = 0;
+  int health_ok = 0, refused = 0, late_refusals = 0;
+  std::set<std::string> codes;
+  std::string other;
+  while (since() < 8) {
+    Reply health;
+    slowest_health = std::max(slowest_health, timed([&] { health = npacd.call(http::verb::get, "/health"); }));
+    if (health.status == 200) ++health_ok;
+    Reply submitted;
+    const bool late = since() > 3;  // the answer bound (1 s) is long past: known not answering
+    const double took = timed([&] {
+      submitted = npacd.call(http::verb::post, "/v1/messages",
+                             Json{{"messages", Json::array({NpacdProcess::notification("0001", "p")})}});
+    });
+    if (submitted.status == 503) {
+      ++refused;
+      codes.insert(submitted.body["error"]["code"].get<std::string>());
+      if (late) {
+        ++late_refusals;
+        slowest_refusal_late = std::max(slowest_refusal_late, took);
+      }
+    } else if (other.empty()) {
+      other = std::to_string(submitted.status) + " " + submitted.body.dump();
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  // A new association during the pause: its bind is refused transiently, not left hanging.
+  auto newcomer = npacd.sim("0001", key, {"--from", "127.0.0.3", "--duration", "5s"});
+  CHECK(newcomer->wait(15s) == 5);
+  const Json bind = newcomer->result.is_object() ? newcomer->result["associations"][0]["bind"] : Json();
+  Reply ready = npacd.call(http::verb::get, "/ready");
+  const std::string log_paused = npacd.log();
+  REQUIRE(cluster.unpause() == 0);
+
+  INFO("other answer: " << other << "\nnewcomer: " << bind.dump() << "\nlog:\n" << log_paused);
+  CHECK(health_ok > 0);
+  CHECK(slowest_health < 3.0);  // at worst one answer bound behind a request already waiting
+  CHECK(other.empty());         // nothing but 503 while paused
+  CHECK(codes == std::set<std::string>{"database_unavailable"});
+  CHECK(late_refusals > 10);
+  CHECK(slowest_refusal_late < 1.0);  // refused at once, not after the bound
+  CHECK(bind["outcome"] == "rejected");
+  CHECK(bind["result"] == 2);  // rejected-transient (X.227 §7.1.5.4)
+  CHECK(ready.status == 503);
+  CHECK(ready.text.find("has not answered for") != std::string::npos);
+  CHECK(occurrences(log_paused, "database not answering: ") == 1);
+
+  // Back: one line says so, the association bound before the pause is the same one, and
+  // what is submitted now is delivered.
+  CHECK(waitUntil([&] { return npacd.log().find("database answering again: ") != std::string::npos; }, 15s));
+  std::vector<std::int64_t> after;
+  CHECK(waitUntil([&] {
+    Reply r = npacd.call(http::verb::post, "/v1/messages",
+                         Json{{"messages", Json::array({NpacdProcess::notification("0001", "after")})}});
+    if (r.status != 201) return false;
+    after.push_back(r.body["ids"][0].get<std::int64_t>());
+    return true;
+  }, 15s));
+  waitAcknowledged(npacd, after);
+  CHECK(npacd.waitForAssociations(1));
+  kill(sim->pid, SIGTERM);
+  sim->wait(20s);
+  REQUIRE(sim->result.is_object());
+  CHECK(sim->result["associations"][0]["binds"].size() == 1);  // never lost, never re-bound
   CHECK(npacd.stop() == 0);
 }

@@ -1,0 +1,108 @@
+// NodeNotifications (npac/npacd/node_notifications.h) on the suite's PostgreSQL cluster:
+// two registries on one database play two npacd nodes, in-process and deterministic —
+// the change is made exactly in the window between the second node's first read and its
+// LISTEN, which a test of two npacd processes can only hit by chance.
+#include "npac/npacd/node_notifications.h"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <mutex>
+#include <vector>
+#include <chrono>
+#include <thread>
+
+#include "db/database.h"
+#include "tests/support/postgres_test_database.h"
+#include "tunables/catalogue.h"
+#include "tunables/registry.h"
+
+using namespace npac;
+using npac::npacd::NodeNotifications;
+using namespace std::chrono_literals;
+
+namespace {
+
+db::TimeMs fixedNow() { return 1'700'000'000'000; }
+
+struct Node {
+  std::unique_ptr<db::Database> db;
+  std::unique_ptr<tunables::TunableRegistry> registry;
+  explicit Node(const std::string& url) {
+    db = db::Database::open(url).value();
+    REQUIRE(tunables::TunableRegistry::open(*db, fixedNow, &registry).isOk());
+  }
+};
+
+template <typename Predicate>
+bool waitUntil(Predicate done, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return done();
+}
+
+}  // namespace
+
+TEST_CASE("A node that starts listening reads the tunables again, so a change made while it started is applied",
+          "[postgres]") {
+  npac::testing::PostgresTestDatabase database;
+  Node a(database.url());
+  Node b(database.url());  // b has read the overrides: none yet
+  // a's change commits and notifies while b does not listen yet: nobody hears it.
+  REQUIRE(a.registry->set("bind_timeout", "", "45s", "operator").isOk());
+  CHECK(b.registry->get(tunables::kBindTimeout) != 45s);
+  std::atomic<int> woken{0};
+  NodeNotifications::Actions actions;
+  actions.wake_all = [&] { ++woken; };
+  auto listening = NodeNotifications::start(database.url(), *b.registry, actions, 5s);
+  REQUIRE(listening.isOk());
+  // Read again once the LISTEN is in force: applied without any further notification.
+  CHECK(b.registry->get(tunables::kBindTimeout) == 45s);
+  CHECK(woken == 1);  // and every provider's queue is looked at again
+  (*listening)->stop();
+}
+
+TEST_CASE("A node listening applies a tunable another node sets afterwards", "[postgres]") {
+  npac::testing::PostgresTestDatabase database;
+  Node a(database.url());
+  Node b(database.url());
+  auto listening = NodeNotifications::start(database.url(), *b.registry, {}, 5s);
+  REQUIRE(listening.isOk());
+  REQUIRE(a.registry->set("bind_timeout", "", "4s", "operator").isOk());
+  CHECK(waitUntil([&] { return b.registry->get(tunables::kBindTimeout) == 4s; }, 10s));
+  (*listening)->stop();
+}
+
+TEST_CASE("A node listening wakes the provider another node submitted for, and applies its provider change",
+          "[postgres]") {
+  npac::testing::PostgresTestDatabase database;
+  Node a(database.url());
+  Node b(database.url());
+  std::mutex mutex;
+  std::vector<std::string> woken, changed;
+  NodeNotifications::Actions actions;
+  actions.wake = [&](const std::string& spid) {
+    std::lock_guard lock(mutex);
+    woken.push_back(spid);
+  };
+  actions.provider_changed = [&](const std::string& spid) {
+    std::lock_guard lock(mutex);
+    changed.push_back(spid);
+  };
+  auto listening = NodeNotifications::start(database.url(), *b.registry, actions, 5s);
+  REQUIRE(listening.isOk());
+  REQUIRE(db::notifyNodes(*a.db, db::kSubmittedChannel, "0001").isOk());
+  REQUIRE(db::notifyNodes(*a.db, db::kChangedChannel, "provider:0002").isOk());
+  REQUIRE(db::notifyNodes(*a.db, db::kChangedChannel, "provider:not-a-spid").isOk());  // ignored
+  CHECK(waitUntil([&] {
+    std::lock_guard lock(mutex);
+    return woken.size() == 1 && changed.size() == 1;
+  }, 10s));
+  std::lock_guard lock(mutex);
+  CHECK(woken == std::vector<std::string>{"0001"});
+  CHECK(changed == std::vector<std::string>{"0002"});
+  (*listening)->stop();
+}
