@@ -3,6 +3,7 @@
 // should move is read by value before and after what moves it; the exposition is checked by
 // promtool (Debian package prometheus) as a scraper would.
 #include "multi_provider_fixture.h"
+#include "tests/npac/http_server_fixture.h"
 
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -343,4 +344,19 @@ TEST_CASE("npacd --metrics off renders no PDU counters while its live state stil
   CHECK_FALSE(sampleValue(text, "npacd_binds_accepted_total").has_value());
   CHECK(valueOr0(text, "npacd_associations", {{"spid", "0001"}, {"state", "bound"}}) == 1);
   CHECK(valueOr0(text, "npacd_queue_messages", {{"spid", "0001"}, {"state", "acknowledged"}}) == 5);
+}
+
+TEST_CASE("An admin API connection npacd closes to make room is counted in /metrics and named in the log") {
+  NpacdProcess npacd(NpacdProcess::Options{{}, {"--api-max-connections", "4", "--api-operator-reserve", "1"}});
+  const std::string auth = "Bearer " + npacd.token();
+  // Three keep-alive connections, idle after their request, fill the three normal slots;
+  // the scrape's own connection then closes the longest-idle one.
+  std::vector<std::unique_ptr<npac::npacd::testing::Connection>> idle;
+  for (int i = 0; i < 3; ++i) {
+    idle.push_back(
+        std::make_unique<npac::npacd::testing::Connection>("127.0.0." + std::to_string(30 + i), npacd.apiPort()));
+    REQUIRE(idle.back()->get("/v1/providers", auth)->status == 200);
+  }
+  CHECK(sampleValue(scrape(npacd), "npacd_api_connections_closed_total", {{"reason", "idle-for-room"}}) == 1);
+  CHECK_THAT(npacd.log(), Catch::Contains("the longest-idle one, from 127.0.0.30, was closed to make room"));
 }

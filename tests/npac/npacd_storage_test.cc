@@ -1,8 +1,10 @@
 // npacd end to end when its storage is in trouble: a database file that exists but holds
 // no database (refused unless --init), a bind while the disk is full (a transient storage
 // refusal, not a replay), an unwritable WAL (one log line per state change, naming the
-// file and the cause), a taken admin API port, and a bind without / with an undecodable
-// NPAC access control. The real binary, real SQLite files, a real tmpfs, real loopback TCP.
+// file and the cause), a taken admin API port, a bind without / with an undecodable NPAC
+// access control or with another application context, a COTP ER instead of a CR, and a
+// file with a damaged page (refused at start). The real binary, real SQLite files, a real
+// tmpfs, real loopback TCP.
 //
 // Mounting a tmpfs and setting the immutable attribute need root (CI runs the tests as
 // root); where either is refused the case says so with WARN and checks nothing more —
@@ -16,12 +18,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include "cmip/acse.h"
 #include "cmip/cmip.h"
 #include "cmip/npac_bind_refusal.h"
 #include "cmip/oids.h"
 #include "cmip/upper_layers.h"
+#include "db/database.h"
 
 using namespace npacd_test;
 
@@ -250,6 +254,24 @@ TEST_CASE("npacd names --api and no database when the admin API port is taken") 
   CHECK(output.find("--api-listen") == std::string::npos);
 }
 
+TEST_CASE("a second npacd on the association port of a running one fails before creating its database, key or token") {
+  NpacdProcess first;
+  CaseDir dir("npacd-port-busy-");
+  const fs::path db = dir.path() / "npacd.db";
+  std::string output;
+  CHECK(runRefused(dir, {"--db", db.string(), "--listen", "127.0.0.1:" + std::to_string(first.port()), "--api",
+                         "127.0.0.1:0"},
+                   &output) == 2);
+  INFO(output);
+  CHECK(output.find("npacd: associations: cannot listen on 127.0.0.1:" + std::to_string(first.port())) !=
+        std::string::npos);
+  CHECK(output.find("choose another --listen host:port") != std::string::npos);
+  CHECK(output.find("nothing was created or changed") != std::string::npos);
+  CHECK_FALSE(fs::exists(db));
+  CHECK_FALSE(fs::exists(db.string() + ".token"));
+  CHECK(output.find("NPAC key") == std::string::npos);
+}
+
 TEST_CASE("a bind while the disk is full is refused as storage-unavailable rejected-transient and logged as a storage failure") {
   SmallDisk disk(4 << 20);
   if (!disk.mounted()) {
@@ -362,4 +384,102 @@ TEST_CASE("a bind whose NPAC access control does not decode is refused with auth
   REQUIRE(refusal->has_value());
   CHECK((*refusal)->reason == "bad-access-control");
   CHECK(npacd.log().find("(bad-access-control)") != std::string::npos);
+}
+
+TEST_CASE("a bind naming another application context gets its AARE, a log line and an association-log row") {
+  NpacdProcess npacd;
+  npac::cmip::Aarq aarq = aarqCarrying(cmipUserInfoWithout());
+  aarq.applicationContext = npac::cmip::Oid{{1, 3, 6, 1, 4, 1, 99999, 1}};
+  auto aare = bindWith(npacd.port(), aarq);
+  REQUIRE(aare.has_value());
+  CHECK(aare->result == npac::cmip::AssociateResult::kRejectedPermanent);
+  CHECK(aare->diagnostic.value == npac::cmip::user_diagnostic::kApplicationContextNameNotSupported);
+  const std::string log = npacd.log();
+  INFO(log);
+  CHECK(log.find("bind rejected: SPID - NSAP") != std::string::npos);
+  CHECK(log.find("the AARQ's application context 1.3.6.1.4.1.99999.1 is not systems-management (2.9.0.0.2) "
+                 "(application-context-not-supported)") != std::string::npos);
+  Reply events = npacd.call(http::verb::get, "/v1/association-log?limit=5");
+  REQUIRE(events.status == 200);
+  REQUIRE(events.body["events"].size() == 1);
+  CHECK(events.body["events"][0]["event"] == "reject");
+  CHECK(events.body["events"][0]["diagnostic"] == "application-context-not-supported");
+}
+
+TEST_CASE("a COTP ER sent instead of a CR closes the connection with a log line naming the peer and the cause") {
+  NpacdProcess npacd;
+  namespace asio = boost::asio;
+  asio::io_context io;
+  asio::ip::tcp::socket socket(io);
+  socket.connect({asio::ip::make_address("127.0.0.1"), npacd.port()});
+  // RFC 1006 TPKT (version 3, length 9) carrying an X.224 ER TPDU: LI 4, code 0x70,
+  // DST-REF 0, reject cause 2 (invalid parameter code).
+  const std::uint8_t er[] = {0x03, 0x00, 0x00, 0x09, 0x04, 0x70, 0x00, 0x00, 0x02};
+  asio::write(socket, asio::buffer(er));
+  std::uint8_t byte = 0;
+  boost::system::error_code ec;
+  socket.read_some(asio::buffer(&byte, 1), ec);  // npacd closes the connection
+  CHECK(ec);
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (npacd.log().find("ended by the peer before a bind") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  const std::string log = npacd.log();
+  INFO(log);
+  CHECK(log.find("connection from 127.0.0.1") != std::string::npos);
+  CHECK(log.find("ended by the peer before a bind: ") != std::string::npos);
+  CHECK(log.find("peer sent COTP ER, cause 2") != std::string::npos);
+}
+
+namespace {
+
+// Overwrites the middle of one page of `table`'s b-tree (not its first page: the root
+// stays readable) in the SQLite file at `db`, as a bad disk sector would.
+void damageOnePage(const fs::path& db, const std::string& table) {
+  std::int64_t page_size = 0, page = 0;
+  {
+    auto opened = npac::db::Database::open(db.string(), [] {
+      npac::db::OpenOptions o;
+      o.apply_schema = false;
+      return o;
+    }());
+    REQUIRE(opened.isOk());
+    page_size = (*opened)->pageSize().value();
+    auto pages = (*opened)->prepare(
+        "SELECT MAX(pageno) FROM dbstat WHERE name = ? AND pagetype = 'leaf'");
+    if (pages.isOk()) {
+      pages->bindText(0, table);
+      if (pages->step().value()) page = pages->columnInt64(0);
+    }
+    REQUIRE((*opened)->execute("PRAGMA wal_checkpoint(TRUNCATE)").isOk());
+  }
+  REQUIRE(page > 1);
+  std::fstream file(db, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp((page - 1) * page_size + 8);  // past the page header's first bytes
+  const std::string garbage(static_cast<std::size_t>(page_size / 2), '\xA5');
+  file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+}
+
+}  // namespace
+
+TEST_CASE("npacd refuses at start a database file with one damaged page, and --check-db off starts anyway") {
+  CaseDir dir("npacd-damaged-page-");
+  const fs::path db = dir.path() / "npacd.db";
+  {
+    NpacdProcess npacd(NpacdProcess::Options{db, {}});
+    npacd.provision("0001");
+    npacd.submit("0001", "d", 300);  // many pages of queue rows
+    REQUIRE(npacd.stop() == 0);
+  }
+  damageOnePage(db, "outbound_queue");
+  std::string output;
+  CHECK(runRefused(dir, {"--db", db.string(), "--listen", "127.0.0.1:0", "--api", "127.0.0.1:0"}, &output) == 2);
+  INFO(output);
+  CHECK(output.find("npacd: the database " + db.string() + " is damaged (PRAGMA quick_check):") != std::string::npos);
+  CHECK(output.find("restore the latest backup") != std::string::npos);
+  CHECK(output.find("listening") == std::string::npos);
+  // The operator's explicit choice: started, the damage found when a request reads it.
+  NpacdProcess anyway(NpacdProcess::Options{db, {"--check-db", "off"}});
+  CHECK(anyway.pid() > 0);
 }

@@ -225,6 +225,13 @@ bool HttpServer::closeLongestIdle() {
   }
   if (oldest == nullptr) return false;
   ++counters_.closed_idle_for_room;
+  std::uint64_t skipped = 0;
+  if (room_log_.due(&skipped)) {
+    spdlog::warn("admin API: {} connections open (--api-max-connections {}, {} kept for operators): the "
+                 "longest-idle one, from {}, was closed to make room for a new one{}",
+                 sessions_.size(), options_.max_connections, options_.classify ? options_.operator_reserve : 0,
+                 oldest->peer_address, suppressedNote(skipped));
+  }
   // Closing ends its pending read; the session forgets itself when its handler runs. It no
   // longer counts as idle (nor as a candidate) meanwhile.
   oldest->idle = false;

@@ -229,7 +229,7 @@ class HttpServer {
     std::uint64_t suppressed = 0;
     bool due(std::uint64_t* skipped);
   };
-  LogLimiter handshake_log_, accept_log_, limit_log_, slow_stream_log_;
+  LogLimiter handshake_log_, accept_log_, limit_log_, slow_stream_log_, room_log_;
   struct AtomicCounters {
     std::atomic<std::uint64_t> accepted{0}, refused_max_connections{0}, refused_per_client{0},
         refused_per_credential{0}, refused_operator_reserve{0}, closed_idle_for_room{0},

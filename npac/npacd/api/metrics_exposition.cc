@@ -258,6 +258,15 @@ std::string renderMetrics(const MetricsInputs& in) {
       m.sample("npacd_api_refusals_total", {{"reason", reason}}, static_cast<double>(count));
     }
   }
+  if (!in.api_connections_closed.empty()) {
+    m.family("npacd_api_connections_closed_total",
+             "Admin API connections npacd closed itself, by reason: idle-for-room (the longest-idle one, for a "
+             "new connection at --api-max-connections), slow-stream (an event stream whose client did not read).",
+             MetricType::kCounter);
+    for (const auto& [reason, count] : in.api_connections_closed) {
+      m.sample("npacd_api_connections_closed_total", {{"reason", reason}}, static_cast<double>(count));
+    }
+  }
   renderQueue(m, in);
   if (in.writer) renderWriter(m, *in.writer);
   if (in.core != nullptr) renderCore(m, *in.core);

@@ -37,6 +37,8 @@ struct MetricsInputs {
   // "forbidden" 403, "connection-limit", "tls-handshake"...): what the API's access
   // control and HTTP server count; empty when they count nothing.
   std::vector<std::pair<std::string, std::uint64_t>> api_refusals;
+  // Admin API connections npacd closed itself, by reason (idle-for-room, slow-stream).
+  std::vector<std::pair<std::string, std::uint64_t>> api_connections_closed;
 };
 
 // "event-report", "action-confirmed", ... for ProviderCounters' operation index.

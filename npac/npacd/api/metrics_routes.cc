@@ -57,6 +57,8 @@ void AdminApi::metrics(ApiRequest& r, Responder& respond) {
                       {"per-credential-limit", http_counters.refused_per_credential},
                       {"operator-reserve", http_counters.refused_operator_reserve},
                       {"tls-handshake", http_counters.tls_handshake_failures}};
+  in->api_connections_closed = {{"idle-for-room", http_counters.closed_idle_for_room},
+                                {"slow-stream", http_counters.streams_closed_slow}};
   // The queue counts: while storage fails they are left out (an unreadable file answers
   // nothing true), and npacd_storage_writable says why.
   db::ProviderStore providers(db_);

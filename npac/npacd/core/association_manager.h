@@ -165,6 +165,9 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   ProviderCore& coreFor(const std::string& spid);  // made on first bind
   void armTimer();
   // association_manager_bind.cc
+  // The log line, the refusal counter and the association-log row of every refused bind.
+  void recordRefusal(const Session& session, const std::string& spid, std::uint32_t mask, bool recovery,
+                     const std::string& code, const std::string& reason);
   void rejectBind(const std::shared_ptr<Session>& session, const cmip::ConnectIndication& ind,
                   const std::string& spid, std::uint32_t mask, bool recovery,
                   const std::string& code, const std::string& reason, std::int32_t diagnostic,

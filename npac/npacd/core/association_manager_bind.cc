@@ -10,6 +10,7 @@
 #include "db/transaction.h"
 #include "associations/provisioning.h"
 #include "cmip/npac_bind_refusal.h"
+#include "cmip/oids.h"
 #include "npac/npacd/core/association_manager.h"
 #include "npac/npacd/core/core_shards.h"
 #include "npac/npacd/core/session_link.h"
@@ -18,25 +19,30 @@
 namespace npac::npacd {
 namespace as = npac::associations;
 
-void AssociationManager::rejectBind(const std::shared_ptr<Session>& session,
-                                    const cmip::ConnectIndication& ind, const std::string& spid,
-                                    std::uint32_t mask, bool recovery, const std::string& code,
-                                    const std::string& reason, std::int32_t diagnostic,
-                                    cmip::AssociateResult result) {
+void AssociationManager::recordRefusal(const Session& session, const std::string& spid, std::uint32_t mask,
+                                       bool recovery, const std::string& code, const std::string& reason) {
   spdlog::warn("bind rejected: SPID {} NSAP {} mask {} from {}: {} ({})", spid.empty() ? "-" : spid,
-               session->nsap().toHex(), as::FunctionMask(static_cast<std::uint8_t>(mask)).toString(),
-               session->peer(), reason, code);
+               session.nsap().toHex(), as::FunctionMask(static_cast<std::uint8_t>(mask)).toString(),
+               session.peer(), reason, code);
   if (counting_) ++binds_refused_[code];  // the reason codes are a fixed set (bind_diagnostic.h)
   db::AssociationEvent event;
   event.at = clock_.wallMs();
   event.kind = db::AssociationEventKind::kReject;
   event.spid = spid;
-  event.nsap.assign(session->nsap().octets().begin(), session->nsap().octets().end());
+  event.nsap.assign(session.nsap().octets().begin(), session.nsap().octets().end());
   event.function_mask = mask;
   event.recovery_mode = recovery;
   event.reason = reason;
   event.diagnostic = code;
   db::AssociationLogStore(db_).append(event);
+}
+
+void AssociationManager::rejectBind(const std::shared_ptr<Session>& session,
+                                    const cmip::ConnectIndication& ind, const std::string& spid,
+                                    std::uint32_t mask, bool recovery, const std::string& code,
+                                    const std::string& reason, std::int32_t diagnostic,
+                                    cmip::AssociateResult result) {
+  recordRefusal(*session, spid, mask, recovery, code, reason);
   // The ACSE diagnostic is coarse (seven key and signature problems share
   // authentication-failure); the AARE also says exactly why (cmip/npac_bind_refusal.h).
   cmip::Aare refusal =
@@ -74,6 +80,14 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
     return;
   }
   if (ind.acse_refusal) {
+    // Refused by ACSE itself (X.227 §7.1.5.5), before any NPAC access control is read: a
+    // wrong application context or no common ACSE version. Logged and recorded like every
+    // other refusal (docs/OPERATIONS.md "Admission").
+    const bool context = ind.acse_refusal->source == cmip::DiagnosticSource::kServiceUser;
+    recordRefusal(*session, "", 0, false, context ? "application-context-not-supported" : "no-common-acse-version",
+                  context ? "the AARQ's application context " + ind.aarq.applicationContext.toString() +
+                                " is not systems-management (" + cmip::oids::kSystemsManagementContext.toString() + ")"
+                          : "the AARQ's protocol version does not include ACSE version 1");
     session->reject(cmip::refusalFor(ind.aarq, *ind.acse_refusal));
     listener_.forget(*session);
     return;

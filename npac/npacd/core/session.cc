@@ -162,6 +162,12 @@ void Session::handle(std::vector<cmip::UpperLayersEvent>& events) {
     } else if (std::get_if<cmip::ReleaseConfirm>(&event)) {
       finish(release_reason_.empty() ? kReleased : release_reason_, true);
     } else if (auto* abort = std::get_if<cmip::AbortIndication>(&event)) {
+      // A bound association's end is logged by its core; one that never bound would end
+      // without a trace (a COTP ER or DR, an ABRT, before or instead of the bind).
+      if (!bound_) {
+        spdlog::warn("connection from {} (NSAP {}) ended by the peer before a bind: {}", peer_, nsap_.toHex(),
+                     abort->detail.toString());
+      }
       finish("aborted by peer: " + abort->detail.toString(), false);
     } else if (auto* error = std::get_if<cmip::ProtocolError>(&event)) {
       std::vector<std::uint8_t> out;
