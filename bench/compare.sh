@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/compare.sh [N] [RUNS] — npacd against established message brokers, in one run.
 #
-# The job is the peers' (/work/shared/peers/run_peers.sh, its header): one producer, N
+# The job is the peers' (../shared/peers/run_peers.sh beside the checkout, its header): one producer, N
 # messages of about 300 bytes, persistent, each delivered to one of 4 consumers that
 # acknowledge it one by one, a window of 1000. For npacd: npacd_loadgen (the NPAC
 # application) submits N confirmed notifications through POST /v1/messages (batches of
@@ -29,7 +29,7 @@
 #
 #   BUILD=build-dir bench/compare.sh [N] [RUNS]     (defaults: build, 100000, 3)
 #   PEERS=0 skips the peers (their columns and ratios are then blank); SYSTEMS,
-#   RUN_TIMEOUT, BUDGET go to run_peers.sh; PEERS_DIR=/work/shared/peers; ANSWERER=sim;
+#   RUN_TIMEOUT, BUDGET go to run_peers.sh; PEERS_DIR=<checkout>/../shared/peers; ANSWERER=sim;
 #   BC_PROVIDERS, BC_COUNT (500, 200) size the broadcast scenario; NPACD_EXE measures
 #   another npacd binary; PARTS (default "peers npacd raw broadcast") runs only some; KEEP_TMP=1.
 # Never run by `make test`.
@@ -41,7 +41,7 @@ RUNS=${2:-${RUNS:-3}}
 case "$N$RUNS" in '' | *[!0-9]*) echo "usage: $0 [N] [RUNS] (positive integers)" >&2; exit 2 ;; esac
 [[ $N -gt 0 && $RUNS -gt 0 ]] || { echo "usage: $0 [N] [RUNS] (positive integers)" >&2; exit 2; }
 export RUNS
-PEERS_DIR=${PEERS_DIR:-/work/shared/peers}
+PEERS_DIR=${PEERS_DIR:-$ROOT/../shared/peers}  # beside the checkout, as the workplace lays it out
 BIN=$BUILD/bin
 NPACD_EXE=${NPACD_EXE:-$BIN/npacd}  # another npacd build to measure, with this build's tools
 LOADGEN=$BUILD/bench/npacd_loadgen

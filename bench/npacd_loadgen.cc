@@ -28,7 +28,7 @@
 // — its SQLite file or, for `--db postgresql://…`, its PostgreSQL database, both through
 // npac::db::Database (db/database.h); the admin API shows a message's acknowledged_at one id per request only. So
 // latencies have 1 ms resolution (the RESULT line says ack_resolution_ms=1). A run is
-// timed like the peers' (/work/shared/peers/run_peers.sh): from the first submission
+// timed like the peers' (../shared/peers/run_peers.sh beside the checkout): from the first submission
 // until both the last submission's answer and the last acknowledgement.
 //
 // Exit status: 0 every message accepted and acknowledged; 1 something refused, failed or

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "npac/version.h"
+#include "tests/support/test_paths.h"
 
 namespace {
 
@@ -37,7 +38,7 @@ Run run(const std::string& command) {
 
 std::string binDir() {
   const char* env = std::getenv("NPAC_BIN");
-  return env != nullptr ? env : std::string(NPAC_BINARY_DIR) + "/bin";
+  return env != nullptr ? env : npac::testing::binaryDir() + "/bin";
 }
 
 std::string slurp(const fs::path& path) {
@@ -61,7 +62,7 @@ struct ScratchDir {
 // Runs cmake/NpacVersion.cmake on `source` and returns the header it wrote.
 std::string versionHeaderFor(const fs::path& source, const fs::path& header) {
   Run r = run("cmake -DNPAC_SOURCE_DIR=" + source.string() + " -DNPAC_VERSION=9.8.7 -DNPAC_VERSION_HEADER=" +
-              header.string() + " -P " + NPAC_SOURCE_DIR "/cmake/NpacVersion.cmake 2>&1");
+              header.string() + " -P " + npac::testing::sourceDir() + "/cmake/NpacVersion.cmake 2>&1");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   return slurp(header);
@@ -98,7 +99,7 @@ TEST_CASE("npac-tunables-doc --help prints its usage instead of the document") {
   Run doc = run(binDir() + "/npac-tunables-doc 2>&1");
   REQUIRE(doc.exit_code == 0);
   CHECK_THAT(help.output, !Catch::Contains(doc.output.substr(0, 40)));
-  CHECK(doc.output == slurp(NPAC_SOURCE_DIR "/docs/TUNABLES.md"));
+  CHECK(doc.output == slurp(npac::testing::sourceDir() + "/docs/TUNABLES.md"));
 }
 
 TEST_CASE("the version header names a checkout's git revision and marks a changed tree dirty") {
@@ -133,13 +134,29 @@ TEST_CASE("the version header says unknown for a source tree outside git") {
 
 TEST_CASE("make run builds only npacd and the programs the README walkthrough uses") {
   // make -n prints the recipes without running them (the package check included).
-  Run run_recipe = run("make -n -C " NPAC_SOURCE_DIR " run BUILD=/nonexistent/build JOBS=2 2>&1");
+  Run run_recipe = run("make -n -C " + npac::testing::sourceDir() + " run BUILD=/nonexistent/build JOBS=2 2>&1");
   INFO(run_recipe.output);
   REQUIRE(run_recipe.exit_code == 0);
   CHECK_THAT(run_recipe.output,
              Catch::Contains("cmake --build /nonexistent/build --target npacd npacctl npac-soa-sim -j 2") &&
                  Catch::Contains("/nonexistent/build/bin/npacd --db var/npacd.db") &&
                  !Catch::Contains("cmake --build /nonexistent/build -j 2"));
-  Run test_recipe = run("make -n -C " NPAC_SOURCE_DIR " test BUILD=/nonexistent/build JOBS=2 2>&1");
+  Run test_recipe = run("make -n -C " + npac::testing::sourceDir() + " test BUILD=/nonexistent/build JOBS=2 2>&1");
   CHECK_THAT(test_recipe.output, Catch::Contains("cmake --build /nonexistent/build -j 2"));
+}
+
+TEST_CASE("make run installs only what npacd needs and prints no make directory lines; make test installs the rest") {
+  Run run_recipe = run("make -n -C " + npac::testing::sourceDir() + " run BUILD=/nonexistent/build JOBS=2 2>&1");
+  INFO(run_recipe.output);
+  REQUIRE(run_recipe.exit_code == 0);
+  for (const char* test_only : {"postgresql-15", "chromium", "prometheus", "tshark", "catch2", "nodejs"}) {
+    INFO(test_only);
+    CHECK_THAT(run_recipe.output, !Catch::Contains(test_only));
+  }
+  CHECK_THAT(run_recipe.output, Catch::Contains("libsqlite3-dev") && Catch::Contains("--no-print-directory"));
+  Run test_recipe = run("make -n -C " + npac::testing::sourceDir() + " test BUILD=/nonexistent/build JOBS=2 2>&1");
+  for (const char* test_only : {"postgresql-15", "chromium", "prometheus", "tshark", "catch2", "nodejs"}) {
+    INFO(test_only);
+    CHECK_THAT(test_recipe.output, Catch::Contains(test_only));
+  }
 }
