@@ -175,6 +175,18 @@ std::vector<TunableSpec> standardEntries() {
       "it while the provider is bound there); when the owning node dies, another node may "
       "take the provider this long after the last renewal. 5 s keeps a takeover within an "
       "SOA's own re-bind delay while riding out a database pause of a second or two."));
+  s.push_back(duration(I::kMetricsCacheInterval, "metrics_cache_interval", Scope::kGlobal, 5s,
+      1s, 10min, true,
+      "How long a GET /metrics rendering is answered again to reader and application tokens "
+      "before the next one renders anew (an operator's scrape always renders). 5 s is below "
+      "any usual scrape interval, so one scraper always sees fresh figures, while a flood of "
+      "scrapes costs one rendering per 5 s. 0 = every scrape renders."));
+  s.push_back(integer(I::kApiExpensiveReadRate, "api_expensive_read_rate", Scope::kGlobal,
+      "reads/s", 5, 1, 1000, false,
+      "Expensive admin API reads (GET /metrics, audit and association logs of more than 1000 "
+      "rows) one reader or application token may start per second, in bursts of twice that; "
+      "past it they are answered 429 with Retry-After (docs/API.md \"Expensive reads\"). 5 "
+      "is far above a scraper's or a console's need and bounds what one token's loop costs."));
   return s;
 }
 

@@ -55,6 +55,8 @@ enum class TunableId : std::uint16_t {
   kNpacSystemId,
   kMaxUnboundConnections,
   kProviderLeaseTimeout,
+  kMetricsCacheInterval,
+  kApiExpensiveReadRate,
   kCount,  // not a tunable
 };
 
@@ -150,6 +152,8 @@ inline constexpr Key<Duration> kThrottleMinAbatementTime{TunableId::kThrottleMin
 inline constexpr Key<std::string> kNpacSystemId{TunableId::kNpacSystemId};
 inline constexpr Key<std::int64_t> kMaxUnboundConnections{TunableId::kMaxUnboundConnections};
 inline constexpr Key<Duration> kProviderLeaseTimeout{TunableId::kProviderLeaseTimeout};
+inline constexpr Key<Duration> kMetricsCacheInterval{TunableId::kMetricsCacheInterval};
+inline constexpr Key<std::int64_t> kApiExpensiveReadRate{TunableId::kApiExpensiveReadRate};
 
 // The ValueType a key's C++ type maps to (used by the key/catalogue consistency test).
 template <typename T>

@@ -60,6 +60,8 @@ TEST_CASE("Every typed key names the catalogue entry of its id and type", "[cata
   checkKey(kThrottleAbatement3, "throttle_abatement_3");
   checkKey(kThrottleMinAbatementTime, "throttle_min_abatement_time");
   checkKey(kNpacSystemId, "npac_system_id");
+  checkKey(kMetricsCacheInterval, "metrics_cache_interval");
+  checkKey(kApiExpensiveReadRate, "api_expensive_read_rate");
 }
 
 TEST_CASE("Every default passes its own validation and names are unique", "[catalogue]") {

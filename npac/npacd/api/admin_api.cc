@@ -1,6 +1,7 @@
 #include "npac/npacd/api/admin_api.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
@@ -208,6 +209,16 @@ db::Result<std::unique_ptr<AdminApi>> AdminApi::start(boost::asio::io_context& i
   std::unique_ptr<AdminApi> api(new AdminApi(io, db, registry, std::move(clock)));
   AdminApi* self = api.get();
   api->event_keepalive_ = options.event_keepalive;
+  if (options.http.tls) {
+    // A certificate outside its validity starts all the same (a renewal may be on its
+    // way), but says so now, in GET /ready and in GET /metrics.
+    api->api_certificate_ = certificateValidity(*options.http.tls);
+    if (!api->api_certificate_) {
+      spdlog::warn("admin API: cannot read the validity dates of the certificate (--api-cert)");
+    } else if (std::optional<std::string> problem = certificateValidityProblem(*api->api_certificate_, api->clock_())) {
+      spdlog::warn("{}", *problem);
+    }
+  }
   // The operator reserve (http_server.h) sorts requests by their token's role.
   if (!options.http.classify) options.http.classify = [&db](const HttpRequest& r) { return classifyByToken(db, r); };
   db::Result<std::unique_ptr<HttpServer>> server = HttpServer::start(
@@ -263,8 +274,8 @@ const std::vector<AdminApi::Route>& AdminApi::routeTable() {
       {V::post, "/v1/inbound/{id}/response", A::kApplication, NPAC_LATER(respondInbound(r, r.path[2], respond))},
       {V::get, "/v1/associations", A::kReader, NPAC_LATER(listAssociations(r, respond))},
       {V::post, "/v1/associations/{id}/abort", A::kOperator, NPAC_LATER(abortAssociation(r, r.path[2], respond))},
-      {V::get, "/v1/association-log", A::kReader, NPAC_NOW(associationLog(r))},
-      {V::get, "/v1/audit-log", A::kReader, NPAC_NOW(auditLog(r))},
+      {V::get, "/v1/association-log", A::kReader, NPAC_NOW(associationLog(r)), RouteBody::kJson, ReadCost::kLimitRows},
+      {V::get, "/v1/audit-log", A::kReader, NPAC_NOW(auditLog(r)), RouteBody::kJson, ReadCost::kLimitRows},
       {V::get, "/v1/log-level", A::kReader, NPAC_NOW(getLogLevel(r))},
       {V::put, "/v1/log-level", A::kOperator, NPAC_NOW(setLogLevel(r))},
       {V::post, "/v1/tokens", A::kOperator, NPAC_NOW(createToken(r))},
@@ -278,13 +289,29 @@ const std::vector<AdminApi::Route>& AdminApi::routeTable() {
       {V::get, "/console/{file}", A::kPublic, NPAC_NOW(consoleFile(r, r.path[1]))},
       // Probes and the scrape, outside /v1 where their tools look (metrics_routes.cc,
       // health_routes.cc).
-      {V::get, "/metrics", A::kReader, NPAC_LATER(metrics(r, respond))},
+      {V::get, "/metrics", A::kReader, NPAC_LATER(metrics(r, respond)), RouteBody::kJson, ReadCost::kWholeDataSet},
       {V::get, "/health", A::kPublic, NPAC_NOW(health(r))},
       {V::get, "/ready", A::kPublic, NPAC_LATER(ready(r, respond))},
   };
 #undef NPAC_NOW
 #undef NPAC_LATER
   return table;
+}
+
+bool AdminApi::isExpensive(const Route& route, const ApiRequest& request) {
+  switch (route.cost) {
+    case ReadCost::kBounded: return false;
+    case ReadCost::kWholeDataSet: return true;
+    case ReadCost::kLimitRows: {
+      // A limit that is not a number is refused 400 by the handler, cheaply.
+      const std::optional<std::string> limit = request.queryValue("limit");
+      std::size_t rows = 0;
+      if (!limit) return false;
+      auto [end, ec] = std::from_chars(limit->data(), limit->data() + limit->size(), rows);
+      return ec == std::errc() && end == limit->data() + limit->size() && rows > kCheapLogRows;
+    }
+  }
+  return true;
 }
 
 std::vector<AdminApi::RouteInfo> AdminApi::routes() {
@@ -360,6 +387,14 @@ void AdminApi::handle(HttpRequest&& request, Responder respond) {
     return respond(errorResponse(http::status::unsupported_media_type, "unsupported_media_type",
                                  route_name + " takes Content-Type: " + std::string(kPduBatchMediaType) +
                                      " (docs/API.md \"PDU batches\"); JSON messages go to POST /v1/messages"));
+  }
+  if (found != nullptr && isExpensive(*found, r) && r.token_role != db::TokenRole::kOperator) {
+    // A reader's or application's expensive read waits its turn (expensive_reads.h).
+    auto request = std::make_shared<ApiRequest>(std::move(r));
+    const Route* route = found;
+    return expensive_reads_.submit(request->token_name, route_name,
+                                   registry_.get(tunables::kApiExpensiveReadRate), std::move(respond),
+                                   [this, route, request](Responder& answer) { route->run(*this, *request, answer); });
   }
   if (found != nullptr) return found->run(*this, r, respond);
   if (path_known) {

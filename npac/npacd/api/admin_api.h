@@ -19,6 +19,11 @@
 // (access.h: 401 unauthenticated, 403 forbidden). The actor of every change is that token's
 // name — a body "actor" or an X-Npac-Actor header is ignored — and the change is written
 // with an audit entry in the same transaction (tunables: by the registry).
+// The expensive reads of reader and application tokens (GET /metrics, long log pages) are
+// bounded per token and run one at a time (expensive_reads.h), and their GET /metrics is
+// answered from a rendering up to metrics_cache_interval old, so that no such token can
+// starve an operator; an operator's requests run as they arrive (docs/API.md "Expensive
+// reads").
 //
 // Threading: the AdminApi, its HttpServer, `db` and every store call run on the thread
 // that runs `io` (the API thread). `db` is the API's own connection (not shared with
@@ -31,6 +36,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -46,14 +52,17 @@
 #include "npac/npacd/core/core_service.h"
 #include "npac/npacd/api/access.h"
 #include "npac/npacd/api/event_stream.h"
+#include "npac/npacd/api/expensive_reads.h"
 #include "npac/npacd/api/http_server.h"
+#include "npac/npacd/api/tls_context.h"
 #include "tunables/registry.h"
 
 namespace npac::npacd {
 
 namespace http = boost::beast::http;
-struct ApiRequest;  // admin_api_request.h
-class EventFeed;   // event_routes.cc
+struct ApiRequest;        // admin_api_request.h
+class EventFeed;         // event_routes.cc
+struct MetricsRendering;  // metrics_routes.cc
 
 inline constexpr std::uint16_t kDefaultAdminApiPort = 10180;
 // Longest wait a long poll may ask for (GET /v1/inbound?wait=): below common proxy and
@@ -99,6 +108,8 @@ class AdminApi {
 
   // Refusals so far (401 and 403), for npacd_api_refusals_total. Any thread.
   AccessCounters accessCounters() const { return access_.counters(); }
+  // Expensive reads run and refused 429 so far (expensive_reads.h). The API thread.
+  ExpensiveReadCounters expensiveReadCounters() const { return expensive_reads_.counters(); }
 
  private:
   AdminApi(boost::asio::io_context& io, db::Database& db, tunables::TunableRegistry& registry,
@@ -107,6 +118,11 @@ class AdminApi {
   // The media type of the body a route takes: JSON (or no body), or the binary PDU batch
   // (pdu_batch.h). handle() answers a body of the other type 415 before the handler runs.
   enum class RouteBody { kJson, kPduBatch };
+  // What a read's work grows with: bounded (one provider, one message...), the whole data
+  // set (every provider's queue counts and series: GET /metrics), or the rows its ?limit=
+  // asks for (a log page: expensive past kCheapLogRows). Expensive reads of non-operator
+  // tokens go through ExpensiveReads (expensive_reads.h).
+  enum class ReadCost { kBounded, kWholeDataSet, kLimitRows };
   // One route: the handler answers through `respond`, at once or later.
   struct Route {
     http::verb method;
@@ -114,8 +130,10 @@ class AdminApi {
     RouteAccess access;
     void (*run)(AdminApi& api, ApiRequest& request, Responder& respond);
     RouteBody body = RouteBody::kJson;
+    ReadCost cost = ReadCost::kBounded;
   };
   static const std::vector<Route>& routeTable();
+  static bool isExpensive(const Route& route, const ApiRequest& request);
 
   void handle(HttpRequest&& request, Responder respond);
 
@@ -206,6 +224,13 @@ class AdminApi {
   const db::QueueWriter* writer_ = nullptr;
   const db::TimeMs started_at_ = clock_();  // npacd_process_start_time_seconds
   std::unordered_map<EventFeed*, std::shared_ptr<EventFeed>> feeds_;  // open event streams
+  ExpensiveReads expensive_reads_{io_, clock_};
+  // The latest GET /metrics rendering (metrics_routes.cc: made at the first scrape),
+  // shared with the completions that fill it, which may outlive the AdminApi.
+  std::shared_ptr<MetricsRendering> metrics_rendering_;
+  // The validity of the certificate the API serves over TLS (tls_context.h); nullopt in
+  // plain HTTP. GET /ready warns outside it; GET /metrics counts the days to its end.
+  std::optional<CertificateValidity> api_certificate_;
   std::chrono::milliseconds event_keepalive_ = kEventKeepalive;
   std::unique_ptr<HttpServer> server_;
 };

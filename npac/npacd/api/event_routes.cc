@@ -197,6 +197,7 @@ void AdminApi::stop() {
   auto feeds = std::move(feeds_);
   feeds_.clear();
   for (auto& [raw, feed] : feeds) feed->stop("npacd is stopping its admin API");
+  expensive_reads_.stop();
   if (server_) server_->stop();
 }
 

@@ -12,6 +12,9 @@
 //            condition. The core's part comes from CoreService::metrics(providers=false),
 //            which answers from the core thread: a core that cannot run a posted handler
 //            is not ready either (the probe's own timeout says so).
+//            A warning follows the first line when something is wrong that does not
+//            stop npacd serving associations: "warning: api-certificate: ..." while the
+//            admin API's TLS certificate is expired or not yet valid (tls_context.h).
 #include <string>
 #include <vector>
 
@@ -34,11 +37,11 @@ HttpResponse textResponse(http::status status, std::string body) {
   return response;
 }
 
-HttpResponse readiness(std::vector<std::string> failing) {
-  if (failing.empty()) return textResponse(http::status::ok, "ready\n");
-  std::string body = "not ready:";
+HttpResponse readiness(const std::vector<std::string>& failing, const std::vector<std::string>& warnings) {
+  std::string body = failing.empty() ? "ready" : "not ready:";
   for (const std::string& f : failing) body += "\n  " + f;
-  return textResponse(http::status::service_unavailable, body + "\n");
+  for (const std::string& w : warnings) body += "\nwarning: " + w;
+  return textResponse(failing.empty() ? http::status::ok : http::status::service_unavailable, body + "\n");
 }
 
 }  // namespace
@@ -47,6 +50,12 @@ HttpResponse AdminApi::health(ApiRequest&) { return textResponse(http::status::o
 
 void AdminApi::ready(ApiRequest&, Responder& respond) {
   std::vector<std::string> failing;
+  std::vector<std::string> warnings;
+  if (api_certificate_) {
+    if (std::optional<std::string> problem = certificateValidityProblem(*api_certificate_, clock_())) {
+      warnings.push_back("api-certificate: " + *problem);
+    }
+  }
   const db::StorageHealth& storage = db::StorageHealth::process();
   if (storage.failing()) {
     failing.push_back("database-writable: the database refuses writes (" +
@@ -55,12 +64,13 @@ void AdminApi::ready(ApiRequest&, Responder& respond) {
   }
   if (core_ == nullptr) {
     failing.push_back("core: the association core is not attached");
-    return respond(readiness(std::move(failing)));
+    return respond(readiness(failing, warnings));
   }
   Responder answer = std::move(respond);
   boost::asio::io_context* io = &io_;
-  core_->metrics(/*providers=*/false, [io, answer, failing](db::Result<CoreMetrics> core) mutable {
-    boost::asio::post(*io, [answer = std::move(answer), failing = std::move(failing), core = std::move(core)]() mutable {
+  core_->metrics(/*providers=*/false, [io, answer, failing, warnings](db::Result<CoreMetrics> core) mutable {
+    boost::asio::post(*io, [answer = std::move(answer), failing = std::move(failing), warnings = std::move(warnings),
+                            core = std::move(core)]() mutable {
       if (!core.isOk()) {
         failing.push_back("core: " + core.status().toString());
       } else {
@@ -73,7 +83,7 @@ void AdminApi::ready(ApiRequest&, Responder& respond) {
                             "delivery store is unhealthy)");
         }
       }
-      answer(readiness(std::move(failing)));
+      answer(readiness(failing, warnings));
     });
   });
 }

@@ -267,6 +267,19 @@ std::string renderMetrics(const MetricsInputs& in) {
       m.sample("npacd_api_connections_closed_total", {{"reason", reason}}, static_cast<double>(count));
     }
   }
+  if (in.api_certificate) {
+    // What a renewal alert needs (the issue 24 audit: an expired certificate started
+    // with no warning): the days left, and whether the certificate is valid now at all.
+    const CertificateValidity& c = *in.api_certificate;
+    m.family("npacd_api_certificate_expiry_days",
+             "Days until the admin API's TLS certificate expires (its notAfter); negative once it has.",
+             MetricType::kGauge);
+    m.sample("npacd_api_certificate_expiry_days", {}, static_cast<double>(c.not_after - in.now) / 86'400'000.0);
+    m.family("npacd_api_certificate_valid",
+             "1 while the admin API's TLS certificate is within its validity (notBefore to notAfter), else 0.",
+             MetricType::kGauge);
+    m.sample("npacd_api_certificate_valid", {}, in.now >= c.not_before && in.now <= c.not_after ? 1 : 0);
+  }
   renderQueue(m, in);
   if (in.writer) renderWriter(m, *in.writer);
   if (in.core != nullptr) renderCore(m, *in.core);

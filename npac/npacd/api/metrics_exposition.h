@@ -21,6 +21,7 @@
 #include "db/clock.h"
 #include "db/queue_summary.h"
 #include "db/queue_writer.h"
+#include "npac/npacd/api/tls_context.h"
 #include "npac/npacd/core/core_metrics.h"
 
 namespace npac::npacd {
@@ -34,11 +35,14 @@ struct MetricsInputs {
   std::uint64_t storage_failures = 0;  // since it was last healthy
   std::vector<std::pair<std::string, db::QueueSummary>> queues;  // by SPID
   // Admin API requests refused before their handler, by reason ("unauthenticated" 401,
-  // "forbidden" 403, "connection-limit", "tls-handshake"...): what the API's access
-  // control and HTTP server count; empty when they count nothing.
+  // "forbidden" 403, "connection-limit", "tls-handshake", "expensive-read-rate" 429...):
+  // what the API's access control, expensive reads and HTTP server count; empty when
+  // they count nothing.
   std::vector<std::pair<std::string, std::uint64_t>> api_refusals;
   // Admin API connections npacd closed itself, by reason (idle-for-room, slow-stream).
   std::vector<std::pair<std::string, std::uint64_t>> api_connections_closed;
+  // The admin API's TLS certificate (tls_context.h); nullopt in plain HTTP.
+  std::optional<CertificateValidity> api_certificate;
 };
 
 // "event-report", "action-confirmed", ... for ProviderCounters' operation index.

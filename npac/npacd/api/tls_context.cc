@@ -7,8 +7,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 
 #include <boost/asio/ssl/context.hpp>
+
+#include "npac/npacd/api/json.h"
 
 namespace npac::npacd {
 namespace {
@@ -32,7 +35,49 @@ db::Status fileError(const char* option, const std::string& path, const std::str
   return db::Status::invalidArgument(std::string(option) + " " + path + ": " + why);
 }
 
+// An ASN1_TIME (UTCTime or GeneralizedTime, RFC 5280 §4.1.2.5) in ms since the epoch.
+std::optional<db::TimeMs> epochMs(const ASN1_TIME* time) {
+  std::tm tm{};
+  if (time == nullptr || ASN1_TIME_to_tm(time, &tm) != 1) return std::nullopt;
+  return static_cast<db::TimeMs>(::timegm(&tm)) * 1000;
+}
+
+// "3 days", "1 day", "less than a day": how far apart two instants are, for a person
+// (to the nearest day).
+std::string wholeDays(db::TimeMs span) {
+  constexpr db::TimeMs kDayMs = 86'400'000;
+  if (span < kDayMs) return "less than a day";
+  const db::TimeMs days = (span + kDayMs / 2) / kDayMs;
+  return std::to_string(days) + (days == 1 ? " day" : " days");
+}
+
 }  // namespace
+
+std::optional<CertificateValidity> certificateValidity(ssl::context& context) {
+  X509* certificate = SSL_CTX_get0_certificate(context.native_handle());
+  if (certificate == nullptr) return std::nullopt;
+  const std::optional<db::TimeMs> not_before = epochMs(X509_get0_notBefore(certificate));
+  const std::optional<db::TimeMs> not_after = epochMs(X509_get0_notAfter(certificate));
+  if (!not_before || !not_after) return std::nullopt;
+  return CertificateValidity{*not_before, *not_after};
+}
+
+std::optional<std::string> certificateValidityProblem(const CertificateValidity& validity, db::TimeMs now) {
+  // RFC 5280 §4.1.2.5: valid from notBefore through notAfter, both inclusive.
+  if (now < validity.not_before) {
+    return "the admin API's certificate is not valid before " + formatTime(validity.not_before) + " (in " +
+           wholeDays(validity.not_before - now) +
+           "): clients that verify it (npacctl does) refuse the connection until then; check the clock or the "
+           "certificate (--api-cert)";
+  }
+  if (now > validity.not_after) {
+    return "the admin API's certificate expired at " + formatTime(validity.not_after) + " (" +
+           wholeDays(now - validity.not_after) +
+           " ago): clients that verify it (npacctl does) refuse the connection; renew it (--api-cert) and restart "
+           "npacd";
+  }
+  return std::nullopt;
+}
 
 std::string takeOpenSslErrors() {
   std::string text;
