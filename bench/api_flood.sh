@@ -7,6 +7,8 @@
 #
 #   metrics   CONNS keep-alive connections of one reader token, each looping GET /metrics
 #   audit     the same looping GET /v1/audit-log?limit=10000
+#   events    CONNS event streams of that token (GET /v1/events?interval_ms=200), each
+#             read as it comes
 #
 # an operator asks GET /v1/providers (what `npacctl sp list` asks) every 0.25 s over a new
 # connection for FLOOD_SECONDS, and the script prints the operator's answer times (p50,
@@ -17,8 +19,9 @@
 #   bench/api_flood.sh [BUILD_DIR]
 #
 # Environment: PROVIDERS (default 700), ROWS (137000), AUDIT_ROWS (10000), CONNS (32),
-# FLOOD_SECONDS (20), NPACD_EXE (the npacd to measure, default BUILD_DIR/bin/npacd: point
-# it at another build to compare), KEEP=1 keeps the work directory.
+# FLOOD_SECONDS (20), FLOODS (which floods, default "metrics audit events"), NPACD_EXE
+# (the npacd to measure, default BUILD_DIR/bin/npacd: point it at another build to
+# compare), KEEP=1 keeps the work directory.
 # Never run by `make test`.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +32,7 @@ ROWS=${ROWS:-137000}
 AUDIT_ROWS=${AUDIT_ROWS:-10000}
 CONNS=${CONNS:-32}
 FLOOD_SECONDS=${FLOOD_SECONDS:-20}
+FLOODS=${FLOODS:-metrics audit events}
 for n in PROVIDERS ROWS AUDIT_ROWS CONNS FLOOD_SECONDS; do
   [[ ${!n} =~ ^[0-9]+$ ]] || { echo "$n must be a whole number" >&2; exit 2; }
 done
@@ -54,12 +58,13 @@ bench_npacd_start "$WORK" normal --api-max-per-client 128 || exit 1
 say "npacd $NPACD_EXE (pid $NPACD_PID), API 127.0.0.1:$NPACD_API"
 
 python3 - "$NPACD_API" "$NPACD_TOKEN" "$NPACD_PID" "$PROVIDERS" "$ROWS" "$AUDIT_ROWS" "$CONNS" "$FLOOD_SECONDS" \
-  "$BENCH_HZ" <<'PY'
+  "$BENCH_HZ" "$FLOODS" <<'PY'
 import http.client, json, os, sys, threading, time
 
 port, operator = int(sys.argv[1]), sys.argv[2]
 pid, providers, rows, audit_rows = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 conns, flood_seconds, hz = int(sys.argv[7]), int(sys.argv[8]), int(sys.argv[9])
+floods = sys.argv[10].split()
 
 def connect():
     return http.client.HTTPConnection("127.0.0.1", port, timeout=120)
@@ -149,7 +154,28 @@ def flood_process(path, seconds_file, counts_queue):
     stop = threading.Event()
     counts = {}
     lock = threading.Lock()
+    def stream():
+        # An event stream: one request, then read whatever comes until the flood ends.
+        import socket
+        s = socket.create_connection(("127.0.0.1", port), timeout=1)
+        s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n\r\n" % (path, reader)).encode())
+        head = b""
+        while not stop.is_set():
+            try:
+                data = s.recv(65536)
+            except socket.timeout:
+                continue
+            if not data:
+                break
+            if not head:
+                head = data
+                status = int(data.split(b" ", 2)[1])
+                with lock:
+                    counts[status] = counts.get(status, 0) + 1
+        s.close()
     def loop():
+        if path.startswith("/v1/events"):
+            return stream()
         c = connect()
         while not stop.is_set():
             try:
@@ -189,7 +215,10 @@ def flood(path):
     cpu = (cpu_ticks() - ticks) / hz / elapsed * 100
     return times, counts, cpu
 
-for name, path in (("metrics", "/metrics"), ("audit", "/v1/audit-log?limit=10000")):
+for name, path in (("metrics", "/metrics"), ("audit", "/v1/audit-log?limit=10000"),
+                   ("events", "/v1/events?interval_ms=200")):
+    if name not in floods:
+        continue
     times, counts, cpu = flood(path)
     show(name, times)
     print("%-9s flood: %d connections of a reader token on GET %s for %d s: %s; npacd CPU %.0f %%" %

@@ -68,7 +68,7 @@ TEST_CASE("A token's expensive reads past a burst of twice its rate are answered
   CHECK(refused->result() == http::status::too_many_requests);
   CHECK(code(*refused) == "too_many_requests");
   CHECK(refused->at(http::field::retry_after) == "1");  // half a second to the next, rounded up
-  CHECK_THAT(refused->body(), Catch::Contains("token 'dash' may start 2 a second in bursts of 4"));
+  CHECK_THAT(refused->body(), Catch::Contains("token 'dash' may start 2 expensive reads a second, in bursts of 4"));
   CHECK(f.reads.counters().refused_rate == 1);
   CHECK(f.events.size() == 4);
 }

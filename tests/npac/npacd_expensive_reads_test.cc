@@ -140,6 +140,10 @@ class Flood {
   std::thread thread_;
 };
 
+// The flood's page: every row of an audit log that long, 0.1-0.2 s of npacd's work.
+constexpr int kFloodRows = 10000;
+const std::string kFloodTarget = "/v1/audit-log?limit=" + std::to_string(kFloodRows);
+
 std::optional<double> sample(const std::string& text, const std::string& series) {
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
@@ -151,20 +155,25 @@ std::optional<double> sample(const std::string& text, const std::string& series)
 }  // namespace
 
 // The bound docs/API.md "Expensive reads" states: an operator's request waits for at most
-// two expensive reads of other tokens. Here one costs about 0.1-0.2 s (a 3,000-row audit
-// page), so the operator is answered well within 2 s; without the bound the same flood held
-// it 10 s and more, each of the 30 connections' pages run ahead of it at every step.
-TEST_CASE("An operator is answered within 2 s while a reader token floods expensive reads from the same address") {
-  NpacdProcess npacd;
-  fillAuditLog(npacd, 3000);
-  const std::string reader = createToken(npacd, "dash", "reader");
+// two expensive reads of other tokens. Here one costs about 0.1-0.2 s (a 10,000-row audit
+// page), so the operator is answered well within 2 s; without the bound the same flood
+// held it about 10 s, every connection's page run ahead of it.
+TEST_CASE("An operator is answered within 2 s while reader tokens flood expensive reads from the same address") {
+  // Two dashboards of 30 connections each, and the operator, all from 127.0.0.1: the
+  // per-address connection limit is raised, as a site with such dashboards would, so that
+  // what is measured here is the API thread's work (the connection limits are another
+  // bound, docs/API.md "Connection limits").
+  NpacdProcess npacd(NpacdProcess::Options{{}, {"--api-max-per-client", "128"}});
+  fillAuditLog(npacd, kFloodRows);
+  const std::string first_reader = createToken(npacd, "dash", "reader");
+  const std::string second_reader = createToken(npacd, "wallboard", "reader");
   const std::string operator_token = npacd.token();
-  REQUIRE(get(npacd, "/v1/audit-log?limit=3000", reader).status == 200);
+  REQUIRE(get(npacd, kFloodTarget, first_reader).status == 200);
 
-  // 30 connections (the operator's makes 31, within the default 32 per address and per
-  // token) from 127.0.0.1, each asking the page again as soon as it has its answer.
-  Flood flood(npacd.apiPort(), "/v1/audit-log?limit=3000", reader, 30);
-  REQUIRE(eventually([&] { return flood.answered() >= 60; }, 60s));
+  // Each connection asks the page again as soon as it has its answer.
+  Flood first(npacd.apiPort(), kFloodTarget, first_reader, 30);
+  Flood second(npacd.apiPort(), kFloodTarget, second_reader, 30);
+  REQUIRE(eventually([&] { return first.answered() + second.answered() >= 120; }, 120s));
   for (int i = 0; i < 5; ++i) {
     const auto start = std::chrono::steady_clock::now();
     const Answer providers = get(npacd, "/v1/providers", operator_token);
@@ -174,9 +183,9 @@ TEST_CASE("An operator is answered within 2 s while a reader token floods expens
     CHECK(took < 2s);
     std::this_thread::sleep_for(200ms);
   }
-  // The reader was served all along, within its bound, and refused past it.
-  CHECK(flood.ok() > 0);
-  CHECK(flood.refused() > 0);
+  // The readers were served all along, within their bound, and refused past it.
+  CHECK(first.ok() + second.ok() > 0);
+  CHECK(first.refused() + second.refused() > 0);
 }
 
 TEST_CASE("A reader's expensive reads past its api_expensive_read_rate are answered 429 with Retry-After") {
@@ -235,7 +244,7 @@ TEST_CASE("An application token's expensive reads are bounded like a reader's") 
 TEST_CASE("A reader's scrape within metrics_cache_interval is answered the earlier rendering with its Age") {
   NpacdProcess npacd;
   const std::string reader = createToken(npacd, "prometheus", "reader");
-  REQUIRE(npacd.call(http::verb::put, "/v1/tunables/metrics_cache_interval", Json{{"value", "10min"}}).status == 200);
+  REQUIRE(npacd.call(http::verb::put, "/v1/tunables/metrics_cache_interval", Json{{"value", "10m"}}).status == 200);
   const Answer first = get(npacd, "/metrics", reader);
   REQUIRE(first.status == 200);
   CHECK(first.age.empty());  // rendered for it
@@ -271,7 +280,7 @@ TEST_CASE("With metrics_cache_interval 0 every reader's scrape renders") {
 
 TEST_CASE("metrics_cache_interval and api_expensive_read_rate refuse values out of their range") {
   NpacdProcess npacd;
-  Reply interval = npacd.call(http::verb::put, "/v1/tunables/metrics_cache_interval", Json{{"value", "11min"}});
+  Reply interval = npacd.call(http::verb::put, "/v1/tunables/metrics_cache_interval", Json{{"value", "11m"}});
   CHECK(interval.status == 400);
   CHECK(interval.body["error"]["code"] == "out_of_range");
   CHECK(npacd.call(http::verb::put, "/v1/tunables/metrics_cache_interval", Json{{"value", "500ms"}}).status == 400);

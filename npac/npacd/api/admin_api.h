@@ -62,6 +62,7 @@ namespace npac::npacd {
 namespace http = boost::beast::http;
 struct ApiRequest;        // admin_api_request.h
 class EventFeed;         // event_routes.cc
+struct EventSnapshot;    // event_routes.cc
 struct MetricsRendering;  // metrics_routes.cc
 
 inline constexpr std::uint16_t kDefaultAdminApiPort = 10180;
@@ -224,6 +225,9 @@ class AdminApi {
   const db::QueueWriter* writer_ = nullptr;
   const db::TimeMs started_at_ = clock_();  // npacd_process_start_time_seconds
   std::unordered_map<EventFeed*, std::shared_ptr<EventFeed>> feeds_;  // open event streams
+  // What every event stream publishes, built at most once per kMinEventInterval for all
+  // of them (event_routes.cc: made at the first tick), shared with the core's answer.
+  std::shared_ptr<EventSnapshot> event_snapshot_;
   ExpensiveReads expensive_reads_{io_, clock_};
   // The latest GET /metrics rendering (metrics_routes.cc: made at the first scrape),
   // shared with the completions that fill it, which may outlive the AdminApi.

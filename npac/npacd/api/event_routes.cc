@@ -13,9 +13,16 @@
 // or does not read (HttpServer: stream_queue_limit). It is a session like any other for
 // the connection limits (per client, per credential).
 //
+// The two bodies are built at most once per kMinEventInterval (200 ms) for all streams
+// together (EventSnapshot): a stream's tick otherwise lists every provider (8 ms at 700
+// providers) and asks the core for every association, and 30 streams of one reader at
+// 200 ms would take the whole API thread from everyone else (issue 24 item 2, docs/API.md
+// "Expensive reads").
+//
 // Threading: the API thread. An EventFeed is owned by AdminApi::feeds_ until its stream
 // closes; its timer and the core's answers hold it meanwhile; AdminApi::stop() ends them
 // all, after which none touches the AdminApi.
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -71,6 +78,17 @@ std::string bodyOf(const HttpResponse& response) {
 
 }  // namespace
 
+// What every stream publishes, shared (API thread only): the latest bodies and when they
+// were built (steady time: only the streams' cadence depends on it), and the feeds
+// waiting for the build under way.
+struct EventSnapshot {
+  std::string associations, providers;
+  std::chrono::steady_clock::time_point built_at;
+  bool built = false;
+  bool building = false;
+  std::vector<std::weak_ptr<EventFeed>> waiting;
+};
+
 class EventFeed : public std::enable_shared_from_this<EventFeed> {
  public:
   EventFeed(AdminApi& api, std::shared_ptr<ResponseStream> stream, std::string token_name,
@@ -96,21 +114,38 @@ class EventFeed : public std::enable_shared_from_this<EventFeed> {
   void tick() {
     if (!ticking_) return;
     if (std::optional<std::string> why = tokenEnded()) return end(*why);
+    if (api_.event_snapshot_ == nullptr) api_.event_snapshot_ = std::make_shared<EventSnapshot>();
+    const std::shared_ptr<EventSnapshot> snapshot = api_.event_snapshot_;
+    const auto now = std::chrono::steady_clock::now();
+    if (snapshot->built && now - snapshot->built_at < kMinEventInterval) {
+      return publish(snapshot->associations, snapshot->providers);
+    }
+    snapshot->waiting.push_back(weak_from_this());
+    if (snapshot->building) return;  // published when that build is done
+    snapshot->building = true;
     ApiRequest request;
     request.token_name = token_name_;
-    HttpResponse providers = api_.listProviders(request);
-    auto self = shared_from_this();
+    std::string providers = bodyOf(api_.listProviders(request));
     // The core answers on the API thread (posted), or at once when it is not attached.
-    Responder answer([self, providers = std::move(providers)](HttpResponse associations) {
-      self->publish(associations, providers);
+    Responder answer([snapshot, now, providers = std::move(providers)](HttpResponse associations) mutable {
+      snapshot->associations = bodyOf(associations);
+      snapshot->providers = std::move(providers);
+      snapshot->built_at = now;
+      snapshot->built = true;
+      snapshot->building = false;
+      std::vector<std::weak_ptr<EventFeed>> waiting;
+      waiting.swap(snapshot->waiting);
+      for (const std::weak_ptr<EventFeed>& weak : waiting) {
+        if (auto feed = weak.lock()) feed->publish(snapshot->associations, snapshot->providers);
+      }
     });
     api_.listAssociations(request, answer);
   }
 
-  void publish(const HttpResponse& associations, const HttpResponse& providers) {
+  void publish(const std::string& associations, const std::string& providers) {
     if (!ticking_) return;
-    bool wrote = publishIfChanged("associations", bodyOf(associations), &last_associations_);
-    wrote = publishIfChanged("providers", bodyOf(providers), &last_providers_) || wrote;
+    bool wrote = publishIfChanged("associations", associations, &last_associations_);
+    wrote = publishIfChanged("providers", providers, &last_providers_) || wrote;
     quiet_ = wrote ? std::chrono::milliseconds(0) : quiet_ + interval_;
     if (quiet_ >= api_.event_keepalive_) {
       quiet_ = std::chrono::milliseconds(0);
@@ -123,10 +158,10 @@ class EventFeed : public std::enable_shared_from_this<EventFeed> {
     });
   }
 
-  bool publishIfChanged(const char* name, std::string body, std::optional<std::string>* last) {
+  bool publishIfChanged(const char* name, const std::string& body, std::optional<std::string>* last) {
     if (*last == body) return false;
     stream_->send(formatServerSentEvent(++last_id_, name, body));
-    *last = std::move(body);
+    *last = body;
     return true;
   }
 

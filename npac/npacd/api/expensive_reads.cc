@@ -185,13 +185,13 @@ void ExpensiveReads::submit(const std::string& token, const std::string& route, 
   if (bucket.tokens < 1.0) {
     ++counters_.refused_rate;
     const std::int64_t retry_after = secondsUntilNext(bucket, rate);
-    const std::string limit = std::to_string(static_cast<std::int64_t>(rate)) + " a second in bursts of " +
+    const std::string limit = std::to_string(static_cast<std::int64_t>(rate)) +
+                              " expensive reads a second, in bursts of " +
                               std::to_string(static_cast<std::int64_t>(burst)) + " (api_expensive_read_rate)";
-    logRefusal(token, "over its rate, " + limit);
-    return respond(tooManyRequests(route,
-                                   "token '" + token + "' may start " + limit +
-                                       " expensive reads; retry in " + std::to_string(retry_after) + " s",
-                                   retry_after));
+    logRefusal(token, "over its rate of " + limit);
+    return respond(tooManyRequests(
+        route, "token '" + token + "' may start " + limit + "; retry in " + std::to_string(retry_after) + " s",
+        retry_after));
   }
   bucket.tokens -= 1.0;
   ++line_->in_line[token];
