@@ -109,8 +109,6 @@ class AdminApi {
 
   // Refusals so far (401 and 403), for npacd_api_refusals_total. Any thread.
   AccessCounters accessCounters() const { return access_.counters(); }
-  // Expensive reads run and refused 429 so far (expensive_reads.h). The API thread.
-  ExpensiveReadCounters expensiveReadCounters() const { return expensive_reads_.counters(); }
 
  private:
   AdminApi(boost::asio::io_context& io, db::Database& db, tunables::TunableRegistry& registry,
