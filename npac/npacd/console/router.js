@@ -25,7 +25,7 @@ export function parseRoute(hash) {
   if (parts[0] === 'association-log' && parts.length <= 2 && (parts.length === 1 || kSpid.test(parts[1]))) {
     return { view: 'association-log', spid: parts[1] ?? null };
   }
-  return { view: 'overview', spid: null, unknown: hash };
+  return { view: 'overview', spid: null };  // an address that names no view: the overview
 }
 
 export function providerHref(spid) { return `#/providers/${encodeURIComponent(spid)}`; }
