@@ -1,12 +1,14 @@
 #include "npac/npacd/api/admin_api.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include "db/provider_store.h"
 #include "npac/npacd/api/connection_priority.h"
+#include "npac/npacd/api/database_backup.h"
 #include "npac/npacd/api/pdu_batch.h"
 #include "npac/npacd/api/request.h"
 
@@ -290,6 +292,8 @@ const std::vector<AdminApi::Route>& AdminApi::routeTable() {
       {V::post, "/v1/tokens", A::kOperator, NPAC_NOW(createToken(r))},
       {V::get, "/v1/tokens", A::kOperator, NPAC_NOW(listTokens(r))},
       {V::post, "/v1/tokens/{name}/revoke", A::kOperator, NPAC_NOW(revokeToken(r, r.path[2]))},
+      // The whole database, NPAC private keys and token digests included: operators only.
+      {V::post, "/v1/backup", A::kOperator, NPAC_LATER(backupDatabase(r, respond))},
       // The console (console_routes.cc, event_routes.cc): who the caller is, the page's
       // files (public: they hold no data) and the live event stream.
       {V::get, "/v1/whoami", A::kReader, NPAC_NOW(whoami(r))},
