@@ -43,20 +43,24 @@ TEST_CASE("A copy taken while another connection commits holds exactly the commi
   auto db = openSqlite(source);
   // Each commit adds one row to each of two tables: a copy that is one commit's state
   // has as many rows in both.
-  REQUIRE(db->execute("CREATE TABLE left_rows(x INTEGER); CREATE TABLE right_rows(x INTEGER)").isOk());
+  REQUIRE(db->executeScript("CREATE TABLE left_rows(x INTEGER); CREATE TABLE right_rows(x INTEGER);").isOk());
   std::atomic<bool> stop{false};
   std::atomic<std::int64_t> begun{0};    // counted before BEGIN
   std::atomic<std::int64_t> commits{0};  // counted after COMMIT
   std::atomic<bool> failed{false};
+  std::string failure;  // the writer's first failure, read after it is joined
   // Catch2's assertions are for the test's thread: the writer only reports a failure.
   auto own = openSqlite(source);
   std::thread writer([&] {
     for (std::int64_t i = 0; !stop && !failed; ++i) {
       const std::string n = std::to_string(i);
       ++begun;
-      if (!own->execute("BEGIN").isOk() || !own->execute("INSERT INTO left_rows VALUES(" + n + ")").isOk() ||
-          !own->execute("INSERT INTO right_rows VALUES(" + n + ")").isOk() || !own->execute("COMMIT").isOk()) {
-        failed = true;
+      for (const std::string& sql : {std::string("BEGIN"), "INSERT INTO left_rows VALUES(" + n + ")",
+                                      "INSERT INTO right_rows VALUES(" + n + ")", std::string("COMMIT")}) {
+        if (Status status = own->execute(sql); !status.isOk() && !failed) {
+          failure = sql + ": " + status.toString();
+          failed = true;
+        }
       }
       ++commits;
     }
@@ -69,6 +73,7 @@ TEST_CASE("A copy taken while another connection commits holds exactly the commi
   const std::int64_t after = begun;
   stop = true;
   writer.join();
+  INFO(failure);
   REQUIRE_FALSE(failed);
   INFO(copied.toString());
   REQUIRE(copied.isOk());
@@ -175,11 +180,12 @@ TEST_CASE("Inspecting a file that is not a sound npacd database says which it is
       for (int i = 0; i < 50; ++i) addProvider(*db, std::string("p").append(std::to_string(100 + i)));  // not "p" + …: g++ 12 -Wrestrict
     }
     REQUIRE(SqliteCopier().copy(source, dir.file("copy.db")).isOk());
-    // Overwrite the second page (a table's b-tree page) with garbage, keeping the header.
+    // Overwrite the second page (a table's b-tree page) with garbage; the file's header
+    // (page 1) stays, so SQLite opens it and finds the damage only by reading the pages.
     {
       std::fstream file(dir.file("copy.db"), std::ios::in | std::ios::out | std::ios::binary);
-      file.seekp(4096 + 16);
-      const std::string garbage(2048, '\x5a');
+      file.seekp(4096);
+      const std::string garbage(4096, '\x5a');
       file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
     }
     Result<BackupSummary> damaged = inspectSqliteBackup(dir.file("copy.db"));
