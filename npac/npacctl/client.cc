@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -284,7 +285,9 @@ ApiOutcome ApiClient::download(http::verb method, const std::string& target, con
     if (ec) return ec;
     beast::flat_buffer buffer;
     http::response_parser<http::buffer_body> parser;
-    parser.body_limit(boost::none);  // a database's size; each read is bounded in time instead
+    // A database's size: no limit (each read is bounded in time instead). Not boost::none:
+    // Beast 1.74 compares a Content-Length with an empty limit as "over it".
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
     beast::get_lowest_layer(stream).expires_after(timeout_);
     http::read_header(stream, buffer, parser, ec);
     if (ec) return ec;

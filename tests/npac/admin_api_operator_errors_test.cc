@@ -83,7 +83,7 @@ TEST_CASE("A key of a type npacd does not take is refused naming the type") {
 TEST_CASE("An unknown tunable's error suggests the nearest name and names no route") {
   AdminApiFixture f;
   for (V method : {V::get, V::put, V::delete_}) {
-    Reply r = f.call(method, "/v1/tunables/bind_timout", method == V::put ? json{{"value", "30s"}} : json());
+    Reply r = f.call(method, "/v1/tunables/bind_timout", method == V::put ? json{{"value", "30s"}}.dump() : "");
     INFO(r.raw);
     CHECK(r.status == 404);
     CHECK(r.errorCode() == "unknown_tunable");

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -20,8 +21,9 @@ namespace {
 // change it) leaves the worker at the normal priority, which only costs speed elsewhere.
 constexpr int kWorkerNice = 10;
 
-// The SHA-256 of `path` in lower-case hex, or why it could not be read.
-db::Result<std::string> sha256Of(const std::string& path, std::uint64_t* bytes) {
+// The SHA-256 of `path` in lower-case hex, or why it could not be read; kShutdown once
+// `stopping` is set (npacd stopping must not wait for a large file to be read).
+db::Result<std::string> sha256Of(const std::string& path, std::uint64_t* bytes, const std::atomic<bool>& stopping) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) {
     return db::Status::make(db::Status::Code::kIoError, "cannot read the backup copy " + path + ": " +
@@ -32,7 +34,7 @@ db::Result<std::string> sha256Of(const std::string& path, std::uint64_t* bytes) 
   std::vector<unsigned char> buffer(1 << 20);
   *bytes = 0;
   std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), file)) > 0) {
+  while (!stopping && (n = std::fread(buffer.data(), 1, buffer.size(), file)) > 0) {
     EVP_DigestUpdate(ctx, buffer.data(), n);
     *bytes += n;
   }
@@ -43,6 +45,7 @@ db::Result<std::string> sha256Of(const std::string& path, std::uint64_t* bytes) 
   EVP_DigestFinal_ex(ctx, digest.data(), &length);
   EVP_MD_CTX_free(ctx);
   if (failed) return db::Status::make(db::Status::Code::kIoError, "cannot read the backup copy " + path, path);
+  if (stopping) return db::Status::shutdown("the backup was interrupted: npacd is stopping");
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
   for (unsigned int i = 0; i < length; ++i) {
@@ -79,7 +82,7 @@ void DatabaseBackup::run(Ready ready) {
     if (db::Status copied = copier_.copy(database_, copy_path_); !copied.isOk()) return copied;
     Copy copy;
     copy.path = copy_path_;
-    db::Result<std::string> digest = sha256Of(copy_path_, &copy.bytes);
+    db::Result<std::string> digest = sha256Of(copy_path_, &copy.bytes, stopping_);
     if (!digest) return digest.status();
     copy.sha256 = *digest;
     db::Result<db::BackupSummary> summary = db::inspectSqliteBackup(copy_path_, db::BackupCheck::kSchemaOnly);
@@ -143,6 +146,7 @@ void DatabaseBackup::cancel() {
   if (cancelled_) return;
   cancelled_ = true;
   ended_ = nullptr;
+  stopping_ = true;
   copier_.interrupt();
   if (file_ != nullptr) {
     std::fclose(file_);

@@ -18,6 +18,7 @@
 // io_context's); only the copy and its digest run on the worker.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -76,6 +77,7 @@ class DatabaseBackup : public std::enable_shared_from_this<DatabaseBackup> {
   db::SqliteCopier copier_;
   std::thread worker_;
   bool cancelled_ = false;  // API thread
+  std::atomic<bool> stopping_{false};  // cancel() → the worker's digest loop
   std::shared_ptr<ResponseStream> stream_;
   Ended ended_;
   std::FILE* file_ = nullptr;
