@@ -47,7 +47,10 @@ std::optional<std::string> commandWordError(const CLI::App& app, const std::vect
       // An option; "--api=X" carries its value, "--api X" takes the next word.
       if (word.find('=') != std::string::npos) continue;
       const CLI::Option* option = findOption(group, word);
-      if (option != nullptr && option->get_type_size_max() > 0) ++i;
+      if (option != nullptr && option->get_type_size_max() > 0) {
+        if (i + 1 == args.size()) return std::nullopt;  // "--api" without its value: CLI11 says so
+        ++i;
+      }
       continue;
     }
     const std::vector<std::string> names = commandNames(group);
