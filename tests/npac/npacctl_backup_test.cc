@@ -24,6 +24,7 @@
 #include "db/migrations.h"
 #include "db/sqlite_backup.h"
 #include "npac/npacd/api/http_server.h"
+#include "tests/support/test_paths.h"
 
 namespace npac::npacd {
 namespace {
@@ -38,7 +39,7 @@ struct Run {
 
 std::string binDir() {
   const char* env = std::getenv("NPAC_BIN");
-  return env != nullptr ? env : std::string(NPAC_BINARY_DIR) + "/bin";
+  return env != nullptr ? env : npac::testing::binaryDir() + "/bin";
 }
 
 Run npacctl(const std::string& args) {

@@ -16,6 +16,7 @@
 
 #include "associations/signature.h"
 #include "tests/npac/admin_api_fixture.h"
+#include "tests/support/test_paths.h"
 
 namespace npac::npacd {
 namespace {
@@ -29,7 +30,7 @@ struct Run {
 
 std::string binDir() {
   const char* env = std::getenv("NPAC_BIN");
-  return env != nullptr ? env : std::string(NPAC_BINARY_DIR) + "/bin";
+  return env != nullptr ? env : npac::testing::binaryDir() + "/bin";
 }
 
 // `program` (npacctl, npac-soa-sim) with `args`, after `environment` ("NAME=value ...").

@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <set>
+#include "tests/support/test_paths.h"
 
 using namespace npacd_test;
 
@@ -45,7 +46,7 @@ std::unique_ptr<SimRun> congestAll(NpacdProcess& npacd, const std::string& spid)
 // The rule groups of docs/OPERATIONS.md's example alerts (the yaml block after
 // "**Example alerts (PromQL).**"), as written there.
 std::string exampleAlerts() {
-  const std::string doc = slurp(fs::path(NPAC_SOURCE_DIR) / "docs" / "OPERATIONS.md");
+  const std::string doc = slurp(fs::path(npac::testing::sourceDir()) / "docs" / "OPERATIONS.md");
   const std::size_t heading = doc.find("**Example alerts (PromQL).**");
   REQUIRE(heading != std::string::npos);
   const std::string open = "```yaml\n";

@@ -12,6 +12,7 @@
 
 #include "npacd_fixture.h"
 #include "tests/npac/http_server_fixture.h"
+#include "tests/support/test_paths.h"
 
 using namespace npacd_test;
 using npac::npacd::testing::TestCertificate;
@@ -22,7 +23,7 @@ namespace {
 // found by its opening words rather than by pairing backticks, which the ``` fences of
 // the README's code blocks would throw off).
 std::string readmeSpan(const std::string& start) {
-  const std::string readme = slurp(fs::path(NPAC_SOURCE_DIR) / "README.md");
+  const std::string readme = slurp(fs::path(npac::testing::sourceDir()) / "README.md");
   REQUIRE_FALSE(readme.empty());
   const std::size_t at = readme.find("`" + start);
   if (at == std::string::npos) FAIL("README.md has no code span opening with '" << start << "'");
