@@ -340,6 +340,23 @@ int main(int argc, char** argv) {
     notifications = std::move(started).value();
   }
 
+  // SIGTERM is caught from here on (asio holds it until the core runs): a test or script
+  // that stops npacd as soon as the line below appears gets the graceful stop, not death
+  // by the signal.
+  boost::asio::signal_set signals(core_io, SIGTERM, SIGINT);
+  signals.async_wait([&](boost::system::error_code signal_ec, int signal) {
+    if (signal_ec) return;
+    spdlog::info("signal {}: releasing associations and stopping", signal);
+    npacd::SystemdNotifier::stopping("draining: releasing associations");
+    if (shards) {
+      shards->shutdown([&] {
+        for (auto& extra : extra_cores) extra->io.stop();
+        core_io.stop();
+      });
+    } else {
+      manager->shutdown([&] { core_io.stop(); });
+    }
+  });
   // Said once everything above is in force: a test or a supervisor that waits for this
   // line finds the node listening to the others too.
   spdlog::info("npacd listening for associations on {}:{}, admin API on {}:{}{}, database {} ({})",
@@ -360,20 +377,6 @@ int main(int argc, char** argv) {
     api_ran_out.set_value();
   });
 
-  boost::asio::signal_set signals(core_io, SIGTERM, SIGINT);
-  signals.async_wait([&](boost::system::error_code signal_ec, int signal) {
-    if (signal_ec) return;
-    spdlog::info("signal {}: releasing associations and stopping", signal);
-    npacd::SystemdNotifier::stopping("draining: releasing associations");
-    if (shards) {
-      shards->shutdown([&] {
-        for (auto& extra : extra_cores) extra->io.stop();
-        core_io.stop();
-      });
-    } else {
-      manager->shutdown([&] { core_io.stop(); });
-    }
-  });
   std::vector<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> extra_work;
   for (auto& extra : extra_cores) {
     extra_work.push_back(boost::asio::make_work_guard(extra->io));
