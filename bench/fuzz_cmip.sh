@@ -5,7 +5,7 @@
 #   BER_SECONDS=60 bench/fuzz_cmip.sh   also run fuzz_ber (default 0: skipped)
 #   API_SECONDS=60 bench/fuzz_cmip.sh   run fuzz_admin_api that long (default 30; 0 skips)
 #   SCENARIO_SECONDS=60 bench/fuzz_cmip.sh  run fuzz_scenario (npacctl plan) that long (default 0)
-#   CONFIG_SECONDS=60 bench/fuzz_cmip.sh    run fuzz_config_file (npacd --config) that long (default 0)
+#   CONFIG_SECONDS=60 bench/fuzz_cmip.sh    run fuzz_config_file (npacd --config, with its options' ranges) that long (default 0)
 #   BATCH_SECONDS=60 bench/fuzz_cmip.sh     run fuzz_pdu_batch (POST /v1/pdu-batches' body) that long (default 0)
 #   DB_URL_SECONDS=60 bench/fuzz_cmip.sh    run fuzz_db_url (--db URL redaction, SQL placeholders) that long (default 0)
 #   NOTIFY_SECONDS=60 bench/fuzz_cmip.sh    run fuzz_notification (LISTEN channel and payload) that long (default 0)
@@ -70,6 +70,11 @@ if [ "$SCENARIO_SECONDS" -gt 0 ]; then
 fi
 if [ "$CONFIG_SECONDS" -gt 0 ]; then
   mkdir -p "$CORPUS/config_file" && cp "$ROOT"/packaging/npacd.toml "$CORPUS/config_file/"
+  # Seeds for what the reader decodes and the ranges it applies (npac/npacd/config_file.h).
+  printf 'db = "var/a\\"b\\\\c\\u00e9.db"\nnode = '"'"'n-1'"'"' # literal\n' >"$CORPUS/config_file/seed-strings"
+  printf 'api-max-connections = 65_536\napi-operator-reserve = +0\nlog-max-size = 1024\nthreads = 64\n' \
+    >"$CORPUS/config_file/seed-numbers"
+  printf 'api-max-per-client = -1\nlog-max-files = 99999999999999999999999\n' >"$CORPUS/config_file/seed-out-of-range"
   run fuzz_config_file "$CONFIG_SECONDS" "$CORPUS/config_file"
 fi
 if [ "$BATCH_SECONDS" -gt 0 ]; then

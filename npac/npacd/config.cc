@@ -17,17 +17,46 @@ bool parseEndpoint(const std::string& text, std::string* host, std::uint16_t* po
     *error = "expected host:port, got '" + text + "'";
     return false;
   }
-  unsigned value = 0;
-  const char* first = text.data() + colon + 1;
-  const char* last = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(first, last, value);
-  if (ec != std::errc() || ptr != last || value > 65535) {
-    *error = "bad port in '" + text + "'";
+  std::uint64_t value = 0;
+  if (!parseInteger(std::string_view(text).substr(colon + 1), {0, 65535}, &value).empty()) {
+    *error = "bad port in '" + text + "' (a port is 0 to 65535)";
     return false;
   }
   *host = text.substr(0, colon);
   *port = static_cast<std::uint16_t>(value);
   return true;
+}
+
+std::string checkEndpoint(const std::string& text) {
+  std::string host, error;
+  std::uint16_t port = 0;
+  if (!parseEndpoint(text, &host, &port, &error)) return error;
+  boost::system::error_code ec;
+  (void)boost::asio::ip::make_address(host, ec);
+  if (ec) return "'" + host + "' in '" + text + "' is not a numeric IP address (e.g. 127.0.0.1, ::1, 0.0.0.0)";
+  return "";
+}
+
+std::string checkDbPath(const std::string& path) {
+  if (path.empty()) return "must name a SQLite file or a postgresql:// URL, not be empty";
+  return "";
+}
+
+std::string parseInteger(std::string_view text, IntegerRange range, std::uint64_t* value) {
+  // Digits alone: from_chars itself would take a '-' for signed types, strtoull (CLI11's
+  // reader) a sign, blanks and 0x / 0 prefixes.
+  bool ok = !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
+  std::uint64_t parsed = 0;
+  if (ok) {
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+    ok = ec == std::errc() && end == text.data() + text.size();  // ec: more than 64 bits
+  }
+  if (!ok || parsed < range.min || parsed > range.max) {
+    return "must be an integer from " + std::to_string(range.min) + " to " + std::to_string(range.max) +
+           ", got '" + std::string(text) + "'";
+  }
+  *value = parsed;
+  return "";
 }
 
 bool isLoopbackAddress(const std::string& host) {
@@ -52,15 +81,8 @@ std::string checkApiTransport(const NpacdConfig& config) {
 }
 
 std::string checkApiLimits(const NpacdConfig& config) {
-  const struct {
-    const char* option;
-    std::size_t value;
-  } limits[] = {{"--api-max-connections", config.api_max_connections},
-                {"--api-max-per-client", config.api_max_per_client},
-                {"--api-max-per-token", config.api_max_per_token}};
-  for (const auto& limit : limits) {
-    if (limit.value == 0) return std::string(limit.option) + " must be at least 1";
-  }
+  // Each limit's own range is checked as it is parsed (kNumberOptions); here what two of
+  // them must satisfy together.
   if (config.api_operator_reserve >= config.api_max_connections) {
     return "--api-operator-reserve " + std::to_string(config.api_operator_reserve) +
            " must be below --api-max-connections " + std::to_string(config.api_max_connections) +
@@ -90,7 +112,7 @@ std::string defaultNodeName() {
 std::string parseDbTimeout(const std::string& text, std::chrono::milliseconds* value) {
   const common::ParsedDuration parsed = common::parseDuration(text);
   if (!parsed.ok() || parsed.value < kMinDbTimeout || parsed.value > kMaxDbTimeout) {
-    return "--db-timeout takes a duration from " + common::formatDuration(kMinDbTimeout) + " to " +
+    return "must be a duration from " + common::formatDuration(kMinDbTimeout) + " to " +
            common::formatDuration(kMaxDbTimeout) + " (e.g. 2s, 500ms), got '" + text + "'";
   }
   *value = parsed.value;

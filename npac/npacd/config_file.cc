@@ -1,63 +1,171 @@
 #include "npac/npacd/config_file.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <map>
-#include <sstream>
+#include <string_view>
 
 namespace npac::npacd {
 
 namespace {
 
-std::string trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string::npos) return "";
-  const auto last = s.find_last_not_of(" \t\r");
-  return s.substr(first, last - first + 1);
+constexpr std::string_view kBlanks = " \t";
+
+std::string_view trimmed(std::string_view s) {
+  const auto first = s.find_first_not_of(kBlanks);
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(kBlanks) - first + 1);
 }
 
-bool isBareKey(const std::string& key) {
+bool isBareKey(std::string_view key) {
   // TOML 1.0 "Keys": bare keys are A-Za-z0-9_- (options are named with '-').
   return !key.empty() && std::all_of(key.begin(), key.end(), [](unsigned char c) {
     return std::isalnum(c) != 0 || c == '-' || c == '_';
   });
 }
 
-bool isInteger(const std::string& v) {
-  std::size_t i = (!v.empty() && (v[0] == '+' || v[0] == '-')) ? 1 : 0;
-  if (i == v.size()) return false;
-  for (; i < v.size(); ++i) {
-    if (std::isdigit(static_cast<unsigned char>(v[i])) == 0 && v[i] != '_') return false;
+// TOML 1.0 "Comment": control characters other than tab are not permitted anywhere — in a
+// string they must be escaped. (A NUL would cut a path short where it reaches the C library.)
+int controlCharacterIn(std::string_view line) {
+  for (unsigned char c : line) {
+    if ((c < 0x20 && c != '\t') || c == 0x7f) return c;
   }
+  return -1;
+}
+
+// The TOML decimal integer `token` ([+-] then 0 or a non-zero digit, an underscore only
+// between two digits) as an optional '-' and plain digits; false when it is none.
+bool decimalInteger(std::string_view token, std::string* digits) {
+  std::string_view rest = token;
+  bool negative = false;
+  if (!rest.empty() && (rest[0] == '+' || rest[0] == '-')) {
+    negative = rest[0] == '-';
+    rest.remove_prefix(1);
+  }
+  if (rest.empty() || (rest.size() > 1 && rest[0] == '0')) return false;  // TOML: no leading zeros
+  std::string out;
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    const char c = rest[i];
+    if (c == '_') {
+      const bool between = i > 0 && i + 1 < rest.size() && std::isdigit(static_cast<unsigned char>(rest[i - 1])) &&
+                           std::isdigit(static_cast<unsigned char>(rest[i + 1]));
+      if (!between) return false;
+      continue;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) == 0) return false;
+    out.push_back(c);
+  }
+  *digits = (negative && out != "0") ? "-" + out : out;
   return true;
 }
 
-// The value without a trailing "# comment"; `why` set when a quoted string is unterminated
-// or followed by anything but a comment.
-std::string valueOf(const std::string& raw, std::string* why) {
-  const std::string v = trim(raw);
-  if (!v.empty() && (v[0] == '"' || v[0] == '\'')) {
-    const char quote = v[0];
+void appendUtf8(char32_t code, std::string* out) {
+  if (code < 0x80) {
+    out->push_back(static_cast<char>(code));
+  } else if (code < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (code >> 6)));
+    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
+  } else if (code < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (code >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (code >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((code >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
+  }
+}
+
+// One value as written after "=": a string, or a bare token (an integer, true, false, or
+// anything else, refused by kind later).
+struct RawValue {
+  bool quoted = false;
+  std::string text;     // a string's decoded characters; a bare token as written
+  std::string written;  // the value as written, for messages
+};
+
+// Reads the value at the start of `v` (blanks trimmed), and checks that only a comment
+// follows it. Empty *why when it is well formed.
+RawValue readValue(std::string_view v, std::string* why) {
+  RawValue value;
+  if (v.substr(0, 3) == "\"\"\"" || v.substr(0, 3) == "'''") {
+    *why = "multi-line strings are not used: write the value on one line";
+    return value;
+  }
+  std::size_t end = 0;  // just past the value
+  if (!v.empty() && v[0] == '\'') {
+    // TOML "Literal strings": everything up to the next ' as written.
+    const auto close = v.find('\'', 1);
+    if (close == std::string_view::npos) {
+      *why = "the string has no closing quote";
+      return value;
+    }
+    value.quoted = true;
+    value.text = std::string(v.substr(1, close - 1));
+    end = close + 1;
+  } else if (!v.empty() && v[0] == '"') {
+    // TOML "Basic strings": escapes decoded.
+    value.quoted = true;
     std::size_t i = 1;
-    for (; i < v.size(); ++i) {
-      if (quote == '"' && v[i] == '\\') {
-        ++i;
+    for (; i < v.size() && v[i] != '"'; ++i) {
+      if (v[i] != '\\') {
+        value.text.push_back(v[i]);
         continue;
       }
-      if (v[i] == quote) break;
+      if (++i == v.size()) break;
+      const char e = v[i];
+      switch (e) {
+        case 'b': value.text.push_back('\b'); continue;
+        case 't': value.text.push_back('\t'); continue;
+        case 'n': value.text.push_back('\n'); continue;
+        case 'f': value.text.push_back('\f'); continue;
+        case 'r': value.text.push_back('\r'); continue;
+        case '"': value.text.push_back('"'); continue;
+        case '\\': value.text.push_back('\\'); continue;
+        case 'u':
+        case 'U': {
+          const std::size_t digits = e == 'u' ? 4 : 8;
+          const std::string_view hex = v.substr(i + 1, digits);
+          char32_t code = 0;
+          const bool is_hex = hex.size() == digits && std::all_of(hex.begin(), hex.end(), [](unsigned char c) {
+            return std::isxdigit(c) != 0;
+          });
+          if (is_hex) code = static_cast<char32_t>(std::stoul(std::string(hex), nullptr, 16));
+          // A Unicode scalar value: not a surrogate, at most U+10FFFF.
+          if (!is_hex || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF) {
+            *why = "\\" + std::string(1, e) + std::string(hex) + " is not a Unicode scalar value (\\" +
+                   std::string(1, e) + " takes " + std::to_string(digits) + " hex digits)";
+            return value;
+          }
+          appendUtf8(code, &value.text);
+          i += digits;
+          continue;
+        }
+        default:
+          *why = "unknown escape \\" + std::string(1, e) + " (TOML's are \\b \\t \\n \\f \\r \\\" \\\\ \\uXXXX "
+                 "\\UXXXXXXXX; a path's \\ is written \\\\, or the path in 'single quotes')";
+          return value;
+      }
     }
     if (i >= v.size()) {
       *why = "the string has no closing quote";
-      return "";
+      return value;
     }
-    const std::string rest = trim(v.substr(i + 1));
-    if (!rest.empty() && rest[0] != '#') {
-      *why = "unexpected text after the string: '" + rest + "'";
-      return "";
-    }
-    return v.substr(0, i + 1);
+    end = i + 1;
+  } else {
+    end = std::min(v.find_first_of(" \t#"), v.size());
+    value.text = std::string(v.substr(0, end));
   }
-  return trim(v.substr(0, v.find('#')));
+  value.written = std::string(v.substr(0, end));
+  const std::string_view rest = trimmed(v.substr(end));
+  if (!rest.empty() && rest[0] != '#') *why = "unexpected text after the value: '" + std::string(rest) + "'";
+  return value;
 }
 
 const char* kindText(ConfigKey::Kind kind) {
@@ -71,42 +179,62 @@ const char* kindText(ConfigKey::Kind kind) {
 
 }  // namespace
 
-std::vector<ConfigKey> configKeysOf(const CLI::App& app) {
+std::vector<ConfigKey> configKeysOf(CLI::App& app) {
   std::vector<ConfigKey> keys;
-  for (const CLI::Option* option : app.get_options()) {
+  for (CLI::Option* option : app.get_options()) {
     if (!option->get_configurable()) continue;  // --config itself
     if (option == app.get_help_ptr() || option == app.get_version_ptr()) continue;
-    ConfigKey::Kind kind = ConfigKey::Kind::kText;
+    ConfigKey key;
+    const std::string type = option->get_type_name();  // "UINT:1..64": the type, then the checks
     if (option->get_expected_min() == 0) {
-      kind = ConfigKey::Kind::kFlag;
-    } else if (option->get_type_name().find("INT") != std::string::npos) {
-      kind = ConfigKey::Kind::kInteger;  // CLI11 names integers INT and UINT
+      key.kind = ConfigKey::Kind::kFlag;
+    } else if (type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0) {
+      key.kind = ConfigKey::Kind::kInteger;  // CLI11 names integers INT and UINT
     }
-    for (const std::string& name : option->get_lnames()) keys.push_back({name, kind});
+    for (int i = 0;; ++i) {
+      try {
+        key.checks.push_back(*option->get_validator(i));
+      } catch (const CLI::OptionNotFound&) {
+        break;  // past the last one
+      }
+    }
+    for (const std::string& name : option->get_lnames()) {
+      key.name = name;
+      keys.push_back(key);
+    }
   }
   return keys;
 }
 
-bool checkConfigText(const std::string& file, const std::string& text, const std::vector<ConfigKey>& keys,
-                     std::string* error) {
-  std::istringstream in(text);
-  std::string raw;
+bool readConfigText(const std::string& file, const std::string& text, const std::vector<ConfigKey>& keys,
+                    std::vector<ConfigSetting>* settings, std::string* error) {
   std::map<std::string, int> seen;
   int number = 0;
   auto refuse = [&](const std::string& why) {
     *error = file + ":" + std::to_string(number) + ": " + why;
     return false;
   };
-  while (std::getline(in, raw)) {
+  settings->clear();
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t newline = std::min(text.find('\n', start), text.size());
+    std::string_view line(text.data() + start, newline - start);
+    start = newline + 1;
     ++number;
-    const std::string line = trim(raw);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // CRLF
+    if (const int c = controlCharacterIn(line); c >= 0) {
+      char code[8];
+      std::snprintf(code, sizeof code, "0x%02x", c);
+      return refuse(std::string("a control character (") + code +
+                    ") in the line: a configuration file is text (in a string, write a tab or newline as \\t, \\n)");
+    }
+    line = trimmed(line);
     if (line.empty() || line[0] == '#') continue;
     if (line[0] == '[') {
-      return refuse("sections are not used: npacd's keys are all at the top level (got " + line + ")");
+      return refuse("sections are not used: npacd's keys are all at the top level (got " + std::string(line) + ")");
     }
     const auto equals = line.find('=');
-    if (equals == std::string::npos) return refuse("expected key = value, got '" + line + "'");
-    const std::string key = trim(line.substr(0, equals));
+    if (equals == std::string_view::npos) return refuse("expected key = value, got '" + std::string(line) + "'");
+    const std::string key(trimmed(line.substr(0, equals)));
     if (!isBareKey(key)) return refuse("'" + key + "' is not a key (letters, digits, '-' and '_')");
     const auto known = std::find_if(keys.begin(), keys.end(), [&](const ConfigKey& k) { return k.name == key; });
     if (known == keys.end()) {
@@ -116,31 +244,87 @@ bool checkConfigText(const std::string& file, const std::string& text, const std
       return refuse("key '" + key + "' is set twice (first on line " + std::to_string(it->second) + ")");
     }
     std::string why;
-    const std::string value = valueOf(line.substr(equals + 1), &why);
+    const RawValue raw = readValue(trimmed(line.substr(equals + 1)), &why);
     if (!why.empty()) return refuse("key '" + key + "': " + why);
-    if (value.empty()) return refuse("key '" + key + "' has no value");
-    const bool quoted = value[0] == '"' || value[0] == '\'';
-    const bool boolean = value == "true" || value == "false";
+    if (!raw.quoted && raw.text.empty()) return refuse("key '" + key + "' has no value");
+    std::string value;
     bool ok = false;
     switch (known->kind) {
-      case ConfigKey::Kind::kFlag: ok = boolean; break;
-      case ConfigKey::Kind::kInteger: ok = isInteger(value); break;
-      case ConfigKey::Kind::kText: ok = quoted; break;
+      case ConfigKey::Kind::kFlag:
+        ok = !raw.quoted && (raw.text == "true" || raw.text == "false");
+        value = raw.text;
+        break;
+      case ConfigKey::Kind::kInteger:
+        ok = !raw.quoted && decimalInteger(raw.text, &value);
+        break;
+      case ConfigKey::Kind::kText:
+        ok = raw.quoted;
+        value = raw.text;
+        break;
     }
-    if (!ok) return refuse("key '" + key + "' takes " + kindText(known->kind) + ", got " + value);
+    if (!ok) {
+      const char* hint =
+          known->kind == ConfigKey::Kind::kInteger ? " (decimal digits, a '_' only between two of them)" : "";
+      return refuse("key '" + key + "' takes " + kindText(known->kind) + ", got " + raw.written + hint);
+    }
+    if (value.find('\0') != std::string::npos) {
+      return refuse("key '" + key + "': the string holds a NUL character (\\u0000), which no setting can hold");
+    }
+    // The option's own checks, as the command line's value would meet them.
+    for (const CLI::Validator& check : known->checks) {
+      std::string refused;
+      try {
+        refused = check(value);
+      } catch (const CLI::ValidationError& e) {
+        refused = e.what();
+      }
+      if (!refused.empty()) return refuse("key '" + key + "': " + refused);
+    }
+    settings->push_back({key, value, number});
   }
   return true;
 }
 
+std::string checkConfigFile(const std::string& path) {
+  struct stat file {};
+  if (::stat(path.c_str(), &file) != 0) return path + ": " + std::strerror(errno);
+  if (!S_ISREG(file.st_mode)) {
+    const char* what = S_ISDIR(file.st_mode)    ? "a directory"
+                       : S_ISFIFO(file.st_mode) ? "a FIFO"
+                       : S_ISSOCK(file.st_mode) ? "a socket"
+                       : S_ISCHR(file.st_mode)  ? "a character device"
+                       : S_ISBLK(file.st_mode)  ? "a block device"
+                                                : "not a file";
+    return path + " is " + what + ": npacd reads its configuration from a regular file only";
+  }
+  if (static_cast<std::uint64_t>(file.st_size) > kMaxConfigFileBytes) {
+    return path + " has " + std::to_string(file.st_size) + " bytes: a configuration file has at most " +
+           std::to_string(kMaxConfigFileBytes) + " bytes";
+  }
+  return "";
+}
+
 std::vector<CLI::ConfigItem> CheckedTomlConfig::from_config(std::istream& input) const {
-  std::stringstream text;
-  text << input.rdbuf();
   const std::string file = config_option_->count() > 0 ? config_option_->as<std::string>() : "config";
+  // Bounded whatever the stream is: a file that grew since checkConfigFile() is refused.
+  std::string text(kMaxConfigFileBytes + 1, '\0');
+  input.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(input.gcount()));
+  if (text.size() > kMaxConfigFileBytes) {
+    throw CLI::ConfigError(file + ": larger than " + std::to_string(kMaxConfigFileBytes) +
+                           " bytes: a configuration file has at most that");
+  }
+  std::vector<ConfigSetting> settings;
   std::string error;
-  if (!checkConfigText(file, text.str(), configKeysOf(app_), &error)) throw CLI::ConfigError(error);
-  text.clear();
-  text.seekg(0);
-  return CLI::ConfigTOML::from_config(text);
+  if (!readConfigText(file, text, configKeysOf(app_), &settings, &error)) throw CLI::ConfigError(error);
+  std::vector<CLI::ConfigItem> items;
+  for (ConfigSetting& setting : settings) {
+    CLI::ConfigItem item;
+    item.name = setting.key;
+    item.inputs = {std::move(setting.value)};
+    items.push_back(std::move(item));
+  }
+  return items;
 }
 
 }  // namespace npac::npacd

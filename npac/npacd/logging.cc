@@ -1,6 +1,8 @@
 #include "npac/npacd/logging.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -8,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +18,8 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/sinks/systemd_sink.h>
 #include <spdlog/spdlog.h>
+
+#include "npac/npacd/config.h"
 
 namespace npac::npacd {
 
@@ -39,6 +44,19 @@ std::string journalUnreachable() {
   }
   ::close(fd);
   return why;
+}
+
+// spdlog opens its files with fopen, which creates them with the process umask (0644, or
+// 0666 under umask 000: anyone could append a forged line). Called before every open, the
+// first and each one after a rotation: a file that does not exist yet is created here,
+// owner-only like the database (docs/DATABASE.md "File modes"), and spdlog then opens the
+// existing file. A file that exists keeps its mode.
+void createOwnerOnly(const spdlog::filename_t& file) {
+  const std::filesystem::path path(file);
+  std::error_code ignored;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ignored);
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+  if (fd >= 0) ::close(fd);  // a failure is spdlog's to report: its own open fails the same way
 }
 
 std::string utcTimestamp(spdlog::log_clock::time_point when) {
@@ -107,15 +125,24 @@ bool setUpLogging(const LogOptions& options, std::string* error) {
     *error = "--log-file and --log-target journal exclude each other: choose one";
     return false;
   }
-  if (options.max_size == 0) {
-    *error = "--log-max-size must be at least 1 byte";
-    return false;
+  // The options' own checks refuse these as they are parsed; a caller that sets them
+  // itself gets the same answer.
+  for (const auto& [name, value] : {std::pair{"log-max-size", options.max_size},
+                                    std::pair{"log-max-files", options.max_files}}) {
+    std::uint64_t checked = 0;
+    const std::string text = std::to_string(value);
+    if (std::string why = parseInteger(text, *numberRangeOf(name), &checked); !why.empty()) {
+      *error = "--" + std::string(name) + " " + why;
+      return false;
+    }
   }
   spdlog::sink_ptr sink;
   try {
     if (!options.file.empty()) {
+      spdlog::file_event_handlers owner_only;
+      owner_only.before_open = createOwnerOnly;
       sink = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(options.file, options.max_size,
-                                                                   options.max_files);
+                                                                   options.max_files, false, owner_only);
     } else if (options.target == "journal") {
       // sd_journal_send drops every line silently where no journal listens (libsystemd
       // answers 0 for a missing socket): refuse to start rather than lose them all.
@@ -140,6 +167,13 @@ bool setUpLogging(const LogOptions& options, std::string* error) {
   // happens, and npacd logs little outside start-up, changes and failures.
   logger->flush_on(spdlog::level::trace);
   spdlog::set_default_logger(logger);
+  // A file from before npacd created them 0600 (or one made by hand) keeps its mode; say
+  // so when others can write into it.
+  struct stat file_stat {};
+  if (!options.file.empty() && ::stat(options.file.c_str(), &file_stat) == 0 && (file_stat.st_mode & 022) != 0) {
+    spdlog::warn("--log-file {} can be written by other users (mode {:04o}): anyone may add lines to it; "
+                 "chmod 600 it", options.file, file_stat.st_mode & 07777);
+  }
   return true;
 }
 

@@ -40,7 +40,10 @@ const char* logLevelNames();
 
 // Validates `options` and installs the logger. False (and *error says why, naming the
 // flag) on a bad level, format or target, --log-file together with --log-target journal,
-// a zero --log-max-size, or a log file that cannot be opened.
+// a --log-max-size or --log-max-files outside its range (config.h kNumberOptions), or a
+// log file that cannot be opened. A log file npacd creates — the first one, and each new
+// one after a rotation — is owner-only (0600) whatever the umask; an existing one keeps
+// its mode.
 bool setUpLogging(const LogOptions& options, std::string* error);
 
 // The default logger's level, and a change of it (takes effect at once on every thread).

@@ -5,7 +5,7 @@
 // Threads: the core io_context (network + AssociationManager) — with --threads N, N of
 // them, providers sharded over them (core/core_shards.h) — the admin API's io_context,
 // the QueueWriter's writer thread. SIGTERM/SIGINT: graceful shutdown.
-// Settings come from the command line and, under it, from --config FILE (config_file.h);
+// Settings come from the command line and, under it, from --config FILE (command_line.h);
 // under systemd npacd tells the manager when it is ready, when it stops, and pings its
 // watchdog from the core thread (systemd_notify.h).
 #include <csignal>
@@ -32,8 +32,8 @@
 #include "npac/npacd/api/tls_context.h"
 #include "npac/npacd/core/association_manager.h"
 #include "npac/npacd/core/core_shards.h"
+#include "npac/npacd/command_line.h"
 #include "npac/npacd/config.h"
-#include "npac/npacd/config_file.h"
 #include "npac/npacd/logging.h"
 #include "npac/npacd/node_notifications.h"
 #include "npac/npacd/systemd_notify.h"
@@ -86,92 +86,16 @@ int main(int argc, char** argv) {
   // which the log sinks ignore, instead of killing npacd before it releases its
   // associations. Sockets are written with MSG_NOSIGNAL or their errors anyway.
   std::signal(SIGPIPE, SIG_IGN);
-  npacd::NpacdConfig config;
-  std::string listen = "127.0.0.1:" + std::to_string(npacd::kDefaultAssociationPort);
-  std::string api = "127.0.0.1:" + std::to_string(npacd::kDefaultAdminApiPort);
-  std::string durability = "full";
+  npacd::NpacdCommandLine command_line;
+  npacd::NpacdConfig& config = command_line.config;
+  npacd::LogOptions& log_options = command_line.log;
+  const std::string& listen = command_line.listen;
+  const std::string& api = command_line.api;
+  const std::string& durability = command_line.durability;
   CLI::App app{"npacd: NPAC SMS association manager"};
   app.set_version_flag("--version", npac::versionLine("npacd"));
-  app.add_option("--db", config.db_path,
-                 "SQLite database file (created where no file exists; see --init), or a PostgreSQL "
-                 "database as postgresql://user[:password]@host[:port]/dbname")
-      ->capture_default_str();
-  app.add_option("--token-file", config.token_file,
-                 "where the first operator token is written (default: <db>.token; with a postgresql:// "
-                 "--db: var/npacd.db.token)");
-  app.add_option("--node", config.node,
-                 "this node's name among the npacd nodes sharing one PostgreSQL --db: the owner its "
-                 "provider leases name, and what a refused bind tells the provider (default: the host "
-                 "name; docs/OPERATIONS.md \"Two sites\")")
-      ->check([](const std::string& value) {
-        return value.empty() ? std::string() : npacd::checkNodeName(value);  // "": the host name
-      });
-  app.add_flag("--init", config.init_database,
-               "initialise a new, empty database in the --db file when it exists but holds no "
-               "database (0 bytes, or SQLite without tables); without --init npacd refuses such "
-               "a file, which usually means the database was lost. A file holding other data is "
-               "refused either way");
-  app.add_option("--listen", listen, "associations: host:port (the standard RFC 1006 port is 102)")->capture_default_str();
-  app.add_option("--api", api, "admin HTTP/JSON API: host:port (a non-loopback address needs --api-cert and --api-key)")->capture_default_str();
-  app.add_option("--api-cert", config.api_cert_file,
-                 "PEM certificate chain (leaf first): the admin API serves HTTPS only (TLS 1.2+); needs --api-key");
-  app.add_option("--api-key", config.api_key_file, "PEM private key of --api-cert (unencrypted)");
-  app.add_option("--api-max-connections", config.api_max_connections,
-                 "admin API connections at once (the longest-idle one is closed to make room)")
-      ->capture_default_str();
-  app.add_option("--api-operator-reserve", config.api_operator_reserve,
-                 "of --api-max-connections, the last ones kept for operator tokens")
-      ->capture_default_str();
-  app.add_option("--api-max-per-client", config.api_max_per_client,
-                 "admin API connections from one client IP address")
-      ->capture_default_str();
-  app.add_option("--api-max-per-token", config.api_max_per_token,
-                 "admin API connections whose requests carry one token")
-      ->capture_default_str();
-  app.add_option("--threads", config.core_threads,
-                 "core threads: providers are sharded over them, each provider's associations on one "
-                 "(docs/OPERATIONS.md \"Threads\")")
-      ->check(CLI::Range(std::size_t{1}, npacd::kMaxCoreThreads))
-      ->capture_default_str();
-  app.add_option("--durability", durability, "full (fsync every commit) or normal")->capture_default_str();
-  std::string db_timeout = "5s";
-  app.add_option("--db-timeout", db_timeout,
-                 "PostgreSQL: how long npacd waits for the server to answer one statement or connection "
-                 "attempt; past it the server counts as not answering and every database operation is "
-                 "refused at once until it answers again (100ms..10m; docs/DATABASE.md \"When PostgreSQL "
-                 "does not answer\")")
-      ->check([&config](const std::string& value) { return npacd::parseDbTimeout(value, &config.db_timeout); })
-      ->capture_default_str();
-  std::string check_db = "auto";
-  app.add_option("--check-db", check_db,
-                 "SQLite: check the database file at start and refuse a damaged one: auto (PRAGMA quick_check "
-                 "on files up to 1 GiB), quick, full (integrity_check) or off (docs/DATABASE.md \"Checking the "
-                 "file at start\")")
-      ->check(CLI::IsMember({"auto", "quick", "full", "off"}))
-      ->capture_default_str();
-  std::string metrics_mode = "on";
-  app.add_option("--metrics", metrics_mode,
-                 "on, or off: the core counts nothing for GET /metrics (to measure the cost of counting)")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
-  app.add_option("--log-level", config.log_level,
-                 "trace, debug, info, warn, error, critical, off (changeable at run time: PUT /v1/log-level)")
-      ->capture_default_str();
-  npacd::LogOptions log_options;
-  app.add_option("--log-format", log_options.format, "text, or json (one JSON object per line)")->capture_default_str();
-  app.add_option("--log-target", log_options.target,
-                 "stdout, or journal (the systemd journal, with each line's priority)")
-      ->capture_default_str();
-  app.add_option("--log-file", log_options.file, "write the log to this file, rotated by size, instead of stdout");
-  app.add_option("--log-max-size", log_options.max_size, "bytes a --log-file grows to before it rotates")
-      ->capture_default_str();
-  app.add_option("--log-max-files", log_options.max_files, "rotated --log-file files kept (FILE.1 ... FILE.N)")
-      ->capture_default_str();
-  // Every option above may be set in the file too (name = value, TOML); the command line
-  // wins. The file is checked line by line first (config_file.h).
-  CLI::Option* config_option =
-      app.set_config("--config", "", "read settings from this TOML file (packaging/npacd.toml lists them)");
-  app.config_formatter(std::make_shared<npacd::CheckedTomlConfig>(app, config_option));
+  // Every option, its range or check, and --config under them (command_line.h).
+  npacd::declareNpacdOptions(app, command_line);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -186,6 +110,8 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // Checked as they were parsed (command_line.h): these conversions cannot fail now.
+  (void)npacd::parseDbTimeout(command_line.db_timeout, &config.db_timeout);
   std::string error;
   if (!npacd::parseEndpoint(listen, &config.listen_address, &config.listen_port, &error) ||
       !npacd::parseEndpoint(api, &config.api_address, &config.api_port, &error)) {
@@ -252,7 +178,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "npacd: %s\n", instance_lock.status().toString().c_str());
     return 2;
   }
-  if (std::string damaged = npacd::checkDatabaseAtStart(config.db_path, *npacd::parseStartupCheck(check_db));
+  if (std::string damaged = npacd::checkDatabaseAtStart(config.db_path, *npacd::parseStartupCheck(command_line.check_db));
       !damaged.empty()) {
     std::fprintf(stderr, "npacd: %s\n", damaged.c_str());
     return 2;
@@ -304,7 +230,7 @@ int main(int argc, char** argv) {
   boost::asio::io_context api_io;
   npacd::SystemCoreClock core_clock;
   auto manager = std::make_unique<npacd::AssociationManager>(core_io, *core_db, *progress_db, **writer, *registry, core_clock);
-  manager->setCounting(metrics_mode == "on");
+  manager->setCounting(command_line.metrics == "on");
   manager->setNode(config.node);
   db::Status recovered = manager->recoverInterrupted();
   if (!recovered.isOk()) {
@@ -329,7 +255,7 @@ int main(int argc, char** argv) {
       extra->progress_db = openOrExit(config.db_path, progress_options);
       extra->manager = std::make_unique<npacd::AssociationManager>(extra->io, *extra->db, *extra->progress_db,
                                                                    **writer, *registry, core_clock);
-      extra->manager->setCounting(metrics_mode == "on");
+      extra->manager->setCounting(command_line.metrics == "on");
       extra->manager->setNode(config.node);
       managers.push_back(extra->manager.get());
       extra_cores.push_back(std::move(extra));
@@ -414,6 +340,23 @@ int main(int argc, char** argv) {
     notifications = std::move(started).value();
   }
 
+  // SIGTERM is caught from here on (asio holds it until the core runs): a test or script
+  // that stops npacd as soon as the line below appears gets the graceful stop, not death
+  // by the signal.
+  boost::asio::signal_set signals(core_io, SIGTERM, SIGINT);
+  signals.async_wait([&](boost::system::error_code signal_ec, int signal) {
+    if (signal_ec) return;
+    spdlog::info("signal {}: releasing associations and stopping", signal);
+    npacd::SystemdNotifier::stopping("draining: releasing associations");
+    if (shards) {
+      shards->shutdown([&] {
+        for (auto& extra : extra_cores) extra->io.stop();
+        core_io.stop();
+      });
+    } else {
+      manager->shutdown([&] { core_io.stop(); });
+    }
+  });
   // Said once everything above is in force: a test or a supervisor that waits for this
   // line finds the node listening to the others too.
   spdlog::info("npacd listening for associations on {}:{}, admin API on {}:{}{}, database {} ({})",
@@ -434,20 +377,6 @@ int main(int argc, char** argv) {
     api_ran_out.set_value();
   });
 
-  boost::asio::signal_set signals(core_io, SIGTERM, SIGINT);
-  signals.async_wait([&](boost::system::error_code signal_ec, int signal) {
-    if (signal_ec) return;
-    spdlog::info("signal {}: releasing associations and stopping", signal);
-    npacd::SystemdNotifier::stopping("draining: releasing associations");
-    if (shards) {
-      shards->shutdown([&] {
-        for (auto& extra : extra_cores) extra->io.stop();
-        core_io.stop();
-      });
-    } else {
-      manager->shutdown([&] { core_io.stop(); });
-    }
-  });
   std::vector<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> extra_work;
   for (auto& extra : extra_cores) {
     extra_work.push_back(boost::asio::make_work_guard(extra->io));

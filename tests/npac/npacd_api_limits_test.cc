@@ -90,7 +90,7 @@ TEST_CASE("npacd refuses an operator reserve not below --api-max-connections and
                "--api-max-per-client", "0"},
               log);
   CHECK(waitFor(pid, 10s) == 2);
-  CHECK_THAT(slurp(log), Catch::Contains("--api-max-per-client must be at least 1"));
+  CHECK_THAT(slurp(log), Catch::Contains("--api-max-per-client: must be an integer from 1 to 65536, got '0'"));
   CHECK_FALSE(fs::exists(db));  // refused before touching anything
   fs::remove_all(dir);
 }

@@ -79,3 +79,30 @@ TEST_CASE("npacd no longer knows --api-allow-remote") {
   CHECK_FALSE(fs::exists(dir / "npacd.db"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("a number option's text is decimal digits within its range and nothing else") {
+  using npac::npacd::parseInteger;
+  std::uint64_t value = 0;
+  CHECK(parseInteger("64", {1, 64}, &value).empty());
+  CHECK(value == 64);
+  CHECK(parseInteger("010", {1, 64}, &value).empty());
+  CHECK(value == 10);  // decimal: CLI11's strtoull with base 0 reads 8
+  CHECK(parseInteger("18446744073709551615", {0, UINT64_MAX}, &value).empty());
+  for (const char* bad : {"", "-1", "+1", " 1", "1 ", "0x10", "1e3", "1_0", "65", "0", "18446744073709551616",
+                          "99999999999999999999999"}) {
+    INFO(bad);
+    CHECK(parseInteger(bad, {1, 64}, &value) == std::string("must be an integer from 1 to 64, got '") + bad + "'");
+  }
+}
+
+TEST_CASE("an endpoint names a numeric IP address and a port from 0 to 65535") {
+  using npac::npacd::checkEndpoint;
+  CHECK(checkEndpoint("127.0.0.1:0").empty());
+  CHECK(checkEndpoint("::1:10180").empty());
+  CHECK(checkEndpoint("0.0.0.0:65535").empty());
+  CHECK(checkEndpoint("127.0.0.1:65536") == "bad port in '127.0.0.1:65536' (a port is 0 to 65535)");
+  CHECK(checkEndpoint("127.0.0.1:+1") == "bad port in '127.0.0.1:+1' (a port is 0 to 65535)");
+  CHECK(checkEndpoint("localhost:102") ==
+        "'localhost' in 'localhost:102' is not a numeric IP address (e.g. 127.0.0.1, ::1, 0.0.0.0)");
+  CHECK(checkEndpoint("102") == "expected host:port, got '102'");
+}

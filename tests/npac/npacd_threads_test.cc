@@ -148,7 +148,7 @@ TEST_CASE("npacd refuses --threads 0 at start and names the range") {
   CHECK(waitFor(pid, 10s) == 2);
   INFO(slurp(log));
   CHECK(slurp(log).find("--threads") != std::string::npos);
-  CHECK(slurp(log).find("not in range 1 to 64") != std::string::npos);
+  CHECK(slurp(log).find("--threads: must be an integer from 1 to 64, got '0'") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "npacd.db"));  // refused before touching anything
   fs::remove_all(dir);
 }

@@ -2,6 +2,8 @@
 // object per line), and the level changed at run time through PUT /v1/log-level, audited.
 #include "service_fixture.h"
 
+#include <sys/stat.h>
+
 #include <spdlog/details/log_msg.h>
 
 #include "npac/npacd/logging.h"
@@ -180,4 +182,82 @@ TEST_CASE("npacctl log-level prints the level and changes it and says why it ref
   Run bad = runCommand(npacctl + " loud 2>&1");
   CHECK(bad.exit_code == 1);
   CHECK_THAT(bad.output, Catch::Contains("invalid_log_level"));
+}
+
+namespace {
+
+// The process umask set for one test (npacd, its child, inherits it).
+class ScopedUmask {
+ public:
+  explicit ScopedUmask(mode_t mask) : previous_(::umask(mask)) {}
+  ~ScopedUmask() { ::umask(previous_); }
+  ScopedUmask(const ScopedUmask&) = delete;
+  ScopedUmask& operator=(const ScopedUmask&) = delete;
+
+ private:
+  mode_t previous_;
+};
+
+mode_t modeOf(const fs::path& file) {
+  struct stat st {};
+  REQUIRE(::stat(file.c_str(), &st) == 0);
+  return st.st_mode & 07777;
+}
+
+}  // namespace
+
+TEST_CASE("a log file npacd creates is owner-only even under umask 000") {
+  ScratchDir dir;
+  const fs::path log = dir.path / "logs" / "npacd.log";  // its directory made too
+  ScopedUmask open_umask(0);
+  ServiceProcess::Options o = onDb(dir, {"--log-file", log.string()});
+  o.log_file = log;
+  ServiceProcess npacd(dir.path, o);
+  REQUIRE(npacd.waitListening());
+  CHECK(modeOf(log) == 0600);  // before: 0666, where any user could append a forged line
+  CHECK(npacd.terminate() == 0);
+}
+
+TEST_CASE("the log file a rotation creates is owner-only even under umask 000") {
+  ScratchDir dir;
+  const fs::path log = dir.path / "npacd.log";
+  ScopedUmask open_umask(0);
+  ServiceProcess::Options o =
+      onDb(dir, {"--log-file", log.string(), "--log-max-size", "2000", "--log-max-files", "1", "--log-level", "debug"});
+  o.log_file = log;
+  ServiceProcess npacd(dir.path, o);
+  REQUIRE(npacd.waitListening());
+  // Each admin API request is one debug line: enough of them rotate the file.
+  for (int i = 0; i < 60 && !fs::exists(dir.path / "npacd.1.log"); ++i) {
+    boost::asio::io_context io;
+    boost::beast::tcp_stream stream(io);
+    stream.expires_after(10s);
+    stream.connect({boost::asio::ip::make_address("127.0.0.1"), npacd.apiPort()});
+    http::request<http::string_body> request{http::verb::get, "/v1/log-level?n=" + std::to_string(i), 11};
+    request.set(http::field::host, "127.0.0.1");
+    http::write(stream, request);
+    boost::beast::flat_buffer buffer;
+    http::response<http::string_body> response;
+    http::read(stream, buffer, response);
+  }
+  REQUIRE(eventually([&] { return fs::exists(dir.path / "npacd.1.log") && fs::exists(log); }));
+  CHECK(modeOf(log) == 0600);  // created anew by the rotation
+  CHECK(modeOf(dir.path / "npacd.1.log") == 0600);
+  CHECK(npacd.terminate() == 0);
+}
+
+TEST_CASE("npacd warns when its existing log file can be written by other users") {
+  ScratchDir dir;
+  const fs::path log = dir.path / "npacd.log";
+  writeFile(log, "");
+  fs::permissions(log, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_write |
+                           fs::perms::others_read | fs::perms::others_write);
+  ServiceProcess::Options o = onDb(dir, {"--log-file", log.string()});
+  o.log_file = log;
+  ServiceProcess npacd(dir.path, o);
+  REQUIRE(npacd.waitListening());
+  CHECK_THAT(slurp(log), Catch::Contains("--log-file " + log.string() +
+                                         " can be written by other users (mode 0626): anyone may add lines to it"));
+  CHECK(modeOf(log) == 0626);  // an existing file keeps its mode
+  CHECK(npacd.terminate() == 0);
 }
