@@ -139,9 +139,12 @@ TEST_CASE("An operator's idle connection is not closed to make room") {
   options.max_connections = 3;
   options.operator_reserve = 1;
   TestServer server(options);
-  Connection operator_connection("127.0.0.10", server.port()), reader("127.0.0.11", server.port());
-  REQUIRE(status(operator_connection.get("/", "Bearer operator")) == 200);  // idle the longest
+  // Full: an operator (idle the longest), a reader and an application.
+  Connection operator_connection("127.0.0.10", server.port()), reader("127.0.0.11", server.port()),
+      application("127.0.0.13", server.port());
+  REQUIRE(status(operator_connection.get("/", "Bearer operator")) == 200);
   REQUIRE(status(reader.get("/", "Bearer dash")) == 200);
+  REQUIRE(status(application.get("/", "Bearer app")) == 200);
   Connection newcomer("127.0.0.12", server.port());
   CHECK(status(newcomer.get("/", "Bearer dash-2")) == 200);
   CHECK_FALSE(reader.get("/", "Bearer dash"));  // the reader's was closed for it

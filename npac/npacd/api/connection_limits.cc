@@ -75,23 +75,28 @@ ConnectionLimits::Admission ConnectionLimits::admit(ConnectionAccount& account, 
       return out;
     }
   }
+  // Operators may hold every place; the other roles together all but operator_reserve.
+  const bool was_operator = credentialed && account.priority == RequestPriority::kOperator;
   const std::size_t others = credentialed_.size() - (credentialed ? 1 : 0);
+  const std::size_t other_non_operators = non_operators_ - (credentialed && !was_operator ? 1 : 0);
   const std::size_t reserve = std::min(limits_.operator_reserve, limits_.max_connections);
-  const std::size_t capacity =
-      priority == RequestPriority::kOperator ? limits_.max_connections : limits_.max_connections - reserve;
-  if (others >= capacity) {
+  std::size_t needed = others >= limits_.max_connections ? others - limits_.max_connections + 1 : 0;
+  bool reserve_binds = false;
+  if (priority != RequestPriority::kOperator && other_non_operators >= limits_.max_connections - reserve) {
+    const std::size_t over = other_non_operators - (limits_.max_connections - reserve) + 1;
+    reserve_binds = over >= needed && reserve > 0;
+    needed = std::max(needed, over);
+  }
+  if (needed > 0) {
     // Room from the longest-idle connections that are not an operator's — only if enough
     // of them are idle, so nothing is closed for a request that is refused anyway.
-    const std::size_t needed = others - capacity + 1;
     std::size_t candidates = 0;
     for (const ConnectionAccount* other : credentialed_) {
       if (other != &account && other->idle && other->priority != RequestPriority::kOperator) ++candidates;
     }
     if (candidates < needed) {
-      out.refusal = priority != RequestPriority::kOperator && others < limits_.max_connections
-                        ? Refusal::kOperatorReserve
-                        : Refusal::kFull;
-      out.holding = others;
+      out.refusal = reserve_binds ? Refusal::kOperatorReserve : Refusal::kFull;
+      out.holding = reserve_binds ? other_non_operators : others;
       return out;
     }
     for (std::size_t i = 0; i < needed; ++i) {
@@ -141,6 +146,7 @@ void ConnectionLimits::count(ConnectionAccount& account) {
     ++anonymous_per_client_[account.address];
   } else if (account.pool == ConnectionAccount::Pool::kCredentialed) {
     credentialed_.insert(&account);
+    if (account.priority != RequestPriority::kOperator) ++non_operators_;
     ++per_client_[{account.address, account.priority}];
     if (account.credential) ++per_credential_[*account.credential];
   }
@@ -155,6 +161,7 @@ void ConnectionLimits::uncount(ConnectionAccount& account) {
     decrement(anonymous_per_client_, account.address);
   } else if (account.pool == ConnectionAccount::Pool::kCredentialed) {
     credentialed_.erase(&account);
+    if (account.priority != RequestPriority::kOperator) --non_operators_;
     decrement(per_client_, std::make_pair(account.address, account.priority));
     if (account.credential) decrement(per_credential_, *account.credential);
   }

@@ -13,12 +13,14 @@
 //                 holding connections open buys an attacker nothing, and the newest — an
 //                 operator's about to send a request — is the last to go.
 //   credentialed  a connection whose latest valid token has a role: at most
-//                 max_connections in all, of which the last operator_reserve only for
-//                 operators; at most max_per_client per address AND role, so a reader's
-//                 connections never count against an application's or an operator's
-//                 from the same address; at most max_per_credential per Authorization
-//                 value. Room is made by closing the longest-idle credentialed connection
-//                 that is not an operator's; an operator's is never closed for room.
+//                 max_connections in all, readers and applications together at most
+//                 max_connections - operator_reserve (so operators always have
+//                 operator_reserve places); at most max_per_client per address AND role,
+//                 so a reader's connections never count against an application's or an
+//                 operator's from the same address; at most max_per_credential per
+//                 Authorization value. Room is made by closing the longest-idle
+//                 credentialed connection that is not an operator's; an operator's is
+//                 never closed for room.
 //
 // A request classified anonymous on a credentialed connection (a public probe) leaves it
 // where it is: a connection is what the latest valid token it presented says.
@@ -105,6 +107,7 @@ class ConnectionLimits {
   Limits limits_;
   std::unordered_set<ConnectionAccount*> anonymous_;
   std::unordered_set<ConnectionAccount*> credentialed_;
+  std::size_t non_operators_ = 0;  // of credentialed_, those whose role is not operator
   std::unordered_map<std::string, std::size_t> anonymous_per_client_;
   std::map<std::pair<std::string, RequestPriority>, std::size_t> per_client_;  // credentialed
   std::unordered_map<std::size_t, std::size_t> per_credential_;

@@ -253,7 +253,8 @@ std::optional<HttpResponse> HttpServer::admit(HttpSessionBase& session, const Ht
     case ConnectionLimits::Refusal::kOperatorReserve:
       ++counters_.refused_operator_reserve;
       return limitRefusal("operator_reserve",
-                          "the admin API has " + holding + " connections with a credential: the last " +
+                          "reader and application tokens hold " + holding +
+                              " connections to the admin API, all it keeps for them: the last " +
                               std::to_string(limits_.limits().operator_reserve) +
                               " are kept for operator tokens (operator_reserve); retry shortly");
     case ConnectionLimits::Refusal::kFull:

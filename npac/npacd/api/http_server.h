@@ -37,9 +37,10 @@
 // closed for a new one), so they never cost a connection that presented a credential.
 //   max_connections       credentialed sessions at once; room is made by closing the
 //                         longest-idle one that is not an operator's.
-//   operator_reserve      of them, the last ones only for requests classify() calls
-//                         kOperator (others 503 operator_reserve). Without classify every
-//                         request is kReader and no slot is reserved.
+//   operator_reserve      of them, kept for requests classify() calls kOperator: the
+//                         other roles together hold at most max_connections less this
+//                         (past it 503 operator_reserve). Without classify every request
+//                         is kReader and no slot is reserved.
 //   max_per_client        per client IP address: anonymous connections (the oldest closed
 //                         for a new one), and credentialed ones per role (the next is 503
 //                         too_many_connections_per_client) — a role never counts against
