@@ -154,11 +154,14 @@ struct TestReply {
   }
 };
 
-// One keep-alive client connection from `from` (a 127.0.0.0/8 address).
+// One keep-alive client connection from `from` (a 127.0.0.0/8 address); `receive_buffer`
+// > 0 sets its SO_RCVBUF before connecting (a small one: a client that reads nothing
+// closes its window at once instead of letting the kernel hold megabytes).
 class Connection {
  public:
-  Connection(const std::string& from, std::uint16_t port) {
+  Connection(const std::string& from, std::uint16_t port, int receive_buffer = 0) {
     stream_.socket().open(tcp::v4());
+    if (receive_buffer > 0) stream_.socket().set_option(boost::asio::socket_base::receive_buffer_size(receive_buffer));
     stream_.socket().bind({boost::asio::ip::make_address(from), 0});
     stream_.expires_after(5s);
     stream_.connect({boost::asio::ip::make_address("127.0.0.1"), port});
