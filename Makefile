@@ -3,6 +3,9 @@
 SHELL := /bin/bash
 BUILD ?= build
 JOBS ?= $(shell nproc)
+# A test still running after this many seconds fails as a timeout (none needs a tenth of
+# it): one that hangs fails the run instead of holding it until CI gives up.
+TEST_TIMEOUT ?= 300
 # What npacd needs to build and run (make run), and what only the tests, benchmarks and
 # the Debian package need on top (make build / make test): a PostgreSQL server for the
 # PostgreSQL cases, chromium and node for the console's browser tests, tshark for the
@@ -61,13 +64,13 @@ run: configure-run
 	exec $(BUILD)/bin/npacd $(NPACD_ARGS)
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure --timeout $(TEST_TIMEOUT) -j $(JOBS)
 
 # Integration tests under ThreadSanitizer (separate build tree).
 tsan: deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPAC_TSAN=ON -DNPAC_BENCH=OFF
 	cmake --build build-tsan -j $(JOBS)
-	cd build-tsan && ctest --output-on-failure -j $(JOBS)
+	cd build-tsan && ctest --output-on-failure --timeout $(TEST_TIMEOUT) -j $(JOBS)
 
 clean:
 	rm -rf $(BUILD) build-tsan

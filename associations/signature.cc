@@ -94,7 +94,7 @@ std::string_view toString(SignatureAlgorithm algorithm) {
 }
 
 std::optional<SignatureAlgorithm> signatureAlgorithmFromString(std::string_view name) {
-  if (name == "rsa-sha256") return SignatureAlgorithm::kRsaSha256;
+  if (name == "rsa-sha256" || name == "rsa") return SignatureAlgorithm::kRsaSha256;
   if (name == "ed25519") return SignatureAlgorithm::kEd25519;
   return std::nullopt;
 }
@@ -127,6 +127,21 @@ Result<std::shared_ptr<evp_pkey_st>, SignatureFailure> readPublicPem(std::string
 }
 
 }  // namespace
+
+Result<SignatureAlgorithm, SignatureFailure> publicKeyAlgorithm(std::string_view public_pem) {
+  auto read = readPublicPem(public_pem);
+  if (!read.ok()) return err(read.error());
+  const int type = EVP_PKEY_get_base_id(read.value().get());
+  const SignatureAlgorithm algorithm =
+      type == EVP_PKEY_ED25519 ? SignatureAlgorithm::kEd25519 : SignatureAlgorithm::kRsaSha256;
+  if (type != EVP_PKEY_ED25519 && type != EVP_PKEY_RSA) {
+    return err(SignatureFailure{SignatureError::kWrongAlgorithm,
+                                std::string("the key is ") + OBJ_nid2sn(type) + ": npacd takes " +
+                                    kSignatureAlgorithmNames + " keys"});
+  }
+  if (auto failure = checkKeyType(algorithm, read.value().get())) return err(std::move(*failure));
+  return algorithm;
+}
 
 Result<SignatureVerifier, SignatureFailure> SignatureVerifier::fromPem(
     SignatureAlgorithm algorithm, std::string_view public_pem) {

@@ -31,9 +31,13 @@ namespace npac::associations {
 
 enum class SignatureAlgorithm : std::uint8_t { kRsaSha256, kEd25519 };
 
-// "rsa-sha256" / "ed25519": the spelling used by the key-list store and the admin API.
+// "rsa-sha256" / "ed25519": the one spelling every program writes (the key-list store,
+// the admin API, npacctl, npac-soa-sim keygen) and reads. "rsa", the simulator's earlier
+// name, is read as rsa-sha256 wherever an algorithm is read, and never written
+// (common/vocabulary.h keeps aliases the same way).
 std::string_view toString(SignatureAlgorithm algorithm);
 std::optional<SignatureAlgorithm> signatureAlgorithmFromString(std::string_view name);
+inline constexpr const char* kSignatureAlgorithmNames = "ed25519 or rsa-sha256";
 
 // NIST SP 800-131A: RSA below 2048 bits is not acceptable for signatures.
 inline constexpr int kMinRsaBits = 2048;
@@ -121,5 +125,12 @@ Result<KeyPairPem, SignatureFailure> generateKeyPair(SignatureAlgorithm algorith
 // (the same digest `openssl pkey -pubin -outform DER | sha256sum` prints). kBadPem if the
 // text is not a PEM public key.
 Result<std::string, SignatureFailure> publicKeyFingerprint(std::string_view public_pem);
+
+// The algorithm a public key PEM is for, read from the key itself: an Ed25519 key is
+// kEd25519, an RSA key kRsaSha256 (checked as fromPem checks it: at least kMinRsaBits).
+// kBadPem if the text is not a PEM public key, kWrongAlgorithm for another key type
+// (EC, DSA…), kWeakKey for a short RSA key. So an operator need not say what the key
+// already says (`npacctl key add` without --algorithm).
+Result<SignatureAlgorithm, SignatureFailure> publicKeyAlgorithm(std::string_view public_pem);
 
 }  // namespace npac::associations

@@ -1,5 +1,6 @@
 #include "tunables/catalogue.h"
 
+#include "common/nearest_name.h"
 #include "tunables/text.h"
 
 #include <cctype>
@@ -219,6 +220,12 @@ const TunableSpec* Catalogue::find(std::string_view name) const {
     if (spec.name == name) return &spec;
   }
   return nullptr;
+}
+
+Status Catalogue::unknownName(std::string_view name) const {
+  std::vector<std::string> names;
+  for (const TunableSpec& spec : specs_) names.emplace_back(spec.name);
+  return Status::unknownName("no tunable named \"" + std::string(name) + "\"" + common::didYouMean(name, names));
 }
 
 std::string Catalogue::describeRange(const TunableSpec& spec) const {

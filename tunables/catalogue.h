@@ -101,6 +101,10 @@ class Catalogue {
   const TunableSpec& spec(TunableId id) const { return specs_[static_cast<std::size_t>(id)]; }
   // nullptr when no tunable has that name.
   const TunableSpec* find(std::string_view name) const;
+  // The kUnknownName status for a name find() did not find: `no tunable named "x"`, with
+  // the nearest name when one is close (common/nearest_name.h): `(did you mean
+  // 'bind_timeout'?)`.
+  Status unknownName(std::string_view name) const;
 
   // Text → typed value, checking type, range and enumeration names.
   Status parse(const TunableSpec& spec, std::string_view text, Value* out) const;

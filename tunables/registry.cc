@@ -153,7 +153,7 @@ std::vector<TunableRegistry::Override> TunableRegistry::listOverrides() const {
 Status TunableRegistry::getText(std::string_view name, std::string_view spid,
                                 std::string* out) const {
   const TunableSpec* spec = catalogue_.find(name);
-  if (spec == nullptr) return Status::unknownName(cat("no tunable named \"", name, "\""));
+  if (spec == nullptr) return catalogue_.unknownName(name);
   if (!spid.empty() && !isValidSpid(spid)) {
     return Status::invalidProvider(
         cat("\"", spid, "\" is not a SPID (four ASCII letters or digits)"));
@@ -167,7 +167,7 @@ Status TunableRegistry::getText(std::string_view name, std::string_view spid,
 Status TunableRegistry::validateTarget(std::string_view name, std::string_view spid,
                                        const TunableSpec** spec) const {
   *spec = catalogue_.find(name);
-  if (*spec == nullptr) return Status::unknownName(cat("no tunable named \"", name, "\""));
+  if (*spec == nullptr) return catalogue_.unknownName(name);
   if (spid.empty() && !(*spec)->allowsGlobal()) {
     return Status::wrongScope(cat(name, " is set per provider only: give a SPID"));
   }
@@ -390,7 +390,7 @@ Status TunableRegistry::reload(std::size_t* changed, std::vector<std::string>* i
 Status TunableRegistry::subscribe(std::string_view name, std::string_view spid,
                                   Callback callback, Subscription* out) {
   const TunableSpec* spec = catalogue_.find(name);
-  if (spec == nullptr) return Status::unknownName(cat("no tunable named \"", name, "\""));
+  if (spec == nullptr) return catalogue_.unknownName(name);
   if (!spid.empty() && !isValidSpid(spid)) {
     return Status::invalidProvider(
         cat("\"", spid, "\" is not a SPID (four ASCII letters or digits)"));

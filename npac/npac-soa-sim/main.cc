@@ -200,10 +200,11 @@ bool writeFile(const std::string& path, const std::string& text, mode_t mode) {
 }
 
 int keygen(const std::string& algorithm_name, const std::string& out, std::string pub_out, int rsa_bits) {
-  auto algorithm = algorithm_name == "rsa" ? std::optional(npac::associations::SignatureAlgorithm::kRsaSha256)
-                                           : npac::associations::signatureAlgorithmFromString(algorithm_name);
+  // The spelling npacctl and npacd use; "rsa" is read as rsa-sha256 (signature.h).
+  auto algorithm = npac::associations::signatureAlgorithmFromString(algorithm_name);
   if (!algorithm) {
-    std::cerr << "npac-soa-sim keygen: --algorithm must be ed25519 or rsa\n";
+    std::cerr << "npac-soa-sim keygen: --algorithm must be " << npac::associations::kSignatureAlgorithmNames
+              << ", not '" << algorithm_name << "'\n";
     return kExitUsage;
   }
   auto pair = npac::associations::generateKeyPair(*algorithm, rsa_bits);
@@ -300,7 +301,7 @@ int main(int argc, char** argv) {
   std::string kg_algorithm = "ed25519", kg_out, kg_pub;
   int kg_bits = npac::associations::kMinRsaBits;
   CLI::App* kg = app.add_subcommand("keygen", "make a provider key pair (private PEM + public PEM for the NPAC)");
-  kg->add_option("--algorithm", kg_algorithm, "ed25519 or rsa")->capture_default_str();
+  kg->add_option("--algorithm", kg_algorithm, "ed25519 or rsa-sha256 (RSA-SHA256, --rsa-bits)")->capture_default_str();
   kg->add_option("--out", kg_out, "private key file (mode 0600)")->required();
   kg->add_option("--public-out", kg_pub, "public key file (default OUT.pub)");
   kg->add_option("--rsa-bits", kg_bits, "RSA modulus size")->capture_default_str();

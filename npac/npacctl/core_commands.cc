@@ -20,7 +20,7 @@ std::string diagnosticText(const json& event) {
 }
 
 void addAssoc(CLI::App& app, int& exit_code) {
-  CLI::App* assoc = app.add_subcommand("assoc", "live associations: list, abort");
+  CLI::App* assoc = app.add_subcommand("assoc", "live associations and their log: list, abort, log");
   assoc->require_subcommand(1);
   {
     auto* c = assoc->add_subcommand("list", "list live associations");

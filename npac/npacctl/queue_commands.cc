@@ -120,27 +120,28 @@ std::string overview(const json& views) {
 }
 
 // Reports a failed call as runRequest does; the exit code.
-int failure(const ServerFlags& flags, const ApiOutcome& outcome) {
+int failure(const ServerFlags& flags, const ApiClient& client, const ApiOutcome& outcome) {
   if (!outcome.reply) {
     std::cerr << "npacctl: " << outcome.failure << "\n";
     return kExitUnreachable;
   }
   if (flags.json && !outcome.reply->body.is_discarded()) std::cout << outcome.reply->body.dump() << "\n";
   std::cerr << "npacctl: " << outcome.reply->errorText() << "\n";
+  if (std::string hint = operatorHint(*outcome.reply, client); !hint.empty()) std::cerr << "npacctl: " << hint << "\n";
   return kExitApiError;
 }
 
 // Every provider's view: GET /v1/providers, then one GET per provider.
 int allProviders(const ServerFlags& flags) {
-  ApiClient client(flags.api);
+  ApiClient client(apiAddress());
   if (!authorize(client)) return kExitUsage;  // token_source.h: no token found
   ApiOutcome listed = client.call(V::get, "/v1/providers");
-  if (!listed.reply || !listed.reply->ok()) return failure(flags, listed);
+  if (!listed.reply || !listed.reply->ok()) return failure(flags, client, listed);
   json views = json::array();
   const json& providers = listed.reply->body["providers"];
   for (const json& p : providers.is_array() ? providers : json::array()) {
     ApiOutcome queue = client.call(V::get, "/v1/providers/" + urlEncode(text(p["spid"])) + "/queue");
-    if (!queue.reply || !queue.reply->ok()) return failure(flags, queue);
+    if (!queue.reply || !queue.reply->ok()) return failure(flags, client, queue);
     views.push_back(queue.reply->body);
   }
   if (flags.json) std::cout << json{{"providers", views}}.dump() << "\n";

@@ -1,9 +1,10 @@
 // The npacctl commands that talk to a running npacd through its admin API
 // (docs/API.md): sp, nsap, key, srr, tunable (server_commands.cc), assoc, send, msg
 // (core_commands.cc), inbound (inbound_commands.cc) and queue
-// (queue_commands.cc). Each leaf takes --api HOST:PORT
-// (default 127.0.0.1:10180), --json (print the API's JSON instead of the human form) and,
-// for changes, --actor (default "npacctl:$USER") for the audit log. Exit codes: client.h.
+// (queue_commands.cc). Each leaf takes --json (print the API's JSON instead of the human
+// form) and --actor (ignored by npacd, kept for old scripts); the connection options
+// (--api, --tls, --ca-file, --token, --token-file) are npacctl's own, before or after the
+// command (client.h). Exit codes: client.h.
 #pragma once
 
 #include <functional>
@@ -19,12 +20,12 @@
 namespace npac::npacctl {
 
 struct ServerFlags {
-  std::string api = kDefaultApi;
   bool json = false;
   std::string actor;
 };
 
-// Adds --api, --json and --actor to `command`, bound to `flags`.
+// Adds --json and --actor to `command`, bound to `flags`, and a footer naming the
+// connection options (which the top level takes).
 void addServerFlags(CLI::App& command, ServerFlags& flags);
 
 // Sends one request and prints the outcome: the JSON (--json) or render(body) on success,
@@ -32,6 +33,12 @@ void addServerFlags(CLI::App& command, ServerFlags& flags);
 int runRequest(const ServerFlags& flags, boost::beast::http::verb method, const std::string& target,
                const std::optional<nlohmann::json>& body,
                const std::function<std::string(const nlohmann::json&)>& render);
+
+// What an operator at npacctl does about a refusal the API phrases for any client: the
+// token's source for a 401, how to get a token that may for a 403, the npacctl command
+// listing the names for an unknown tunable, a version check for an unknown route. Empty
+// when the API's message says it all.
+std::string operatorHint(const ApiReply& reply, const ApiClient& client);
 
 // The actor of a change: --actor, else "npacctl:$USER", else "npacctl".
 std::string actorOf(const ServerFlags& flags);
@@ -47,5 +54,6 @@ void addInboundCommands(CLI::App& app, int& exit_code);  // inbound list, answer
 void addNpacKeyCommands(CLI::App& app, int& exit_code);  // npac-key add, list, export, revoke
 void addQueueCommands(CLI::App& app, int& exit_code);    // queue [SPID] (queue_commands.cc)
 void addLogLevelCommand(CLI::App& app, int& exit_code);  // log-level [LEVEL] (log_level_command.cc)
+void addBackupCommand(CLI::App& app, int& exit_code);    // backup FILE (backup_command.cc)
 
 }  // namespace npac::npacctl

@@ -14,10 +14,33 @@ using nlohmann::json;
 using V = boost::beast::http::verb;
 
 void addServerFlags(CLI::App& command, ServerFlags& flags) {
-  command.add_option("--api", flags.api, "npacd admin API address HOST:PORT, or https://HOST:PORT for a TLS admin API")->capture_default_str();
+  command.footer("Connection options (npacctl --help), before or after the command: --api ADDRESS "
+                 "(else $NPACCTL_API, else " + std::string(kDefaultApi) + "), --tls, --ca-file FILE, --token TOKEN, "
+                 "--token-file FILE.");
   command.add_flag("--json", flags.json, "print the API's JSON answer");
   command.add_option("--actor", flags.actor, "ignored by npacd, which records the token's name as the actor of every change "
                      "(docs/API.md \"Authentication\"); kept so existing scripts still run");
+}
+
+std::string operatorHint(const ApiReply& reply, const ApiClient& client) {
+  const std::string code = reply.body.is_object() && reply.body.contains("error") && reply.body["error"].is_object()
+                               ? reply.body["error"].value("code", std::string())
+                               : std::string();
+  const std::string source = client.tokenSource().empty() ? "" : " (from " + client.tokenSource() + ")";
+  if (reply.status == 401) {
+    return "npacd refused the token" + source + ": give another with --token, $NPACCTL_TOKEN, --token-file or "
+           "$NPACCTL_TOKEN_FILE (docs/API.md \"Authentication\")";
+  }
+  if (reply.status == 403) {
+    return "the token" + source + " may not do this: an operator gives you one that may with npacctl token "
+           "create NAME --role ROLE";
+  }
+  if (code == "unknown_tunable") return "npacctl tunable list shows every tunable";
+  if (code == "unknown_route") {
+    return "this npacd does not know the request npacctl sent: is it older than npacctl? (npacd --version, "
+           "npacctl --version)";
+  }
+  return "";
 }
 
 std::string actorOf(const ServerFlags& flags) {
@@ -54,7 +77,7 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
 
 int runRequest(const ServerFlags& flags, V method, const std::string& target, const std::optional<json>& body,
                const std::function<std::string(const json&)>& render) {
-  ApiClient client(flags.api);
+  ApiClient client(apiAddress());
   if (!authorize(client)) return kExitUsage;  // token_source.h: no token found
   const bool mutating = method != V::get;
   ApiOutcome outcome = client.call(method, target, body, mutating ? actorOf(flags) : "");
@@ -66,6 +89,7 @@ int runRequest(const ServerFlags& flags, V method, const std::string& target, co
   if (!reply.ok()) {
     if (flags.json && !reply.body.is_discarded()) std::cout << reply.body.dump() << "\n";
     std::cerr << "npacctl: " << reply.errorText() << "\n";
+    if (std::string hint = operatorHint(reply, client); !hint.empty()) std::cerr << "npacctl: " << hint << "\n";
     return kExitApiError;
   }
   if (flags.json) std::cout << reply.body.dump() << "\n";
@@ -227,14 +251,15 @@ void addKey(CLI::App& app, int& exit_code) {
     auto spid = std::make_shared<std::string>();
     auto list = std::make_shared<std::int64_t>(0);
     auto id = std::make_shared<std::int64_t>(0);
-    auto algorithm = std::make_shared<std::string>("rsa-sha256");
+    auto algorithm = std::make_shared<std::string>();
     auto pem = std::make_shared<std::string>();
     auto not_before = std::make_shared<std::string>();
     auto not_after = std::make_shared<std::string>();
     c->add_option("SPID", *spid)->required();
     c->add_option("--list", *list, "key list id")->required();
     c->add_option("--key", *id, "key id")->required();
-    c->add_option("--algorithm", *algorithm, "rsa-sha256 or ed25519")->capture_default_str();
+    c->add_option("--algorithm", *algorithm,
+                  "ed25519 or rsa-sha256; by default read from the key in --pem (npacd checks that they agree)");
     c->add_option("--pem", *pem, "file with the public key (BEGIN PUBLIC KEY)")->required();
     c->add_option("--not-before", *not_before, "validity start, 2026-11-29T15:00:00Z (default now)");
     c->add_option("--not-after", *not_after, "validity end (default now + key_lifetime)");
@@ -248,7 +273,8 @@ void addKey(CLI::App& app, int& exit_code) {
       }
       std::stringstream content;
       content << in.rdbuf();
-      json body{{"key_list_id", *list}, {"key_id", *id}, {"algorithm", *algorithm}, {"public_key_pem", content.str()}};
+      json body{{"key_list_id", *list}, {"key_id", *id}, {"public_key_pem", content.str()}};
+      if (!algorithm->empty()) body["algorithm"] = *algorithm;
       if (!not_before->empty()) body["not_before"] = *not_before;
       if (!not_after->empty()) body["not_after"] = *not_after;
       exit_code = runRequest(*f, V::post, "/v1/providers/" + urlEncode(*spid) + "/keys", body, [](const json& k) {
@@ -294,7 +320,8 @@ void addSrr(CLI::App& app, int& exit_code) {
   auto spid = std::make_shared<std::string>();
   auto state = std::make_shared<std::string>();
   c->add_option("SPID", *spid)->required();
-  c->add_option("STATE", *state, "on or off")->required()->check(CLI::IsMember({"on", "off"}));
+  // ON, Off: the tunable itself takes any case (tunables/value.cc), so the command does too.
+  c->add_option("STATE", *state, "on or off (any case)")->required()->transform(CLI::IsMember({"on", "off"}, CLI::ignore_case));
   addServerFlags(*c, *f);
   c->callback([=, &exit_code] {
     exit_code = runRequest(*f, V::put, "/v1/providers/" + urlEncode(*spid) + "/srr", json{{"on", *state == "on"}},

@@ -36,7 +36,7 @@ void addTokenCommands(CLI::App& app, int& exit_code) {
     c->add_option("NAME", *name, "the token's name: the actor in the audit log (1-64 visible ASCII)")->required();
     c->add_option("--role", *role, "operator, application or reader")
         ->required()
-        ->check(CLI::IsMember({"operator", "application", "reader"}));
+        ->transform(CLI::IsMember({"operator", "application", "reader"}, CLI::ignore_case));
     addServerFlags(*c, *f);
     c->callback([=, &exit_code] {
       exit_code = runRequest(*f, V::post, "/v1/tokens", json{{"name", *name}, {"role", *role}}, [](const json& t) {

@@ -101,7 +101,7 @@ bool authorize(ApiClient& client) {
     std::cerr << "npacctl: " << found.error << "\n";
     return false;
   }
-  client.setBearerToken(found.token);
+  client.setBearerToken(found.token, found.source);
   return true;
 }
 

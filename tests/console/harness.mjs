@@ -194,7 +194,11 @@ export async function openBrowser() {
     },
     // Resolves once the page has no request open (the event stream counts as open).
     settled() { return waitUntil('the page\'s requests to finish', () => inFlight === 0); },
-    shot(name) { return page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true }); },
+    // A PNG in $NPAC_CONSOLE_SCREENSHOTS: the whole page, or with `fullPage` false what
+    // the 1280×800 window shows.
+    shot(name, { fullPage = true } = {}) {
+      return page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage });
+    },
     close() { return browser.close(); },
   };
 }

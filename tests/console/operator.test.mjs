@@ -25,11 +25,11 @@ test('an operator sees three associations and their round robin, turns SRR off a
   // The page reads the event stream when npacd answers it; polling is only its fallback.
   await waitUntil('the event stream', async () => (await page.locator('#live-status').textContent()) === 'live (event stream)');
 
-  await page.getByRole('button', { name: 'Show provider 0001' }).click();
+  await page.getByRole('link', { name: 'Show provider 0001' }).click();
   const associations = page.getByRole('table', { name: 'Associations of 0001, live' }).locator('tbody tr');
   await waitUntil('three associations on the page', async () => (await associations.count()) === 3 &&
     (await page.locator('[data-up="0001"]').textContent()) === '3');
-  const peers = await associations.locator('td:nth-child(3)').allTextContents();
+  const peers = await associations.locator('.peer').allTextContents();
   assert.deepEqual(peers.map((p) => p.split(':')[0]).sort(), ['127.0.0.2', '127.0.0.3', '127.0.0.4']);
 
   // Six notifications leave in strict rotation (NANC 353): the round robin picture shows
@@ -78,7 +78,7 @@ test('an operator sees three associations and their round robin, turns SRR off a
     (await page.locator('[data-up="0001"]').textContent()) === '1' &&
     (await page.locator('[data-srr="0001"]').textContent()) === 'off', 15000);
   // NANC 353: the earliest-bound association stays.
-  assert.match(await associations.locator('td:nth-child(3)').textContent(), /^127\.0\.0\.2:/);
+  assert.match(await associations.locator('.peer').textContent(), /^127\.0\.0\.2:/);
   assert.equal((await npacd.associations()).length, 1);
   // The association log says why they went.
   const log = page.getByRole('table', { name: /association events of 0001/ }).locator('tbody tr');
@@ -92,6 +92,8 @@ test('an operator sees three associations and their round robin, turns SRR off a
     await page.locator('[data-waits="0001"]').textContent()), 15000);
   await ui.shot('operator-4-wait-reason');
 
+  // The audit log is a view of its own (#/audit).
+  await page.getByRole('link', { name: 'Audit log' }).click();
   await page.getByLabel('Actor').fill('ops-console');
   await page.getByLabel('Action').fill('tunable.set');
   const audit = page.getByRole('table', { name: /^Audit log/ }).locator('tbody tr');

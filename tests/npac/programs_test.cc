@@ -145,7 +145,7 @@ TEST_CASE("make run builds only npacd and the programs the README walkthrough us
   CHECK_THAT(test_recipe.output, Catch::Contains("cmake --build /nonexistent/build -j 2"));
 }
 
-TEST_CASE("make run installs only what npacd needs and prints no make directory lines; make test installs the rest") {
+TEST_CASE("make run installs only what npacd needs and prints no make directory lines, and make test installs the rest") {
   Run run_recipe = run("make -n -C " + npac::testing::sourceDir() + " run BUILD=/nonexistent/build JOBS=2 2>&1");
   INFO(run_recipe.output);
   REQUIRE(run_recipe.exit_code == 0);

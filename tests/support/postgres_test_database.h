@@ -50,8 +50,12 @@ struct PgConnCloser {
 };
 using PgConnection = std::unique_ptr<PGconn, PgConnCloser>;
 
+// Bounded (connect_timeout 10 s): a server a test paused and left paused fails the
+// set-up or the clean-up instead of hanging the test run.
 inline PgConnection connectOrThrow(const std::string& url) {
-  PgConnection conn(PQconnectdb(url.c_str()));
+  const char* const keywords[] = {"dbname", "connect_timeout", nullptr};
+  const char* const values[] = {url.c_str(), "10", nullptr};
+  PgConnection conn(PQconnectdbParams(keywords, values, /*expand_dbname=*/1));
   if (conn == nullptr) throw std::runtime_error("libpq could not allocate a connection");
   if (PQstatus(conn.get()) != CONNECTION_OK) {
     throw std::runtime_error("cannot connect to " + url + ": " + PQerrorMessage(conn.get()));

@@ -4,7 +4,7 @@
 // removed (unpaused first) by the destructor. Test set-up: a failure stops the case with
 // REQUIRE.
 //
-// Threading: one object per test; restart/halt/resume/pause/unpause may be called from
+// Threading: one object per test; restart/halt/resume and a Pause may be used from
 // another thread than the one that made it, one at a time.
 #pragma once
 
@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include "tests/support/test_paths.h"
 
 namespace npac::testing {
@@ -40,8 +41,28 @@ class PrivateCluster {
   int restart() { return run("restart"); }
   int halt() { return run("halt"); }
   int resume() { return run("resume"); }
-  int pause() { return run("pause"); }  // SIGSTOP: the server hangs, its sockets stay open
-  int unpause() { return run("unpause"); }
+
+  // The server paused (SIGSTOP: it hangs, its sockets stay open) while this object lives,
+  // resumed by end() or, when a REQUIRE failed meanwhile, by the destructor — which runs
+  // before those of the databases and processes made after the cluster, so none of them
+  // waits on a stopped server.
+  class Pause {
+   public:
+    explicit Pause(PrivateCluster& cluster) : cluster_(&cluster) { REQUIRE(cluster_->run("pause") == 0); }
+    ~Pause() {
+      if (cluster_ != nullptr) cluster_->run("unpause");
+    }
+    Pause(const Pause&) = delete;
+    Pause& operator=(const Pause&) = delete;
+    void end() {
+      REQUIRE(cluster_ != nullptr);
+      PrivateCluster* cluster = std::exchange(cluster_, nullptr);
+      REQUIRE(cluster->run("unpause") == 0);
+    }
+
+   private:
+    PrivateCluster* cluster_;
+  };
 
  private:
   int run(const char* action) {

@@ -1,12 +1,14 @@
 #include "npac/npacd/api/admin_api.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include "db/provider_store.h"
 #include "npac/npacd/api/connection_priority.h"
+#include "npac/npacd/api/database_backup.h"
 #include "npac/npacd/api/pdu_batch.h"
 #include "npac/npacd/api/request.h"
 
@@ -141,8 +143,27 @@ HttpResponse jsonResponse(http::status status, const json& body) {
   return response;
 }
 
+namespace {
+
+// A message never repeats its code: a status whose text starts with its own kind
+// ("unknown tunable: …", "shutting down: …") under the code saying the same
+// (unknown_tunable, shutting_down) loses those words, so npacctl's "code: message" reads
+// "unknown_tunable: no tunable named …", not "unknown_tunable: unknown tunable: …".
+std::string withoutCodeWords(const std::string& code, const std::string& message) {
+  std::string words = code;
+  std::replace(words.begin(), words.end(), '_', ' ');
+  words += ": ";
+  if (message.size() <= words.size()) return message;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(message[i])) != words[i]) return message;
+  }
+  return message.substr(words.size());
+}
+
+}  // namespace
+
 HttpResponse errorResponse(http::status status, const std::string& code, const std::string& message) {
-  return jsonErrorResponse(status, code, message);
+  return jsonErrorResponse(status, code, withoutCodeWords(code, message));
 }
 
 HttpResponse dbErrorResponse(const db::Status& status, const std::string& context) {
@@ -166,7 +187,8 @@ HttpResponse dbErrorResponse(const db::Status& status, const std::string& contex
 
 HttpResponse tunableErrorResponse(const tunables::Status& status) {
   using tunables::ErrorCode;
-  const std::string text = status.toString();
+  // The code names the kind ("wrong_type"); the registry's message says what was wrong.
+  const std::string text = status.message().empty() ? status.toString() : status.message();
   switch (status.code()) {
     case ErrorCode::kUnknownName: return errorResponse(http::status::not_found, "unknown_tunable", text);
     case ErrorCode::kWrongType: return errorResponse(http::status::bad_request, "wrong_type", text);
@@ -270,6 +292,8 @@ const std::vector<AdminApi::Route>& AdminApi::routeTable() {
       {V::post, "/v1/tokens", A::kOperator, NPAC_NOW(createToken(r))},
       {V::get, "/v1/tokens", A::kOperator, NPAC_NOW(listTokens(r))},
       {V::post, "/v1/tokens/{name}/revoke", A::kOperator, NPAC_NOW(revokeToken(r, r.path[2]))},
+      // The whole database, NPAC private keys and token digests included: operators only.
+      {V::post, "/v1/backup", A::kOperator, NPAC_LATER(backupDatabase(r, respond))},
       // The console (console_routes.cc, event_routes.cc): who the caller is, the page's
       // files (public: they hold no data) and the live event stream.
       {V::get, "/v1/whoami", A::kReader, NPAC_NOW(whoami(r))},

@@ -10,6 +10,7 @@
 //   inbound       long-poll providers' requests, answer  CoreService
 //   associations  list, abort                            CoreService
 //   queue view    a provider's queue and why it waits    SQLite counts + CoreService
+//   backup        a consistent copy of the SQLite file   a worker thread (database_backup.h)
 //
 // Every answer is JSON. An error is {"error":{"code":"...","message":"..."}} with a
 // status saying whose fault it is: 400 bad JSON or a refused value (with the
@@ -54,6 +55,7 @@ namespace npac::npacd {
 namespace http = boost::beast::http;
 struct ApiRequest;  // admin_api_request.h
 class EventFeed;   // event_routes.cc
+class DatabaseBackup;  // database_backup.h
 
 inline constexpr std::uint16_t kDefaultAdminApiPort = 10180;
 // Longest wait a long poll may ask for (GET /v1/inbound?wait=): below common proxy and
@@ -174,6 +176,10 @@ class AdminApi {
   HttpResponse health(ApiRequest& r);
   void ready(ApiRequest& r, Responder& respond);
 
+  // backup_routes.cc: POST /v1/backup, the SQLite file copied while npacd runs and
+  // streamed (database_backup.h); one at a time.
+  void backupDatabase(ApiRequest& r, Responder& respond);
+
   // token_routes.cc: the admin API's bearer tokens (db/token_store.h)
   HttpResponse createToken(ApiRequest& r);
   HttpResponse listTokens(ApiRequest& r);
@@ -206,6 +212,7 @@ class AdminApi {
   const db::QueueWriter* writer_ = nullptr;
   const db::TimeMs started_at_ = clock_();  // npacd_process_start_time_seconds
   std::unordered_map<EventFeed*, std::shared_ptr<EventFeed>> feeds_;  // open event streams
+  std::shared_ptr<DatabaseBackup> backup_;  // the backup being copied or streamed, if any
   std::chrono::milliseconds event_keepalive_ = kEventKeepalive;
   std::unique_ptr<HttpServer> server_;
 };

@@ -25,12 +25,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <boost/asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
 #include "db/token_store.h"
 #include "npac/npacd/api/admin_api.h"
+#include "npac/npacd/api/database_backup.h"
 #include "npac/npacd/api/event_stream.h"
 #include "npac/npacd/api/request.h"
 
@@ -210,6 +212,9 @@ void AdminApi::stop() {
   auto feeds = std::move(feeds_);
   feeds_.clear();
   for (auto& [raw, feed] : feeds) feed->stop("npacd is stopping its admin API");
+  // A backup still copying is interrupted; one streaming is cut by the server's stop (its
+  // client sees the body end short of X-Npac-Backup-Bytes).
+  if (backup_) std::exchange(backup_, nullptr)->cancel();
   if (server_) server_->stop();
 }
 

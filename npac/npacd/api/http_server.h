@@ -115,6 +115,11 @@ class ResponseStream {
   // left or fell behind, stop()), with a sentence saying which; at once if it is closed.
   // It may be called from within send() or close(): it must not re-enter the stream.
   virtual void onClose(std::function<void(const std::string& why)> fn) = 0;
+  // `fn` runs once, on the io_context's thread, when no piece waits behind the one being
+  // written: a sender of a large body (POST /v1/backup) sends its next piece then, so at
+  // most two are held and stream_queue_limit is never reached by a client that reads. At
+  // once when nothing waits; never when the stream closes first (onClose() says so).
+  virtual void whenQueueEmpty(std::function<void()> fn) = 0;
 };
 
 // Delivers the answer to its session: call it exactly once, on the io_context's thread,

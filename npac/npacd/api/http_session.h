@@ -109,6 +109,11 @@ class HttpSession : public HttpSessionBase,
     if (stream_closed_) return fn(close_reason_);
     on_close_.push_back(std::move(fn));
   }
+  void whenQueueEmpty(std::function<void()> fn) override {
+    if (stream_closed_) return;
+    if (queue_.empty()) return fn();
+    queue_empty_ = std::move(fn);
+  }
 
  private:
   using error_code = boost::beast::error_code;
@@ -201,6 +206,7 @@ class HttpSession : public HttpSessionBase,
   bool stream_closed_ = false;
   bool chunked_ = false;
   std::deque<std::string> queue_;
+  std::function<void()> queue_empty_;  // whenQueueEmpty()'s callback, waiting
   std::size_t queued_bytes_ = 0;  // queued and not yet written, the write in flight included
   std::vector<std::function<void(const std::string&)>> on_close_;
   std::string close_reason_;
@@ -420,6 +426,8 @@ void HttpSession<Stream>::pump() {
   } else {
     boost::asio::async_write(stream_, boost::asio::buffer(*data), std::move(done));
   }
+  // The last piece is on its way: the sender may queue the next (whenQueueEmpty).
+  if (queue_.empty() && queue_empty_) std::exchange(queue_empty_, nullptr)();
 }
 
 template <class Stream>
@@ -441,6 +449,7 @@ void HttpSession<Stream>::endStream(const std::string& why) {
   stream_closed_ = true;
   auto keep = this->shared_from_this();  // a callback may drop the last other owner
   queue_.clear();
+  queue_empty_ = nullptr;
   closeSocket();
   if (*alive_) server_->onStreamEnded();
   close_reason_ = why;

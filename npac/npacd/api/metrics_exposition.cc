@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <optional>
 #include <string_view>
 
@@ -21,6 +22,12 @@ namespace {
 // every provider so that a state going to zero shows as 0, not as a missing series.
 constexpr std::array<std::string_view, 5> kAssociationStates{"bound", "congested", "silent", "recovering",
                                                              "releasing"};
+
+// The states in which an association is up: bound, and still bound while congested (at
+// congestion_window), silent (a request passed response_timeout) or held by recovery
+// mode (NANC 351) — slow or paused, not gone. Only a releasing association is on its way
+// out (docs/OPERATIONS.md "Metrics": npacd_associations_up).
+bool isUp(std::string_view state) { return state != "releasing"; }
 
 double seconds(db::TimeMs ms) { return static_cast<double>(ms) / 1000.0; }
 
@@ -65,7 +72,23 @@ void renderWriter(MetricsText& m, const db::QueueWriter::Metrics& w) {
   m.histogram("npacd_sqlite_commit_seconds", {}, w.commit_seconds);
 }
 
-void renderCore(MetricsText& m, const CoreMetrics& core) {
+// npacd_associations_up: one series per provider, provisioned or known to the core, so
+// that "nothing up" is a 0 an alert can see rather than a missing series.
+void renderAssociationsUp(MetricsText& m, const CoreMetrics& core, const std::vector<std::string>& provisioned) {
+  std::map<std::string, std::size_t> up;
+  for (const std::string& spid : provisioned) up.emplace(spid, 0);
+  for (const CoreMetrics::Provider& p : core.providers) {
+    up[p.spid] = static_cast<std::size_t>(std::count_if(p.associations.begin(), p.associations.end(),
+                                                        [](const auto& a) { return isUp(a.state); }));
+  }
+  m.family("npacd_associations_up",
+           "Live associations of the provider that are up: bound, congested, silent or recovering "
+           "(not releasing); 0 for a provisioned provider with none.",
+           MetricType::kGauge);
+  for (const auto& [spid, n] : up) m.sample("npacd_associations_up", {{"spid", spid}}, static_cast<double>(n));
+}
+
+void renderCore(MetricsText& m, const CoreMetrics& core, const std::vector<std::string>& provisioned) {
   m.family("npacd_listener_connections_accepted_total", "TCP connections accepted on the association listener.",
            MetricType::kCounter);
   m.sample("npacd_listener_connections_accepted_total", {}, static_cast<double>(core.connections_accepted));
@@ -96,6 +119,7 @@ void renderCore(MetricsText& m, const CoreMetrics& core) {
       m.sample("npacd_associations", {{"spid", p.spid}, {"state", state}}, static_cast<double>(n));
     }
   }
+  renderAssociationsUp(m, core, provisioned);
 
   struct PerAssociation {
     const char* name;
@@ -269,7 +293,7 @@ std::string renderMetrics(const MetricsInputs& in) {
   }
   renderQueue(m, in);
   if (in.writer) renderWriter(m, *in.writer);
-  if (in.core != nullptr) renderCore(m, *in.core);
+  if (in.core != nullptr) renderCore(m, *in.core, in.provisioned);
   return m.take();
 }
 

@@ -33,6 +33,9 @@ struct MetricsInputs {
   bool storage_failing = false;        // db::StorageHealth::process()
   std::uint64_t storage_failures = 0;  // since it was last healthy
   std::vector<std::pair<std::string, db::QueueSummary>> queues;  // by SPID
+  // Every provisioned SPID, so that npacd_associations_up reads 0 for a provider that has
+  // not bound since npacd started (the core knows only providers that bound).
+  std::vector<std::string> provisioned;
   // Admin API requests refused before their handler, by reason ("unauthenticated" 401,
   // "forbidden" 403, "connection-limit", "tls-handshake"...): what the API's access
   // control and HTTP server count; empty when they count nothing.

@@ -64,6 +64,7 @@ void AdminApi::metrics(ApiRequest& r, Responder& respond) {
   db::ProviderStore providers(db_);
   if (db::Result<std::vector<db::ServiceProvider>> list = providers.list(); list.isOk()) {
     for (const db::ServiceProvider& provider : list.value()) {
+      in->provisioned.push_back(provider.spid);
       db::Result<db::QueueSummary> summary = db::summarizeQueue(db_, provider.spid);
       if (summary.isOk()) in->queues.emplace_back(provider.spid, std::move(summary).value());
     }

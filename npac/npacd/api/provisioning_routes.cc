@@ -247,18 +247,33 @@ HttpResponse AdminApi::addKey(ApiRequest& r, const std::string& spid) {
     }
     (std::string(field) == "key_id" ? key.key_id : key.list_id) = v.get<std::int64_t>();
   }
-  std::optional<db::KeyAlgorithm> algorithm = db::parseKeyAlgorithm(stringField(r.body, "algorithm"));
-  if (!algorithm) return invalid("invalid_key", "algorithm must be rsa-sha256 or ed25519");
-  key.algorithm = *algorithm;
   key.public_key_pem = stringField(r.body, "public_key_pem");
-  auto verifier = associations::SignatureVerifier::fromPem(
-      *algorithm == db::KeyAlgorithm::kEd25519 ? associations::SignatureAlgorithm::kEd25519
-                                               : associations::SignatureAlgorithm::kRsaSha256,
-      key.public_key_pem);
-  if (!verifier.ok()) {
-    return invalid("invalid_key", "public_key_pem: " + std::string(associations::toString(verifier.error().code)) +
-                                      ": " + verifier.error().detail);
+  // The algorithm is the key's own (an Ed25519 or an RSA key); "algorithm", when given,
+  // must agree with it.
+  auto read = associations::publicKeyAlgorithm(key.public_key_pem);
+  if (!read.ok()) {
+    return invalid("invalid_key", "public_key_pem: " + std::string(associations::toString(read.error().code)) +
+                                      ": " + read.error().detail);
   }
+  const associations::SignatureAlgorithm algorithm = read.value();
+  if (r.body.contains("algorithm") && !r.body["algorithm"].is_null()) {
+    const json& named = r.body["algorithm"];
+    auto parsed = named.is_string() ? associations::signatureAlgorithmFromString(named.get<std::string>())
+                                    : std::nullopt;
+    if (!parsed) {
+      return invalid("invalid_key", std::string("algorithm must be ") + associations::kSignatureAlgorithmNames +
+                                        ", or left out to read it from the key");
+    }
+    if (*parsed != algorithm) {
+      return invalid("invalid_key", "public_key_pem: " +
+                                        std::string(associations::toString(associations::SignatureError::kWrongAlgorithm)) +
+                                        ": the key is " + std::string(associations::toString(algorithm)) +
+                                        ", but algorithm says " + std::string(associations::toString(*parsed)) +
+                                        " (leave algorithm out to read it from the key)");
+    }
+  }
+  key.algorithm = algorithm == associations::SignatureAlgorithm::kEd25519 ? db::KeyAlgorithm::kEd25519
+                                                                          : db::KeyAlgorithm::kRsaSha256;
   const db::TimeMs now = clock_();
   key.not_before_at = now;
   if (r.body.contains("not_before")) {

@@ -80,7 +80,7 @@ HttpResponse AdminApi::getTunable(ApiRequest& r, const std::string& name) {
   if (!scopeSpid(r, &spid, &error)) return error;
   const tunables::TunableSpec* spec = registry_.catalogue().find(name);
   if (spec == nullptr) {
-    return tunableErrorResponse(tunables::Status::unknownName("no tunable named '" + name + "' (GET /v1/tunables lists them)"));
+    return tunableErrorResponse(registry_.catalogue().unknownName(name));
   }
   std::string value;
   tunables::Status status = registry_.getText(name, spid, &value);

@@ -7,10 +7,12 @@ import { call } from './api.js';
 export const state = {
   who: null,             // {name, role} of the signed-in token (GET /v1/whoami)
   providers: [],         // GET /v1/providers "providers", kept live
+  providersRead: false,  // the providers were read once (an unknown SPID can be told apart)
   associations: [],      // GET /v1/associations "associations", kept live
   queues: new Map(),     // spid → GET /v1/providers/{spid}/queue
   policies: new Map(),   // spid → egress_policy in force (GET /v1/tunables/egress_policy?spid=)
-  selected: null,        // the SPID whose view is open
+  selected: null,        // the SPID whose view is open (the URL's, router.js)
+  ready: null,           // GET /ready: {ok, lines} (glance.js)
   history: new Map(),    // spid → [{t, queued, sent: {association id → sent}}], last minutes
   live: 'off',           // 'stream', 'polling', 'reconnecting' or 'off'
 };

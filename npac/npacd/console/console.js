@@ -1,14 +1,18 @@
 // npacd's operator console (served by npacd at /console/, docs/OPERATIONS.md "The
-// console"): sign-in with an API token, then the providers, one provider's view and the
-// logs, kept live by GET /v1/events, or by polling when npacd answers no event stream.
-// Plain ES modules, no build step and no library; the page's event loop is its only
-// thread, and a sign-out bumps `generation` so the loops of the old session stop.
+// console"): sign-in with an API token, then one view at a time, each with a URL of its
+// own (router.js) — the overview (at a glance, then the providers), one provider, the
+// audit log, the association log — kept live by GET /v1/events, or by polling when npacd
+// answers no event stream. Plain ES modules, no build step and no library; the page's
+// event loop is its only thread, and a sign-out bumps `generation` so the loops of the
+// old session stop.
 
 import { session, get, readEvents, ApiError } from './api.js';
 import { state, onChange, changed, showError, clearError, announce, kReadOnlyNote } from './app.js';
 import { renderProviders, pollQueues, pollPolicies } from './providers.js';
 import { renderProvider, refreshProvider, refreshEgress } from './provider.js';
+import { renderGlance, pollReady } from './glance.js';
 import { setUpLogs, refreshAudit, refreshAssociationLog } from './logs.js';
+import { route, onRoute } from './router.js';
 
 const kQueuePollMs = 3000;
 const kDetailPollMs = 10000;
@@ -37,6 +41,7 @@ function setLive(mode) {
 function applyProviders(body) {
   const before = state.providers.map((p) => p.spid).join(',');
   state.providers = body.providers ?? [];
+  state.providersRead = true;
   if (state.providers.map((p) => p.spid).join(',') !== before) pollPolicies();
 }
 
@@ -133,14 +138,43 @@ function every(ms, fn) {
   timers.push(id);
 }
 
-async function select(spid) {
-  state.selected = spid;
-  $('alog-spid').value = spid;
+const kTitles = { overview: 'Overview', audit: 'Audit log', 'association-log': 'Association log' };
+const kFocus = { overview: 'glance-title', provider: 'provider-title', audit: 'audit-title', 'association-log': 'association-log-title' };
+
+// Shows the view the URL names: only its section is rendered and shown; the keyboard
+// focus moves to its heading when the person moved (not at the page's first load).
+async function show(where, { initial }) {
+  for (const section of document.querySelectorAll('.view')) section.hidden = section.id !== where.view;
+  for (const link of document.querySelectorAll('nav a[data-view]')) {
+    if (link.dataset.view === where.view) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  if (where.view !== 'provider') document.title = `${kTitles[where.view]} — npacd console`;
+  state.selected = where.view === 'provider' ? where.spid : null;
+  if (where.view === 'association-log' && where.spid !== undefined) {
+    $('alog-spid').value = where.spid ?? '';
+    if (state.who) refreshAssociationLog();
+  }
   changed();
-  await refreshProvider();
-  changed();
-  refreshAssociationLog();
-  $('provider-title').focus();
+  if (!initial) $(kFocus[where.view])?.focus();
+  if (state.who && where.view === 'provider') {
+    await refreshProvider();
+    changed();
+  }
+}
+
+// Renders the view in force and empties the other data views, so that a hidden view
+// holds no stale copy of a switch or a figure.
+function render() {
+  const view = route().view;
+  if (view === 'overview') {
+    renderGlance();
+    renderProviders();
+  } else {
+    $('glance').replaceChildren();
+    $('providers-table').replaceChildren();
+  }
+  renderProvider();
 }
 
 async function start(who) {
@@ -156,11 +190,13 @@ async function start(who) {
     `The ${who.role} role cannot change anything: the switches are disabled and npacd would refuse them (403).`;
   setLive('reconnecting');
   try { await pollOnce(); } catch (e) { showError(e.message); }
-  await pollQueues();
+  await Promise.all([pollQueues(), pollReady()]);
   live(gen);
+  if (route().view === 'provider') refreshProvider().then(changed);
   refreshAudit();
   refreshAssociationLog();
   every(kQueuePollMs, pollQueues);
+  every(kQueuePollMs, async () => { await pollReady(); changed(); });
   every(kDetailPollMs, async () => { await refreshProvider(); changed(); });
   every(kDetailPollMs, refreshAudit);
   every(kDetailPollMs, refreshAssociationLog);
@@ -174,7 +210,7 @@ function signOut(reason) {
   for (const id of timers) clearInterval(id);
   timers = [];
   session.token = null;
-  Object.assign(state, { who: null, providers: [], associations: [], selected: null });
+  Object.assign(state, { who: null, providers: [], providersRead: false, associations: [], ready: null });
   state.queues.clear();
   state.policies.clear();
   state.history.clear();
@@ -208,8 +244,14 @@ async function signIn(event) {
 }
 
 function boot() {
-  onChange(() => { renderProviders(select); renderProvider(); });
+  onChange(render);
   setUpLogs();
+  // The skip link moves the focus without changing the URL's view.
+  document.querySelector('.skip').addEventListener('click', (event) => {
+    event.preventDefault();
+    $('main').focus();
+  });
+  onRoute(show);
   $('sign-in-form').addEventListener('submit', signIn);
   $('sign-out').addEventListener('click', () => signOut('Signed out.'));
   $('alert-close').addEventListener('click', clearError);

@@ -38,12 +38,13 @@ export function replaceKeepingFocus(container, ...children) {
 }
 
 // A table: caption, header cells and rows (arrays of cells: a Node or text), in a box
-// that scrolls sideways when the table is wider than the window.
-export function table(caption, headers, rows, emptyText = 'none') {
+// that scrolls sideways when the table is wider than the window. `className` 'fit' makes
+// it as wide as its box and lets its cells wrap, so it fits instead of scrolling.
+export function table(caption, headers, rows, emptyText = 'none', { className } = {}) {
   const body = rows.length
     ? rows.map((cells) => h('tr', {}, cells.map((c) => h('td', {}, c))))
     : [h('tr', {}, h('td', { colspan: headers.length, class: 'empty' }, emptyText))];
-  return h('div', { class: 'scroll' }, h('table', {},
+  return h('div', { class: 'scroll' }, h('table', { class: className },
     h('caption', {}, caption),
     h('thead', {}, h('tr', {}, headers.map((x) => h('th', { scope: 'col' }, x)))),
     h('tbody', {}, body)));
@@ -58,14 +59,16 @@ export function orDash(value) {
   return value === undefined || value === null || value === '' ? '—' : String(value);
 }
 
-// "2026-11-29T16:02:11.402Z" → "16:02:11" today, else the date too.
+// "2026-11-29T16:02:11.402Z" → "16:02:11 UTC" today (by UTC), else the date too. npacd
+// answers UTC and so does the console: an on-call person compares it with logs and
+// alerts from other places, never with the browser's own time zone.
 export function shortTime(iso) {
   if (!iso) return '—';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
   const text = d.toISOString();
   const today = new Date().toISOString().slice(0, 10);
-  return text.slice(0, 10) === today ? text.slice(11, 19) : `${text.slice(0, 10)} ${text.slice(11, 19)}`;
+  return text.slice(0, 10) === today ? `${text.slice(11, 19)} UTC` : `${text.slice(0, 10)} ${text.slice(11, 19)} UTC`;
 }
 
 export function timeCell(iso) {

@@ -1,12 +1,15 @@
-// One provider's view: its live associations (from the event stream, with the queue
-// poll's congested/silent flags) and the abort button, the pictures, its queue by state
-// and function, NSAPs, keys, tunables with where each value comes from, and its recent
-// association log. The parts read once per refresh live in `detail`.
+// One provider's view (#/providers/{spid}, router.js): first what it is doing — its
+// facts and switches, then its live associations with Abort (associations.js) — then the
+// pictures that apply to its policy, its queue, NSAPs, keys, tunables with where each
+// value comes from, and its recent association log. What does not apply is left out
+// rather than shown as an empty box. The parts read once per refresh live in `detail`.
 
-import { h, replaceKeepingFocus, table, yesNo, orDash, age, since, timeCell } from './dom.js';
-import { state, canOperate, confirmDialog, change, kReadOnlyNote } from './app.js';
+import { h, replaceKeepingFocus, table, yesNo, orDash, age, timeCell } from './dom.js';
+import { state } from './app.js';
 import { get, ApiError } from './api.js';
-import { associationsOf } from './providers.js';
+import { associationsOf, upCell, waitText, providerActions } from './providers.js';
+import { associationsTable } from './associations.js';
+import { associationLogHref } from './router.js';
 import { roundRobinPicture, linePicture, weightedPicture, lrtmPicture, historySeries } from './charts.js';
 
 const detail = { spid: null, provider: null, tunables: null, log: null, egress: null, egressMissing: false };
@@ -51,78 +54,59 @@ export async function refreshEgress() {
   if (state.selected === spid && detail.spid === spid) detail.egress = egress;
 }
 
-function abortButton(a) {
-  const operate = canOperate();
-  return h('button', {
-    type: 'button', class: 'small danger', 'aria-label': `Abort association ${a.id}`, dataset: { key: `abort-${a.id}` },
-    disabled: !operate, 'aria-describedby': operate ? null : kReadOnlyNote,
-    onclick: async () => {
-      const ok = await confirmDialog({
-        title: `Abort association ${a.id} of ${a.spid}?`,
-        text: `The association from ${a.peer} (NSAP ${a.nsap}) is aborted (ACSE A-ABORT); ` +
-          'its in-flight messages move to the provider\'s other associations, or wait for its next bind.',
-        confirm: 'Abort',
-      });
-      if (ok) await change('POST', `/v1/associations/${a.id}/abort`, undefined, `association ${a.id} aborted`);
-    },
-  }, 'Abort');
+// The egress policy in force: the tunable's value (providers.js pollPolicies), else what
+// the egress route answered.
+function policyOf(spid) {
+  return state.policies.get(spid) ?? (detail.spid === spid && detail.egress && !detail.egress.error ? detail.egress.policy : undefined);
 }
 
-function associationsTable(spid) {
-  const live = new Map((state.queues.get(spid)?.associations ?? []).map((x) => [x.id, x]));
-  const rows = associationsOf(spid).map((a) => {
-    const q = live.get(a.id);
-    return [
-      String(a.id), h('code', { class: 'nsap' }, a.nsap), a.peer, `${a.functions} (${a.function_mask})`, a.state,
-      h('span', {}, timeCell(a.bound_at), ` (${since(a.bound_at)})`),
-      String(a.outstanding ?? '—'), yesNo(q?.congested), yesNo(q?.silent), yesNo(a.recovery_mode),
-      a.heartbeat_rtt_ms === undefined || a.heartbeat_rtt_ms === null ? '—' : `${Number(a.heartbeat_rtt_ms).toFixed(1)} ms`,
-      `${a.sent ?? 0} / ${a.received ?? 0} / ${a.retransmissions ?? 0}`,
-      orDash(a.weight), orDash(a.relative_cost),
-      a.load_percent === undefined || a.load_percent === null ? '—' : `${Number(a.load_percent).toFixed(1)} %`,
-      abortButton(a),
-    ];
-  });
-  return table(`Associations of ${spid}, live`,
-    ['ID', 'NSAP', 'Peer', 'Functions (mask)', 'State', 'Bound', 'Outstanding', 'Congested', 'Silent',
-      'Recovering', 'Heartbeat RTT', 'Sent / received / retransmitted', 'Weight', 'Cost', 'Load', 'Action'],
-    rows, 'No association is up.');
+function figure(caption, svg) {
+  return h('figure', {}, svg, h('figcaption', {}, caption));
 }
 
-function figure(caption, svg, none) {
-  return h('figure', {}, svg ?? h('p', { class: 'empty' }, none), h('figcaption', {}, caption));
-}
-
-function pictures(spid) {
+// The pictures that apply: the last picks once a PDU went, the queue depth and rate once
+// sampled, and the weighted or LRTM figures only under that policy.
+function pictures(spid, policy) {
   const { queued, rate } = historySeries(state.history.get(spid) ?? []);
   const assocs = associationsOf(spid);
-  const egress = detail.egress;
-  let rrNone = 'npacd does not report its picks (GET /v1/providers/{spid}/egress).';
-  if (egress && egress.error) rrNone = egress.error;
-  else if (egress) rrNone = 'No PDU has been sent yet.';
-  return h('div', { class: 'pictures' },
-    figure('Round robin: which association carried each of the last PDUs', egress && !egress.error ? roundRobinPicture(egress) : null, rrNone),
-    figure('Queue depth (messages queued)', linePicture(queued, 'Queue depth', 'messages'), 'Collecting samples…'),
-    figure('PDUs sent per second', linePicture(rate, 'PDUs sent per second', 'PDU/s'), 'Collecting samples…'),
-    figure('Weighted policy: load % against weight share', weightedPicture(assocs), 'Not the weighted policy (no load %).'),
-    figure('LRTM: N and Nw per association', lrtmPicture(assocs), 'Not the LRTM policy.'));
+  const egress = detail.spid === spid ? detail.egress : null;
+  const shown = [];
+  if (egress?.error) shown.push(h('p', { class: 'error-text' }, `The last picks: ${egress.error}`));
+  const rr = egress && !egress.error ? roundRobinPicture(egress) : null;
+  if (rr) shown.push(figure(`${policy === 'round-robin' || !policy ? 'Round robin' : 'Picks'}: which association carried each of the last PDUs`, rr));
+  const depth = linePicture(queued, 'Queue depth', 'messages');
+  if (depth) shown.push(figure('Queue depth (messages queued)', depth));
+  // The rate only once an association was there to send (a provider that never bound
+  // would draw a flat zero).
+  const samples = state.history.get(spid) ?? [];
+  const pdus = samples.some((x) => Object.keys(x.sent).length > 0) ? linePicture(rate, 'PDUs sent per second', 'PDU/s') : null;
+  if (pdus) shown.push(figure('PDUs sent per second', pdus));
+  const weighted = policy === 'weighted' ? weightedPicture(assocs) : null;
+  if (weighted) shown.push(figure('Weighted policy: load % against weight share', weighted));
+  const lrtm = policy === 'lrtm' ? lrtmPicture(assocs) : null;
+  if (lrtm) shown.push(figure('LRTM: N and Nw per association', lrtm));
+  if (shown.length === 0) return null;
+  return [h('h3', {}, 'Pictures'), h('div', { class: 'pictures' }, shown)];
 }
 
-function queueTables(spid) {
+// The provider's queue: the totals in one line, then the groups and the wait reasons
+// when there are any.
+function queuePart(spid) {
   const q = state.queues.get(spid);
-  if (!q) return h('p', { class: 'empty' }, 'Queue not read yet.');
+  if (!q) return [h('h3', {}, 'Queue'), h('p', { class: 'empty' }, 'Queue not read yet.')];
   const t = q.totals ?? {};
-  return h('div', {},
-    h('p', {}, `queued ${t.queued ?? 0}, sent ${t.sent ?? 0}, acknowledged ${t.acknowledged ?? 0}, failed ${t.failed ?? 0}; ` +
-      `oldest queued ${age(q.oldest_queued_age_ms)}; throttle level ${q.throttle?.level ?? '—'} ${q.throttle?.detail ?? ''}; ` +
-      `storage ${q.storage_ok === null ? '—' : q.storage_ok ? 'ok' : 'NOT writable'}`),
-    table('Queue by state and function', ['State', 'Functions (mask)', 'Messages', 'Oldest'],
-      (q.counts ?? []).map((c) => [c.state, `${c.functions} (${c.function_mask})`, String(c.count), timeCell(c.oldest_created_at)]),
-      'The queue holds nothing for this provider.'),
-    table('Why queued messages wait', ['Function', 'Queued', 'Oldest waiting', 'Reason', 'Held by the core'],
-      (q.waits ?? []).map((w) => [w.function, String(w.queued), age(w.oldest_queued_age_ms),
-        w.reason ?? 'nothing: the next delivery round places it', orDash(w.core_waiting)]),
-      'Nothing waits.'));
+  const throttled = q.throttle && q.throttle.level > 0;
+  return [
+    h('h3', {}, 'Queue'),
+    h('p', {}, `queued ${t.queued ?? 0}, sent ${t.sent ?? 0}, acknowledged ${t.acknowledged ?? 0}, failed ${t.failed ?? 0}` +
+      (t.queued ? `; oldest queued ${age(q.oldest_queued_age_ms)}` : '') +
+      (throttled ? `; throttle level ${q.throttle.level} ${q.throttle.detail ?? ''}` : '')),
+    (q.waits ?? []).length === 0 ? null : table('Why queued messages wait', ['Function', 'Queued', 'Oldest waiting', 'Reason', 'Held by the core'],
+      q.waits.map((w) => [w.function, String(w.queued), age(w.oldest_queued_age_ms),
+        w.reason ?? 'nothing: the next delivery round places it', orDash(w.core_waiting)])),
+    (q.counts ?? []).length === 0 ? null : table('Queue by state and function', ['State', 'Functions (mask)', 'Messages', 'Oldest'],
+      q.counts.map((c) => [c.state, `${c.functions} (${c.function_mask})`, String(c.count), timeCell(c.oldest_created_at)])),
+  ];
 }
 
 function errorOr(part, render) {
@@ -131,38 +115,75 @@ function errorOr(part, render) {
   return render(part);
 }
 
+// The line under the title: enabled, SRR, policy, associations up, queue and why it
+// waits, storage; then the provider's switches.
+function facts(p, spid, policy) {
+  const q = state.queues.get(spid);
+  const item = (name, ...value) => h('div', {}, h('dt', {}, name), h('dd', {}, ...value));
+  return h('div', { class: 'facts-bar' },
+    h('dl', { class: 'facts' },
+      item('Enabled', p ? yesNo(p.enabled) : '—'),
+      item('SRR', h('span', { dataset: { srr: spid } }, p ? (p.srr ? 'on' : 'off') : '—')),
+      item('Egress policy', orDash(policy)),
+      item('Associations up', upCell(spid)),
+      item('Queued', q ? String(q.totals?.queued ?? 0) : '—'),
+      q?.totals?.queued ? item('Oldest waiting', age(q.oldest_queued_age_ms)) : null,
+      item('Wait reasons', h('span', { class: 'reasons', dataset: { waits: spid } }, waitText(q))),
+      q && q.storage_ok === false ? item('Storage', h('span', { class: 'error-text' }, 'NOT writable')) : null),
+    p ? providerActions(p) : null);
+}
+
+function tunablesPart(spid, d) {
+  const rows = (d.tunables ?? []).map((t) => ({ t, source: tunableSource(t.name, spid, d.overrides ?? []) }));
+  const set = rows.filter((r) => r.source !== 'default').length;
+  return h('details', { class: 'tunables' },
+    h('summary', {}, `Tunables: ${set} of ${rows.length} set (for ${spid} or globally), the others at their default`),
+    table(`Tunables as ${spid} sees them`, ['Name', 'Effective value', 'From', 'Default', 'Scope'],
+      rows.map(({ t, source }) => [h('code', {}, t.name), String(t.value),
+        h('span', { class: source === 'default' ? 'muted' : null, dataset: { source: t.name } }, source), String(t.default), t.scope])));
+}
+
 export function renderProvider() {
-  const section = document.getElementById('provider');
   const spid = state.selected;
-  section.hidden = !spid;
-  if (!spid) return;
+  const body = document.getElementById('provider-body');
+  if (!spid) {
+    body.replaceChildren();
+    return;
+  }
   const p = state.providers.find((x) => x.spid === spid);
-  document.getElementById('provider-title').textContent = p ? `Provider ${spid}: ${p.name}` : `Provider ${spid}`;
+  const title = p ? `Provider ${spid}: ${p.name}` : `Provider ${spid}`;
+  document.getElementById('provider-title').textContent = title;
+  document.title = `${title} — npacd console`;
+  if (!p && state.providersRead) {
+    replaceKeepingFocus(body, h('p', { class: 'error-text' }, `No provider ${spid} is provisioned.`));
+    return;
+  }
+  const policy = policyOf(spid);
   const same = detail.spid === spid;
-  replaceKeepingFocus(document.getElementById('provider-body'),
-    h('h3', {}, 'Associations'), associationsTable(spid),
-    h('h3', {}, 'Pictures'), pictures(spid),
-    h('h3', {}, 'Queue'), queueTables(spid),
+  const provider = same ? detail.provider : null;
+  replaceKeepingFocus(body,
+    facts(p, spid, policy),
+    h('h3', {}, 'Associations'), associationsTable(spid, policy),
+    pictures(spid, policy),
+    queuePart(spid),
     h('h3', {}, 'NSAPs'),
-    errorOr(same ? detail.provider : null, (d) => table('NSAPs with their weights and relative costs',
-      ['NSAP', 'Address', 'Weight', 'Relative cost'],
-      (d.nsaps ?? []).map((n) => [h('code', { class: 'nsap' }, n.nsap), orDash(n.address), orDash(n.weight), orDash(n.relative_cost)]),
-      'No NSAP is provisioned (any NSAP may bind).')),
+    errorOr(provider, (d) => ((d.nsaps ?? []).length === 0
+      ? h('p', {}, 'No NSAP is provisioned: any NSAP may bind.')
+      : table('NSAPs with their weights and relative costs', ['NSAP', 'Address', 'Weight', 'Relative cost'],
+        d.nsaps.map((n) => [h('code', { class: 'nsap' }, n.nsap), orDash(n.address), orDash(n.weight), orDash(n.relative_cost)])))),
     h('h3', {}, 'Keys'),
-    errorOr(same ? detail.provider : null, (d) => table('Keys',
-      ['List / key', 'Algorithm', 'State', 'Valid from', 'Expires', 'Last sequence'],
-      (d.keys ?? []).map((k) => [`${k.key_list_id} / ${k.key_id}`, k.algorithm, k.state, timeCell(k.not_before),
-        timeCell(k.not_after), orDash(k.last_sequence)]),
-      'No key is provisioned.')),
+    errorOr(provider, (d) => ((d.keys ?? []).length === 0
+      ? h('p', {}, 'No key is provisioned.')
+      : table('Keys', ['List / key', 'Algorithm', 'State', 'Valid from', 'Expires', 'Last sequence'],
+        d.keys.map((k) => [`${k.key_list_id} / ${k.key_id}`, k.algorithm, k.state, timeCell(k.not_before),
+          timeCell(k.not_after), orDash(k.last_sequence)])))),
     h('h3', {}, 'Tunables'),
-    errorOr(same ? detail.tunables : null, (d) => table(`Tunables as ${spid} sees them`,
-      ['Name', 'Effective value', 'From', 'Default', 'Scope'],
-      (d.tunables ?? []).map((t) => [h('code', {}, t.name), String(t.value),
-        h('span', { dataset: { source: t.name } }, tunableSource(t.name, spid, d.overrides ?? [])), String(t.default), t.scope]))),
+    errorOr(same ? detail.tunables : null, (d) => tunablesPart(spid, d)),
     h('h3', {}, 'Recent association log'),
     errorOr(same ? detail.log : null, (d) => table(`The last ${(d.events ?? []).length} association events of ${spid}, newest first`,
       ['Time', 'Event', 'Association', 'NSAP', 'Functions', 'Reason'],
       (d.events ?? []).map((e) => [timeCell(e.at), e.event, orDash(e.association), h('code', { class: 'nsap' }, orDash(e.nsap)),
         orDash(e.functions), [e.reason, e.diagnostic ? ` (${e.diagnostic})` : '']]),
-      'No association event yet.')));
+      'No association event yet.')),
+    h('p', {}, h('a', { href: associationLogHref(spid) }, `Every association event of ${spid} in the association log`)));
 }

@@ -1,10 +1,13 @@
 // The providers table: one row per provisioned provider with its live state (associations
 // up from the event stream, queue and wait reasons from GET /v1/providers/{spid}/queue,
-// egress policy from its tunable) and the operator's enable/disable and SRR switches.
+// egress policy from its tunable) and the operator's enable/disable and SRR switches,
+// which the provider's own view shows too.
 
 import { h, replaceKeepingFocus, table, yesNo, orDash, age } from './dom.js';
 import { state, canOperate, confirmDialog, change, changed, kReadOnlyNote } from './app.js';
 import { get } from './api.js';
+import { providerHref } from './router.js';
+import { isUp, stateBadge, stateCounts } from './states.js';
 
 // NANC 353: what turning SRR on or off does to a provider's live associations
 // (docs/OPERATIONS.md, the SRR table).
@@ -20,13 +23,27 @@ export function associationsOf(spid) {
   return state.associations.filter((a) => a.spid === spid);
 }
 
-function waitText(queue) {
+// How many of the provider's live associations are up (states.js: congested, silent and
+// recovering ones count; releasing ones do not).
+export function upCount(spid) {
+  return associationsOf(spid).filter(isUp).length;
+}
+
+// "3" and, beside it, how many are in a state other than plain bound: "3 congested".
+export function upCell(spid) {
+  const notBound = stateCounts(associationsOf(spid)).filter(([s]) => s !== 'bound');
+  return h('span', { class: 'up' },
+    h('span', { class: 'up-count', dataset: { up: spid } }, String(upCount(spid))),
+    notBound.map(([s, n]) => [' ', stateBadge(s, `${n} ${s}`)]));
+}
+
+export function waitText(queue) {
   if (!queue) return '—';
   if (!queue.waits || queue.waits.length === 0) return 'none';
   return queue.waits.map((w) => `${w.function}: ${w.reason ?? 'next delivery round'} (${w.queued})`).join('; ');
 }
 
-function mutating(label, key, onClick, text) {
+export function mutating(label, key, onClick, text) {
   const operate = canOperate();
   return h('button', {
     type: 'button', class: 'small', 'aria-label': label, dataset: { key },
@@ -62,35 +79,37 @@ export async function toggleEnabled(provider) {
     });
 }
 
-export function renderProviders(select) {
+// Disable/Enable and SRR on/off for provider `p`, each behind its confirmation.
+export function providerActions(p) {
+  return h('span', { class: 'actions' },
+    mutating(`${p.enabled ? 'Disable' : 'Enable'} ${p.spid}`, `enable-${p.spid}`, () => toggleEnabled(p),
+      p.enabled ? 'Disable' : 'Enable'),
+    mutating(`Turn SRR ${p.srr ? 'off' : 'on'} for ${p.spid}`, `srr-${p.spid}`, () => toggleSrr(p),
+      `SRR ${p.srr ? 'off' : 'on'}`));
+}
+
+export function renderProviders() {
   const rows = state.providers.map((p) => {
     const queue = state.queues.get(p.spid);
-    const up = associationsOf(p.spid).filter((a) => a.state === 'bound').length;
     return [
-      h('button', { type: 'button', class: 'link', 'aria-label': `Show provider ${p.spid}`,
-        'aria-pressed': state.selected === p.spid ? 'true' : 'false', dataset: { key: `show-${p.spid}` },
-        onclick: () => select(p.spid) }, p.spid),
+      h('a', { href: providerHref(p.spid), 'aria-label': `Show provider ${p.spid}`, dataset: { key: `show-${p.spid}` } }, p.spid),
       p.name,
       p.system_type,
       yesNo(p.enabled),
       h('span', { dataset: { srr: p.spid } }, p.srr ? 'on' : 'off'),
       orDash(state.policies.get(p.spid)),
-      h('span', { dataset: { up: p.spid } }, String(up)),
+      upCell(p.spid),
       queue ? String(queue.totals?.queued ?? 0) : '—',
       queue ? age(queue.oldest_queued_age_ms) : '—',
       h('span', { class: 'reasons', dataset: { waits: p.spid } }, waitText(queue)),
-      h('span', { class: 'actions' },
-        mutating(`${p.enabled ? 'Disable' : 'Enable'} ${p.spid}`, `enable-${p.spid}`, () => toggleEnabled(p),
-          p.enabled ? 'Disable' : 'Enable'),
-        mutating(`Turn SRR ${p.srr ? 'off' : 'on'} for ${p.spid}`, `srr-${p.spid}`, () => toggleSrr(p),
-          `SRR ${p.srr ? 'off' : 'on'}`)),
+      providerActions(p),
     ];
   });
   replaceKeepingFocus(document.getElementById('providers-table'),
     table('Providers: live associations, queue and why messages wait',
       ['SPID', 'Name', 'Type', 'Enabled', 'SRR', 'Egress policy', 'Associations up', 'Queued',
         'Oldest waiting', 'Wait reasons', 'Actions'],
-      rows, 'No provider is provisioned.'));
+      rows, 'No provider is provisioned.', { className: 'fit' }));
 }
 
 // GET /v1/providers/{spid}/queue for every provider, a few at a time; then re-render.
