@@ -100,9 +100,10 @@ void declareNpacdOptions(CLI::App& app, NpacdCommandLine& line) {
                  "PEM certificate chain (leaf first): the admin API serves HTTPS only (TLS 1.2+); needs --api-key");
   app.add_option("--api-key", config.api_key_file, "PEM private key of --api-cert (unencrypted)");
   addNumber(app, "api-max-connections", config.api_max_connections,
-            "admin API connections at once (the longest-idle one is closed to make room)");
+            "admin API connections with a token at once (the longest-idle non-operator one is closed to make room)");
   addNumber(app, "api-operator-reserve", config.api_operator_reserve,
-            "of --api-max-connections, the last ones kept for operator tokens (below --api-max-connections)");
+            "of --api-max-connections, the places kept for operator tokens: readers and applications together "
+            "hold at most the total less this (below --api-max-connections)");
   addNumber(app, "api-max-per-client", config.api_max_per_client, "admin API connections from one client IP address");
   addNumber(app, "api-max-per-token", config.api_max_per_token,
             "admin API connections whose requests carry one token");

@@ -108,7 +108,8 @@ TEST_CASE("GET /v1/events first sends the associations and providers exactly as 
   REQUIRE(client.headerRead());
   CHECK(client.status() == 200);
   CHECK(client.header(http::field::content_type) == "text/event-stream");
-  CHECK(client.header(http::field::cache_control) == "no-cache");
+  CHECK(client.header(http::field::cache_control) == "no-store");
+  CHECK(client.header("X-Content-Type-Options") == "nosniff");
   CHECK(client.chunked());
   auto events = firstEvents(client);
   REQUIRE(events.count("associations") == 1);

@@ -17,11 +17,11 @@ std::string client(int n) { return "127.0.0." + std::to_string(n); }
 
 bool answered200(std::optional<TestReply> reply) { return reply && reply->status == 200; }
 
-// "Bearer operator" is the operator; every other request is normal.
+// "Bearer operator" is the operator; any other Authorization a reader; none anonymous.
 RequestPriority byHeader(const HttpRequest& request) {
   auto header = request.find(http::field::authorization);
-  return header != request.end() && header->value() == "Bearer operator" ? RequestPriority::kOperator
-                                                                         : RequestPriority::kNormal;
+  if (header == request.end()) return RequestPriority::kAnonymous;
+  return header->value() == "Bearer operator" ? RequestPriority::kOperator : RequestPriority::kReader;
 }
 
 }  // namespace
@@ -100,7 +100,7 @@ TEST_CASE("When the server is full a new connection closes the longest-idle keep
   CHECK_FALSE(idle[0]->get("/"));  // the first one served, idle the longest, was closed
 }
 
-TEST_CASE("A full server with no idle connection closes a new connection at accept") {
+TEST_CASE("A full server with no idle connection answers a new connection's request 503 too_many_connections") {
   HttpServer::Options options;
   options.max_connections = 2;
   TestServer server(options);
@@ -109,8 +109,12 @@ TEST_CASE("A full server with no idle connection closes a new connection at acce
   b.send("/hold");
   REQUIRE(server.waitForHeld(2));  // both in their handlers: neither is idle
   Connection c(client(5), server.port());
-  CHECK_FALSE(c.get("/"));
-  CHECK(server.counters().refused_max_connections >= 1);
+  std::optional<TestReply> refused = c.get("/");
+  REQUIRE(refused);
+  CHECK(refused->status == 503);
+  CHECK(refused->errorCode() == "too_many_connections");
+  CHECK_FALSE(c.get("/"));  // closed after the answer
+  CHECK(server.counters().refused_max_connections == 1);
 }
 
 TEST_CASE("An operator gets a reserved connection when every other client is refused") {
@@ -152,7 +156,7 @@ TEST_CASE("Without a classifier no connection slot is reserved") {
   CHECK(server.counters().refused_operator_reserve == 0);
 }
 
-TEST_CASE("classifyByToken calls a valid operator token operator and every other request normal") {
+TEST_CASE("classifyByToken calls a request its valid token's role and every other request anonymous") {
   std::string pattern = (fs::temp_directory_path() / "npac-classify-XXXXXX").string();
   REQUIRE(::mkdtemp(pattern.data()) != nullptr);
   {
@@ -162,9 +166,11 @@ TEST_CASE("classifyByToken calls a valid operator token operator and every other
     db::TokenStore store(db);
     auto op = store.create("ops", db::TokenRole::kOperator, "test", 1);
     auto app = store.create("app", db::TokenRole::kApplication, "test", 1);
+    auto reader = store.create("dash", db::TokenRole::kReader, "test", 1);
     auto revoked = store.create("gone", db::TokenRole::kOperator, "test", 1);
     REQUIRE(op.isOk());
     REQUIRE(app.isOk());
+    REQUIRE(reader.isOk());
     REQUIRE(revoked.isOk());
     REQUIRE(store.revoke("gone", 2).isOk());
     auto with = [](const std::string& authorization) {
@@ -173,10 +179,11 @@ TEST_CASE("classifyByToken calls a valid operator token operator and every other
       return request;
     };
     CHECK(classifyByToken(db, with("Bearer " + op.value().secret)) == RequestPriority::kOperator);
-    CHECK(classifyByToken(db, with("Bearer " + app.value().secret)) == RequestPriority::kNormal);
-    CHECK(classifyByToken(db, with("Bearer " + revoked.value().secret)) == RequestPriority::kNormal);
-    CHECK(classifyByToken(db, with("Bearer npac_nonsense")) == RequestPriority::kNormal);
-    CHECK(classifyByToken(db, with("")) == RequestPriority::kNormal);
+    CHECK(classifyByToken(db, with("Bearer " + app.value().secret)) == RequestPriority::kApplication);
+    CHECK(classifyByToken(db, with("Bearer " + reader.value().secret)) == RequestPriority::kReader);
+    CHECK(classifyByToken(db, with("Bearer " + revoked.value().secret)) == RequestPriority::kAnonymous);
+    CHECK(classifyByToken(db, with("Bearer npac_nonsense")) == RequestPriority::kAnonymous);
+    CHECK(classifyByToken(db, with("")) == RequestPriority::kAnonymous);
   }
   std::error_code ec;
   fs::remove_all(pattern, ec);

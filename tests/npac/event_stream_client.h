@@ -84,6 +84,10 @@ class BasicEventStreamClient {
     auto it = parser_.get().find(name);
     return it == parser_.get().end() ? "" : std::string(it->value());
   }
+  std::string header(const std::string& name) const {
+    auto it = parser_.get().find(name);
+    return it == parser_.get().end() ? "" : std::string(it->value());
+  }
   bool chunked() const { return parser_.get().chunked(); }
 
   // The next event or comment within `within`; nullopt if none came (then ended() says

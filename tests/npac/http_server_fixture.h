@@ -11,7 +11,9 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
+#include <functional>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -152,11 +154,14 @@ struct TestReply {
   }
 };
 
-// One keep-alive client connection from `from` (a 127.0.0.0/8 address).
+// One keep-alive client connection from `from` (a 127.0.0.0/8 address); `receive_buffer`
+// > 0 sets its SO_RCVBUF before connecting (a small one: a client that reads nothing
+// closes its window at once instead of letting the kernel hold megabytes).
 class Connection {
  public:
-  Connection(const std::string& from, std::uint16_t port) {
+  Connection(const std::string& from, std::uint16_t port, int receive_buffer = 0) {
     stream_.socket().open(tcp::v4());
+    if (receive_buffer > 0) stream_.socket().set_option(boost::asio::socket_base::receive_buffer_size(receive_buffer));
     stream_.socket().bind({boost::asio::ip::make_address(from), 0});
     stream_.expires_after(5s);
     stream_.connect({boost::asio::ip::make_address("127.0.0.1"), port});
@@ -174,6 +179,39 @@ class Connection {
     stream_.expires_after(5s);
     http::write(stream_, request, ec);
   }
+  // Writes `bytes` as they are (a partial header, say).
+  void sendBytes(const std::string& bytes) {
+    beast::error_code ec;
+    stream_.expires_after(5s);
+    boost::asio::write(stream_, boost::asio::buffer(bytes), ec);
+  }
+  // Whether the server closes this connection within `within` (it reads and drops
+  // anything the server sends meanwhile).
+  bool closedByServer(std::chrono::milliseconds within) {
+    // Asynchronous reads on this connection's own io_context, run for `within` at most
+    // (a synchronous read would ignore the stream's expiry); the socket stays open.
+    bool closed = false, pending = false;
+    std::function<void()> readOn = [&] {
+      pending = true;
+      stream_.socket().async_read_some(boost::asio::buffer(drained_), [&](beast::error_code ec, std::size_t) {
+        pending = false;
+        if (ec) {
+          closed = ec != boost::asio::error::operation_aborted;
+          return;
+        }
+        readOn();
+      });
+    };
+    readOn();
+    io_.restart();
+    io_.run_for(within);
+    if (pending) {
+      stream_.socket().cancel();
+      io_.restart();
+      io_.run();
+    }
+    return closed;
+  }
   std::optional<TestReply> receive() {
     beast::error_code ec;
     http::response<http::string_body> response;
@@ -187,6 +225,7 @@ class Connection {
   boost::asio::io_context io_;
   beast::tcp_stream stream_{io_};
   beast::flat_buffer buffer_;
+  std::array<char, 4096> drained_{};
 };
 
 // One HTTPS GET verifying the server's certificate against `ca_file` and 127.0.0.1;

@@ -294,11 +294,14 @@ TEST_CASE("npacd --metrics off renders no PDU counters while its live state stil
 
 TEST_CASE("An admin API connection npacd closes to make room is counted in /metrics and named in the log") {
   NpacdProcess npacd(NpacdProcess::Options{{}, {"--api-max-connections", "4", "--api-operator-reserve", "1"}});
-  const std::string auth = "Bearer " + npacd.token();
-  // Three keep-alive connections, idle after their request, fill the three normal slots;
-  // the scrape's own connection then closes the longest-idle one.
+  Reply made = npacd.call(http::verb::post, "/v1/tokens", Json{{"name", "dash"}, {"role", "reader"}});
+  REQUIRE(made.status == 201);
+  const std::string auth = "Bearer " + made.body["token"].get<std::string>();
+  // Three keep-alive connections of a reader, idle after their request, fill the three
+  // places below the operator reserve; the reader's fourth then closes the longest-idle
+  // one (an operator's request would take a reserved place instead: it needs no room).
   std::vector<std::unique_ptr<npac::npacd::testing::Connection>> idle;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 4; ++i) {
     idle.push_back(
         std::make_unique<npac::npacd::testing::Connection>("127.0.0." + std::to_string(30 + i), npacd.apiPort()));
     REQUIRE(idle.back()->get("/v1/providers", auth)->status == 200);

@@ -1,7 +1,9 @@
 // classifyByToken: the admin API's answer to HttpServer's classify callback — a request
-// whose bearer token is a valid, unrevoked operator token is kOperator (it may use the
-// connections HttpServer keeps in reserve), every other request kNormal. The refusal of
-// a bad token is AccessControl's business, not this one's: this only sorts.
+// whose bearer token is valid and unrevoked is its token's role (kReader, kApplication,
+// kOperator: where its connection counts, and whether it may use the connections kept
+// for operators); every other request — no token, a malformed, unknown or revoked one —
+// is kAnonymous, and its connection stays in the anonymous pool (connection_limits.h).
+// The refusal of a bad token is AccessControl's business, not this one's: this only sorts.
 //
 // Threading: the API thread (it reads the API's Database through the TokenStore).
 #pragma once

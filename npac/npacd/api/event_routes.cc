@@ -7,7 +7,11 @@
 //
 // each with an increasing "id:". The bodies come from those routes' own handlers, so the
 // stream says exactly what a GET would (an error body too, when the GET would fail).
-// Nothing changed for AdminApi::Options::event_keepalive (15 s) → a ": keepalive" comment. The stream ends with
+// Nothing changed for AdminApi::Options::event_keepalive (15 s) → a ": keepalive" comment.
+// A client still reading what was sent is sent nothing more until it has read it all: it
+// then gets the state as it is, not every state in between, so what waits for one stream
+// is one round of events at most (HttpServer bounds it further: stream_queue_limit), and
+// a feed keeps only a hash of what it sent last, not the bodies. The stream ends with
 // "event: end" and {"reason":...} when the caller's token is revoked (checked at every
 // tick, as every request checks it) or npacd stops; it also ends when the client leaves
 // or does not read (HttpServer: stream_queue_limit). It is a session like any other for
@@ -23,8 +27,11 @@
 // closes; its timer and the core's answers hold it meanwhile; AdminApi::stop() ends them
 // all, after which none touches the AdminApi.
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <boost/asio/steady_timer.hpp>
@@ -116,6 +123,7 @@ class EventFeed : public std::enable_shared_from_this<EventFeed> {
   void tick() {
     if (!ticking_) return;
     if (std::optional<std::string> why = tokenEnded()) return end(*why);
+    if (stream_->queued() > 0) return scheduleTick();  // behind: the latest state once it caught up
     if (api_.event_snapshot_ == nullptr) api_.event_snapshot_ = std::make_shared<EventSnapshot>();
     const std::shared_ptr<EventSnapshot> snapshot = api_.event_snapshot_;
     const auto now = std::chrono::steady_clock::now();
@@ -153,6 +161,10 @@ class EventFeed : public std::enable_shared_from_this<EventFeed> {
       quiet_ = std::chrono::milliseconds(0);
       stream_->send(": keepalive\n\n");
     }
+    scheduleTick();
+  }
+
+  void scheduleTick() {
     if (!ticking_ || stream_->closed()) return;
     timer_.expires_after(interval_);
     timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
@@ -160,10 +172,11 @@ class EventFeed : public std::enable_shared_from_this<EventFeed> {
     });
   }
 
-  bool publishIfChanged(const char* name, const std::string& body, std::optional<std::string>* last) {
-    if (*last == body) return false;
+  bool publishIfChanged(const char* name, const std::string& body, std::optional<std::size_t>* last) {
+    const std::size_t hash = std::hash<std::string_view>{}(body);
+    if (*last == hash) return false;
     stream_->send(formatServerSentEvent(++last_id_, name, body));
-    *last = body;
+    *last = hash;
     return true;
   }
 
@@ -205,7 +218,7 @@ class EventFeed : public std::enable_shared_from_this<EventFeed> {
   bool ticking_ = true;
   bool detached_ = false;  // the AdminApi no longer holds it: never call it again
   std::uint64_t last_id_ = 0;
-  std::optional<std::string> last_associations_, last_providers_;
+  std::optional<std::size_t> last_associations_, last_providers_;  // hashes of the bodies sent last
   std::chrono::milliseconds quiet_{0};  // since the last event written
 };
 
@@ -216,7 +229,7 @@ void AdminApi::events(ApiRequest& r, Responder& respond) {
   }
   HttpResponse head{http::status::ok, 11};
   head.set(http::field::content_type, "text/event-stream");
-  head.set(http::field::cache_control, "no-cache");
+  head.set(http::field::cache_control, "no-store");
   head.set("X-Accel-Buffering", "no");  // a reverse proxy in front must not hold events back
   std::shared_ptr<ResponseStream> stream = respond.stream(std::move(head));
   if (stream == nullptr) {

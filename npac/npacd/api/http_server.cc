@@ -1,5 +1,7 @@
 #include "npac/npacd/api/http_server.h"
 
+#include <malloc.h>
+
 #include <cerrno>
 #include <optional>
 #include <string_view>
@@ -27,6 +29,8 @@ namespace {
 constexpr std::chrono::seconds kLogInterval{60};
 constexpr std::chrono::milliseconds kAcceptBackoffFirst{50};
 constexpr std::chrono::milliseconds kAcceptBackoffMax{2000};
+// After a stream closes, the heap is trimmed this much later (and so at most this often).
+constexpr std::chrono::milliseconds kHeapTrimDelay{1000};
 
 bool isDescriptorError(const beast::error_code& ec) {
   return ec == asio::error::no_descriptors ||  // EMFILE
@@ -89,6 +93,11 @@ HttpServer::HttpServer(asio::io_context& io, Options options, HttpHandler handle
       handler_(std::move(handler)),
       acceptor_(io),
       backoff_timer_(io),
+      limits_(ConnectionLimits::Limits{options_.max_connections,
+                                       options_.classify ? options_.operator_reserve : 0,
+                                       options_.max_per_client, options_.max_per_credential,
+                                       options_.max_anonymous}),
+      heap_trim_timer_(io),
       alive_(std::make_shared<bool>(true)) {}
 
 HttpServer::~HttpServer() {
@@ -144,7 +153,7 @@ void HttpServer::onAcceptError(const beast::error_code& ec) {
   // immediate retry would only spin.
   acceptor_.async_wait(tcp::acceptor::wait_read, [this, alive = alive_, ec](beast::error_code wait_ec) {
     if (wait_ec || !*alive || stopped_) return;
-    if (closeLongestIdle()) return accept();
+    if (closeOneForRoom()) return accept();
     backOffAccepting(ec);
   });
 }
@@ -167,31 +176,6 @@ void HttpServer::onAccepted(tcp::socket socket) {
   beast::error_code peer_ec;
   const tcp::endpoint peer = socket.remote_endpoint(peer_ec);
   if (peer_ec) return;  // already gone
-  std::string address = peer.address().to_string();
-  // Room for this one, and the operator reserve kept free while anything is idle.
-  const std::size_t reserve = options_.classify ? options_.operator_reserve : 0;
-  const std::size_t normal_slots = options_.max_connections > reserve ? options_.max_connections - reserve : 0;
-  if (sessions_.size() >= normal_slots) closeLongestIdle();
-  if (sessions_.size() >= options_.max_connections) {
-    ++counters_.refused_max_connections;
-    std::uint64_t skipped = 0;
-    if (limit_log_.due(&skipped)) {
-      spdlog::warn("admin API: {} connections, none idle: a connection from {} was closed at accept{}",
-                   sessions_.size(), address, suppressedNote(skipped));
-    }
-    beast::error_code ignored;
-    socket.close(ignored);
-    return;
-  }
-  std::size_t& from_client = per_client_[address];
-  // Past the limit a connection is still read once, to answer its request 503; past twice
-  // the limit it is closed at once, so one client's refusals cannot fill the server.
-  if (from_client >= 2 * options_.max_per_client) {
-    ++counters_.refused_per_client;
-    beast::error_code ignored;
-    socket.close(ignored);
-    return;
-  }
   std::shared_ptr<HttpSessionBase> session;
   std::function<void()> start;
   if (options_.tls) {
@@ -203,78 +187,90 @@ void HttpServer::onAccepted(tcp::socket socket) {
     start = [plain] { plain->start(); };
     session = plain;
   }
-  session->peer_address = std::move(address);
-  session->reserved_slot = sessions_.size() >= normal_slots && reserve > 0;
-  if (from_client >= options_.max_per_client) {
-    session->refusal = limitRefusal(
-        "too_many_connections_per_client",
-        "this client already has " + std::to_string(from_client) + " connections to the admin API, the most " +
-            "allowed from one address (max_per_client); reuse a keep-alive connection");
+  session->address = peer.address().to_string();
+  // Anonymous until a request presents a credential: it may close an older anonymous
+  // connection, never one that presented a credential.
+  for (ConnectionAccount* older : limits_.accept(*session)) {
+    closeForRoom(static_cast<HttpSessionBase&>(*older));
   }
-  ++from_client;
   sessions_.insert(session.get());
   ++counters_.accepted;
-  counters_.sessions = sessions_.size();
+  updateGauges();
   start();
 }
 
-bool HttpServer::closeLongestIdle() {
-  HttpSessionBase* oldest = nullptr;
-  for (HttpSessionBase* session : sessions_) {
-    if (session->idle && (oldest == nullptr || session->idle_mark < oldest->idle_mark)) oldest = session;
-  }
-  if (oldest == nullptr) return false;
-  ++counters_.closed_idle_for_room;
-  std::uint64_t skipped = 0;
-  if (room_log_.due(&skipped)) {
-    spdlog::warn("admin API: {} connections open (--api-max-connections {}, {} kept for operators): the "
-                 "longest-idle one, from {}, was closed to make room for a new one{}",
-                 sessions_.size(), options_.max_connections, options_.classify ? options_.operator_reserve : 0,
-                 oldest->peer_address, suppressedNote(skipped));
-  }
-  // Closing ends its pending read; the session forgets itself when its handler runs. It no
-  // longer counts as idle (nor as a candidate) meanwhile.
-  oldest->idle = false;
-  oldest->close();
-  forget(oldest);
+bool HttpServer::closeOneForRoom() {
+  ConnectionAccount* victim = limits_.takeForRoom();
+  if (victim == nullptr) return false;
+  closeForRoom(static_cast<HttpSessionBase&>(*victim));
   return true;
 }
 
+void HttpServer::closeForRoom(HttpSessionBase& session) {
+  const bool anonymous = session.priority == RequestPriority::kAnonymous;
+  ++(anonymous ? counters_.closed_anonymous_for_room : counters_.closed_idle_for_room);
+  std::uint64_t skipped = 0;
+  if (room_log_.due(&skipped)) {
+    spdlog::warn("admin API: {} connections open ({} anonymous; --api-max-connections {}, {} kept for "
+                 "operators): the {} one, from {}, was closed to make room for a new one{}",
+                 sessions_.size(), limits_.anonymous(), options_.max_connections,
+                 limits_.limits().operator_reserve, anonymous ? "oldest anonymous" : "longest-idle",
+                 session.address, suppressedNote(skipped));
+  }
+  // Closing ends its pending read (or its handler's answer fails); the session forgets
+  // itself when that handler runs. It is out of the limits' book already.
+  session.idle = false;
+  session.close();
+  forget(&session);
+}
+
 std::optional<HttpResponse> HttpServer::admit(HttpSessionBase& session, const HttpRequest& request) {
-  if (session.refusal) {
-    ++counters_.refused_per_client;
-    return std::move(session.refusal);
+  const RequestPriority priority = options_.classify ? options_.classify(request) : RequestPriority::kReader;
+  std::optional<std::size_t> credential;
+  if (auto header = request.find(http::field::authorization); header != request.end()) {
+    credential = std::hash<std::string_view>{}(std::string_view(header->value().data(), header->value().size()));
   }
-  if (session.reserved_slot &&
-      (!options_.classify || options_.classify(request) != RequestPriority::kOperator)) {
-    ++counters_.refused_operator_reserve;
-    return limitRefusal("operator_reserve",
-                        "the admin API has " + std::to_string(sessions_.size()) +
-                            " connections: the last " + std::to_string(options_.operator_reserve) +
-                            " are kept for operator tokens (operator_reserve); retry shortly");
+  ConnectionLimits::Admission admission = limits_.admit(session, priority, credential);
+  for (ConnectionAccount* idle : admission.closed_for_room) {
+    closeForRoom(static_cast<HttpSessionBase&>(*idle));
   }
-  auto header = request.find(http::field::authorization);
-  if (header == request.end()) return std::nullopt;
-  const std::size_t credential = std::hash<std::string_view>{}(
-      std::string_view(header->value().data(), header->value().size()));
-  if (session.credential == credential) return std::nullopt;
-  if (session.credential) {
-    if (auto it = per_credential_.find(*session.credential); it != per_credential_.end() && --it->second == 0) {
-      per_credential_.erase(it);
-    }
-    session.credential.reset();
+  updateGauges();
+  const std::string holding = std::to_string(admission.holding);
+  switch (admission.refusal) {
+    case ConnectionLimits::Refusal::kNone: return std::nullopt;
+    case ConnectionLimits::Refusal::kPerClient:
+      ++counters_.refused_per_client;
+      return limitRefusal("too_many_connections_per_client",
+                          "this client already has " + holding + " " + toString(priority) +
+                              " connections to the admin API, the most allowed from one address for one "
+                              "role (max_per_client); reuse a keep-alive connection");
+    case ConnectionLimits::Refusal::kPerCredential:
+      ++counters_.refused_per_credential;
+      return limitRefusal("too_many_connections_per_credential",
+                          "this token already has " + holding +
+                              " connections to the admin API, the most allowed for one token "
+                              "(max_per_credential); reuse a keep-alive connection");
+    case ConnectionLimits::Refusal::kOperatorReserve:
+      ++counters_.refused_operator_reserve;
+      return limitRefusal("operator_reserve",
+                          "reader and application tokens hold " + holding +
+                              " connections to the admin API, all it keeps for them: the last " +
+                              std::to_string(limits_.limits().operator_reserve) +
+                              " are kept for operator tokens (operator_reserve); retry shortly");
+    case ConnectionLimits::Refusal::kFull:
+      ++counters_.refused_max_connections;
+      {
+        std::uint64_t skipped = 0;
+        if (limit_log_.due(&skipped)) {
+          spdlog::warn("admin API: {} connections with a credential, none idle: a request from {} was "
+                       "refused{}",
+                       holding, session.address, suppressedNote(skipped));
+        }
+      }
+      return limitRefusal("too_many_connections",
+                          "the admin API has " + holding + " connections with a credential, the most it "
+                              "takes (max_connections), and none is idle; retry shortly");
   }
-  std::size_t& holding = per_credential_[credential];
-  if (holding >= options_.max_per_credential) {
-    if (holding == 0) per_credential_.erase(credential);
-    ++counters_.refused_per_credential;
-    return limitRefusal("too_many_connections_per_credential",
-                        "this token already has " + std::to_string(holding) +
-                            " connections to the admin API, the most allowed for one token "
-                            "(max_per_credential); reuse a keep-alive connection");
-  }
-  ++holding;
-  session.credential = credential;
   return std::nullopt;
 }
 
@@ -299,16 +295,31 @@ void HttpServer::onSlowStream(const std::string& peer, std::size_t queued) {
 }
 
 void HttpServer::forget(HttpSessionBase* session) {
-  if (sessions_.erase(session) == 0) return;  // forgotten already (closed for room)
-  if (auto it = per_client_.find(session->peer_address); it != per_client_.end() && --it->second == 0) {
-    per_client_.erase(it);
-  }
-  if (session->credential) {
-    if (auto it = per_credential_.find(*session->credential); it != per_credential_.end() && --it->second == 0) {
-      per_credential_.erase(it);
-    }
-  }
+  limits_.remove(*session);
+  if (sessions_.erase(session) == 0) return;
+  updateGauges();
+}
+
+void HttpServer::updateGauges() {
   counters_.sessions = sessions_.size();
+  counters_.anonymous = limits_.anonymous();
+}
+
+void HttpServer::onStreamEnded() {
+  counters_.streams = --streams_;
+  // A stream's queue and bodies are freed now, but glibc keeps freed heap for reuse, and
+  // what a burst of unread streams took (hundreds of MB) would stay with the process:
+  // give it back, once for all the streams that close within kHeapTrimDelay.
+  if (heap_trim_due_ || stopped_) return;
+  heap_trim_due_ = true;
+  heap_trim_timer_.expires_after(kHeapTrimDelay);
+  heap_trim_timer_.async_wait([this, alive = alive_](beast::error_code ec) {
+    if (ec || !*alive) return;
+    heap_trim_due_ = false;
+#if defined(__GLIBC__)
+    ::malloc_trim(0);
+#endif
+  });
 }
 
 HttpServerCounters HttpServer::counters() const {
@@ -319,10 +330,14 @@ HttpServerCounters HttpServer::counters() const {
   c.refused_per_credential = counters_.refused_per_credential.load();
   c.refused_operator_reserve = counters_.refused_operator_reserve.load();
   c.closed_idle_for_room = counters_.closed_idle_for_room.load();
+  c.closed_anonymous_for_room = counters_.closed_anonymous_for_room.load();
+  c.closed_header_timeout = counters_.closed_header_timeout.load();
+  c.refused_framing = counters_.refused_framing.load();
   c.tls_handshake_failures = counters_.tls_handshake_failures.load();
   c.accept_errors = counters_.accept_errors.load();
   c.streams_closed_slow = counters_.streams_closed_slow.load();
   c.sessions = counters_.sessions.load();
+  c.anonymous = counters_.anonymous.load();
   c.streams = counters_.streams.load();
   return c;
 }
@@ -333,6 +348,7 @@ void HttpServer::stop() {
   beast::error_code ignored;
   acceptor_.close(ignored);
   backoff_timer_.cancel();
+  heap_trim_timer_.cancel();
   // Closing cancels each session's pending read/write; their handlers then finish().
   for (HttpSessionBase* session : std::unordered_set<HttpSessionBase*>(sessions_)) session->close();
 }

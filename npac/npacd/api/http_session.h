@@ -1,11 +1,12 @@
 // HttpSession<Stream>: one admin API connection, plain (beast::tcp_stream) or TLS
-// (beast::ssl_stream<beast::tcp_stream>): handshake (TLS only), then read a request, let
-// the server admit it against its limits, hand it to the handler, write the answer,
-// repeat — or, when the handler calls Responder::stream(), write the header and then
-// what the handler sends (ResponseStream) until it finishes, the client leaves or falls
-// behind, or the server stops; a pending read meanwhile notices a client that leaves.
-// HttpSessionBase is what the server keeps of every session, whatever its stream: the
-// accounting its limits need and close().
+// (beast::ssl_stream<beast::tcp_stream>): handshake (TLS only), then read a request's
+// header, check its framing (http_framing.h), let the server admit it against its limits
+// (connection_limits.h), read its body, hand it to the handler, write the answer, repeat
+// — or, when the handler calls Responder::stream(), write the header and then what the
+// handler sends (ResponseStream) until it finishes, the client leaves or falls behind,
+// or the server stops; a pending read meanwhile notices a client that leaves.
+// HttpSessionBase is what the server keeps of every session, whatever its stream: its
+// ConnectionAccount (the accounting its limits need) and close().
 //
 // Internal to http_server.cc (the only includer); the contract is HttpServer's.
 // Threading: the server's io_context thread only.
@@ -29,22 +30,26 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <spdlog/spdlog.h>
 
+#include "npac/npacd/api/connection_limits.h"
+#include "npac/npacd/api/http_framing.h"
 #include "npac/npacd/api/http_server.h"
 
 namespace npac::npacd {
 
-class HttpSessionBase {
+// Every answer, streamed or not: the client must not guess another type than the one
+// sent, and nothing stores an answer (POST /v1/tokens returns a secret) — unless its
+// handler chose a Cache-Control of its own (the console's files: no-cache).
+template <class Fields>
+void setSecurityFields(Fields& fields) {
+  namespace http = boost::beast::http;
+  if (fields.find(http::field::cache_control) == fields.end()) fields.set(http::field::cache_control, "no-store");
+  fields.set("X-Content-Type-Options", "nosniff");
+}
+
+class HttpSessionBase : public ConnectionAccount {
  public:
   virtual ~HttpSessionBase() = default;
   virtual void close() = 0;
-
-  // Accounting, kept by HttpServer.
-  std::string peer_address;                 // the client's IP address, per_client_'s key
-  std::optional<std::size_t> credential;    // hash of the latest Authorization value
-  bool idle = true;                         // waiting for a request (or the handshake)
-  std::uint64_t idle_mark = 0;              // HttpServer::nextIdleMark() when it became idle
-  bool reserved_slot = false;               // accepted into the operator reserve
-  std::optional<HttpResponse> refusal;      // answered to its first request, then closed
 };
 
 template <class Stream>
@@ -61,7 +66,10 @@ class HttpSession : public HttpSessionBase,
         alive_(server.alive_),
         body_limit_(server.options_.body_limit),
         idle_timeout_(server.options_.idle_timeout),
-        stream_queue_limit_(server.options_.stream_queue_limit) {}
+        header_timeout_(server.options_.header_timeout),
+        stream_queue_limit_(server.options_.stream_queue_limit),
+        stream_write_timeout_(server.options_.stream_write_timeout),
+        stream_send_buffer_(server.options_.stream_send_buffer) {}
 
   ~HttpSession() override {
     if (*alive_) server_->forget(this);
@@ -96,6 +104,7 @@ class HttpSession : public HttpSessionBase,
     pump();
   }
   bool closed() const override { return stream_closed_; }
+  std::size_t queued() const override { return queued_bytes_; }
   void onClose(std::function<void(const std::string& why)> fn) override {
     if (stream_closed_) return fn(close_reason_);
     on_close_.push_back(std::move(fn));
@@ -111,12 +120,12 @@ class HttpSession : public HttpSessionBase,
 
   void markIdle() {
     idle = true;
-    idle_mark = server_->nextIdleMark();
+    if (*alive_) idle_mark = server_->nextIdleMark();
   }
 
   void onHandshake(error_code ec) {
     if (ec) {
-      if (*alive_ && ec != boost::asio::error::operation_aborted) server_->onHandshakeFailed(peer_address, ec);
+      if (*alive_ && ec != boost::asio::error::operation_aborted) server_->onHandshakeFailed(address, ec);
       return close();
     }
     read();
@@ -126,11 +135,20 @@ class HttpSession : public HttpSessionBase,
     markIdle();
     parser_.emplace();
     parser_->body_limit(body_limit_);
-    boost::beast::get_lowest_layer(stream_).expires_after(idle_timeout_);
-    boost::beast::http::async_read(stream_, buffer_, *parser_,
-                                   [self = this->shared_from_this()](error_code ec, std::size_t) {
-                                     self->onRead(ec);
-                                   });
+    refusal_.reset();
+    // An anonymous connection has header_timeout for its request's header (slowloris);
+    // one that presented a credential may stay idle for idle_timeout.
+    waiting_anonymous_ = priority == RequestPriority::kAnonymous;
+    auto& lowest = boost::beast::get_lowest_layer(stream_);
+    if (waiting_anonymous_) {
+      lowest.expires_after(header_timeout_);
+    } else {
+      lowest.expires_after(idle_timeout_);
+    }
+    boost::beast::http::async_read_header(stream_, buffer_, *parser_,
+                                          [self = this->shared_from_this()](error_code ec, std::size_t) {
+                                            self->onHeader(ec);
+                                          });
   }
 
   static bool isQuietEnd(const error_code& ec) {
@@ -140,7 +158,10 @@ class HttpSession : public HttpSessionBase,
            ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
   }
 
-  void onRead(error_code ec);  // below: the request's way through the server
+  // Below: the request's way through the server.
+  void onHeader(error_code ec);
+  bool answerReadError(const error_code& ec);
+  void onRead(error_code ec);
   void write(HttpResponse response);
 
   void writeFinal(HttpResponse response) {
@@ -167,12 +188,17 @@ class HttpSession : public HttpSessionBase,
   std::shared_ptr<bool> alive_;  // false once the server is destroyed: server_ dangles
   std::size_t body_limit_;
   std::chrono::seconds idle_timeout_;
+  std::chrono::milliseconds header_timeout_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   bool keep_alive_ = false;
   unsigned version_ = 11;
+  bool waiting_anonymous_ = false;          // the pending read has header_timeout
+  std::optional<HttpResponse> refusal_;     // the limits refused this request: answered after its body
   // The stream, once the handler asked for one.
   std::size_t stream_queue_limit_;
+  std::chrono::milliseconds stream_write_timeout_;
+  std::size_t stream_send_buffer_;
   bool streaming_ = false;
   bool head_written_ = false;
   bool writing_ = false;
@@ -187,24 +213,72 @@ class HttpSession : public HttpSessionBase,
   std::array<char, 512> drained_{};  // what a streaming client sends: read and dropped
 };
 
+// Answers a failed read (413, 431, 400) or closes quietly; false when `ec` is no error.
 template <class Stream>
-void HttpSession<Stream>::onRead(error_code ec) {
+bool HttpSession<Stream>::answerReadError(const error_code& ec) {
   namespace http = boost::beast::http;
-  idle = false;
-  if (isQuietEnd(ec)) return close();
+  if (!ec) return false;
+  if (isQuietEnd(ec)) {
+    if (ec == boost::beast::error::timeout && waiting_anonymous_ && *alive_) server_->onHeaderTimeout();
+    close();
+    return true;
+  }
   if (ec == http::error::body_limit) {
-    return writeFinal(jsonErrorResponse(http::status::payload_too_large, "body_too_large",
-                                        "request body exceeds " + std::to_string(body_limit_) + " bytes"));
+    writeFinal(jsonErrorResponse(http::status::payload_too_large, "body_too_large",
+                                 "request body exceeds " + std::to_string(body_limit_) + " bytes"));
+    return true;
   }
   if (ec == http::error::header_limit) {
     // RFC 6585 §5: the request line and headers together are over Beast's limit (8 KiB).
-    return writeFinal(jsonErrorResponse(http::status::request_header_fields_too_large, "headers_too_large",
-                                        "the request line and headers exceed 8192 bytes"));
+    writeFinal(jsonErrorResponse(http::status::request_header_fields_too_large, "headers_too_large",
+                                 "the request line and headers exceed 8192 bytes"));
+    return true;
   }
-  if (ec) {
-    return writeFinal(jsonErrorResponse(http::status::bad_request, "bad_http",
-                                        "malformed HTTP request: " + ec.message()));
+  // Framing Beast refuses itself while reading the header (RFC 9112 §6.1, §6.3), named
+  // as http_framing.h names what it refuses after.
+  if (ec == http::error::bad_transfer_encoding) {
+    writeFinal(jsonErrorResponse(http::status::bad_request, "bad_transfer_encoding",
+                                 "Transfer-Encoding after Content-Length, or chunked twice: send one of "
+                                 "Content-Length and 'Transfer-Encoding: chunked' (RFC 9112 section 6.3)"));
+    return true;
   }
+  if (ec == http::error::bad_content_length) {
+    writeFinal(jsonErrorResponse(http::status::bad_request, "bad_content_length",
+                                 "Content-Length is not one decimal number, differs between its fields, or "
+                                 "comes after 'Transfer-Encoding: chunked' (RFC 9112 section 6.3)"));
+    return true;
+  }
+  writeFinal(jsonErrorResponse(http::status::bad_request, "bad_http", "malformed HTTP request: " + ec.message()));
+  return true;
+}
+
+template <class Stream>
+void HttpSession<Stream>::onHeader(error_code ec) {
+  idle = false;
+  if (answerReadError(ec)) return;
+  waiting_anonymous_ = false;
+  version_ = parser_->get().version();
+  // RFC 9112 §6.3: a body whose length is ambiguous is never read — its bytes could be
+  // taken for a request of their own — and the connection closes after the answer.
+  if (std::optional<FramingRefusal> refused = checkRequestFraming(parser_->get().base())) {
+    if (*alive_) server_->onFramingRefused();
+    return writeFinal(jsonErrorResponse(refused->status, refused->code, refused->message, version_));
+  }
+  // Admitted (or refused) by its header: a credential moves the connection out of the
+  // anonymous pool before its body, so a slow body is not taken for an anonymous one.
+  if (*alive_) refusal_ = server_->admit(*this, parser_->get());
+  if (parser_->is_done()) return onRead({});
+  boost::beast::get_lowest_layer(stream_).expires_after(idle_timeout_);
+  boost::beast::http::async_read(stream_, buffer_, *parser_,
+                                 [self = this->shared_from_this()](error_code ec, std::size_t) {
+                                   self->onRead(ec);
+                                 });
+}
+
+template <class Stream>
+void HttpSession<Stream>::onRead(error_code ec) {
+  namespace http = boost::beast::http;
+  if (answerReadError(ec)) return;
   HttpRequest request = parser_->release();
   keep_alive_ = request.keep_alive();
   version_ = request.version();
@@ -212,9 +286,7 @@ void HttpSession<Stream>::onRead(error_code ec) {
     return writeFinal(jsonErrorResponse(http::status::service_unavailable, "shutting_down",
                                         "the admin API is stopping"));
   }
-  if (std::optional<HttpResponse> refused = server_->admit(*this, request)) {
-    return writeFinal(std::move(*refused));
-  }
+  if (refusal_) return writeFinal(std::move(*refusal_));
   boost::beast::get_lowest_layer(stream_).expires_never();  // a long poll may take its time; the handler bounds it
   // The responder keeps the session alive while the handler works (a long poll, a
   // commit): no socket operation is pending meanwhile. It answers once: a second call
@@ -255,6 +327,7 @@ template <class Stream>
 void HttpSession<Stream>::write(HttpResponse response) {
   response.version(version_);
   response.keep_alive(keep_alive_);
+  setSecurityFields(response);
   response.prepare_payload();
   auto shared = std::make_shared<HttpResponse>(std::move(response));
   boost::beast::get_lowest_layer(stream_).expires_after(idle_timeout_);
@@ -278,8 +351,17 @@ std::shared_ptr<ResponseStream> HttpSession<Stream>::startStream(HttpResponse he
   header->erase(http::field::content_length);
   header->keep_alive(false);
   header->chunked(chunked_);
+  setSecurityFields(*header);
+  auto& lowest = boost::beast::get_lowest_layer(stream_);
+  if (stream_send_buffer_ > 0) {
+    // What the kernel holds for a client that does not read (the default autotunes to
+    // megabytes); the queue above it is bounded by stream_queue_limit.
+    boost::beast::error_code ignored;
+    lowest.socket().set_option(boost::asio::socket_base::send_buffer_size(static_cast<int>(stream_send_buffer_)),
+                               ignored);
+  }
   auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*header);
-  boost::beast::get_lowest_layer(stream_).expires_after(idle_timeout_);
+  lowest.expires_after(stream_write_timeout_);
   http::async_write_header(stream_, *serializer,
                            [self = this->shared_from_this(), header, serializer](error_code ec, std::size_t) {
                              if (ec) return self->endStream("writing the header failed: " + ec.message());
@@ -308,7 +390,7 @@ bool HttpSession<Stream>::send(std::string data) {
   queued_bytes_ += data.size();
   queue_.push_back(std::move(data));
   if (queued_bytes_ > stream_queue_limit_) {
-    if (*alive_) server_->onSlowStream(peer_address, queued_bytes_);
+    if (*alive_) server_->onSlowStream(address, queued_bytes_);
     endStream("the client did not read: " + std::to_string(queued_bytes_) + " bytes waiting, more than " +
               std::to_string(stream_queue_limit_));
     return false;
@@ -326,7 +408,7 @@ void HttpSession<Stream>::pump() {
     if (!finishing_) return;
     if (!chunked_) return endStream("the stream ended");
     writing_ = true;
-    boost::beast::get_lowest_layer(stream_).expires_after(idle_timeout_);
+    boost::beast::get_lowest_layer(stream_).expires_after(stream_write_timeout_);
     boost::asio::async_write(stream_, http::make_chunk_last(), [self](error_code, std::size_t) {
       self->writing_ = false;
       self->endStream("the stream ended");
@@ -336,8 +418,8 @@ void HttpSession<Stream>::pump() {
   writing_ = true;
   auto data = std::make_shared<std::string>(std::move(queue_.front()));
   queue_.pop_front();
-  // A write that cannot finish within idle_timeout is a client that stopped reading.
-  boost::beast::get_lowest_layer(stream_).expires_after(idle_timeout_);
+  // A write that cannot finish within stream_write_timeout is a client that stopped reading.
+  boost::beast::get_lowest_layer(stream_).expires_after(stream_write_timeout_);
   auto done = [self, data](error_code ec, std::size_t) { self->onStreamWritten(ec, data->size()); };
   if (chunked_) {
     boost::asio::async_write(stream_, http::make_chunk(boost::asio::buffer(*data)), std::move(done));
@@ -353,8 +435,8 @@ void HttpSession<Stream>::onStreamWritten(error_code ec, std::size_t bytes) {
   writing_ = false;
   queued_bytes_ -= std::min(bytes, queued_bytes_);
   if (ec == boost::beast::error::timeout && !stream_closed_) {
-    if (*alive_) server_->onSlowStream(peer_address, queued_bytes_ + bytes);
-    return endStream("the client did not read for " + std::to_string(idle_timeout_.count()) + " s");
+    if (*alive_) server_->onSlowStream(address, queued_bytes_ + bytes);
+    return endStream("the client did not read for " + std::to_string(stream_write_timeout_.count()) + " ms");
   }
   if (ec) return endStream(isQuietEnd(ec) ? "the client closed the connection" : "writing failed: " + ec.message());
   boost::beast::get_lowest_layer(stream_).expires_never();
