@@ -24,6 +24,8 @@
 #include "db/migrations.h"
 #include "db/sqlite_backup.h"
 #include "npac/npacd/api/http_server.h"
+#include "tests/support/immutable_file.h"
+#include "tests/support/npacctl_run.h"
 #include "tests/support/test_paths.h"
 
 namespace npac::npacd {
@@ -32,26 +34,8 @@ namespace {
 namespace fs = std::filesystem;
 namespace http = boost::beast::http;
 
-struct Run {
-  int exit_code = -1;
-  std::string output;
-};
-
-std::string binDir() {
-  const char* env = std::getenv("NPAC_BIN");
-  return env != nullptr ? env : npac::testing::binaryDir() + "/bin";
-}
-
-Run npacctl(const std::string& args) {
-  FILE* pipe = popen((binDir() + "/npacctl " + args + " 2>&1").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  Run run;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) run.output.append(buf, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using Run = npac::testing::NpacctlRun;
+const auto npacctl = npac::testing::runNpacctl;
 
 struct TempDir {
   fs::path path;
@@ -152,19 +136,7 @@ std::string npacdDatabase() {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// Sets or clears the immutable attribute (root: writes in the directory then fail with EPERM).
-bool setImmutable(const fs::path& path, bool on) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) return false;
-  int flags = 0;
-  bool ok = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
-  if (ok) {
-    flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
-    ok = ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
-  }
-  ::close(fd);
-  return ok;
-}
+using npac::testing::setImmutable;  // root: writes in the directory then fail with EPERM
 
 // Nothing listens there: a FILE refused before npacd is asked exits 2, not 3.
 const std::string kNowhere = " --api 127.0.0.1:1 --token npac_test";

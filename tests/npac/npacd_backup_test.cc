@@ -11,26 +11,14 @@
 #include <mutex>
 
 #include "npacd_fixture.h"
+#include "tests/support/npacctl_run.h"
 
 using namespace npacd_test;
 
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string output;
-};
-
-Run npacctl(const std::string& args) {
-  FILE* pipe = popen((binDir() + "/npacctl " + args + " 2>&1").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  Run run;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) run.output.append(buf, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using Run = npac::testing::NpacctlRun;
+const auto npacctl = npac::testing::runNpacctl;
 
 // Ids npacd accepted, each with when its answer arrived relative to the backup.
 enum class Phase { kBefore, kDuring, kAfter };

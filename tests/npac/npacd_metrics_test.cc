@@ -2,6 +2,7 @@
 // "Metrics"). Real npacd, real npac-soa-sim, real SQLite file, loopback TCP. Each metric that
 // should move is read by value before and after what moves it; the exposition is checked by
 // promtool (Debian package prometheus) as a scraper would.
+#include "tests/support/immutable_file.h"
 #include "metrics_scrape.h"
 #include "multi_provider_fixture.h"
 #include "tests/npac/http_server_fixture.h"
@@ -34,18 +35,7 @@ int promtoolCheck(const NpacdProcess& npacd, const std::string& text, std::strin
 const std::map<std::string, std::string> kNotifications{
     {"spid", "0001"}, {"function", "notifications"}, {"operation", "event-report-confirmed"}};
 
-bool setImmutable(const fs::path& path, bool on) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) return false;
-  int flags = 0;
-  bool ok = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
-  if (ok) {
-    flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
-    ok = ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
-  }
-  ::close(fd);
-  return ok;
-}
+using npac::testing::setImmutable;
 
 struct ImmutableGuard {
   fs::path path;

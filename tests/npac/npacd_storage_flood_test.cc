@@ -10,6 +10,7 @@
 // Mounting a tmpfs and setting the immutable attribute need root (CI runs the tests as
 // root); where either is refused the case says so with WARN and checks nothing more —
 // it never passes as if it had run.
+#include "tests/support/immutable_file.h"
 #include "multi_provider_fixture.h"
 
 #include <fcntl.h>
@@ -76,19 +77,7 @@ class SmallDisk {
   std::string error_;
 };
 
-// Sets or clears the immutable attribute (FS_IMMUTABLE_FL) on `path`; true if done.
-bool setImmutable(const fs::path& path, bool on) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) return false;
-  int flags = 0;
-  bool ok = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
-  if (ok) {
-    flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
-    ok = ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
-  }
-  ::close(fd);
-  return ok;
-}
+using npac::testing::setImmutable;
 
 // Clears the immutable attribute however the case ends.
 struct ImmutableGuard {
