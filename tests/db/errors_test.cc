@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/immutable_file.h"
 #include "db/migrations.h"
 #include "db/outbound_queue.h"
 #include "db/transaction.h"
@@ -44,16 +45,7 @@ class ReadOnlyFile {
 
  private:
   bool setImmutable(bool on) {
-    const int fd = ::open(path_.c_str(), O_RDONLY);
-    if (fd < 0) return false;
-    int flags = 0;
-    bool ok = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
-    if (ok) {
-      flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
-      ok = ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
-    }
-    ::close(fd);
-    return ok;
+    return npac::testing::setImmutable(path_, on);
   }
 
   std::string path_;

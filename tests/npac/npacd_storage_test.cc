@@ -9,6 +9,7 @@
 // Mounting a tmpfs and setting the immutable attribute need root (CI runs the tests as
 // root); where either is refused the case says so with WARN and checks nothing more —
 // it never passes as if it had run.
+#include "tests/support/immutable_file.h"
 #include "npacd_fixture.h"
 
 #include <fcntl.h>
@@ -110,16 +111,7 @@ class ImmutableFile {
 
  private:
   bool set(bool on) {
-    const int fd = ::open(path_.c_str(), O_RDONLY);
-    if (fd < 0) return false;
-    int flags = 0;
-    bool ok = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
-    if (ok) {
-      flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
-      ok = ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
-    }
-    ::close(fd);
-    return ok;
+    return npac::testing::setImmutable(path_, on);
   }
   fs::path path_;
   bool on_ = false;
