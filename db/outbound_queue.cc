@@ -411,4 +411,30 @@ Result<std::size_t> OutboundQueue::count(MessageState state) {
   return static_cast<std::size_t>(query->columnInt64(0));
 }
 
+Result<std::optional<OutboundQueue::QueuedSnapshot>> OutboundQueue::queuedSnapshot(std::string_view spid,
+                                                                               std::size_t max) {
+  // The count reads only the partial index of queued messages: the ORDER BY is the index's,
+  // without it SQLite may choose outbound_queue_by_created and walk every row the
+  // provider ever had.
+  Result<Statement> counted = db_.prepare(
+      "SELECT count(*) FROM (SELECT 1 FROM outbound_queue WHERE spid = ? AND state = 'queued' "
+      "ORDER BY priority DESC, id LIMIT ?)");
+  if (!counted) return counted.status();
+  counted->bindText(0, spid).bindInt64(1, static_cast<std::int64_t>(max) + 1);
+  Result<bool> row = counted->step();
+  if (!row) return row.status();
+  if (static_cast<std::size_t>(counted->columnInt64(0)) > max) return std::optional<QueuedSnapshot>();
+  QueuedSnapshot snapshot;
+  Result<Statement> highest = db_.prepare("SELECT COALESCE(MAX(id), 0) FROM outbound_queue");
+  if (!highest) return highest.status();
+  row = highest->step();
+  if (!row) return row.status();
+  snapshot.committed_through = highest->columnInt64(0);
+  Result<std::vector<QueuedMessage>> messages = nextQueued(spid, ~std::uint32_t{0}, max + 1);
+  if (!messages) return messages.status();
+  if (messages->size() > max) return std::optional<QueuedSnapshot>();  // grew meanwhile
+  snapshot.messages = std::move(messages).value();
+  return std::optional<QueuedSnapshot>(std::move(snapshot));
+}
+
 }  // namespace npac::db

@@ -177,6 +177,18 @@ class OutboundQueue {
   // How many messages are in `state` (all providers).
   Result<std::size_t> count(MessageState state);
 
+  // Every queued message of `spid` in send order, and an id at or above which every
+  // message committed later will be numbered — for a copy kept in memory
+  // (npac/npacd/core/ready_queue.h). Read in this order so that nothing committed
+  // meanwhile falls between the two: first the highest id ever assigned, then the
+  // messages (a message committed in between is among them). None when more than `max`
+  // are queued (counted first, without reading their PDUs).
+  struct QueuedSnapshot {
+    std::vector<QueuedMessage> messages;
+    MessageId committed_through = 0;
+  };
+  Result<std::optional<QueuedSnapshot>> queuedSnapshot(std::string_view spid, std::size_t max);
+
  private:
   Result<std::vector<QueuedMessage>> select(Statement& query);
   Status explainUnchanged(MessageId id, const char* wanted);

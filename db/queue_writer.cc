@@ -40,6 +40,12 @@ void QueueWriter::submit(std::vector<NewMessage> messages, Completion done) {
 }
 
 void QueueWriter::submitOutcomes(std::vector<NewMessage> messages, OutcomeCompletion done) {
+  submitCommitted(std::move(messages),
+                  [done = std::move(done)](Result<std::vector<AppendOutcome>> outcomes, std::vector<NewMessage>,
+                                           TimeMs) { done(std::move(outcomes)); });
+}
+
+void QueueWriter::submitCommitted(std::vector<NewMessage> messages, CommittedCompletion done) {
   Status refused;
   {
     std::lock_guard lock(mutex_);
@@ -57,7 +63,7 @@ void QueueWriter::submitOutcomes(std::vector<NewMessage> messages, OutcomeComple
       return;
     }
   }
-  done(refused.withFile(db_->path()));
+  done(refused.withFile(db_->path()), std::move(messages), 0);
 }
 
 std::future<Result<std::vector<MessageId>>> QueueWriter::submit(std::vector<NewMessage> messages) {
@@ -188,7 +194,7 @@ void QueueWriter::commitBatch(std::vector<Submission>& batch) {
       std::lock_guard lock(mutex_);
       ++failed_batches_;
     }
-    for (Submission& submission : batch) submission.done(status);
+    for (Submission& submission : batch) submission.done(status, std::move(submission.messages), now);
     return;
   }
   {
@@ -197,7 +203,9 @@ void QueueWriter::commitBatch(std::vector<Submission>& batch) {
     committed_messages_ += appended;
     commit_seconds_.observe(commit_duration);
   }
-  for (std::size_t i = 0; i < batch.size(); ++i) batch[i].done(std::move(results[i]));
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    batch[i].done(std::move(results[i]), std::move(batch[i].messages), now);
+  }
 }
 
 }  // namespace npac::db

@@ -58,6 +58,11 @@ class QueueWriter {
   // With each message's outcome: its id and whether it was a duplicate of a stored
   // message (same idempotency key and content, OutboundQueue::appendBatchOutcomes).
   using OutcomeCompletion = std::function<void(Result<std::vector<AppendOutcome>>)>;
+  // The same, with the submitted messages handed back (moved, in input order) and the
+  // instant they were stamped with (created_at): for a caller that keeps what was
+  // committed in memory (the core's ReadyQueue) without copying PDUs or reading them back.
+  using CommittedCompletion =
+      std::function<void(Result<std::vector<AppendOutcome>>, std::vector<NewMessage>, TimeMs created_at)>;
 
   // Opens its own connection to `path` (schema applied) and starts the writer thread.
   static Result<std::unique_ptr<QueueWriter>> start(const std::string& path,
@@ -79,6 +84,8 @@ class QueueWriter {
   std::future<Result<std::vector<MessageId>>> submit(std::vector<NewMessage> messages);
   // The same, saying for each message whether it was a duplicate (nothing added).
   void submitOutcomes(std::vector<NewMessage> messages, OutcomeCompletion done);
+  // The same, handing the messages back (see CommittedCompletion).
+  void submitCommitted(std::vector<NewMessage> messages, CommittedCompletion done);
 
   // Commits everything already submitted, then stops the writer thread. Idempotent.
   void stop();
@@ -104,7 +111,7 @@ class QueueWriter {
  private:
   struct Submission {
     std::vector<NewMessage> messages;
-    OutcomeCompletion done;
+    CommittedCompletion done;
   };
 
   QueueWriter(std::unique_ptr<Database> db, Clock clock, Options options);

@@ -112,6 +112,28 @@ TEST_CASE("Ten notifications sent and acknowledged add ten to each counter under
   CHECK(valueOr0(after, "npacd_queue_messages", {{"spid", "0001"}, {"state", "acknowledged"}}) == 10);
 }
 
+TEST_CASE("Messages submitted to a bound provider are delivered from memory, not read back from the database") {
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001");
+  auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--keep-running", "--duration", "30s"});
+  REQUIRE(npacd.waitForAssociations(1));
+  // The first round loads what is queued; every submission after it is handed over by
+  // the queue writer.
+  std::vector<std::int64_t> first = npacd.submit("0001", "w", 1);
+  REQUIRE(eventually([&] { return countInState(npacd, first, "acknowledged") == 1; }, 10s));
+  const std::string before = scrape(npacd);
+  std::vector<std::int64_t> ids;
+  for (int batch = 0; batch < 5; ++batch) {
+    for (std::int64_t id : npacd.submit("0001", "m" + std::to_string(batch), 4)) ids.push_back(id);
+  }
+  REQUIRE(eventually([&] { return countInState(npacd, ids, "acknowledged") == ids.size(); }, 10s));
+  const std::string after = scrape(npacd);
+  CHECK(valueOr0(after, "npacd_delivery_rounds_total", {{"source", "memory"}}) >
+        valueOr0(before, "npacd_delivery_rounds_total", {{"source", "memory"}}));
+  CHECK(valueOr0(after, "npacd_delivery_rounds_total", {{"source", "database"}}) ==
+        valueOr0(before, "npacd_delivery_rounds_total", {{"source", "database"}}));
+}
+
 TEST_CASE("An LRTM provider's associations show their measured response time and Nw in /metrics and GET /v1/associations") {
   NpacdProcess npacd;
   auto key = npacd.provision("0001", /*srr=*/true);

@@ -101,6 +101,13 @@ void renderCore(MetricsText& m, const CoreMetrics& core, const std::vector<std::
   m.sample("npacd_listener_bind_timeouts_total", {}, static_cast<double>(core.bind_timeouts));
   m.family("npacd_listener_unbound_connections", "Connections accepted and not bound yet.", MetricType::kGauge);
   m.sample("npacd_listener_unbound_connections", {}, static_cast<double>(core.unbound_connections));
+  m.family("npacd_delivery_rounds_total",
+           "Delivery rounds, by where their messages were read: memory (what the queue writer handed over) or "
+           "database.",
+           MetricType::kCounter);
+  m.sample("npacd_delivery_rounds_total", {{"source", "memory"}}, static_cast<double>(core.delivery_rounds_memory));
+  m.sample("npacd_delivery_rounds_total", {{"source", "database"}},
+           static_cast<double>(core.delivery_rounds_database));
 
   if (core.counting) {
     m.family("npacd_binds_accepted_total", "Binds (AARQ) admitted.", MetricType::kCounter);

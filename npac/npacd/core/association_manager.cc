@@ -220,6 +220,7 @@ void AssociationManager::setNode(const std::string& node) {
 void AssociationManager::providerLost(const std::string& spid, const db::Status& why) {
   const bool was_held = leases_.held(spid);
   leases_.forget(spid);
+  store_.forgetReady(spid);
   ProviderCore* c = core(spid);
   const std::size_t aborted = c != nullptr ? c->abortAll("provider lease lost to another npacd node") : 0;
   // Said once: the writes refused after the abort (their associations' losses) add nothing.

@@ -53,7 +53,7 @@ class CoreShards;
 // Commits `messages` through `writer` as one submission (CoreService::submit), completes
 // `done`, then hands the rows it added (not the duplicates) to `announce` — on the
 // QueueWriter's thread. The one body of AssociationManager::submit and CoreShards::submit.
-using AnnounceSubmitted = std::function<void(std::vector<std::string> spids, std::vector<db::MessageId> ids)>;
+using AnnounceSubmitted = std::function<void(std::vector<db::QueuedMessage> rows)>;
 void submitToQueue(db::QueueWriter& writer, std::vector<OutboundMessage> messages,
                    CoreService::SubmitDone done, AnnounceSubmitted announce);
 
@@ -125,7 +125,7 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   std::int64_t lastAssociationId() const { return next_association_id_; }
   // Thread-safe: each posts onto this manager's io_context.
   void adopt(Session::Handoff handoff);  // a connection handed over by another core thread
-  void announceSubmitted(std::vector<std::string> spids, std::vector<db::MessageId> ids);
+  void announceSubmitted(std::vector<db::QueuedMessage> rows);  // committed rows, their PDUs moved
   void postInbound(InboundRequest request);  // thread 0: another thread's provider asks
   void postWake(std::string spid);           // deliver for `spid` soon
   // Two sites (db/notification_listener.h): every bound provider delivers soon (the

@@ -36,44 +36,59 @@ void submitToQueue(db::QueueWriter& writer, std::vector<OutboundMessage> message
                    CoreService::SubmitDone done, AnnounceSubmitted announce) {
   std::vector<db::NewMessage> rows;
   rows.reserve(messages.size());
-  std::vector<std::string> spids;
-  for (OutboundMessage& m : messages) {
-    spids.push_back(m.message.spid);
-    rows.push_back(std::move(m.message));
-  }
-  writer.submitOutcomes(std::move(rows), [spids = std::move(spids), done = std::move(done),
-                                          announce = std::move(announce)](
-                                             db::Result<std::vector<db::AppendOutcome>> result) {
+  for (OutboundMessage& m : messages) rows.push_back(std::move(m.message));
+  writer.submitCommitted(std::move(rows), [done = std::move(done), announce = std::move(announce)](
+                                              db::Result<std::vector<db::AppendOutcome>> result,
+                                              std::vector<db::NewMessage> submitted, db::TimeMs created_at) {
     // Only rows this submission added are new to the core: a duplicate's row was
-    // announced when it was first committed (or found at start-up).
-    std::vector<db::MessageId> ids;
-    std::vector<std::string> new_spids;
+    // announced when it was first committed (or found at start-up). The messages are
+    // handed over as committed rows, their PDUs moved, not copied (core/ready_queue.h).
+    std::vector<db::QueuedMessage> added;
     if (result.isOk()) {
-      for (std::size_t i = 0; i < result.value().size() && i < spids.size(); ++i) {
-        if (result.value()[i].duplicate) continue;
-        ids.push_back(result.value()[i].id);
-        new_spids.push_back(spids[i]);
+      const std::vector<db::AppendOutcome>& outcomes = result.value();
+      added.reserve(outcomes.size());
+      for (std::size_t i = 0; i < outcomes.size() && i < submitted.size(); ++i) {
+        if (outcomes[i].duplicate) continue;
+        db::NewMessage& m = submitted[i];
+        db::QueuedMessage row;
+        row.id = outcomes[i].id;
+        row.spid = std::move(m.spid);
+        row.function_mask = m.function_mask;
+        row.priority = m.priority;
+        row.pdu = std::move(m.pdu);
+        row.created_at = created_at;
+        row.idempotency_key = std::move(m.idempotency_key);
+        row.kind = m.kind;
+        row.opcode = m.opcode;
+        row.confirmed = m.confirmed;
+        added.push_back(std::move(row));
       }
     }
     done(std::move(result));
-    if (!ids.empty()) announce(std::move(new_spids), std::move(ids));
+    if (!added.empty()) announce(std::move(added));
   });
 }
 
 void AssociationManager::submit(std::vector<OutboundMessage> messages, SubmitDone done) {
   submitToQueue(writer_, std::move(messages), std::move(done),
-                [this](std::vector<std::string> spids, std::vector<db::MessageId> ids) {
-                  announceSubmitted(std::move(spids), std::move(ids));
-                });
+                [this](std::vector<db::QueuedMessage> rows) { announceSubmitted(std::move(rows)); });
 }
 
-void AssociationManager::announceSubmitted(std::vector<std::string> spids, std::vector<db::MessageId> ids) {
-  asio::post(io_, [this, spids = std::move(spids), ids = std::move(ids)] {
-    std::map<std::string, std::vector<db::MessageId>> by_spid;
-    for (std::size_t i = 0; i < ids.size() && i < spids.size(); ++i) by_spid[spids[i]].push_back(ids[i]);
-    // A provider that never bound in this run has no core yet: its rows wait queued.
-    for (const auto& [spid, rows] : by_spid) {
-      if (ProviderCore* provider = core(spid)) provider->onSubmitted(rows);
+void AssociationManager::announceSubmitted(std::vector<db::QueuedMessage> rows) {
+  asio::post(io_, [this, rows = std::move(rows)]() mutable {
+    std::map<std::string, std::vector<db::QueuedMessage>> by_spid;
+    for (db::QueuedMessage& row : rows) {
+      std::string spid = row.spid;
+      by_spid[spid].push_back(std::move(row));
+    }
+    for (auto& [spid, committed] : by_spid) {
+      std::vector<db::MessageId> ids;
+      ids.reserve(committed.size());
+      for (const db::QueuedMessage& row : committed) ids.push_back(row.id);
+      // The store keeps them for delivery whether or not the provider has a core now.
+      store_.committed(spid, std::move(committed));
+      // A provider that never bound in this run has no core yet: its rows wait queued.
+      if (ProviderCore* provider = core(spid)) provider->onSubmitted(ids);
     }
   });
 }
@@ -269,6 +284,8 @@ void AssociationManager::metrics(bool providers, MetricsDone done) {
     out.listening = !stopping_ && listener_.accepting();
     out.draining = stopping_;
     out.storage_ok = store_.healthy();
+    out.delivery_rounds_memory = store_.readyRounds();
+    out.delivery_rounds_database = store_.databaseRounds();
     if (providers) {
       out.binds_accepted = binds_accepted_;
       out.binds_refused = binds_refused_;

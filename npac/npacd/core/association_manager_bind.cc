@@ -262,6 +262,9 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   }
   if (taken_epoch) {
     leases_.hold(spid, *taken_epoch, lease_started);
+    // Taking the lease put what was in flight back to queued (LeaseStore::acquire): what
+    // the store kept of the provider is read again.
+    store_.forgetReady(spid);
     // Rows queued for the provider meanwhile (or re-queued by the takeover) leave now.
     wakeDelivery(spid);
   }

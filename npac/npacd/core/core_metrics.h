@@ -103,6 +103,10 @@ struct CoreMetrics {
   bool listening = false;  // the association listener is accepting
   bool draining = false;   // shutdown began
   bool storage_ok = true;  // the core's DeliveryStore takes writes
+  // Delivery rounds answered from the ReadyQueues in memory, and read from the database
+  // (DeliveryStore::readyRounds/databaseRounds).
+  std::uint64_t delivery_rounds_memory = 0;
+  std::uint64_t delivery_rounds_database = 0;
   std::uint64_t binds_accepted = 0;
   std::map<std::string, std::uint64_t> binds_refused;  // by LnpBindRefusal reason code
   std::uint64_t connections_accepted = 0;               // Listener::Counters

@@ -70,16 +70,11 @@ void CoreShards::submit(std::vector<OutboundMessage> messages, SubmitDone done) 
   // One submission, one commit, whatever threads its providers live on; each thread is
   // told of its own providers' new rows.
   submitToQueue(writer_, std::move(messages), std::move(done),
-                [this](std::vector<std::string> spids, std::vector<db::MessageId> ids) {
-                  std::vector<std::vector<std::string>> spids_of(shards_.size());
-                  std::vector<std::vector<db::MessageId>> ids_of(shards_.size());
-                  for (std::size_t i = 0; i < ids.size() && i < spids.size(); ++i) {
-                    const std::size_t k = shardOf(spids[i]);
-                    spids_of[k].push_back(std::move(spids[i]));
-                    ids_of[k].push_back(ids[i]);
-                  }
+                [this](std::vector<db::QueuedMessage> rows) {
+                  std::vector<std::vector<db::QueuedMessage>> rows_of(shards_.size());
+                  for (db::QueuedMessage& row : rows) rows_of[shardOf(row.spid)].push_back(std::move(row));
                   for (std::size_t k = 0; k < shards_.size(); ++k) {
-                    if (!ids_of[k].empty()) shards_[k]->announceSubmitted(std::move(spids_of[k]), std::move(ids_of[k]));
+                    if (!rows_of[k].empty()) shards_[k]->announceSubmitted(std::move(rows_of[k]));
                   }
                 });
 }
@@ -149,6 +144,8 @@ void CoreShards::metrics(bool providers, MetricsDone done) {
           CoreMetrics& m = parts[i].value();
           out.draining = out.draining || m.draining;
           out.storage_ok = out.storage_ok && m.storage_ok;
+          out.delivery_rounds_memory += m.delivery_rounds_memory;
+          out.delivery_rounds_database += m.delivery_rounds_database;
           out.binds_accepted += m.binds_accepted;
           for (const auto& [code, n] : m.binds_refused) out.binds_refused[code] += n;
           for (auto& p : m.providers) out.providers.push_back(std::move(p));

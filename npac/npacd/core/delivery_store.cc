@@ -10,10 +10,89 @@
 
 namespace npac::npacd {
 
+namespace {
+
+// Rounds to wait before trying to load a ReadyQueue again when the provider had more
+// queued than kReadyLoadAtMost (the count costs an index scan of that many entries).
+constexpr std::uint32_t kLoadBackoffRounds = 16;
+
+}  // namespace
+
 DeliveryStore::DeliveryStore(db::Database& progress_db, std::function<void()> schedule_flush)
-    : db_(progress_db), queue_(progress_db), schedule_flush_(std::move(schedule_flush)) {}
+    : db_(progress_db),
+      queue_(progress_db),
+      keep_ready_(progress_db.backend() == db::Backend::kSqlite),
+      schedule_flush_(std::move(schedule_flush)) {}
+
+ReadyQueue* DeliveryStore::ready(const std::string& spid) {
+  if (!keep_ready_) return nullptr;
+  Ready& entry = ready_[spid];
+  if (entry.queue.complete()) return &entry.queue;
+  if (entry.skip_loads > 0) {
+    --entry.skip_loads;
+    return nullptr;
+  }
+  auto snapshot = queue_.queuedSnapshot(spid, kReadyLoadAtMost);
+  if (!snapshot.isOk()) return nullptr;  // the database read that follows reports it
+  if (!snapshot->has_value() || ready_total_ + (*snapshot)->messages.size() > kReadyTotal) {
+    entry.skip_loads = kLoadBackoffRounds;
+    return nullptr;
+  }
+  entry.queue.load(std::move((*snapshot)->messages), (*snapshot)->committed_through);
+  ready_total_ += entry.queue.size();
+  return &entry.queue;
+}
+
+void DeliveryStore::dropReady(const std::string& spid) {
+  auto it = ready_.find(spid);
+  if (it == ready_.end()) return;
+  ready_total_ -= it->second.queue.size();
+  it->second.queue.invalidate();
+}
+
+void DeliveryStore::dropAllReady() {
+  for (auto& [spid, entry] : ready_) entry.queue.invalidate();
+  ready_total_ = 0;
+}
+
+void DeliveryStore::committed(const std::string& spid, std::vector<db::QueuedMessage> rows) {
+  auto it = ready_.find(spid);
+  if (it == ready_.end() || !it->second.queue.complete()) return;  // the database has them
+  ReadyQueue& queue = it->second.queue;
+  for (db::QueuedMessage& row : rows) {
+    const std::size_t before = queue.size();
+    if (ready_total_ >= kReadyTotal && !queue.covers(row.id)) {
+      dropReady(spid);
+      return;
+    }
+    if (!queue.add(std::move(row))) {  // beyond its capacity: dropped whole
+      ready_total_ -= before;
+      return;
+    }
+    ready_total_ += queue.size() - before;
+  }
+}
+
+void DeliveryStore::noteSubmitted(const std::string& spid, const std::vector<db::MessageId>& ids) {
+  auto it = ready_.find(spid);
+  if (it == ready_.end() || !it->second.queue.complete()) return;
+  for (db::MessageId id : ids) {
+    if (!it->second.queue.covers(id)) return dropReady(spid);
+  }
+}
+
+void DeliveryStore::forgetReady(const std::string& spid) { dropReady(spid); }
+
+void DeliveryStore::removeReady(const std::string& spid, db::MessageId id) {
+  auto it = ready_.find(spid);
+  if (it == ready_.end()) return;
+  const std::size_t before = it->second.queue.size();
+  it->second.queue.remove(id);
+  ready_total_ -= before - it->second.queue.size();
+}
 
 void DeliveryStore::becameUnhealthy(const db::Status& status, const char* what) {
+  dropAllReady();  // what failed to write may differ from what is kept
   if (logged_unhealthy_) return;
   logged_unhealthy_ = true;
   spdlog::error("outbound queue: {} failed ({}); no new PDU leaves until the database takes "
@@ -34,6 +113,11 @@ db::Result<std::vector<db::QueuedMessage>> DeliveryStore::nextQueued(const std::
                                                                     std::uint32_t functions,
                                                                     std::size_t limit) {
   flush();
+  if (ReadyQueue* kept = ready(spid)) {
+    ++ready_rounds_;
+    return kept->next(functions, limit);
+  }
+  ++database_rounds_;
   auto rows = queue_.nextQueued(spid, functions, limit);
   if (!rows.isOk()) readFailed(rows.status(), "reading the queue");
   return rows;
@@ -106,6 +190,7 @@ db::Status DeliveryStore::checkFence(const std::string& spid) {
 }
 
 void DeliveryStore::reportFenced(const std::string& spid, const db::Status& why, std::size_t writes) {
+  dropReady(spid);
   fenced_writes_ += writes;
   spdlog::error("outbound queue: {} delivery-progress write(s) for provider {} refused: {}", writes, spid,
                 why.toString());
@@ -137,6 +222,7 @@ void DeliveryStore::write(Write w) {
     ++deferred_;
     return;
   }
+  dropReady(w.spid);
   spdlog::error("outbound queue: a delivery-progress write was refused: {}", status.toString());
 }
 
@@ -148,10 +234,12 @@ void DeliveryStore::markSent(const std::string& spid, std::vector<db::MessageId>
                              db::AssociationId association, db::TimeMs at) {
   if (ids.empty()) return;
   collected();
+  for (db::MessageId id : ids) removeReady(spid, id);
   pending_sent_.push_back(Write{Write::Kind::kSent, spid, std::move(ids), association, at, {}});
 }
 
 void DeliveryStore::acknowledge(const std::string& spid, db::MessageId id, db::TimeMs at) {
+  removeReady(spid, id);  // a late answer may acknowledge a message put back to queued
   collected();
   pending_acks_.emplace_back(spid, id);
   pending_acks_at_ = at;
@@ -216,6 +304,7 @@ void DeliveryStore::flush() {
       turn.rollback();
       return deferAll(status);
     }
+    dropReady(w.spid);
     spdlog::error("outbound queue: a delivery-progress write was refused: {}", status.toString());
   }
   if (db::Status status = turn.commit(); !status.isOk()) {
@@ -236,11 +325,13 @@ void DeliveryStore::flush() {
 
 void DeliveryStore::markFailed(const std::string& spid, db::MessageId id, std::string reason, db::TimeMs at) {
   flush();
+  removeReady(spid, id);
   write(Write{Write::Kind::kFailed, spid, {id}, 0, at, std::move(reason)});
 }
 
 void DeliveryStore::requeueAssociation(const std::string& spid, db::AssociationId association) {
   flush();  // what was answered there is acknowledged, not re-queued
+  dropReady(spid);  // its messages come back to queued: the next round reads them
   write(Write{Write::Kind::kRequeueAssociation, spid, {}, association, 0, {}});
 }
 
@@ -252,6 +343,7 @@ void DeliveryStore::moveSent(const std::string& spid, db::MessageId id, db::Asso
 void DeliveryStore::requeue(const std::string& spid, std::vector<db::MessageId> ids) {
   if (ids.empty()) return;
   flush();
+  dropReady(spid);  // they come back to queued: the next round reads them
   write(Write{Write::Kind::kRequeue, spid, std::move(ids), 0, 0, {}});
 }
 
@@ -266,6 +358,7 @@ bool DeliveryStore::retry() {
         backlog_.pop_front();
         continue;
       }
+      dropReady(backlog_.front().spid);
       spdlog::error("outbound queue: a deferred delivery-progress write was refused: {}",
                     status.toString());
     }

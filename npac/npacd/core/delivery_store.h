@@ -35,6 +35,17 @@
 // refused — none of them is applied or kept — and Fence::on_fenced is called once per
 // turn for it, after the transaction: the owner aborts that provider's associations.
 //
+// Ready messages in memory (SQLite only, core/ready_queue.h): the queue writer's committed
+// messages reach the store (committed()) on the core thread, so a delivery round takes
+// them from a per-provider ReadyQueue instead of reading back what was just written. The
+// store keeps each ReadyQueue exact with its own progress writes (sent, failed and
+// acknowledged messages leave it) and drops it (the next round reads the database, then
+// loads it again when it fits) whenever it cannot follow: messages put back to `queued`,
+// a refused or fenced write, a storage failure, a lease taken, or more than
+// kReadyPerProvider / kReadyTotal messages; it is loaded again once no more than
+// kReadyLoadAtMost are queued. On PostgreSQL other nodes write the same queue,
+// so delivery reads the database every round as before.
+//
 // Threading: the core thread only (it wraps the core's progress connection).
 #pragma once
 
@@ -48,8 +59,18 @@
 #include <vector>
 
 #include "db/outbound_queue.h"
+#include "npac/npacd/core/ready_queue.h"
 
 namespace npac::npacd {
+
+// Ready messages kept in memory per provider and in all (about 0.5 KiB each). A provider's
+// ReadyQueue is loaded only while at most kReadyLoadAtMost are queued (no more than one
+// delivery round reads anyway): under a burst that outruns delivery the backlog is read
+// from the database round by round, as without a ReadyQueue, instead of being loaded,
+// overrun by the next submissions and dropped again (which read rows twice).
+inline constexpr std::size_t kReadyPerProvider = 4096;
+inline constexpr std::size_t kReadyLoadAtMost = 256;
+inline constexpr std::size_t kReadyTotal = 65536;
 
 class DeliveryStore {
  public:
@@ -97,6 +118,18 @@ class DeliveryStore {
   // Progress writes refused because the provider's lease was lost (metrics, tests).
   std::uint64_t fencedWrites() const { return fenced_writes_; }
 
+  // ---- ready messages (see above) ----
+  // Messages of `spid` the queue writer committed (ids ascending), handed over once.
+  void committed(const std::string& spid, std::vector<db::QueuedMessage> rows);
+  // These ids were committed for `spid` (ProviderCore::onSubmitted): any the ReadyQueue
+  // does not account for — appended without committed(), as a test may — drops it.
+  void noteSubmitted(const std::string& spid, const std::vector<db::MessageId>& ids);
+  // What is kept of `spid` is no longer known to be exact (a lease taken, a takeover).
+  void forgetReady(const std::string& spid);
+  // Delivery rounds answered from memory, and from the database (tests, metrics).
+  std::uint64_t readyRounds() const { return ready_rounds_; }
+  std::uint64_t databaseRounds() const { return database_rounds_; }
+
   // Replays the backlog (and re-checks reads); true when healthy afterwards.
   bool retry();
 
@@ -123,8 +156,24 @@ class DeliveryStore {
   void readFailed(const db::Status& status, const char* what);
   void becameUnhealthy(const db::Status& status, const char* what);
 
+  struct Ready {
+    ReadyQueue queue{kReadyPerProvider};
+    std::uint32_t skip_loads = 0;  // rounds to wait before trying to load again
+  };
+  // The provider's ReadyQueue, loaded if it can be; nullptr when delivery must read the
+  // database this round.
+  ReadyQueue* ready(const std::string& spid);
+  void dropReady(const std::string& spid);
+  void removeReady(const std::string& spid, db::MessageId id);
+  void dropAllReady();
+
   db::Database& db_;
   db::OutboundQueue queue_;
+  const bool keep_ready_;  // SQLite: this npacd is the queue's only writer
+  std::map<std::string, Ready> ready_;
+  std::size_t ready_total_ = 0;  // messages held in all ReadyQueues
+  std::uint64_t ready_rounds_ = 0;
+  std::uint64_t database_rounds_ = 0;
   std::function<void()> schedule_flush_;
   std::vector<Write> pending_sent_;
   std::vector<std::pair<std::string, db::MessageId>> pending_acks_;

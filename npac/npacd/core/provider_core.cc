@@ -214,6 +214,7 @@ void ProviderCore::onWritten(db::AssociationId id, std::int64_t tag) {
 }
 
 void ProviderCore::onSubmitted(const std::vector<db::MessageId>& ids) {
+  store_.noteSubmitted(spid_, ids);
   // A provider in recovery holds new messages (they stay queued until it completes).
   if (!egress_->recovery().mayPush()) {
     for (db::MessageId id : ids) egress_->recovery().onNewMessage(static_cast<as::MessageId>(id));

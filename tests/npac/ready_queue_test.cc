@@ -1,0 +1,199 @@
+// ReadyQueue and the DeliveryStore's ready messages: delivery answered from memory
+// without reading back what the queue writer committed, and exactly what the database
+// would have answered.
+#include "npac/npacd/core/ready_queue.h"
+
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "db/database.h"
+#include "db/outbound_queue.h"
+#include "db/provider_store.h"
+#include "npac/npacd/core/delivery_store.h"
+#include "tests/db/temp_dir.h"
+
+using namespace npac;
+using namespace npac::npacd;
+
+namespace {
+
+struct QueueFixture {
+  db::testing::TempDir dir;
+  std::unique_ptr<db::Database> db;
+  int scheduled = 0;
+  std::unique_ptr<DeliveryStore> store;
+
+  QueueFixture() {
+    db = db::Database::open(dir.file("npacd.db")).value();
+    REQUIRE(db::ProviderStore(*db).add({"0001", "Provider 0001", db::SystemType::kSoa, true}).isOk());
+    REQUIRE(db::ProviderStore(*db).add({"0002", "Provider 0002", db::SystemType::kSoa, true}).isOk());
+    store = std::make_unique<DeliveryStore>(*db, [this] { ++scheduled; });
+  }
+  // Appends as the queue writer does, and returns the committed rows as it hands them over.
+  std::vector<db::QueuedMessage> commit(std::vector<db::NewMessage> messages) {
+    auto ids = db::OutboundQueue(*db).appendBatch(messages, 1000).value();
+    std::vector<db::QueuedMessage> rows;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      db::QueuedMessage row;
+      row.id = ids[i];
+      row.spid = messages[i].spid;
+      row.function_mask = messages[i].function_mask;
+      row.priority = messages[i].priority;
+      row.pdu = messages[i].pdu;
+      row.created_at = 1000;
+      rows.push_back(std::move(row));
+    }
+    return rows;
+  }
+  static db::NewMessage message(std::uint32_t mask, int priority, std::uint8_t tag, const char* spid = "0001") {
+    return db::NewMessage{spid, mask, priority, {0x30, 0x01, tag}};
+  }
+};
+
+std::vector<db::MessageId> idsOf(const std::vector<db::QueuedMessage>& rows) {
+  std::vector<db::MessageId> ids;
+  for (const db::QueuedMessage& row : rows) ids.push_back(row.id);
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("A ReadyQueue answers what the database answers through a random mix of submissions, sends, failures "
+          "and acknowledgements") {
+  QueueFixture f;
+  db::OutboundQueue queue(*f.db);
+  ReadyQueue ready(512);
+  auto snapshot = queue.queuedSnapshot("0001", 512).value();
+  REQUIRE(snapshot.has_value());
+  ready.load(std::move(snapshot->messages), snapshot->committed_through);
+  std::mt19937 random(20261204);  // fixed: the same sequence every run
+  const std::uint32_t masks[] = {1, 2, 3, 4, 6};
+  const std::uint32_t asking[] = {1, 2, 3, 5, 7, 0xffffffffu};
+  std::size_t compared = 0;
+  for (int step = 0; step < 400; ++step) {
+    const unsigned op = random() % 4;
+    if (op <= 1) {
+      std::vector<db::NewMessage> batch;
+      for (unsigned n = random() % 5; n > 0; --n) {
+        batch.push_back(QueueFixture::message(masks[random() % 5], static_cast<int>(random() % 3),
+                                              static_cast<std::uint8_t>(step)));
+      }
+      if (batch.empty()) continue;
+      for (db::QueuedMessage& row : f.commit(batch)) REQUIRE(ready.add(std::move(row)));
+    } else {
+      auto head = queue.nextQueued("0001", asking[random() % 6], 3).value();
+      if (head.empty()) continue;
+      const db::MessageId id = head[random() % head.size()].id;
+      if (op == 2) {
+        REQUIRE(queue.markSent(id, 1, 2000).isOk());
+        if (random() % 2 == 0) REQUIRE(queue.markAcknowledged(id, 2100).isOk());
+      } else {
+        REQUIRE(queue.markFailed(id, "refused", 2000).isOk());
+      }
+      ready.remove(id);
+    }
+    for (std::uint32_t functions : asking) {
+      const std::size_t limit = 1 + random() % 8;
+      CHECK(idsOf(ready.next(functions, limit)) == idsOf(queue.nextQueued("0001", functions, limit).value()));
+      ++compared;
+    }
+  }
+  CHECK(compared > 1000);  // most steps compared all six masks
+  CHECK(ready.size() == queue.nextQueued("0001", 0xffffffffu, 10000).value().size());
+}
+
+TEST_CASE("A message the load already read is not added again when its announcement arrives after the load") {
+  QueueFixture f;
+  auto rows = f.commit({QueueFixture::message(1, 0, 1), QueueFixture::message(1, 0, 2)});
+  auto snapshot = db::OutboundQueue(*f.db).queuedSnapshot("0001", 16).value();
+  ReadyQueue ready(16);
+  ready.load(std::move(snapshot->messages), snapshot->committed_through);
+  ready.remove(rows[0].id);  // sent meanwhile
+  REQUIRE(ready.add(rows[0]));  // its announcement, late
+  REQUIRE(ready.add(rows[1]));
+  CHECK(idsOf(ready.next(1, 10)) == std::vector<db::MessageId>{rows[1].id});
+}
+
+TEST_CASE("A ReadyQueue given more messages than it may hold drops them all and answers nothing") {
+  QueueFixture f;
+  ReadyQueue ready(2);
+  ready.load({}, 0);
+  auto rows = f.commit({QueueFixture::message(1, 0, 1), QueueFixture::message(1, 0, 2), QueueFixture::message(1, 0, 3)});
+  CHECK(ready.add(rows[0]));
+  CHECK(ready.add(rows[1]));
+  CHECK_FALSE(ready.add(rows[2]));
+  CHECK_FALSE(ready.complete());
+  CHECK(ready.size() == 0);
+  CHECK(ready.next(1, 10).empty());
+}
+
+TEST_CASE("A queued snapshot is refused when more messages are queued than asked for") {
+  QueueFixture f;
+  f.commit({QueueFixture::message(1, 0, 1), QueueFixture::message(1, 0, 2), QueueFixture::message(1, 0, 3)});
+  CHECK_FALSE(db::OutboundQueue(*f.db).queuedSnapshot("0001", 2).value().has_value());
+  auto whole = db::OutboundQueue(*f.db).queuedSnapshot("0001", 3).value();
+  REQUIRE(whole.has_value());
+  CHECK(whole->messages.size() == 3);
+  CHECK(whole->committed_through == whole->messages.back().id);
+}
+
+TEST_CASE("Delivery rounds after the first read committed messages from memory, not from the database") {
+  QueueFixture f;
+  f.commit({QueueFixture::message(1, 0, 1)});
+  auto first = f.store->nextQueued("0001", 1, 10).value();  // loads what is queued
+  REQUIRE(first.size() == 1);
+  f.store->markSent("0001", {first[0].id}, 1, 2000);
+  auto rows = f.commit({QueueFixture::message(1, 0, 2), QueueFixture::message(1, 5, 3)});
+  const auto ids = idsOf(rows);
+  f.store->committed("0001", rows);
+  f.store->noteSubmitted("0001", ids);
+  const std::uint64_t database_rounds = f.store->databaseRounds();
+  auto next = f.store->nextQueued("0001", 1, 10).value();
+  CHECK(f.store->databaseRounds() == database_rounds);
+  CHECK(f.store->readyRounds() == 2);
+  // Priority first, then id; the message sent in the first round is not among them.
+  CHECK(idsOf(next) == std::vector<db::MessageId>{ids[1], ids[0]});
+  CHECK(next[1].pdu == std::vector<std::uint8_t>{0x30, 0x01, 2});
+}
+
+TEST_CASE("A message appended without being handed to the store is still delivered") {
+  QueueFixture f;
+  REQUIRE(f.store->nextQueued("0001", 1, 10).value().empty());  // loaded: nothing queued
+  auto rows = f.commit({QueueFixture::message(1, 0, 1)});
+  f.store->noteSubmitted("0001", idsOf(rows));  // no committed(): a test's direct append
+  CHECK(idsOf(f.store->nextQueued("0001", 1, 10).value()) == idsOf(rows));
+}
+
+TEST_CASE("Messages put back to queued after a lost association are read again by the next round") {
+  QueueFixture f;
+  auto rows = f.commit({QueueFixture::message(1, 0, 1), QueueFixture::message(1, 0, 2)});
+  auto sent = f.store->nextQueued("0001", 1, 10).value();
+  REQUIRE(sent.size() == 2);
+  f.store->markSent("0001", idsOf(sent), 7, 2000);
+  CHECK(f.store->nextQueued("0001", 1, 10).value().empty());
+  f.store->requeueAssociation("0001", 7);
+  auto again = f.store->nextQueued("0001", 1, 10).value();
+  CHECK(idsOf(again) == idsOf(rows));
+  CHECK(again[0].retransmission);
+}
+
+TEST_CASE("A provider with more queued than one delivery round takes is read from the database, not loaded") {
+  QueueFixture f;
+  std::vector<db::NewMessage> many(kReadyLoadAtMost + 1, QueueFixture::message(1, 0, 1));
+  f.commit(many);
+  auto head = f.store->nextQueued("0001", 1, 4).value();
+  CHECK(head.size() == 4);
+  CHECK(f.store->databaseRounds() == 1);
+  CHECK(f.store->readyRounds() == 0);
+}
+
+TEST_CASE("Another provider's committed messages never reach a provider's ReadyQueue") {
+  QueueFixture f;
+  REQUIRE(f.store->nextQueued("0001", 1, 10).value().empty());
+  REQUIRE(f.store->nextQueued("0002", 1, 10).value().empty());
+  auto theirs = f.commit({QueueFixture::message(1, 0, 1, "0002")});
+  f.store->committed("0002", theirs);
+  CHECK(f.store->nextQueued("0001", 1, 10).value().empty());
+  CHECK(idsOf(f.store->nextQueued("0002", 1, 10).value()) == idsOf(theirs));
+}
