@@ -126,6 +126,7 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   // Thread-safe: each posts onto this manager's io_context.
   void adopt(Session::Handoff handoff);  // a connection handed over by another core thread
   void announceSubmitted(std::vector<db::QueuedMessage> rows);  // committed rows, their PDUs moved
+  void announceAnswer(db::QueuedMessage row);  // a committed answer to a provider's request
   void postInbound(InboundRequest request);  // thread 0: another thread's provider asks
   void postWake(std::string spid);           // deliver for `spid` soon
   // Two sites (db/notification_listener.h): every bound provider delivers soon (the

@@ -9,6 +9,7 @@
 #include "npac/npacd/core/association_manager.h"
 
 #include "db/provider_store.h"
+#include "npac/npacd/core/core_shards.h"
 
 namespace npac::npacd {
 namespace asio = boost::asio;
@@ -93,6 +94,17 @@ void AssociationManager::announceSubmitted(std::vector<db::QueuedMessage> rows) 
   });
 }
 
+void AssociationManager::announceAnswer(db::QueuedMessage row) {
+  asio::post(io_, [this, row = std::move(row)]() mutable {
+    const std::string spid = row.spid;
+    std::vector<db::QueuedMessage> rows;
+    rows.push_back(std::move(row));
+    store_.committed(spid, std::move(rows));
+    // Not onSubmitted(): a provider in recovery is answered, not held (NANC 351).
+    wakeDelivery(spid);
+  });
+}
+
 void AssociationManager::answerPolls() {
   while (!polls_.empty() && !inbound_waiting_.empty()) {
     bool served = false;
@@ -173,7 +185,31 @@ void AssociationManager::respond(InboundRequestId id, InboundResponse response, 
     row.opcode = static_cast<int>(request.opcode);
     std::vector<db::NewMessage> rows;
     rows.push_back(std::move(row));
-    writer_.submit(std::move(rows), [this, request, done](db::Result<std::vector<db::MessageId>> result) {
+    writer_.submitCommitted(std::move(rows), [this, request, done](
+                                                 db::Result<std::vector<db::AppendOutcome>> outcomes,
+                                                 std::vector<db::NewMessage> submitted, db::TimeMs created_at) {
+      db::Result<std::vector<db::MessageId>> result =
+          outcomes.isOk() ? db::Result<std::vector<db::MessageId>>(std::vector<db::MessageId>{outcomes->front().id})
+                          : db::Result<std::vector<db::MessageId>>(outcomes.status());
+      if (outcomes.isOk()) {
+        // The committed answer goes to its provider's core thread with its PDU, like a
+        // submission (DeliveryStore::committed): delivery does not read it back.
+        db::NewMessage& m = submitted.front();
+        db::QueuedMessage row;
+        row.id = outcomes->front().id;
+        row.spid = std::move(m.spid);
+        row.function_mask = m.function_mask;
+        row.priority = m.priority;
+        row.pdu = std::move(m.pdu);
+        row.created_at = created_at;
+        row.kind = m.kind;
+        row.opcode = m.opcode;
+        if (shards_ != nullptr && shards_->shardOf(request.spid) != shard_index_) {
+          shards_->shard(shards_->shardOf(request.spid)).announceAnswer(std::move(row));
+        } else {
+          announceAnswer(std::move(row));
+        }
+      }
       asio::post(io_, [this, request, done, result = std::move(result)] {
         if (!result.isOk()) {
           const db::Status& status = result.status();
@@ -184,7 +220,6 @@ void AssociationManager::respond(InboundRequestId id, InboundResponse response, 
           done(status);
           return;
         }
-        wakeOwner(request.spid);
         done(result.value().front());  // one row submitted: one id
       });
     });
