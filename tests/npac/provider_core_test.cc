@@ -419,8 +419,10 @@ TEST_CASE("A message re-sent after a restart is flagged and carries the invoke i
     CHECK(invoke_ids[i] == as::preferredInvokeId(static_cast<as::MessageId>(ids[i])));
   }
   // kill -9 and a new npacd: the rows left `sent` are queued again (recoverInterrupted), a
-  // new core with a fresh invoke-id space binds a new association.
+  // new store and a new core with a fresh invoke-id space bind a new association.
   REQUIRE(db::OutboundQueue(*f.db).requeueAssociation(1).value() == 3);
+  f.cores.erase("0001");
+  f.store = std::make_unique<DeliveryStore>(*f.db, [] {});
   f.cores["0001"] = std::make_unique<ProviderCore>("0001", f.clock, *f.registry, *f.store, f);
   RecordingLink& again = f.bind("0001", 2, kAll);
   f.run();
