@@ -311,6 +311,13 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path,
   if (options.apply_schema) {
     if (Status status = migrateToCurrent(*db, options.migration); !status) return status;
   }
+  // Statement journals and temporary tables in memory (docs/DATABASE.md "Opening the
+  // file"): a savepoint that changes a few hundred queue rows (a delivery round's `sent`,
+  // a batch of acknowledgements, a group commit) otherwise spills its statement journal
+  // past 64 KiB into a temporary file — created, written, unlinked and closed, on every
+  // such transaction, on the thread that serves every association. Only after the
+  // migrations: rebuilding a large table's indexes sorts through temporary files, not RAM.
+  if (Status status = db->execute("PRAGMA temp_store=MEMORY"); !status) return status;
   return db;
 }
 

@@ -56,6 +56,13 @@ TEST_CASE("Durability normal sets synchronous NORMAL", "[sqlite]") {
   CHECK(pragmaText(**db, "synchronous") == "1");  // NORMAL
 }
 
+TEST_CASE("A connection keeps its statement journals and temporary tables in memory", "[sqlite]") {
+  TempDir dir;
+  Result<std::unique_ptr<Database>> db = Database::open(dir.file("npacd.db"));
+  REQUIRE(db.isOk());
+  CHECK(pragmaText(**db, "temp_store") == "2");  // MEMORY
+}
+
 TEST_CASE("Durability names parse and print", "[sqlite]") {
   CHECK(parseDurability("full") == Durability::kFull);
   CHECK(parseDurability("normal") == Durability::kNormal);
