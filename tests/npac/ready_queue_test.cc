@@ -107,8 +107,10 @@ TEST_CASE("A message the load already read is not added again when its announcem
   QueueFixture f;
   auto rows = f.commit({QueueFixture::message(1, 0, 1), QueueFixture::message(1, 0, 2)});
   auto snapshot = db::OutboundQueue(*f.db).queuedSnapshot("0001", 16).value();
+  REQUIRE(snapshot.has_value());
+  const db::MessageId committed_through = snapshot->committed_through;
   ReadyQueue ready(16);
-  ready.load(std::move(snapshot->messages), snapshot->committed_through);
+  ready.load(std::move(snapshot->messages), committed_through);
   ready.remove(rows[0].id);  // sent meanwhile
   REQUIRE(ready.add(rows[0]));  // its announcement, late
   REQUIRE(ready.add(rows[1]));
