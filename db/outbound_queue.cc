@@ -411,6 +411,21 @@ Result<std::size_t> OutboundQueue::count(MessageState state) {
   return static_cast<std::size_t>(query->columnInt64(0));
 }
 
+QueuedMessage committedMessage(NewMessage message, MessageId id, TimeMs created_at) {
+  QueuedMessage row;
+  row.id = id;
+  row.spid = std::move(message.spid);
+  row.function_mask = message.function_mask;
+  row.priority = message.priority;
+  row.pdu = std::move(message.pdu);
+  row.created_at = created_at;
+  row.idempotency_key = std::move(message.idempotency_key);
+  row.kind = message.kind;
+  row.opcode = message.opcode;
+  row.confirmed = message.confirmed;
+  return row;
+}
+
 Result<std::optional<OutboundQueue::QueuedSnapshot>> OutboundQueue::queuedSnapshot(std::string_view spid,
                                                                                std::size_t max) {
   // The count reads only the partial index of queued messages: the ORDER BY is the index's,

@@ -120,6 +120,10 @@ struct QueuedMessage {
   bool confirmed = false;
 };
 
+// The row `message` became when committed with `id` at `created_at` (queued, never sent):
+// what the queue writer hands on without reading it back (QueueWriter::submitCommitted).
+QueuedMessage committedMessage(NewMessage message, MessageId id, TimeMs created_at);
+
 class OutboundQueue {
  public:
   explicit OutboundQueue(Database& db) : db_(db) {}

@@ -283,11 +283,13 @@ void AssociationManager::postWake(std::string spid) {
   asio::post(io_, [this, spid = std::move(spid)] { wakeDelivery(spid); });
 }
 
+AssociationManager& AssociationManager::ownerOf(const std::string& spid) {
+  return shards_ != nullptr ? shards_->shard(shards_->shardOf(spid)) : *this;
+}
+
 void AssociationManager::wakeOwner(const std::string& spid) {
-  if (shards_ != nullptr && shards_->shardOf(spid) != shard_index_) {
-    shards_->shard(shards_->shardOf(spid)).postWake(spid);
-    return;
-  }
+  AssociationManager& owner = ownerOf(spid);
+  if (&owner != this) return owner.postWake(spid);
   wakeDelivery(spid);
 }
 

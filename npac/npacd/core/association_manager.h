@@ -184,6 +184,8 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   // A provider's request for the application: queued here (thread 0 when sharded).
   void queueInbound(InboundRequest request);
   // wakeDelivery on the thread that owns `spid`.
+  // The manager on whose core thread `spid` lives (this one without shards).
+  AssociationManager& ownerOf(const std::string& spid);
   void wakeOwner(const std::string& spid);
   // At stop: a warning per provider whose requests the application never answered.
   void reportUnanswered() const;

@@ -50,19 +50,7 @@ void submitToQueue(db::QueueWriter& writer, std::vector<OutboundMessage> message
       added.reserve(outcomes.size());
       for (std::size_t i = 0; i < outcomes.size() && i < submitted.size(); ++i) {
         if (outcomes[i].duplicate) continue;
-        db::NewMessage& m = submitted[i];
-        db::QueuedMessage row;
-        row.id = outcomes[i].id;
-        row.spid = std::move(m.spid);
-        row.function_mask = m.function_mask;
-        row.priority = m.priority;
-        row.pdu = std::move(m.pdu);
-        row.created_at = created_at;
-        row.idempotency_key = std::move(m.idempotency_key);
-        row.kind = m.kind;
-        row.opcode = m.opcode;
-        row.confirmed = m.confirmed;
-        added.push_back(std::move(row));
+        added.push_back(db::committedMessage(std::move(submitted[i]), outcomes[i].id, created_at));
       }
     }
     done(std::move(result));
@@ -194,21 +182,8 @@ void AssociationManager::respond(InboundRequestId id, InboundResponse response, 
       if (outcomes.isOk()) {
         // The committed answer goes to its provider's core thread with its PDU, like a
         // submission (DeliveryStore::committed): delivery does not read it back.
-        db::NewMessage& m = submitted.front();
-        db::QueuedMessage row;
-        row.id = outcomes->front().id;
-        row.spid = std::move(m.spid);
-        row.function_mask = m.function_mask;
-        row.priority = m.priority;
-        row.pdu = std::move(m.pdu);
-        row.created_at = created_at;
-        row.kind = m.kind;
-        row.opcode = m.opcode;
-        if (shards_ != nullptr && shards_->shardOf(request.spid) != shard_index_) {
-          shards_->shard(shards_->shardOf(request.spid)).announceAnswer(std::move(row));
-        } else {
-          announceAnswer(std::move(row));
-        }
+        ownerOf(request.spid)
+            .announceAnswer(db::committedMessage(std::move(submitted.front()), outcomes->front().id, created_at));
       }
       asio::post(io_, [this, request, done, result = std::move(result)] {
         if (!result.isOk()) {

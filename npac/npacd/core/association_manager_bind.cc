@@ -104,13 +104,11 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   }
   const std::string spid = request->spid;
   const std::uint32_t mask = request->functions.bits();
-  if (shards_ != nullptr && shards_->shardOf(spid) != shard_index_) {
+  if (AssociationManager& owner = ownerOf(spid); &owner != this) {
     // npacd --threads N: the provider lives on another core thread (core_shards.h); the
     // bind is admitted there, with that thread's view of the provider's associations.
     listener_.forget(*session);
-    CoreShards* shards = shards_;
-    const std::size_t to = shards_->shardOf(spid);
-    session->handOff([shards, to](Session::Handoff handoff) { shards->shard(to).adopt(std::move(handoff)); });
+    session->handOff([&owner](Session::Handoff handoff) { owner.adopt(std::move(handoff)); });
     return;
   }
   auto facts = as::loadBindFacts(db_, *request);
