@@ -341,8 +341,17 @@ class NpacdProcess {
       REQUIRE(pub.status == 200);
       pems += pub.body["public_key_pem"].get<std::string>();
     }
+    // Written aside and renamed into place: a simulator started earlier may be reading the
+    // same file while a later sim() exports it again, and must never see it half written.
     const fs::path file = dir_ / name;
-    std::ofstream(file, std::ios::binary | std::ios::trunc) << pems;
+    const fs::path aside = dir_ / (name + ".writing");
+    {
+      std::ofstream out(aside, std::ios::binary | std::ios::trunc);
+      out << pems;
+      out.close();
+      REQUIRE(out);
+    }
+    fs::rename(aside, file);
     return file;
   }
 

@@ -56,7 +56,12 @@ TEST_CASE("With two core threads every provider on either thread gets each of it
                                          "--duration", "20s"}));
     ++n;
   }
-  REQUIRE(npacd.waitForAssociations(8));
+  if (!npacd.waitForAssociations(8)) {
+    std::string logs;
+    for (const auto& sim : sims) logs += slurp(sim->log) + "\n----\n";
+    FAIL("not all 8 associations bound: " << npacd.call(http::verb::get, "/v1/associations").body.dump() << "\n"
+                                           << logs << npacd.log());
+  }
   Reply listed = npacd.call(http::verb::get, "/v1/associations");
   REQUIRE(listed.status == 200);
   REQUIRE(listed.body["associations"].size() == 8);
