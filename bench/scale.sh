@@ -88,6 +88,9 @@ done
 # before the farm counts it, so the resident set is read at once.
 RSS_AFTER=$(rss_kib "$NPACD_PID")
 B1=$(bench_cpu_ticks "$NPACD_PID")
+# Binds admitted per transaction (npac/npacd/core/bind_queue.h: one commit per batch).
+curl -s -f -m 5 -H "Authorization: Bearer $NPACD_TOKEN" "http://127.0.0.1:$NPACD_API/metrics" \
+  | grep -E '^npacd_(binds_accepted|bind_commits)_total ' >"$WORK/bind_metrics.txt" || true
 grep -E '^(Rss|Pss_Anon|Anonymous)' "/proc/$NPACD_PID/smaps_rollup" >"$WORK/smaps_after.txt" || true
 T0=$(bench_cpu_ticks "$NPACD_PID")
 sleep "$IDLE_SECONDS"
@@ -119,6 +122,11 @@ print("  bind phase %.2f s = %.0f binds/s (Ed25519, full OSI handshake); bind la
        b["bind_latency_ms"]["max"]))
 print("  npacd CPU in the bind phase: %.2f s = %.0f us per bind (the farm: %.0f us per bind)" %
       ((b1 - b0) / hz, 1e6 * (b1 - b0) / hz / bound if bound else 0, 1e6 * f["cpu_seconds"] / bound if bound else 0))
+m = dict(line.split() for line in open(work + "/bind_metrics.txt") if line.strip())
+accepted, commits = float(m.get("npacd_binds_accepted_total", 0)), float(m.get("npacd_bind_commits_total", 0))
+if commits:
+    print("  bind commits: %d binds admitted in %d transactions = %.1f binds per commit" %
+          (accepted, commits, accepted / commits))
 per = (rss1 - rss0) / bound if bound else 0
 print("  npacd RSS %d KiB before, %d KiB with all bound: %.1f KiB per bound association (target <= 32)" %
       (rss0, rss1, per))

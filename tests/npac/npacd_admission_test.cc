@@ -107,3 +107,27 @@ TEST_CASE("with heartbeats on an association that does not answer them is aborte
   CHECK(sim->result["associations"][1]["end"]["reason"] == "aborted-by-peer");
   CHECK(npacd.log().find("no heartbeat response within heartbeat_timeout") != std::string::npos);
 }
+
+TEST_CASE("Two binds of one provider arriving together under max_associations_per_sp 1 admit one and refuse the other") {
+  // The binds of one turn commit together (npac/npacd/core/bind_queue.h), but a provider's
+  // second bind is decided after its first is live: the maximum holds for simultaneous binds.
+  NpacdProcess npacd;
+  auto key = npacd.provision("0001", /*srr=*/true);
+  REQUIRE(npacd.call(http::verb::put, "/v1/tunables/max_associations_per_sp",
+                     Json{{"value", 1}, {"spid", "0001"}}).status == 200);
+  auto both = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--keep-going", "--duration", "5s"});
+  both->wait();
+  INFO(slurp(both->log) << npacd.log());
+  REQUIRE(both->result["associations"].size() == 2);
+  int accepted = 0, refused = 0;
+  for (const Json& a : both->result["associations"]) {
+    if (a["bind"]["outcome"] == "rejected") {
+      CHECK(a["bind"]["refusal"]["reason"] == "too-many-associations");
+      ++refused;
+    } else if (a["bind"]["accepted"] == true) {
+      ++accepted;
+    }
+  }
+  CHECK(accepted == 1);
+  CHECK(refused == 1);
+}

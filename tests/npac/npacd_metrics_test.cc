@@ -79,6 +79,25 @@ TEST_CASE("A bind accepted adds one to npacd_binds_accepted_total") {
   CHECK(valueOr0(text, "npacd_associations", {{"spid", "0001"}, {"state", "congested"}}) == 0);
 }
 
+TEST_CASE("Binds admitted are counted with the transactions that committed them in npacd_bind_commits_total") {
+  NpacdProcess npacd;
+  std::vector<std::unique_ptr<SimRun>> sims;
+  for (const char* spid : {"0001", "0002", "0003"}) {
+    auto key = npacd.provision(spid, /*srr=*/true);
+    const int n = static_cast<int>(sims.size());
+    sims.push_back(npacd.sim(spid, key, {"--from", "127.0.0." + std::to_string(10 + 2 * n), "--from",
+                                         "127.0.0." + std::to_string(11 + 2 * n), "--keep-running", "--duration", "15s"}));
+  }
+  REQUIRE(npacd.waitForAssociations(6));
+  const std::string text = scrape(npacd);
+  CHECK(valueOr0(text, "npacd_binds_accepted_total") == 6);
+  // However the six arrived, each committed in some transaction, a batch holds at most one
+  // bind per provider (bind_queue.h), and each provider's second bind waited for its first.
+  const double commits = valueOr0(text, "npacd_bind_commits_total");
+  CHECK(commits >= 2);
+  CHECK(commits <= 6);
+}
+
 TEST_CASE("A bind refused adds one under its LnpBindRefusal reason code") {
   NpacdProcess npacd;
   auto key = npacd.provision("0001");

@@ -112,6 +112,10 @@ void renderCore(MetricsText& m, const CoreMetrics& core, const std::vector<std::
   if (core.counting) {
     m.family("npacd_binds_accepted_total", "Binds (AARQ) admitted.", MetricType::kCounter);
     m.sample("npacd_binds_accepted_total", {}, static_cast<double>(core.binds_accepted));
+    m.family("npacd_bind_commits_total",
+             "Transactions that admitted binds: the binds received in one turn commit together.",
+             MetricType::kCounter);
+    m.sample("npacd_bind_commits_total", {}, static_cast<double>(core.bind_commits));
     m.family("npacd_binds_refused_total", "Binds refused, by LnpBindRefusal reason code.", MetricType::kCounter);
     for (const auto& [reason, count] : core.binds_refused) {
       m.sample("npacd_binds_refused_total", {{"reason", reason}}, static_cast<double>(count));

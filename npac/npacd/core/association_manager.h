@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -36,6 +37,7 @@
 #include "db/association_log_store.h"
 #include "db/database.h"
 #include "db/queue_writer.h"
+#include "npac/npacd/core/bind_queue.h"
 #include "npac/npacd/core/clock.h"
 #include "npac/npacd/core/core_service.h"
 #include "npac/npacd/core/delivery_store.h"
@@ -173,6 +175,18 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
                   const std::string& spid, std::uint32_t mask, bool recovery,
                   const std::string& code, const std::string& reason, std::int32_t diagnostic,
                   cmip::AssociateResult result = cmip::AssociateResult::kRejectedPermanent);
+  // A bind decided in a batch (admit), answered once the batch committed (complete).
+  struct AdmittedBind {
+    PendingBind pending;
+    associations::AssociationSpec spec;
+    cmip::LnpAccessControl npac_access_control;  // the NPAC's signed answer
+    std::optional<associations::AssociationId> replaced;  // NANC 386: aborted once bound
+    std::optional<std::int64_t> taken_epoch;              // the lease taken for this bind
+    associations::TimePoint lease_started{};
+  };
+  void admitBinds();
+  std::optional<AdmittedBind> admit(PendingBind& bind);
+  void complete(AdmittedBind& bind);
   void rejectStorageUnavailable(const std::shared_ptr<Session>& session,
                                 const cmip::ConnectIndication& ind,
                                 const associations::BindRequest& request,
@@ -211,6 +225,8 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   bool flush_scheduled_ = false;
   std::int64_t next_association_id_ = 0;
   std::uint64_t bind_order_ = 0;
+  BindQueue binds_;           // received, decided at the end of the turn
+  bool binds_posted_ = false;  // admitBinds() is posted
   // Inbound requests from providers, for the NPAC application.
   std::map<InboundRequestId, InboundRequest> inbound_waiting_;  // not yet handed out
   std::map<InboundRequestId, InboundRequest> inbound_open_;     // handed out, unanswered
@@ -223,6 +239,7 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   // Metrics (core thread): bind admissions, by LnpBindRefusal reason code when refused.
   bool counting_ = true;
   std::uint64_t binds_accepted_ = 0;
+  std::uint64_t bind_commits_ = 0;  // transactions that admitted at least one bind
   std::map<std::string, std::uint64_t> binds_refused_;
 };
 

@@ -298,6 +298,7 @@ void AssociationManager::metrics(bool providers, MetricsDone done) {
     out.delivery_rounds_database = store_.databaseRounds();
     if (providers) {
       out.binds_accepted = binds_accepted_;
+      out.bind_commits = bind_commits_;
       out.binds_refused = binds_refused_;
       const Listener::Counters& c = listener_.counters();
       out.connections_accepted = c.accepted;

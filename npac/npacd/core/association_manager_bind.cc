@@ -3,6 +3,7 @@
 // with the live tunables and the provider's live associations → AARE accepted, or AARE
 // rejected with the diagnostic (rejected-transient when the NPAC's own storage failed),
 // an association-log row and a log line.
+#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include "associations/cmip_bind.h"
@@ -102,19 +103,76 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
                static_cast<std::int32_t>(as::acseDiagnostic(why)));
     return;
   }
-  const std::string spid = request->spid;
-  const std::uint32_t mask = request->functions.bits();
-  if (AssociationManager& owner = ownerOf(spid); &owner != this) {
+  if (AssociationManager& owner = ownerOf(request->spid); &owner != this) {
     // npacd --threads N: the provider lives on another core thread (core_shards.h); the
     // bind is admitted there, with that thread's view of the provider's associations.
     listener_.forget(*session);
     session->handOff([&owner](Session::Handoff handoff) { owner.adopt(std::move(handoff)); });
     return;
   }
+  // Decided at the end of this turn with every other bind that arrived in it, in one
+  // transaction (bind_queue.h).
+  session->decideLater();
+  binds_.add(PendingBind{session, ind, std::move(*request)});
+  if (!binds_posted_) {
+    binds_posted_ = true;
+    boost::asio::post(io_, [this] { admitBinds(); });
+  }
+}
+
+// One batch of waiting binds (BindQueue::takeBatch), decided in ONE transaction: each
+// bind's durable decisions — its sequence number (replay protection), its lease when
+// taken, the association-log row — are a savepoint in it, and the transaction commits
+// before any of them is answered: one fsync per batch at --durability full. If the
+// commit fails, every bind of the batch is refused transiently and nothing of them is
+// kept. Refusals are answered at once (their log rows commit with the batch).
+void AssociationManager::admitBinds() {
+  binds_posted_ = false;
+  std::vector<PendingBind> batch = binds_.takeBatch();
+  if (!binds_.empty()) {
+    binds_posted_ = true;  // a provider's later binds, after this batch's are live
+    boost::asio::post(io_, [this] { admitBinds(); });
+  }
+  db::Transaction transaction(db_);
+  const db::Status begun = transaction.begin();
+  std::vector<AdmittedBind> admitted;
+  for (PendingBind& bind : batch) {
+    if (bind.session->closed()) continue;  // ended while waiting: nothing was decided
+    if (!begun.isOk()) {
+      rejectStorageUnavailable(bind.session, bind.indication, bind.request, begun);
+      continue;
+    }
+    if (std::optional<AdmittedBind> decided = admit(bind)) admitted.push_back(std::move(*decided));
+  }
+  if (!begun.isOk()) return;
+  const db::Status committed = transaction.commit();
+  if (!admitted.empty() && committed.isOk() && counting_) ++bind_commits_;
+  for (AdmittedBind& bind : admitted) {
+    if (!committed.isOk()) {
+      rejectStorageUnavailable(bind.pending.session, bind.pending.indication, bind.pending.request, committed);
+      continue;
+    }
+    complete(bind);
+  }
+}
+
+// Admission of one bind inside the batch's transaction: a verdict, or a refusal answered
+// at once (nullopt).
+std::optional<AssociationManager::AdmittedBind> AssociationManager::admit(PendingBind& bind) {
+  const std::shared_ptr<Session>& session = bind.session;
+  const cmip::ConnectIndication& ind = bind.indication;
+  const as::BindRequest* request = &bind.request;
+  if (stopping_) {
+    rejectBind(session, ind, "", 0, false, "shutting-down", "npacd is shutting down",
+               cmip::user_diagnostic::kNoReasonGiven, cmip::AssociateResult::kRejectedTransient);
+    return std::nullopt;
+  }
+  const std::string spid = request->spid;
+  const std::uint32_t mask = request->functions.bits();
   auto facts = as::loadBindFacts(db_, *request);
   if (!facts.isOk()) {
     rejectStorageUnavailable(session, ind, *request, facts.status());
-    return;
+    return std::nullopt;
   }
   ProviderCore* existing = core(spid);
   std::vector<as::LiveAssociation> live;
@@ -134,15 +192,13 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   as::BindInput input{*request, session->nsap(), provider_record, key_record, live, tunables,
                       as::WallClock::now()};
   as::BindVerdict verdict = gate_.check(input);
-  // An admitted bind's durable decisions — its sequence number (replay protection), the
-  // NPAC key's sequence number in the signed answer, the association-log row — commit as
-  // ONE transaction before the AARE is queued: one fsync per bind at --durability full.
-  // A failure leaves none of them and refuses the bind transiently.
+  // This bind's durable decisions, a savepoint in the batch's transaction: a failure
+  // leaves none of them and refuses the bind transiently.
   db::Transaction decisions(db_);
   if (verdict.admitted()) {
     if (db::Status begun = decisions.begin(); !begun.isOk()) {
       rejectStorageUnavailable(session, ind, *request, begun);
-      return;
+      return std::nullopt;
     }
   }
   if (verdict.consume_sequence) {
@@ -150,7 +206,7 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
     // Only KeyStore's own answers mean the number is taken (a racing bind) or the key
     // gone; any other failure is the database's — a full disk is not a replay.
     if (!recorded.isOk() && verdict.admitted()) {
-      decisions.rollback();  // the refusal's log row commits on its own
+      decisions.rollback();  // the refusal's log row commits with the batch
       if (recorded.code() == db::Status::Code::kInvalidArgument) {
         verdict.rejection = as::BindDiagnostic::kSequenceReplayed;
         verdict.reason = std::string(as::describe(*verdict.rejection)) + ": " + recorded.message();
@@ -159,7 +215,7 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
         verdict.reason = std::string(as::describe(*verdict.rejection)) + ": " + recorded.message();
       } else {
         rejectStorageUnavailable(session, ind, *request, recorded);
-        return;
+        return std::nullopt;
       }
     }
   }
@@ -167,7 +223,7 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
     rejectBind(session, ind, spid, mask, request->recovery_mode,
                std::string(as::toString(*verdict.rejection)), verdict.reason,
                static_cast<std::int32_t>(as::acseDiagnostic(*verdict.rejection)));
-    return;
+    return std::nullopt;
   }
   // Ownership (db/lease_store.h, docs/OPERATIONS.md "Two sites"): the provider's logical
   // association lives on the node holding its lease. A lease held here but not renewed
@@ -180,17 +236,17 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
     } else if (!renewed.isOk()) {
       decisions.rollback();
       rejectStorageUnavailable(session, ind, *request, renewed);
-      return;
+      return std::nullopt;
     }
   }
-  std::optional<std::int64_t> taken_epoch;
-  const as::TimePoint lease_started = clock_.now();
+  AdmittedBind out;  // takes `bind` once decided: session, ind and request refer to it
+  out.lease_started = clock_.now();
   if (!leases_.held(spid)) {
     auto lease = leases_.take(spid);
     if (!lease.isOk()) {
       decisions.rollback();
       rejectStorageUnavailable(session, ind, *request, lease.status());
-      return;
+      return std::nullopt;
     }
     if (!lease->acquired) {
       decisions.rollback();
@@ -202,9 +258,9 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
                      ", " + std::to_string(left / 1000) + "." + std::to_string((left % 1000) / 100) +
                      " s left unless renewed)",
                  static_cast<std::int32_t>(as::acseDiagnostic(why)), cmip::AssociateResult::kRejectedTransient);
-      return;
+      return std::nullopt;
     }
-    taken_epoch = lease->lease.epoch;
+    out.taken_epoch = lease->lease.epoch;
     if (lease->previous_owner && *lease->previous_owner != leases_.node()) {
       spdlog::warn("provider {}: taken over from npacd node '{}' (lease epoch {}); {} message(s) it had in "
                    "flight are queued again as retransmissions",
@@ -224,9 +280,9 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
     spdlog::error("cannot sign the bind response: {}", npac_access_control.error());
     rejectBind(session, ind, spid, mask, request->recovery_mode, "npac-key-unavailable",
                npac_access_control.error(), cmip::user_diagnostic::kNoReasonGiven);
-    return;
+    return std::nullopt;
   }
-  ProviderCore& provider = coreFor(spid);
+  out.npac_access_control = std::move(npac_access_control.value());
   std::int64_t id = 0;
   if (db_.backend() == db::Backend::kPostgres) {
     // Unique across every node on the database (the queue's rows name their association).
@@ -234,32 +290,42 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
     if (!drawn.isOk()) {
       decisions.rollback();
       rejectStorageUnavailable(session, ind, *request, drawn.status());
-      return;
+      return std::nullopt;
     }
     id = *drawn;
   } else {
     id = shards_ != nullptr ? shards_->nextAssociationId() : ++next_association_id_;
   }
   as::NsapTraffic traffic = as::trafficFor(*facts, session->nsap());
-  as::AssociationSpec spec;
-  spec.id = static_cast<as::AssociationId>(id);
-  spec.nsap = session->nsap();
-  spec.functions = request->functions;
-  spec.bound_order = ++bind_order_;
-  spec.weight = traffic.weight;
-  spec.relative_cost = traffic.relative_cost;
+  out.spec.id = static_cast<as::AssociationId>(id);
+  out.spec.nsap = session->nsap();
+  out.spec.functions = request->functions;
+  out.spec.bound_order = ++bind_order_;
+  out.spec.weight = traffic.weight;
+  out.spec.relative_cost = traffic.relative_cost;
+  out.replaced = verdict.decision.replaced;
   session->spid = spid;
   session->function_mask = mask;
   session->recovery_mode = request->recovery_mode;
   session->bound_at_ms = clock_.wallMs();
   logEvent(db::AssociationEventKind::kBind, *session,
            verdict.decision.replaced ? "bind accepted, replacing an association" : "bind accepted", id);
-  if (db::Status committed = decisions.commit(); !committed.isOk()) {
-    rejectStorageUnavailable(session, ind, *request, committed);
-    return;
+  if (db::Status released = decisions.commit(); !released.isOk()) {
+    rejectStorageUnavailable(session, ind, *request, released);
+    return std::nullopt;
   }
-  if (taken_epoch) {
-    leases_.hold(spid, *taken_epoch, lease_started);
+  out.pending = std::move(bind);
+  return out;
+}
+
+// After the batch committed: the lease is held, the AARE accepted, the association live.
+void AssociationManager::complete(AdmittedBind& bind) {
+  const std::shared_ptr<Session>& session = bind.pending.session;
+  const as::BindRequest& request = bind.pending.request;
+  const std::string& spid = request.spid;
+  const std::int64_t id = static_cast<std::int64_t>(bind.spec.id);
+  if (bind.taken_epoch) {
+    leases_.hold(spid, *bind.taken_epoch, bind.lease_started);
     // Taking the lease put what was in flight back to queued (LeaseStore::acquire): what
     // the store kept of the provider is read again.
     store_.forgetReady(spid);
@@ -268,18 +334,18 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   }
   cmip::Aare aare;
   aare.applicationContext = cmip::oids::kSystemsManagementContext;
-  cmip::attachNpacAccessControl(aare, npac_access_control.value(),
-                                cmip::findCmipUserInfo(ind.aarq.userInformation, std::nullopt));
+  cmip::attachNpacAccessControl(aare, bind.npac_access_control,
+                                cmip::findCmipUserInfo(bind.pending.indication.aarq.userInformation, std::nullopt));
   session->accept(id, aare);
   listener_.forget(*session);
-  provider.onBound(std::make_shared<SessionLink>(session), spec, request->recovery_mode);
+  ProviderCore& provider = coreFor(spid);
+  provider.onBound(std::make_shared<SessionLink>(session), bind.spec, request.recovery_mode);
   if (counting_) ++binds_accepted_;
   spdlog::info("bind accepted: SPID {} NSAP {} mask {} association {} from {}{}", spid,
-               session->nsap().toHex(), request->functions.toString(), id, session->peer(),
-               request->recovery_mode ? " (recovery mode)" : "");
-  if (verdict.decision.replaced) {
-    provider.abort(static_cast<db::AssociationId>(*verdict.decision.replaced),
-                   "replaced by a new bind (NANC 386)");
+               session->nsap().toHex(), request.functions.toString(), id, session->peer(),
+               request.recovery_mode ? " (recovery mode)" : "");
+  if (bind.replaced) {
+    provider.abort(static_cast<db::AssociationId>(*bind.replaced), "replaced by a new bind (NANC 386)");
   }
 }
 

@@ -108,6 +108,9 @@ struct CoreMetrics {
   std::uint64_t delivery_rounds_memory = 0;
   std::uint64_t delivery_rounds_database = 0;
   std::uint64_t binds_accepted = 0;
+  // Transactions that admitted binds (bind_queue.h): binds_accepted / bind_commits binds
+  // share one commit on average.
+  std::uint64_t bind_commits = 0;
   std::map<std::string, std::uint64_t> binds_refused;  // by LnpBindRefusal reason code
   std::uint64_t connections_accepted = 0;               // Listener::Counters
   std::uint64_t connections_dropped = 0;                 // over max_unbound, at the fd limit

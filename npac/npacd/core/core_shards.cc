@@ -147,6 +147,7 @@ void CoreShards::metrics(bool providers, MetricsDone done) {
           out.delivery_rounds_memory += m.delivery_rounds_memory;
           out.delivery_rounds_database += m.delivery_rounds_database;
           out.binds_accepted += m.binds_accepted;
+          out.bind_commits += m.bind_commits;
           for (const auto& [code, n] : m.binds_refused) out.binds_refused[code] += n;
           for (auto& p : m.providers) out.providers.push_back(std::move(p));
         }

@@ -60,7 +60,28 @@ void Session::resume() {
   std::vector<cmip::UpperLayersEvent> events = std::move(resume_events_);
   resume_events_.clear();
   handle(events);
-  if (!closed_ && !close_after_write_ && !handing_off_) readLoop();
+  if (mayRead()) readLoop();
+}
+
+void Session::decideLater() {
+  if (bound_ || closed_ || handing_off_) return;
+  deciding_ = true;
+}
+
+void Session::resumeAfterDecision() {
+  if (!deciding_) return;
+  deciding_ = false;
+  if (closed_ || close_after_write_) {
+    held_events_.clear();
+    return;
+  }
+  // Posted: the owner is still deciding other binds in the handler that accepted this one.
+  boost::asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    std::vector<cmip::UpperLayersEvent> events = std::move(self->held_events_);
+    self->held_events_.clear();
+    self->handle(events);
+    if (self->mayRead()) self->readLoop();
+  });
 }
 
 void Session::handOff(std::function<void(Handoff)> to) {
@@ -131,7 +152,7 @@ void Session::readLoop() {
         self->upper_->receive(cmip::Bytes(buffer.data(), n), events, out);
         if (!out.empty()) self->enqueue(std::move(out));
         self->handle(events);
-        if (!self->closed_ && !self->close_after_write_ && !self->handing_off_) self->readLoop();
+        if (self->mayRead()) self->readLoop();
       });
 }
 
@@ -149,6 +170,11 @@ void Session::handle(std::vector<cmip::UpperLayersEvent>& events) {
                                 std::make_move_iterator(events.end()));
         if (writing_frames_ == 0) completeHandOff(std::move(pending_handoff_));
         return;  // else once the write under way has completed (writeNext)
+      }
+      if (deciding_) {
+        held_events_.assign(std::make_move_iterator(events.begin() + static_cast<std::ptrdiff_t>(i) + 1),
+                            std::make_move_iterator(events.end()));
+        return;  // handled once the owner has answered (resumeAfterDecision)
       }
     } else if (auto* data = std::get_if<cmip::DataIndication>(&event)) {
       ++received_;
@@ -198,6 +224,7 @@ void Session::accept(std::int64_t association_id, const cmip::Aare& aare) {
   unbound_end_ = nullptr;  // bound: the owner hears of its end through onClosed()
   timer_.cancel();
   enqueue(std::move(out));
+  resumeAfterDecision();
 }
 
 void Session::reject(const cmip::Aare& refusal) {
@@ -206,6 +233,7 @@ void Session::reject(const cmip::Aare& refusal) {
   timer_.cancel();
   enqueue(std::move(out));
   close_after_write_ = true;
+  resumeAfterDecision();  // drops what waited: the association is refused
   if (!writing_) close("rejected");
 }
 

@@ -120,6 +120,11 @@ class Session : public std::enable_shared_from_this<Session> {
   // session, it passes itself to `to` as a Handoff (at once, or when a write under way
   // has completed) and is finished here; the owner hears nothing more of it.
   void handOff(std::function<void(Handoff)> to);
+  // Only from onConnectIndication: the owner answers later, from another handler on this
+  // thread (binds are admitted several to one transaction, bind_queue.h). Until accept()
+  // or reject(), whatever followed the indication waits and nothing more is read; then it
+  // is handled in order. A session that ends meanwhile (closed()) needs no answer.
+  void decideLater();
   // Called once if the session ends before it was bound (peer closed, refused, dropped).
   void setUnboundEndHandler(std::function<void()> handler) { unbound_end_ = std::move(handler); }
 
@@ -141,6 +146,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   bool bound() const { return bound_ && !closed_; }
   bool releasing() const { return releasing_; }
+  bool closed() const { return closed_; }
   std::int64_t associationId() const { return association_id_; }
   const associations::Nsap& nsap() const { return nsap_; }
   const std::string& peer() const { return peer_; }
@@ -162,6 +168,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void readLoop();
   void handle(std::vector<cmip::UpperLayersEvent>& events);
   void completeHandOff(std::vector<cmip::UpperLayersEvent> rest);
+  // Reads on unless the session ended, is leaving for another thread or awaits a decision.
+  bool mayRead() const { return !closed_ && !close_after_write_ && !handing_off_ && !deciding_; }
+  // After the owner decided (decideLater): the events that waited, then reading again.
+  void resumeAfterDecision();
   // Queues a frame; the write starts from a posted handler, so every frame queued while
   // the current event is handled leaves in one gathered write (one syscall, not one per
   // PDU).
@@ -196,6 +206,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::function<void(Handoff)> handoff_to_;
   std::vector<cmip::UpperLayersEvent> pending_handoff_;  // while a write completes
   std::vector<cmip::UpperLayersEvent> resume_events_;    // a handed-off session's
+  bool deciding_ = false;                                // decideLater() until accept/reject
+  std::vector<cmip::UpperLayersEvent> held_events_;      // what followed the indication
 };
 
 }  // namespace npac::npacd
