@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "db/storage_health.h"
+#include "db/transaction.h"
 
 namespace npac::npacd {
 namespace {
@@ -57,6 +58,10 @@ db::Status ProviderLeases::renewNow(const std::string& spid) {
   return status;
 }
 
+// Every due lease in ONE transaction (one fsync at --durability full, however many
+// providers: with 2,500 bound providers and the default 5 s timeout, one commit per tick
+// instead of 1,500 a second). A lease counts as renewed only once that transaction
+// committed; a fenced one is lost whatever the others do.
 std::vector<ProviderLeases::Lost> ProviderLeases::renewDue() {
   std::vector<Lost> lost;
   const associations::TimePoint now = clock_.now();
@@ -65,17 +70,41 @@ std::vector<ProviderLeases::Lost> ProviderLeases::renewDue() {
   for (const auto& [spid, held] : held_) {
     if (now - held.renewed_at >= period) due.push_back(spid);
   }
+  if (due.empty()) return lost;
+  db::Transaction batch(db_);
+  db::Status status = batch.begin();
+  std::vector<std::string> renewed;
+  std::vector<std::pair<std::string, db::Status>> failed;
   for (const std::string& spid : due) {
-    db::Status status = renewNow(spid);
-    if (status.code() == db::Status::Code::kFenced) {
-      lost.push_back(Lost{spid, status});
-    } else if (!status.isOk() && !valid(spid) && !held_[spid].warned) {
-      // Not renewed and past what this node's clock allows: it acts for the provider no
-      // more until a renewal succeeds (said once, and once when it is renewed again).
-      held_[spid].warned = true;
-      spdlog::warn("provider {}: lease not renewed ({}); delivery paused until it is", spid,
-                   db::toString(status.code()));
+    db::Status one = status.isOk() ? db::LeaseStore(db_).renew(spid, node_, held_[spid].epoch, clock_.wallMs(),
+                                                                toMs(timeout()))
+                                   : status;
+    if (one.isOk()) {
+      renewed.push_back(spid);
+    } else if (one.code() == db::Status::Code::kFenced) {
+      held_.erase(spid);
+      lost.push_back(Lost{spid, one});
+    } else {
+      failed.emplace_back(spid, one);
     }
+  }
+  if (status.isOk() && (!renewed.empty() || !lost.empty())) status = batch.commit();
+  for (const std::string& spid : renewed) {
+    if (!status.isOk()) {
+      failed.emplace_back(spid, status);
+      continue;
+    }
+    Held& held = held_[spid];
+    if (held.warned) spdlog::info("provider {}: lease renewed again; delivery resumes", spid);
+    held.renewed_at = now;
+    held.warned = false;
+  }
+  for (const auto& [spid, why] : failed) {
+    if (valid(spid) || held_[spid].warned) continue;
+    // Not renewed and past what this node's clock allows: it acts for the provider no
+    // more until a renewal succeeds (said once, and once when it is renewed again).
+    held_[spid].warned = true;
+    spdlog::warn("provider {}: lease not renewed ({}); delivery paused until it is", spid, db::toString(why.code()));
   }
   return lost;
 }

@@ -9,8 +9,8 @@
 //     paused (SIGSTOP, a stall) sees its leases invalid on waking before anything else
 //     runs, and delivers nothing until a renewal says the lease is still its own.
 //   - renewDue(): the tick renews every lease last renewed a third of the timeout ago or
-//     more; a renewal refused as fenced (another node took the provider) is reported as
-//     lost, and the lease is forgotten. A storage failure is retried at the next tick (the
+//     more, all in one transaction; a renewal refused as fenced (another node took the
+//     provider) is reported as lost, and the lease is forgotten. A storage failure is retried at the next tick (the
 //     lease runs out meanwhile: valid() turns false).
 //   - release(): the provider's last association here ended, or npacd stops: the lease is
 //     expired in the database so another node may take it at once.
