@@ -149,3 +149,25 @@ TEST_CASE("Leases that cannot be written are not renewed and the node stops acti
   CHECK(f.leases->renewDue().empty());
   CHECK(f.leases->valid("0001"));  // renewed again: it acts for the provider again
 }
+
+TEST_CASE("Leases released together are one transaction and each may be taken by another node at once") {
+  LeasesFixture f;
+  for (const char* spid : {"0002", "0003"}) {
+    REQUIRE(db::ProviderStore(*f.db).add({spid, std::string("Provider ") + spid, db::SystemType::kSoa, true}).isOk());
+  }
+  for (const char* spid : {"0001", "0002", "0003"}) {
+    auto taken = f.leases->take(spid);
+    REQUIRE(taken->acquired);
+    f.leases->hold(spid, taken->lease.epoch, f.clock.now());
+  }
+  f.clock.advance(1s);
+  {
+    CommitCounter counter(*f.db);
+    f.leases->release(f.leases->heldSpids());
+    CHECK(counter.commits == 1);
+  }
+  CHECK(f.leases->heldSpids().empty());
+  for (const char* spid : {"0001", "0002", "0003"}) {
+    CHECK(db::LeaseStore(*f.db).acquire(spid, "b", f.clock.wallMs(), 5000).value().acquired);
+  }
+}

@@ -232,10 +232,12 @@ void AssociationManager::providerLost(const std::string& spid, const db::Status&
 
 void AssociationManager::tendLeases() {
   store_.flush();  // what was recorded under a lease commits before it is released
+  std::vector<std::string> unbound;
   for (const std::string& spid : leases_.heldSpids()) {
     ProviderCore* c = core(spid);
-    if (c == nullptr || !c->bound()) leases_.release(spid);
+    if (c == nullptr || !c->bound()) unbound.push_back(spid);
   }
+  leases_.release(unbound);
   std::vector<std::string> paused;
   for (const std::string& spid : leases_.heldSpids()) {
     if (!leases_.valid(spid)) paused.push_back(spid);
@@ -431,7 +433,7 @@ void AssociationManager::shutdown(std::function<void()> done) {
       if (!any || now >= final_deadline) {
         reportUnanswered();
         // Another node may take these providers at once (db/lease_store.h).
-        for (const std::string& spid : leases_.heldSpids()) leases_.release(spid);
+        leases_.release(leases_.heldSpids());
         auto finished = done;  // a copy: clearing *step destroys this lambda's captures
         *step = nullptr;       // break the self-reference
         finished();

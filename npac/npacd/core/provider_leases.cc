@@ -120,6 +120,32 @@ void ProviderLeases::release(const std::string& spid) {
   held_.erase(it);
 }
 
+void ProviderLeases::release(const std::vector<std::string>& spids) {
+  if (spids.empty()) return;
+  db::Transaction batch(db_);
+  db::Status status = batch.begin();
+  std::size_t released = 0;
+  for (const std::string& spid : spids) {
+    auto it = held_.find(spid);
+    if (it == held_.end()) continue;
+    if (status.isOk()) {
+      db::Status one = db::LeaseStore(db_).release(spid, node_, it->second.epoch, clock_.wallMs());
+      if (!one.isOk()) {
+        spdlog::warn("provider {}: cannot release the lease ({}); it lapses by itself", spid, one.toString());
+      } else {
+        ++released;
+      }
+    }
+    held_.erase(it);
+  }
+  if (status.isOk() && released > 0) status = batch.commit();
+  if (!status.isOk()) {
+    // They lapse by themselves after provider_lease_timeout.
+    spdlog::warn("cannot release {} provider lease(s) ({}); they lapse by themselves", spids.size(),
+                 status.toString());
+  }
+}
+
 std::vector<std::string> ProviderLeases::heldSpids() const {
   std::vector<std::string> out;
   for (const auto& [spid, held] : held_) out.push_back(spid);

@@ -13,7 +13,8 @@
 //     provider) is reported as lost, and the lease is forgotten. A storage failure is retried at the next tick (the
 //     lease runs out meanwhile: valid() turns false).
 //   - release(): the provider's last association here ended, or npacd stops: the lease is
-//     expired in the database so another node may take it at once.
+//     expired in the database so another node may take it at once (several in one
+//     transaction: at stop, one commit for every provider).
 // The delivery store's fence asks epoch() (delivery_store.h).
 //
 // Threading: the core thread only (it uses the core's decisions connection).
@@ -61,6 +62,9 @@ class ProviderLeases {
   // lease is forgotten) or a storage failure.
   db::Status renewNow(const std::string& spid);
   void release(const std::string& spid);
+  // The same for each of `spids`, all in one transaction (the tick's providers with no
+  // association left here; every lease at stop).
+  void release(const std::vector<std::string>& spids);
   void forget(const std::string& spid) { held_.erase(spid); }
   std::vector<std::string> heldSpids() const;
 
