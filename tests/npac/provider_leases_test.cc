@@ -93,10 +93,8 @@ struct CommitCounter {
   ~CommitCounter() { sqlite3_commit_hook(handle, nullptr, nullptr); }
 };
 
-}  // namespace
-
-TEST_CASE("Every lease due is renewed in one transaction") {
-  LeasesFixture f;
+// Providers 0002 and 0003 beside the fixture's 0001, and this node holding all three leases.
+void takeThree(LeasesFixture& f) {
   for (const char* spid : {"0002", "0003"}) {
     REQUIRE(db::ProviderStore(*f.db).add({spid, std::string("Provider ") + spid, db::SystemType::kSoa, true}).isOk());
   }
@@ -106,6 +104,13 @@ TEST_CASE("Every lease due is renewed in one transaction") {
     REQUIRE(taken->acquired);
     f.leases->hold(spid, taken->lease.epoch, f.clock.now());
   }
+}
+
+}  // namespace
+
+TEST_CASE("Every lease due is renewed in one transaction") {
+  LeasesFixture f;
+  takeThree(f);
   f.clock.advance(2s);  // past a third of the default 5 s
   CommitCounter counter(*f.db);
   CHECK(f.leases->renewDue().empty());
@@ -152,14 +157,7 @@ TEST_CASE("Leases that cannot be written are not renewed and the node stops acti
 
 TEST_CASE("Leases released together are one transaction and each may be taken by another node at once") {
   LeasesFixture f;
-  for (const char* spid : {"0002", "0003"}) {
-    REQUIRE(db::ProviderStore(*f.db).add({spid, std::string("Provider ") + spid, db::SystemType::kSoa, true}).isOk());
-  }
-  for (const char* spid : {"0001", "0002", "0003"}) {
-    auto taken = f.leases->take(spid);
-    REQUIRE(taken->acquired);
-    f.leases->hold(spid, taken->lease.epoch, f.clock.now());
-  }
+  takeThree(f);
   f.clock.advance(1s);
   {
     CommitCounter counter(*f.db);
