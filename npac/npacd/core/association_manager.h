@@ -184,6 +184,7 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
     std::optional<std::int64_t> taken_epoch;              // the lease taken for this bind
     associations::TimePoint lease_started{};
   };
+  void postAdmitBinds();  // admitBinds() at the end of this turn, once
   void admitBinds();
   std::optional<AdmittedBind> admit(PendingBind& bind);
   void complete(AdmittedBind& bind);

@@ -114,10 +114,13 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
   // transaction (bind_queue.h).
   session->decideLater();
   binds_.add(PendingBind{session, ind, std::move(*request)});
-  if (!binds_posted_) {
-    binds_posted_ = true;
-    boost::asio::post(io_, [this] { admitBinds(); });
-  }
+  postAdmitBinds();
+}
+
+void AssociationManager::postAdmitBinds() {
+  if (binds_posted_) return;
+  binds_posted_ = true;
+  boost::asio::post(io_, [this] { admitBinds(); });
 }
 
 // One batch of waiting binds (BindQueue::takeBatch), decided in ONE transaction: each
@@ -129,10 +132,7 @@ void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& ses
 void AssociationManager::admitBinds() {
   binds_posted_ = false;
   std::vector<PendingBind> batch = binds_.takeBatch();
-  if (!binds_.empty()) {
-    binds_posted_ = true;  // a provider's later binds, after this batch's are live
-    boost::asio::post(io_, [this] { admitBinds(); });
-  }
+  if (!binds_.empty()) postAdmitBinds();  // a provider's later binds, after this batch's are live
   db::Transaction transaction(db_);
   const db::Status begun = transaction.begin();
   std::vector<AdmittedBind> admitted;

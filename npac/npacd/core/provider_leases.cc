@@ -49,9 +49,7 @@ db::Status ProviderLeases::renewNow(const std::string& spid) {
   db::Status status =
       db::LeaseStore(db_).renew(spid, node_, it->second.epoch, clock_.wallMs(), toMs(timeout()));
   if (status.isOk()) {
-    if (it->second.warned) spdlog::info("provider {}: lease renewed again; delivery resumes", spid);
-    it->second.renewed_at = started;
-    it->second.warned = false;
+    noteRenewed(spid, it->second, started);
   } else if (status.code() == db::Status::Code::kFenced) {
     held_.erase(it);
   }
@@ -88,16 +86,13 @@ std::vector<ProviderLeases::Lost> ProviderLeases::renewDue() {
       failed.emplace_back(spid, one);
     }
   }
-  if (status.isOk() && (!renewed.empty() || !lost.empty())) status = batch.commit();
+  if (status.isOk() && !renewed.empty()) status = batch.commit();
   for (const std::string& spid : renewed) {
     if (!status.isOk()) {
       failed.emplace_back(spid, status);
       continue;
     }
-    Held& held = held_[spid];
-    if (held.warned) spdlog::info("provider {}: lease renewed again; delivery resumes", spid);
-    held.renewed_at = now;
-    held.warned = false;
+    noteRenewed(spid, held_[spid], now);
   }
   for (const auto& [spid, why] : failed) {
     if (valid(spid) || held_[spid].warned) continue;
@@ -109,25 +104,21 @@ std::vector<ProviderLeases::Lost> ProviderLeases::renewDue() {
   return lost;
 }
 
-void ProviderLeases::release(const std::string& spid) {
-  auto it = held_.find(spid);
-  if (it == held_.end()) return;
-  db::Status status = db::LeaseStore(db_).release(spid, node_, it->second.epoch, clock_.wallMs());
-  if (!status.isOk()) {
-    // It lapses by itself after provider_lease_timeout.
-    spdlog::warn("provider {}: cannot release the lease ({}); it lapses by itself", spid, status.toString());
-  }
-  held_.erase(it);
+void ProviderLeases::noteRenewed(const std::string& spid, Held& held, associations::TimePoint started) {
+  if (held.warned) spdlog::info("provider {}: lease renewed again; delivery resumes", spid);
+  held.renewed_at = started;
+  held.warned = false;
 }
 
 void ProviderLeases::release(const std::vector<std::string>& spids) {
   if (spids.empty()) return;
   db::Transaction batch(db_);
   db::Status status = batch.begin();
-  std::size_t released = 0;
+  std::size_t held = 0, released = 0;
   for (const std::string& spid : spids) {
     auto it = held_.find(spid);
     if (it == held_.end()) continue;
+    ++held;
     if (status.isOk()) {
       db::Status one = db::LeaseStore(db_).release(spid, node_, it->second.epoch, clock_.wallMs());
       if (!one.isOk()) {
@@ -141,7 +132,7 @@ void ProviderLeases::release(const std::vector<std::string>& spids) {
   if (status.isOk() && released > 0) status = batch.commit();
   if (!status.isOk()) {
     // They lapse by themselves after provider_lease_timeout.
-    spdlog::warn("cannot release {} provider lease(s) ({}); they lapse by themselves", spids.size(),
+    spdlog::warn("cannot release {} provider lease(s) ({}); they lapse by themselves", held,
                  status.toString());
   }
 }

@@ -61,9 +61,8 @@ class ProviderLeases {
   // Renews `spid` now (a bind while its lease is no longer valid()); ok, kFenced (the
   // lease is forgotten) or a storage failure.
   db::Status renewNow(const std::string& spid);
-  void release(const std::string& spid);
-  // The same for each of `spids`, all in one transaction (the tick's providers with no
-  // association left here; every lease at stop).
+  // Releases the leases of `spids` held here, all in one transaction (the tick's
+  // providers with no association left here; every lease at stop).
   void release(const std::vector<std::string>& spids);
   void forget(const std::string& spid) { held_.erase(spid); }
   std::vector<std::string> heldSpids() const;
@@ -75,6 +74,8 @@ class ProviderLeases {
     bool warned = false;                   // said that it could not be renewed
   };
   associations::Duration timeout() const;
+  // A renewal of `held` that started at `started` committed.
+  static void noteRenewed(const std::string& spid, Held& held, associations::TimePoint started);
 
   db::Database& db_;
   const CoreClock& clock_;
