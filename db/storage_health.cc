@@ -127,8 +127,9 @@ void StorageHealth::probeLoop() {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.since).count();
     const std::string key = causeKey(it->second.status);
-    silent_.erase(it);
-    silent_count_.store(silent_.size(), std::memory_order_release);
+    // Said and the health cleared BEFORE the server is published as answering: a caller
+    // that finds notAnswering() ok (its lock-free fast path) also finds the line logged and
+    // failing() false.
     spdlog::warn("database answering again: PostgreSQL at {} after {:.1f} s without an answer ({} operation(s) "
                  "refused or failed meanwhile); npacd uses it again",
                  location, seconds, failures_);
@@ -138,6 +139,8 @@ void StorageHealth::probeLoop() {
       cause_text_.clear();
       failures_ = 0;
     }
+    silent_.erase(it);
+    silent_count_.store(silent_.size(), std::memory_order_release);
   }
 }
 
