@@ -22,6 +22,7 @@
 #include "db/migrations.h"
 #include "db/postgres_connection.h"
 #include "db/storage_health.h"
+#include "db/wal_checkpointer.h"
 
 namespace npac::db {
 namespace {
@@ -294,6 +295,8 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path,
         return 1;
       },
       &db->options_.busy_timeout);
+  // Checkpoints left to a thread of their own (replaces SQLite's automatic checkpoint).
+  if (options.checkpointer != nullptr) sqlite3_wal_hook(handle, &WalCheckpointer::onCommit, options.checkpointer);
 
   // SQLite silently falls back to read-only when the file is not writable.
   if (sqlite3_db_readonly(handle, "main") == 1) {
@@ -500,6 +503,20 @@ Result<std::int64_t> Database::pageCount() {
   Result<bool> row = count->step();
   if (!row) return row.status();
   return *row ? count->columnInt64(0) : 0;
+}
+
+Result<Database::CheckpointResult> Database::checkpointWal(CheckpointMode mode) {
+  if (pg_) return sqliteOnly(path_, "a WAL checkpoint");
+  CheckpointResult result;
+  const int rc = sqlite3_wal_checkpoint_v2(
+      db_, nullptr, mode == CheckpointMode::kRestart ? SQLITE_CHECKPOINT_RESTART : SQLITE_CHECKPOINT_PASSIVE,
+      &result.wal_frames, &result.backfilled_frames);
+  if (rc == SQLITE_BUSY) {
+    result.busy = true;
+    return result;
+  }
+  if (rc != SQLITE_OK) return errorStatus(rc, "WAL checkpoint");
+  return result;
 }
 
 Result<std::int64_t> Database::pageSize() {

@@ -49,6 +49,7 @@ struct sqlite3_stmt;
 namespace npac::db {
 
 class StorageHealth;
+class WalCheckpointer;
 class PostgresConnection;
 class PostgresStatement;
 
@@ -100,6 +101,10 @@ struct OpenOptions {
   // Where this connection reports storage failures and committed writes (one log line
   // per change, db/storage_health.h); nullptr: StorageHealth::process().
   StorageHealth* health = nullptr;
+  // SQLite only: when set, this connection runs no WAL checkpoint inside its commits; it
+  // reports the WAL's size to `checkpointer`, whose thread checkpoints
+  // (db/wal_checkpointer.h). nullptr: SQLite's automatic checkpoint at 1000 pages.
+  WalCheckpointer* checkpointer = nullptr;
 };
 
 class Database {
@@ -138,6 +143,20 @@ class Database {
   Result<std::int64_t> pageCount();
   Result<std::int64_t> pageSize();
 
+  // One WAL checkpoint (sqlite3_wal_checkpoint_v2) on this connection. kPassive copies
+  // what no reader still needs into the database file without waiting for anyone;
+  // kRestart also waits, up to the busy timeout, for the writers and readers in progress,
+  // so that the next commit starts the WAL file from its beginning. The WAL's frames and
+  // how many of them are now in the database file; `busy` when another checkpoint was
+  // running or a RESTART could not finish waiting (not an error). SQLite only.
+  enum class CheckpointMode { kPassive, kRestart };
+  struct CheckpointResult {
+    int wal_frames = 0;
+    int backfilled_frames = 0;
+    bool busy = false;
+  };
+  Result<CheckpointResult> checkpointWal(CheckpointMode mode);
+
   // The id the last INSERT gave its row (SQLite's rowid; PostgreSQL's lastval()).
   std::int64_t lastInsertRowId() const;
   int changes() const;           // rows changed by the last INSERT/UPDATE/DELETE
@@ -147,6 +166,10 @@ class Database {
 
   // Turns an SQLite result code into a Status naming this file, with operator hints.
   Status errorStatus(int rc, std::string_view context) const;
+
+  // Changes OpenOptions::busy_timeout for this connection from now on (SQLite; a
+  // PostgreSQL connection keeps the lock_timeout it was opened with).
+  void setBusyTimeout(std::chrono::milliseconds timeout) { options_.busy_timeout = timeout; }
 
   // The tracker this connection reports to (OpenOptions::health).
   StorageHealth& health() const;

@@ -28,6 +28,7 @@
 #include "db/instance_lock.h"
 #include "db/postgres_connection.h"
 #include "db/queue_writer.h"
+#include "db/wal_checkpointer.h"
 #include "npac/npacd/api/admin_api.h"
 #include "npac/npacd/api/tls_context.h"
 #include "npac/npacd/core/association_manager.h"
@@ -197,6 +198,20 @@ int main(int argc, char** argv) {
   // commits with synchronous=NORMAL: in WAL mode that survives kill -9, and what a power
   // loss can take back is the latest progress, never an accepted message — such a
   // message is delivered again after the restart (docs/DATABASE.md "Durability").
+  // SQLite: WAL checkpoints on a thread of their own (db/wal_checkpointer.h), never inside
+  // a commit of the core thread or the queue writer. Opened first (its connection brings
+  // the schema up to date) so that every connection below reports to it; destroyed last.
+  std::unique_ptr<db::WalCheckpointer> checkpointer;
+  if (!db::isPostgresUrl(config.db_path)) {
+    auto opened = db::WalCheckpointer::open(config.db_path, open_options);
+    if (!opened.isOk()) {
+      std::fprintf(stderr, "npacd: cannot open the database: %s\n", opened.status().toString().c_str());
+      return 2;
+    }
+    checkpointer = std::move(opened).value();
+    open_options.checkpointer = checkpointer.get();
+    checkpointer->start();
+  }
   auto core_db = openOrExit(config.db_path, open_options);
   db::OpenOptions progress_options = open_options;
   progress_options.durability = db::Durability::kNormal;
@@ -313,6 +328,7 @@ int main(int argc, char** argv) {
     (*admin)->attachCore(manager.get());
   }
   (*admin)->attachQueueWriter(writer.value().get());
+  (*admin)->attachCheckpointer(checkpointer.get());
 
   // Two sites (node_notifications.h): a message submitted on another node, or an
   // operator's change made there, reaches this node through PostgreSQL's NOTIFY.

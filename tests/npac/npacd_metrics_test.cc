@@ -242,6 +242,24 @@ TEST_CASE("Queued messages show in the queue depth and the oldest one's age") {
   CHECK(valueOr0(text, "npacd_sqlite_commit_seconds_count") >= 1);
 }
 
+TEST_CASE("npacd checkpoints its SQLite WAL on a thread of its own once submissions pass 1000 pages") {
+  NpacdProcess npacd;
+  npacd.provision("0001");
+  // No association: the messages stay queued. Batches until the WAL passed SQLite's mark
+  // and the checkpoint thread copied it (bounded: 40 batches of 1000 is about 16 MB).
+  std::string text;
+  for (int batch = 0; batch < 40; ++batch) {
+    npacd.submit("0001", "w" + std::to_string(batch) + "-", 1000);
+    text = scrape(npacd);
+    if (valueOr0(text, "npacd_sqlite_checkpoints_total", {{"mode", "passive"}}) >= 1) break;
+  }
+  INFO(text);
+  CHECK(valueOr0(text, "npacd_sqlite_checkpoints_total", {{"mode", "passive"}}) >= 1);
+  CHECK(valueOr0(text, "npacd_sqlite_checkpoint_seconds_count") >= 1);
+  CHECK(valueOr0(text, "npacd_sqlite_checkpoint_failures_total") == 0);
+  CHECK(valueOr0(text, "npacd_sqlite_wal_pages") < 16000);
+}
+
 TEST_CASE("GET /metrics with a query string is refused as bad_query") {
   NpacdProcess npacd;
   TextReply r = getText(npacd, "/metrics?name[]=npacd_up", "Bearer " + npacd.token());

@@ -58,6 +58,10 @@
 #include "npac/npacd/api/tls_context.h"
 #include "tunables/registry.h"
 
+namespace npac::db {
+class WalCheckpointer;
+}  // namespace npac::db
+
 namespace npac::npacd {
 
 namespace http = boost::beast::http;
@@ -94,6 +98,8 @@ class AdminApi {
   void attachCore(CoreService* core) { core_ = core; }
   // The QueueWriter whose backlog and commit latency GET /metrics shows; nullptr: none.
   void attachQueueWriter(const db::QueueWriter* writer) { writer_ = writer; }
+  // The WAL checkpointer whose checkpoints GET /metrics shows; nullptr: none (PostgreSQL).
+  void attachCheckpointer(const db::WalCheckpointer* checkpointer) { checkpointer_ = checkpointer; }
   std::uint16_t port() const { return server_->port(); }
   // Ends every event stream (GET /v1/events), then closes the server and its sessions.
   void stop();
@@ -227,6 +233,7 @@ class AdminApi {
   CoreService* core_ = nullptr;
   AccessControl access_;
   const db::QueueWriter* writer_ = nullptr;
+  const db::WalCheckpointer* checkpointer_ = nullptr;
   const db::TimeMs started_at_ = clock_();  // npacd_process_start_time_seconds
   std::unordered_map<EventFeed*, std::shared_ptr<EventFeed>> feeds_;  // open event streams
   // What every event stream publishes, built at most once per kMinEventInterval for all

@@ -72,6 +72,26 @@ void renderWriter(MetricsText& m, const db::QueueWriter::Metrics& w) {
   m.histogram("npacd_sqlite_commit_seconds", {}, w.commit_seconds);
 }
 
+void renderCheckpointer(MetricsText& m, const db::WalCheckpointer::Metrics& c) {
+  m.family("npacd_sqlite_checkpoints_total",
+           "WAL checkpoints npacd's checkpoint thread completed (db/wal_checkpointer.h), by mode.",
+           MetricType::kCounter);
+  m.sample("npacd_sqlite_checkpoints_total", {{"mode", "passive"}}, static_cast<double>(c.checkpoints - c.restarts));
+  m.sample("npacd_sqlite_checkpoints_total", {{"mode", "restart"}}, static_cast<double>(c.restarts));
+  m.family("npacd_sqlite_checkpoint_failures_total", "WAL checkpoints that failed (the WAL keeps every commit).",
+           MetricType::kCounter);
+  m.sample("npacd_sqlite_checkpoint_failures_total", {}, static_cast<double>(c.failures));
+  m.family("npacd_sqlite_checkpoint_busy_total",
+           "WAL checkpoints that could not finish: a reader outlasted a RESTART's wait, or another checkpoint ran.",
+           MetricType::kCounter);
+  m.sample("npacd_sqlite_checkpoint_busy_total", {}, static_cast<double>(c.busy));
+  m.family("npacd_sqlite_wal_pages", "Pages in the SQLite WAL after the latest commit.", MetricType::kGauge);
+  m.sample("npacd_sqlite_wal_pages", {}, static_cast<double>(c.wal_pages));
+  m.family("npacd_sqlite_checkpoint_seconds", "Duration of a WAL checkpoint (the copy and its fsync), off the "
+           "committing threads.", MetricType::kHistogram);
+  m.histogram("npacd_sqlite_checkpoint_seconds", {}, c.seconds);
+}
+
 // npacd_associations_up: one series per provider, provisioned or known to the core, so
 // that "nothing up" is a 0 an alert can see rather than a missing series.
 void renderAssociationsUp(MetricsText& m, const CoreMetrics& core, const std::vector<std::string>& provisioned) {
@@ -317,6 +337,7 @@ std::string renderMetrics(const MetricsInputs& in) {
   }
   renderQueue(m, in);
   if (in.writer) renderWriter(m, *in.writer);
+  if (in.checkpointer) renderCheckpointer(m, *in.checkpointer);
   if (in.core != nullptr) renderCore(m, *in.core, in.provisioned);
   return m.take();
 }

@@ -21,6 +21,7 @@
 #include "db/clock.h"
 #include "db/queue_summary.h"
 #include "db/queue_writer.h"
+#include "db/wal_checkpointer.h"
 #include "npac/npacd/api/tls_context.h"
 #include "npac/npacd/core/core_metrics.h"
 
@@ -31,6 +32,7 @@ struct MetricsInputs {
   double process_start_seconds = 0;    // Unix time npacd started
   const CoreMetrics* core = nullptr;   // none: no core attached, or it did not answer
   std::optional<db::QueueWriter::Metrics> writer;
+  std::optional<db::WalCheckpointer::Metrics> checkpointer;  // SQLite only
   bool storage_failing = false;        // db::StorageHealth::process()
   std::uint64_t storage_failures = 0;  // since it was last healthy
   std::vector<std::pair<std::string, db::QueueSummary>> queues;  // by SPID

@@ -81,6 +81,7 @@ void AdminApi::metrics(ApiRequest& r, Responder& respond) {
   in->storage_failing = health.failing();
   in->storage_failures = health.failuresSinceHealthy();
   if (writer_ != nullptr) in->writer = writer_->metrics();
+  if (checkpointer_ != nullptr) in->checkpointer = checkpointer_->metrics();
   // Refusals before a handler ran: the access control's 401/403 (access.h) and the HTTP
   // server's connection limits and TLS handshakes (http_server.h).
   const AccessCounters access = accessCounters();
