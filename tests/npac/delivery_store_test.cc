@@ -30,9 +30,9 @@ struct StoreFixture {
     REQUIRE(db::ProviderStore(*db).add({"0001", "Provider 0001", db::SystemType::kSoa, true}).isOk());
     store = std::make_unique<DeliveryStore>(*db, [this] { ++scheduled; });
   }
-  std::vector<db::MessageId> queue(int count) {
+  std::vector<db::MessageId> queue(int count, const std::string& spid = "0001") {
     std::vector<db::NewMessage> rows;
-    for (int i = 0; i < count; ++i) rows.push_back(db::NewMessage{"0001", 1, 0, {0x30, 0x00}});
+    for (int i = 0; i < count; ++i) rows.push_back(db::NewMessage{spid, 1, 0, {0x30, 0x00}});
     return db::OutboundQueue(*db).appendBatch(rows, 1000).value();
   }
   db::MessageState stateSeenByReader(db::MessageId id) {
@@ -76,6 +76,29 @@ TEST_CASE("Everything collected in one turn on several associations commits once
   CHECK(f.commits == 1);
   CHECK(f.stateSeenByReader(ids[0]) == db::MessageState::kAcknowledged);
   CHECK(f.stateSeenByReader(ids[5]) == db::MessageState::kSent);
+}
+
+TEST_CASE("Delivery rounds of several providers served from memory share one transaction") {
+  StoreFixture f;
+  REQUIRE(db::ProviderStore(*f.db).add({"0002", "Provider 0002", db::SystemType::kSoa, true}).isOk());
+  auto a = f.queue(2, "0001");
+  auto b = f.queue(2, "0002");
+  // The first reads load each provider's ready messages (SQLite, core/ready_queue.h).
+  REQUIRE(f.store->nextQueued("0001", 1, 10)->size() == 2);
+  REQUIRE(f.store->nextQueued("0002", 1, 10)->size() == 2);
+  f.countCommits();
+  f.store->markSent("0001", {a[0], a[1]}, 1, 2000);
+  // The next provider's round reads from memory: what 0001's round collected waits.
+  auto next = f.store->nextQueued("0002", 1, 10);
+  REQUIRE(next.isOk());
+  CHECK(next->size() == 2);
+  CHECK(f.commits == 0);
+  CHECK(f.stateSeenByReader(a[0]) == db::MessageState::kQueued);
+  f.store->markSent("0002", {b[0], b[1]}, 2, 2000);
+  f.store->flush();
+  CHECK(f.commits == 1);
+  CHECK(f.stateSeenByReader(a[1]) == db::MessageState::kSent);
+  CHECK(f.stateSeenByReader(b[1]) == db::MessageState::kSent);
 }
 
 TEST_CASE("A read of the queue sees the sends collected before it") {

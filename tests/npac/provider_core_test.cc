@@ -407,6 +407,26 @@ TEST_CASE("A delivery round's rows read sent in the database before any of its P
   for (db::MessageId id : ids) CHECK(db::OutboundQueue(*reader).get(id).value().state == db::MessageState::kSent);
 }
 
+TEST_CASE("Rounds decided for two providers hand no PDU to an association until the store committed their rows") {
+  CoreFixture f;
+  RecordingLink& first = f.bind("0001", 1, kAll);
+  RecordingLink& second = f.bind("0002", 2, kAll);
+  const std::vector<db::MessageId> a = f.submit("0001", F::kNotifications, 3);
+  const std::vector<db::MessageId> b = f.submit("0002", F::kNotifications, 3);
+  const ProviderCore::Round round_a = f.cores["0001"]->decideRound();
+  const ProviderCore::Round round_b = f.cores["0002"]->decideRound();
+  CHECK(first.sent.empty());
+  CHECK(second.sent.empty());
+  f.store->flush();  // AssociationManager::deliverDue: one commit for both rounds
+  CHECK(f.state(a[2]) == db::MessageState::kSent);
+  CHECK(f.state(b[2]) == db::MessageState::kSent);
+  CHECK(first.sent.empty());
+  f.cores["0001"]->finishRound(round_a);
+  f.cores["0002"]->finishRound(round_b);
+  CHECK(first.sent.size() == 3);
+  CHECK(second.sent.size() == 3);
+}
+
 TEST_CASE("A message re-sent after a restart is flagged and carries the invoke id it was first sent with") {
   CoreFixture f;
   RecordingLink& first = f.bind("0001", 1, kAll);

@@ -185,10 +185,23 @@ ProviderCore& AssociationManager::coreFor(const std::string& spid) {
 
 void AssociationManager::wakeDelivery(const std::string& spid) {
   if (stopping_ || !delivery_scheduled_.insert(spid).second) return;
-  asio::post(io_, [this, spid] {
+  delivery_due_.push_back(spid);
+  if (delivery_due_.size() == 1) asio::post(io_, [this] { deliverDue(); });
+}
+
+void AssociationManager::deliverDue() {
+  std::vector<std::string> due;
+  due.swap(delivery_due_);
+  std::vector<std::pair<std::string, ProviderCore::Round>> rounds;
+  rounds.reserve(due.size());
+  for (std::string& spid : due) {
     delivery_scheduled_.erase(spid);
-    if (ProviderCore* c = core(spid)) c->deliver();
-  });
+    if (ProviderCore* c = core(spid)) rounds.emplace_back(std::move(spid), c->decideRound());
+  }
+  store_.flush();  // every round's rows read `sent` before any of their PDUs leaves
+  for (const auto& [spid, round] : rounds) {
+    if (ProviderCore* c = core(spid)) c->finishRound(round);
+  }
 }
 
 void AssociationManager::wakeDeliveryAfter(const std::string& spid, as::Duration delay) {

@@ -155,6 +155,10 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
 
   // ProviderCore::Host.
   void wakeDelivery(const std::string& spid) override;
+  // The delivery rounds due (delivery_due_): each decided, then ONE commit of every
+  // round's `sent` rows, then each round's PDUs leave (ProviderCore::decideRound) — a
+  // broadcast woke hundreds of providers in one turn and cost a commit each.
+  void deliverDue();
   void wakeDeliveryAfter(const std::string& spid, associations::Duration delay) override;
   bool mayDeliver(const std::string& spid) const override { return leases_.valid(spid); }
 
@@ -222,6 +226,9 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   boost::asio::steady_timer timer_;
   std::map<std::string, std::unique_ptr<ProviderCore>> cores_;
   std::set<std::string> delivery_scheduled_;
+  // The providers whose delivery round is due, in the order they were woken: one posted
+  // handler (deliverDue) runs them all with one commit.
+  std::vector<std::string> delivery_due_;
   std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> delivery_timers_;
   bool flush_scheduled_ = false;
   std::int64_t next_association_id_ = 0;

@@ -112,6 +112,14 @@ void DeliveryStore::readFailed(const db::Status& status, const char* what) {
 db::Result<std::vector<db::QueuedMessage>> DeliveryStore::nextQueued(const std::string& spid,
                                                                     std::uint32_t functions,
                                                                     std::size_t limit) {
+  // A complete ReadyQueue is exact without a flush (progress writes update it as they
+  // are collected): the rounds of several providers share one transaction
+  // (AssociationManager::deliverDue). What is read or loaded from the database needs
+  // what was collected committed first.
+  if (auto it = ready_.find(spid); keep_ready_ && it != ready_.end() && it->second.queue.complete()) {
+    ++ready_rounds_;
+    return it->second.queue.next(functions, limit);
+  }
   flush();
   if (ReadyQueue* kept = ready(spid)) {
     ++ready_rounds_;

@@ -19,14 +19,15 @@
 //     logged and dropped: replaying it could never succeed.
 // Few transactions: markSent() and acknowledge() only collect, and flush() commits
 // everything collected since the last flush in ONE transaction (sent before
-// acknowledged, each batch one statement — db::OutboundQueue). The core flushes at the
-// end of each delivery round, before the round's PDUs may leave (ProviderCore
-// "decide, commit, then write"), and once per turn for acknowledgements
-// (schedule_flush). Every read and every other write flushes
-// first, so the store always reads what it wrote, and a row is `sent` before it can be
-// moved, failed or re-queued. A flush that hits a storage failure commits nothing and
-// keeps all of it, in order, in the backlog; a write refused for another reason is
-// dropped alone (its savepoint undone) and the rest commits.
+// acknowledged, each batch one statement — db::OutboundQueue). The core flushes once
+// after the delivery rounds due in a turn (all providers' rounds in one transaction),
+// before their PDUs may leave (ProviderCore "decide, commit, then write"), and once per
+// turn for acknowledgements (schedule_flush). Every database read and every other write
+// flushes first (a round served from a complete ReadyQueue needs none: the queue is
+// exact as writes are collected), so the store always reads what it wrote, and a row is
+// `sent` before it can be moved, failed or re-queued. A flush that hits a storage
+// failure commits nothing and keeps all of it, in order, in the backlog; a write refused
+// for another reason is dropped alone (its savepoint undone) and the rest commits.
 //
 // Fencing (two or more npacd nodes, db/lease_store.h): with a Fence set, every progress
 // write names its provider, and the transaction that applies it first checks, in the

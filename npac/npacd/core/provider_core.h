@@ -120,6 +120,20 @@ class ProviderCore {
   // New rows were committed for this provider (recovery mode holds them).
   void onSubmitted(const std::vector<db::MessageId>& ids);
   void deliver();
+  // deliver() in two halves, so that the rounds of several providers due in one turn
+  // commit their `sent` rows in ONE transaction (AssociationManager::deliverDue):
+  // decideRound() places queued rows on associations, records their progress in the
+  // store without committing it and holds their PDUs; after the store's flush,
+  // finishRound() lets them leave and schedules what follows (an abort, the next round).
+  // deliver() is decideRound(), the flush, finishRound().
+  struct Round {
+    bool decided = false;                     // rows were read (else nothing follows)
+    std::optional<db::AssociationId> failed;  // a PDU its association refused: abort it
+    bool throttled = false;                   // stopped by the egress throttle
+    bool again = false;                       // a full batch left: more may be queued
+  };
+  Round decideRound();
+  void finishRound(const Round& round);
   // Why a queued message routed by `function` waits now; none if it could leave.
   std::optional<WaitReason> waitReason(associations::AssociationFunction function) const;
 

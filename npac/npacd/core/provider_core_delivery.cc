@@ -180,10 +180,17 @@ bool ProviderCore::throttleAdmits(as::TimePoint now) {
 }
 
 void ProviderCore::deliver() {
+  const Round round = decideRound();
+  store_.flush();
+  finishRound(round);
+}
+
+ProviderCore::Round ProviderCore::decideRound() {
   releaseOutgoing();  // what waited for the store to write again
-  if (links_.empty() || !store_.healthy() || !host_.mayDeliver(spid_)) return;
+  Round round;
+  if (links_.empty() || !store_.healthy() || !host_.mayDeliver(spid_)) return round;
   const std::uint32_t functions = usableFunctions();
-  if (functions == 0) return;
+  if (functions == 0) return round;
   // Free congestion-window slots of the usable associations: at most that many requests
   // can leave now, so no more rows are read (an answer schedules the next round).
   std::size_t capacity = 0;
@@ -195,7 +202,8 @@ void ProviderCore::deliver() {
   }
   const std::size_t limit = std::clamp<std::size_t>(capacity, 1, kDeliveryBatch);
   auto batch = store_.nextQueued(spid_, functions, limit);
-  if (!batch.isOk()) return;  // the store logged it and turned unhealthy
+  if (!batch.isOk()) return round;  // the store logged it and turned unhealthy
+  round.decided = true;
   const as::TimePoint now = clock_.now();
   const db::TimeMs now_ms = clock_.wallMs();
   std::map<db::AssociationId, std::vector<db::MessageId>> sent;
@@ -250,18 +258,27 @@ void ProviderCore::deliver() {
   for (auto& [association, ids] : sent) store_.markSent(spid_, std::move(ids), association, now_ms);
   // The round's rows read `sent` before any of its PDUs can leave, on SQLite as on
   // PostgreSQL: npacd killed in between leaves them `sent`, and the restart re-sends them
-  // flagged as retransmissions with their invoke ids, never as fresh messages.
-  commitAndRelease();
-  throttled_ = throttled;
-  if (failed) {
-    abort(*failed, "a PDU could not be written");
+  // flagged as retransmissions with their invoke ids, never as fresh messages. The
+  // caller commits (DeliveryStore::flush) before finishRound() releases them.
+  round.failed = failed;
+  round.throttled = throttled;
+  round.again = placed_any && batch->size() == limit;
+  return round;
+}
+
+void ProviderCore::finishRound(const Round& round) {
+  releaseOutgoing();
+  if (!round.decided) return;
+  throttled_ = round.throttled;
+  if (round.failed) {
+    abort(*round.failed, "a PDU could not be written");
     return;
   }
-  if (throttled) {
+  if (round.throttled) {
     host_.wakeDeliveryAfter(spid_, kPaceSlot);
     return;
   }
-  if (placed_any && batch->size() == limit) host_.wakeDelivery(spid_);
+  if (round.again) host_.wakeDelivery(spid_);
 }
 
 std::optional<WaitReason> ProviderCore::waitReason(as::AssociationFunction function) const {
