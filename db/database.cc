@@ -515,7 +515,13 @@ Result<Database::CheckpointResult> Database::checkpointWal(CheckpointMode mode) 
     result.busy = true;
     return result;
   }
-  if (rc != SQLITE_OK) return errorStatus(rc, "WAL checkpoint");
+  // Not reported to the StorageHealth: a failed checkpoint loses no commit (the WAL keeps
+  // them), and the next commit would report the file writable again — a failing/writable
+  // pair of lines at every attempt. The WalCheckpointer logs it once.
+  if (rc != SQLITE_OK) {
+    return statusFromSqlite(rc, std::string("WAL checkpoint: ") + sqlite3_errmsg(db_), path_, options_.busy_timeout,
+                            sqlite3_system_errno(db_));
+  }
   return result;
 }
 

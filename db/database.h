@@ -148,7 +148,8 @@ class Database {
   // kRestart also waits, up to the busy timeout, for the writers and readers in progress,
   // so that the next commit starts the WAL file from its beginning. The WAL's frames and
   // how many of them are now in the database file; `busy` when another checkpoint was
-  // running or a RESTART could not finish waiting (not an error). SQLite only.
+  // running or a RESTART could not finish waiting (not an error). A failure is returned,
+  // not reported to the StorageHealth (no commit was lost). SQLite only.
   enum class CheckpointMode { kPassive, kRestart };
   struct CheckpointResult {
     int wal_frames = 0;

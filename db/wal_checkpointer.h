@@ -30,7 +30,8 @@
 //
 // A checkpoint that fails (disk full while the database file grows, an I/O error) is
 // logged once (spdlog error, the Status naming the file) until one succeeds again (warn);
-// it is tried again at the next request. Commits are not affected: the WAL keeps them.
+// it is tried again at the next request. Commits are not affected: the WAL keeps them,
+// so it is not reported to the StorageHealth (Database::checkpointWal).
 //
 // Threading: start() and stop() from the owning thread. The WAL hook (onCommit) runs on
 // any committing thread and only touches atomics and, when a checkpoint is due and none

@@ -6,7 +6,9 @@
 #include <string>
 #include <thread>
 
+#include "db/storage_health.h"
 #include "fixtures.h"
+#include "tests/support/immutable_file.h"
 
 using namespace npac::db;
 using namespace npac::db::testing;
@@ -150,6 +152,42 @@ TEST_CASE("A RESTART that a reader holds back gives up after restart_wait and is
   writePages(*db, 1);
   CHECK(checkpointer->metrics().wal_pages < 16);
   CHECK(rows(*db) == 36);
+}
+
+TEST_CASE("A checkpoint that cannot write the database file is counted as failed while commits go on into the WAL",
+          "[sqlite]") {
+  TempDir dir;
+  auto checkpointer = openCheckpointer(dir, {.wal_pages = 16, .restart_pages = 100000});
+  auto db = openWith(dir, *checkpointer);
+  writePages(*db, 1);
+  REQUIRE(checkpointer->checkpointIfDue());  // the schema is in the file
+  const auto before = checkpointer->metrics();
+  // chattr +i: the checkpoint's writes into npacd.db fail with EPERM, even as root; the
+  // WAL beside it stays writable.
+  struct Immutable {
+    std::string path;
+    bool on = npac::testing::setImmutable(path, true);
+    ~Immutable() {
+      if (on) npac::testing::setImmutable(path, false);
+    }
+  } immutable{dir.file("npacd.db")};
+  if (!immutable.on) {
+    WARN("SKIPPED: the immutable attribute cannot be set here (needs root and ext4/xfs/btrfs)");
+    return;
+  }
+  writePages(*db, 10);  // the commits go on: the WAL takes them
+  REQUIRE(checkpointer->checkpointIfDue());
+  CHECK(checkpointer->metrics().failures == before.failures + 1);
+  CHECK(checkpointer->metrics().checkpoints == before.checkpoints);
+  CHECK_FALSE(StorageHealth::process().failing());  // no commit failed
+
+  npac::testing::setImmutable(dir.file("npacd.db"), false);
+  immutable.on = false;
+  writePages(*db, 1);
+  REQUIRE(checkpointer->checkpointIfDue());
+  CHECK(checkpointer->metrics().checkpoints == before.checkpoints + 1);
+  CHECK(checkpointer->metrics().failures == before.failures + 1);
+  CHECK(rows(*db) == 12);
 }
 
 TEST_CASE("A checkpointer is refused for a PostgreSQL database, which checkpoints by itself", "[sqlite]") {
