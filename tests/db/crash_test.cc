@@ -6,6 +6,8 @@
 // NPAC_CRASH_ROUNDS (default 24) and NPAC_CRASH_SEED (default 20261129) override the
 // round count and seed. Even rounds use durability full, odd rounds normal: `normal`
 // risks the last commits on power loss, never on a process crash, which this models.
+// The second case runs the same rounds with the WAL checkpoints on a WalCheckpointer's
+// thread, as npacd runs them (db/wal_checkpointer.h).
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -22,6 +24,7 @@
 
 #include "db/outbound_queue.h"
 #include "db/queue_writer.h"
+#include "db/wal_checkpointer.h"
 #include "fixtures.h"
 
 using namespace npac::db;
@@ -94,11 +97,23 @@ bool writeAll(int fd, const void* data, std::size_t size) {
   return true;
 }
 
+// Where the child's WAL checkpoints run: inside its commits (SQLite's own), or on a
+// WalCheckpointer's thread as in npacd, every 32 pages so that kills land in and between them.
+enum class Checkpoints { kInCommits, kOwnThread };
+
 // The child: only its own fresh connection (opened after fork), leaves with _exit.
 [[noreturn]] void runChild(const std::string& path, Durability durability, std::uint64_t seed,
-                           int fd) {
+                           int fd, Checkpoints checkpoints) {
   OpenOptions open;
   open.durability = durability;
+  std::unique_ptr<WalCheckpointer> checkpointer;
+  if (checkpoints == Checkpoints::kOwnThread) {
+    auto opened = WalCheckpointer::open(path, open, {.wal_pages = 32});
+    if (!opened) ::_exit(6);
+    checkpointer = std::move(opened).value();
+    checkpointer->start();
+    open.checkpointer = checkpointer.get();
+  }
   auto writer = QueueWriter::start(path, open, [] { return TimeMs{1'700'000'000'000}; });
   if (!writer) ::_exit(3);
   std::vector<std::thread> threads;
@@ -136,7 +151,7 @@ struct RoundOutcome {
   std::size_t rows = 0;
 };
 
-RoundOutcome crashRound(std::uint64_t seed, Durability durability) {
+RoundOutcome crashRound(std::uint64_t seed, Durability durability, Checkpoints checkpoints) {
   TempDir dir;
   const std::string path = dir.file("npacd.db");
   {
@@ -153,7 +168,7 @@ RoundOutcome crashRound(std::uint64_t seed, Durability durability) {
   REQUIRE(pid >= 0);
   if (pid == 0) {
     ::close(fds[0]);
-    runChild(path, durability, seed, fds[1]);
+    runChild(path, durability, seed, fds[1], checkpoints);
   }
   ::close(fds[1]);
 
@@ -230,7 +245,7 @@ TEST_CASE("Every acknowledged append survives SIGKILL intact and nothing is half
   for (int round = 0; round < rounds; ++round) {
     const Durability durability = round % 2 == 0 ? Durability::kFull : Durability::kNormal;
     INFO("seed " << seed << " round " << round << " durability " << toString(durability));
-    RoundOutcome outcome = crashRound(splitmix(seed + round), durability);
+    RoundOutcome outcome = crashRound(splitmix(seed + round), durability, Checkpoints::kInCommits);
     CHECK(outcome.rows >= outcome.acknowledged);
     total_acks += outcome.acknowledged;
     total_rows += outcome.rows;
@@ -238,4 +253,19 @@ TEST_CASE("Every acknowledged append survives SIGKILL intact and nothing is half
   // Committed-but-unreported rows (killed between COMMIT and the pipe) are allowed.
   WARN("crash rounds " << rounds << ": " << total_acks << " acknowledged, " << total_rows
                        << " rows found");
+}
+
+TEST_CASE("With WAL checkpoints on a thread of their own every acknowledged append survives SIGKILL intact",
+          "[sqlite]") {
+  const auto rounds = static_cast<int>(envOr("NPAC_CRASH_ROUNDS", kDefaultRounds));
+  const std::uint64_t seed = envOr("NPAC_CRASH_SEED", kDefaultSeed) + 1;
+  std::size_t total_acks = 0;
+  for (int round = 0; round < rounds; ++round) {
+    const Durability durability = round % 2 == 0 ? Durability::kFull : Durability::kNormal;
+    INFO("seed " << seed << " round " << round << " durability " << toString(durability));
+    RoundOutcome outcome = crashRound(splitmix(seed + round), durability, Checkpoints::kOwnThread);
+    CHECK(outcome.rows >= outcome.acknowledged);
+    total_acks += outcome.acknowledged;
+  }
+  WARN("crash rounds with the checkpoint thread " << rounds << ": " << total_acks << " acknowledged");
 }
