@@ -235,37 +235,29 @@ RoundOutcome crashRound(std::uint64_t seed, Durability durability, Checkpoints c
   return RoundOutcome{acks.size(), rows->size()};
 }
 
-}  // namespace
-
-TEST_CASE("Every acknowledged append survives SIGKILL intact and nothing is half-written", "[sqlite]") {
+// NPAC_CRASH_ROUNDS rounds from `seed`, full and normal in turn.
+void crashRounds(std::uint64_t seed, Checkpoints checkpoints) {
   const auto rounds = static_cast<int>(envOr("NPAC_CRASH_ROUNDS", kDefaultRounds));
-  const std::uint64_t seed = envOr("NPAC_CRASH_SEED", kDefaultSeed);
-  std::size_t total_acks = 0;
-  std::size_t total_rows = 0;
+  RoundOutcome total;
   for (int round = 0; round < rounds; ++round) {
     const Durability durability = round % 2 == 0 ? Durability::kFull : Durability::kNormal;
     INFO("seed " << seed << " round " << round << " durability " << toString(durability));
-    RoundOutcome outcome = crashRound(splitmix(seed + round), durability, Checkpoints::kInCommits);
+    RoundOutcome outcome = crashRound(splitmix(seed + round), durability, checkpoints);
     CHECK(outcome.rows >= outcome.acknowledged);
-    total_acks += outcome.acknowledged;
-    total_rows += outcome.rows;
+    total.acknowledged += outcome.acknowledged;
+    total.rows += outcome.rows;
   }
   // Committed-but-unreported rows (killed between COMMIT and the pipe) are allowed.
-  WARN("crash rounds " << rounds << ": " << total_acks << " acknowledged, " << total_rows
-                       << " rows found");
+  WARN("crash rounds: " << total.acknowledged << " acknowledged, " << total.rows << " rows found");
+}
+
+}  // namespace
+
+TEST_CASE("Every acknowledged append survives SIGKILL intact and nothing is half-written", "[sqlite]") {
+  crashRounds(envOr("NPAC_CRASH_SEED", kDefaultSeed), Checkpoints::kInCommits);
 }
 
 TEST_CASE("With WAL checkpoints on a thread of their own every acknowledged append survives SIGKILL intact",
           "[sqlite]") {
-  const auto rounds = static_cast<int>(envOr("NPAC_CRASH_ROUNDS", kDefaultRounds));
-  const std::uint64_t seed = envOr("NPAC_CRASH_SEED", kDefaultSeed) + 1;
-  std::size_t total_acks = 0;
-  for (int round = 0; round < rounds; ++round) {
-    const Durability durability = round % 2 == 0 ? Durability::kFull : Durability::kNormal;
-    INFO("seed " << seed << " round " << round << " durability " << toString(durability));
-    RoundOutcome outcome = crashRound(splitmix(seed + round), durability, Checkpoints::kOwnThread);
-    CHECK(outcome.rows >= outcome.acknowledged);
-    total_acks += outcome.acknowledged;
-  }
-  WARN("crash rounds with the checkpoint thread " << rounds << ": " << total_acks << " acknowledged");
+  crashRounds(envOr("NPAC_CRASH_SEED", kDefaultSeed) + 1, Checkpoints::kOwnThread);
 }

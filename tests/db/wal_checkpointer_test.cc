@@ -42,6 +42,15 @@ void writePages(Database& db, int commits) {
   }
 }
 
+// The schema's creation fills the WAL first: copy it and let the next commit start the
+// WAL over, so that a test counts its own pages from nearly nothing.
+void startOver(Database& db, WalCheckpointer& checkpointer) {
+  writePages(db, 1);
+  REQUIRE(checkpointer.checkpointIfDue());
+  writePages(db, 1);
+  REQUIRE(checkpointer.metrics().wal_pages < 16);
+}
+
 std::int64_t rows(Database& db) {
   auto count = db.prepare("SELECT count(*) FROM filler");
   REQUIRE(count.isOk());
@@ -95,11 +104,7 @@ TEST_CASE("A WAL grown to the restart mark is checkpointed with RESTART so that 
   TempDir dir;
   auto checkpointer = openCheckpointer(dir, {.wal_pages = 16, .restart_pages = 64});
   auto db = openWith(dir, *checkpointer);
-  // The schema's creation fills the WAL first: copy it and let the next commit start over.
-  writePages(*db, 1);
-  REQUIRE(checkpointer->checkpointIfDue());
-  writePages(*db, 1);
-  REQUIRE(checkpointer->metrics().wal_pages < 16);
+  startOver(*db, *checkpointer);
   const auto before = checkpointer->metrics();
 
   writePages(*db, 6);  // past 16 pages, below 64: passive
@@ -122,10 +127,7 @@ TEST_CASE("A RESTART that a reader holds back gives up after restart_wait and is
   TempDir dir;
   auto checkpointer = openCheckpointer(dir, {.wal_pages = 16, .restart_pages = 64, .restart_wait = 20ms});
   auto db = openWith(dir, *checkpointer);
-  writePages(*db, 1);
-  REQUIRE(checkpointer->checkpointIfDue());
-  writePages(*db, 1);
-  REQUIRE(checkpointer->metrics().wal_pages < 16);
+  startOver(*db, *checkpointer);
   const auto before = checkpointer->metrics();
 
   // A reader in a transaction keeps its snapshot, and with it the WAL.
