@@ -206,6 +206,26 @@ TEST_CASE("Progress writes for a provider another node took over are refused and
   CHECK(f.store->healthy());  // a lost lease is not a storage failure
 }
 
+TEST_CASE("A provider whose writes the fence refused reads fenced until one of its writes commits again") {
+  FencedStore f;
+  const db::MessageId first = f.queueFor("0001");
+  const db::MessageId other = f.queueFor("0002");
+  REQUIRE(db::LeaseStore(*f.reader).acquire("0001", "b", 7000, 5000).isOk());
+  f.store->markSent("0001", {first}, 1, 7100);
+  f.store->markSent("0002", {other}, 2, 7100);
+  f.store->flush();
+  CHECK(f.store->fenced("0001"));
+  CHECK_FALSE(f.store->fenced("0002"));
+  // b's lease ran out and a took it again, at a new epoch.
+  auto again = db::LeaseStore(*f.reader).acquire("0001", "a", 20'000, 5000);
+  REQUIRE(again.isOk());
+  f.epoch = again->lease.epoch;
+  f.store->markSent("0001", {first}, 1, 20'100);
+  f.store->flush();
+  CHECK_FALSE(f.store->fenced("0001"));
+  CHECK(f.stateSeenByReader(first) == db::MessageState::kSent);
+}
+
 TEST_CASE("A write outside a turn for a provider whose lease this node does not hold is refused") {
   FencedStore f;
   const db::MessageId id = f.queueFor("0001");

@@ -12,6 +12,7 @@
 
 #include "cmip/npac_bind.h"
 #include "cmip/oids.h"
+#include "db/lease_store.h"
 #include "db/outbound_queue.h"
 #include "db/provider_store.h"
 #include "npac/npacd/core/clock.h"
@@ -425,6 +426,27 @@ TEST_CASE("Rounds decided for two providers hand no PDU to an association until 
   f.cores["0002"]->finishRound(round_b);
   CHECK(first.sent.size() == 3);
   CHECK(second.sent.size() == 3);
+}
+
+TEST_CASE("A round whose sent rows the lease fence refused hands no PDU to its associations") {
+  CoreFixture f;
+  RecordingLink& link = f.bind("0001", 1, kAll);
+  auto taken = db::LeaseStore(*f.db).acquire("0001", "a", f.clock.wallMs(), 5000);
+  REQUIRE(taken.isOk());
+  const std::int64_t epoch = taken->lease.epoch;
+  std::vector<std::string> fenced;
+  DeliveryStore::Fence fence;
+  fence.owner = "a";
+  fence.epoch_of = [epoch](const std::string&) { return std::optional<std::int64_t>(epoch); };
+  fence.on_fenced = [&fenced](const std::string& spid, const db::Status&) { fenced.push_back(spid); };
+  f.store->setFence(std::move(fence));
+  const std::vector<db::MessageId> ids = f.submit("0001", F::kNotifications, 3);
+  // Node b takes the lease after a's ran out, without a knowing yet.
+  REQUIRE(db::LeaseStore(*f.db).acquire("0001", "b", f.clock.wallMs() + 10'000, 5000).isOk());
+  f.cores["0001"]->deliver();
+  CHECK(fenced == std::vector<std::string>{"0001"});
+  CHECK(link.sent.empty());  // the rows are b's to deliver
+  for (db::MessageId id : ids) CHECK(f.state(id) == db::MessageState::kQueued);
 }
 
 TEST_CASE("A message re-sent after a restart is flagged and carries the invoke id it was first sent with") {

@@ -199,6 +199,7 @@ db::Status DeliveryStore::checkFence(const std::string& spid) {
 
 void DeliveryStore::reportFenced(const std::string& spid, const db::Status& why, std::size_t writes) {
   dropReady(spid);
+  fenced_now_.insert(spid);
   fenced_writes_ += writes;
   spdlog::error("outbound queue: {} delivery-progress write(s) for provider {} refused: {}", writes, spid,
                 why.toString());
@@ -222,7 +223,10 @@ void DeliveryStore::write(Write w) {
     return;
   }
   db::Status status = applyFenced(w);
-  if (status.isOk()) return;
+  if (status.isOk()) {
+    fenced_now_.erase(w.spid);
+    return;
+  }
   if (status.code() == db::Status::Code::kFenced) return reportFenced(w.spid, status, 1);
   if (db::isStorageFailure(status)) {
     becameUnhealthy(status, "recording delivery progress");
@@ -319,6 +323,10 @@ void DeliveryStore::flush() {
     if (db::isStorageFailure(status)) return deferAll(status);
     spdlog::error("outbound queue: the delivery-progress transaction did not commit: {}",
                   status.toString());
+  } else if (!fenced_now_.empty()) {
+    for (const Write& w : writes) {
+      if (fenced_count.count(w.spid) == 0) fenced_now_.erase(w.spid);
+    }
   }
   for (const auto& [spid, count] : fenced_count) {
     const db::Status& why = fenced.at(spid);

@@ -35,6 +35,9 @@
 // epoch the Fence reports. A provider whose lease is lost (or not held) has its writes
 // refused — none of them is applied or kept — and Fence::on_fenced is called once per
 // turn for it, after the transaction: the owner aborts that provider's associations.
+// Until a write of that provider commits again, fenced(spid) is true: the PDUs of the
+// round whose `sent` rows were refused must not leave (ProviderCore::releaseOutgoing) —
+// those rows belong to the node holding the lease, which delivers them.
 //
 // Ready messages in memory (SQLite only, core/ready_queue.h): the queue writer's committed
 // messages reach the store (committed()) on the core thread, so a delivery round takes
@@ -56,6 +59,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -118,6 +122,9 @@ class DeliveryStore {
   void requeue(const std::string& spid, std::vector<db::MessageId> ids);
   // Progress writes refused because the provider's lease was lost (metrics, tests).
   std::uint64_t fencedWrites() const { return fenced_writes_; }
+  // The latest progress writes for `spid` were refused by the fence, and none has
+  // committed since (see "Fencing" above).
+  bool fenced(const std::string& spid) const { return fenced_now_.count(spid) != 0; }
 
   // ---- ready messages (see above) ----
   // Messages of `spid` the queue writer committed (ids ascending), handed over once.
@@ -185,6 +192,7 @@ class DeliveryStore {
   std::uint64_t deferred_ = 0;  // writes that joined the backlog while unhealthy
   std::optional<Fence> fence_;
   std::uint64_t fenced_writes_ = 0;
+  std::set<std::string> fenced_now_;  // fenced(): refused, nothing committed since
 };
 
 }  // namespace npac::npacd

@@ -97,6 +97,12 @@ void ProviderCore::releaseOutgoing() {
   // While the store cannot write, the rows of these PDUs may not read `sent` yet: they
   // wait with them, and leave once the backlog committed (deliver() after the retry).
   if (outgoing_.empty() || !store_.healthy()) return;
+  if (store_.fenced(spid_)) {
+    // Another node holds the lease: these rows did not become `sent` here, and that node
+    // delivers them. The PDUs never leave; providerLost aborts the associations.
+    outgoing_.clear();
+    return;
+  }
   std::vector<Outgoing> frames;
   frames.swap(outgoing_);
   std::vector<db::AssociationId> refused;
