@@ -190,14 +190,6 @@ int main(int argc, char** argv) {
   open_options.answer_timeout = config.db_timeout;
   // Types the rows an older schema queued (db/migrations.h, version 4).
   open_options.migration.classify_queued_pdu = npacd::classifyQueuedPdu;
-  // One connection per user thread (db/database.h): core, API, registry; the QueueWriter
-  // opens its own. --durability governs what is accepted or decided: the QueueWriter's
-  // submissions (messages, answers to providers), the operator's changes, and on the core
-  // thread the binds (replay sequence numbers, the association log). The core's second
-  // connection records only delivery progress (sent, acknowledged, failed) and always
-  // commits with synchronous=NORMAL: in WAL mode that survives kill -9, and what a power
-  // loss can take back is the latest progress, never an accepted message — such a
-  // message is delivered again after the restart (docs/DATABASE.md "Durability").
   // SQLite: WAL checkpoints on a thread of their own (db/wal_checkpointer.h), never inside
   // a commit of the core thread or the queue writer. Opened first (its connection brings
   // the schema up to date) so that every connection below reports to it; destroyed last.
@@ -212,6 +204,14 @@ int main(int argc, char** argv) {
     open_options.checkpointer = checkpointer.get();
     checkpointer->start();
   }
+  // One connection per user thread (db/database.h): core, API, registry; the QueueWriter
+  // opens its own. --durability governs what is accepted or decided: the QueueWriter's
+  // submissions (messages, answers to providers), the operator's changes, and on the core
+  // thread the binds (replay sequence numbers, the association log). The core's second
+  // connection records only delivery progress (sent, acknowledged, failed) and always
+  // commits with synchronous=NORMAL: in WAL mode that survives kill -9, and what a power
+  // loss can take back is the latest progress, never an accepted message — such a
+  // message is delivered again after the restart (docs/DATABASE.md "Durability").
   auto core_db = openOrExit(config.db_path, open_options);
   db::OpenOptions progress_options = open_options;
   progress_options.durability = db::Durability::kNormal;

@@ -24,10 +24,16 @@ DeliveryStore::DeliveryStore(db::Database& progress_db, std::function<void()> sc
       keep_ready_(progress_db.backend() == db::Backend::kSqlite),
       schedule_flush_(std::move(schedule_flush)) {}
 
+ReadyQueue* DeliveryStore::completeReady(const std::string& spid) {
+  if (!keep_ready_) return nullptr;
+  auto it = ready_.find(spid);
+  return it != ready_.end() && it->second.queue.complete() ? &it->second.queue : nullptr;
+}
+
 ReadyQueue* DeliveryStore::ready(const std::string& spid) {
+  if (ReadyQueue* kept = completeReady(spid)) return kept;
   if (!keep_ready_) return nullptr;
   Ready& entry = ready_[spid];
-  if (entry.queue.complete()) return &entry.queue;
   if (entry.skip_loads > 0) {
     --entry.skip_loads;
     return nullptr;
@@ -116,12 +122,12 @@ db::Result<std::vector<db::QueuedMessage>> DeliveryStore::nextQueued(const std::
   // are collected): the rounds of several providers share one transaction
   // (AssociationManager::deliverDue). What is read or loaded from the database needs
   // what was collected committed first.
-  if (auto it = ready_.find(spid); keep_ready_ && it != ready_.end() && it->second.queue.complete()) {
-    ++ready_rounds_;
-    return it->second.queue.next(functions, limit);
+  ReadyQueue* kept = completeReady(spid);
+  if (kept == nullptr) {
+    flush();
+    kept = ready(spid);
   }
-  flush();
-  if (ReadyQueue* kept = ready(spid)) {
+  if (kept != nullptr) {
     ++ready_rounds_;
     return kept->next(functions, limit);
   }

@@ -171,6 +171,8 @@ class DeliveryStore {
   // The provider's ReadyQueue, loaded if it can be; nullptr when delivery must read the
   // database this round.
   ReadyQueue* ready(const std::string& spid);
+  // The provider's ReadyQueue when it is complete now (no load, no database read).
+  ReadyQueue* completeReady(const std::string& spid);
   void dropReady(const std::string& spid);
   void removeReady(const std::string& spid, db::MessageId id);
   void dropAllReady();
