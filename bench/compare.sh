@@ -218,10 +218,12 @@ if part retained && [[ $RETAINED -gt 0 ]]; then
   elif start_npacd retained normal && provision soa on 0001 && stop_npacd &&
     sqlite3 "$DIR/npacd.db" "PRAGMA synchronous=OFF; BEGIN;
       WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < $RETAINED)
-      INSERT INTO outbound_queue(spid, function_mask, priority, pdu, state, attempts, created_at, sent_at,
+      INSERT INTO message_bodies(id, pdu, addressees) SELECT x, randomblob(300), 1 FROM c;
+      WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < $RETAINED)
+      INSERT INTO outbound_queue(spid, function_mask, priority, body_id, state, attempts, created_at, sent_at,
         acknowledged_at, association_id, kind, opcode, confirmed)
-      SELECT '0001', 9, 0, randomblob(300), 'acknowledged', 1, t, t, t, 1, 'push', 6, 1
-      FROM (SELECT CAST(strftime('%s', 'now') AS INTEGER) * 1000 - $RETAINED + x AS t FROM c);
+      SELECT '0001', 9, 0, x, 'acknowledged', 1, t, t, t, 1, 'push', 6, 1
+      FROM (SELECT x, CAST(strftime('%s', 'now') AS INTEGER) * 1000 - $RETAINED + x AS t FROM c);
       COMMIT; PRAGMA wal_checkpoint(TRUNCATE);" >/dev/null &&
     say "  $(du -m "$DIR/npacd.db" | cut -f1) MB written" && restart_npacd normal &&
     start_answerer 4 soa 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5; then

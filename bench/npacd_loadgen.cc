@@ -389,8 +389,9 @@ class QueueReader {
   bool rows(int64_t low, int64_t high, std::vector<int64_t>& acked_at, std::vector<int64_t>& pdu_len) {
     acked_at.assign(static_cast<size_t>(high - low + 1), -1);
     pdu_len.assign(acked_at.size(), 0);
-    return query("SELECT id, acknowledged_at, length(pdu) FROM outbound_queue "
-                 "WHERE id BETWEEN ? AND ? AND state = 'acknowledged'",
+    return query("SELECT q.id, q.acknowledged_at, length(b.pdu) FROM outbound_queue AS q "
+                 "JOIN message_bodies AS b ON b.id = q.body_id "
+                 "WHERE q.id BETWEEN ? AND ? AND q.state = 'acknowledged'",
                  {low, high}, [&](const npac::db::Statement& s) {
                    size_t at = static_cast<size_t>(s.columnInt64(0) - low);
                    acked_at[at] = s.columnInt64(1);

@@ -76,8 +76,9 @@ void ours(benchmark::State& state, bool lifecycle) {
   ScratchDir dir;
   auto db = openWithProvider(dir.file(), durabilityOf(state));
   OutboundQueue queue(*db);
-  const std::vector<NewMessage> batch(static_cast<std::size_t>(state.range(0)),
-                                      NewMessage{"0001", kFunctions, 0, pdu()});
+  // Each message its own PDU (as submissions are): one body per row, as raw() writes.
+  std::vector<NewMessage> batch(static_cast<std::size_t>(state.range(0)), NewMessage{"0001", kFunctions, 0, pdu()});
+  for (std::size_t i = 0; i < batch.size(); ++i) batch[i].pdu[0] = static_cast<std::uint8_t>(i);
   for (auto _ : state) {
     auto ids = queue.appendBatch(batch, kNow);
     if (!ids) state.SkipWithError(ids.status().toString().c_str());
@@ -104,13 +105,16 @@ void raw(benchmark::State& state, bool lifecycle) {
   sqlite3_exec(db, "PRAGMA foreign_keys=ON", nullptr, nullptr, nullptr);
   sqlite3_stmt* begin = nullptr;
   sqlite3_stmt* commit = nullptr;
+  sqlite3_stmt* insert_body = nullptr;
   sqlite3_stmt* insert = nullptr;
   sqlite3_stmt* sent = nullptr;
   sqlite3_stmt* ack = nullptr;
   sqlite3_prepare_v2(db, "BEGIN IMMEDIATE", -1, &begin, nullptr);
   sqlite3_prepare_v2(db, "COMMIT", -1, &commit, nullptr);
+  sqlite3_prepare_v2(db, "INSERT INTO message_bodies(pdu, addressees) VALUES(?, 1)", -1, &insert_body,
+                     nullptr);
   sqlite3_prepare_v2(db,
-                     "INSERT INTO outbound_queue(spid, function_mask, priority, pdu, created_at) "
+                     "INSERT INTO outbound_queue(spid, function_mask, priority, body_id, created_at) "
                      "VALUES(?, ?, ?, ?, ?)",
                      -1, &insert, nullptr);
   sqlite3_prepare_v2(db,
@@ -131,10 +135,13 @@ void raw(benchmark::State& state, bool lifecycle) {
   for (auto _ : state) {
     exec(begin);
     for (std::size_t i = 0; i < batch; ++i) {
+      sqlite3_bind_blob(insert_body, 1, payload.data(), static_cast<int>(payload.size()), SQLITE_STATIC);
+      if (sqlite3_step(insert_body) != SQLITE_DONE) state.SkipWithError(sqlite3_errmsg(db));
+      sqlite3_reset(insert_body);
       sqlite3_bind_text(insert, 1, "0001", 4, SQLITE_STATIC);
       sqlite3_bind_int64(insert, 2, kFunctions);
       sqlite3_bind_int64(insert, 3, 0);
-      sqlite3_bind_blob(insert, 4, payload.data(), static_cast<int>(payload.size()), SQLITE_STATIC);
+      sqlite3_bind_int64(insert, 4, sqlite3_last_insert_rowid(db));
       sqlite3_bind_int64(insert, 5, kNow);
       if (sqlite3_step(insert) != SQLITE_DONE) state.SkipWithError(sqlite3_errmsg(db));
       sqlite3_reset(insert);
@@ -159,7 +166,7 @@ void raw(benchmark::State& state, bool lifecycle) {
       exec(commit);
     }
   }
-  for (sqlite3_stmt* stmt : {begin, commit, insert, sent, ack}) sqlite3_finalize(stmt);
+  for (sqlite3_stmt* stmt : {begin, commit, insert_body, insert, sent, ack}) sqlite3_finalize(stmt);
   sqlite3_close_v2(db);
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }

@@ -31,6 +31,10 @@
 //   7  provider_leases: which npacd node owns each provider's logical association (owner,
 //      epoch, expires_at; db/lease_store.h), for two or more nodes sharing PostgreSQL.
 //      An older npacd never reads it and, alone on its database, needs no lease.
+//   8  message_bodies: a message's PDU is written once, in a body that its queue rows name
+//      by outbound_queue.body_id (the pdu column is gone); a broadcast is one body for all
+//      its addressees (message_bodies.addressees counts the rows; the purge deletes a body
+//      with its last row). Every existing row gets a body of its own, numbered as the row.
 //
 // Threading: runs on the Database it is given, as that Database's contract says.
 #pragma once
@@ -47,7 +51,7 @@ namespace npac::db {
 
 class Database;
 
-inline constexpr int kCurrentSchemaVersion = 7;
+inline constexpr int kCurrentSchemaVersion = 8;
 // Versions 2 and 3 only added nullable/defaulted columns, indexes and a table. Version 4's
 // columns are defaulted too, but npacd delivers by them: an older npacd would write every
 // row as an unconfirmed push of unknown operation, answers to providers included. So a
@@ -56,7 +60,9 @@ inline constexpr int kCurrentSchemaVersion = 7;
 // use the file (its API unauthenticated, as it always was), so the value stays 4.
 // Version 6 allows exactly the values version 5 allowed: it stays 4 as well.
 // Version 7 only adds a table an older npacd never reads: still 4.
-inline constexpr int kCompatibleSchemaVersion = 4;
+// Version 8 moves every PDU out of outbound_queue: an npacd of schema 4..7 reads and writes
+// outbound_queue.pdu, so a version-8 file is refused by it (kTooNew); the value is 8.
+inline constexpr int kCompatibleSchemaVersion = 8;
 
 // What the version-4 step does with a row queued before it (see above). The classifier
 // gets the row's stored PDU and answers its facts, or nullopt for "cannot tell" (then the

@@ -8,10 +8,13 @@
 namespace npac::db {
 namespace {
 
+// A row with its body's PDU (schema 8: the bytes live once in message_bodies). Conditions
+// after it name the row's columns as q.*.
 constexpr const char* kSelect =
-    "SELECT id, spid, function_mask, priority, pdu, state, attempts, created_at, sent_at, "
-    "acknowledged_at, association_id, retransmission, failure_reason, failed_at, idempotency_key, "
-    "kind, opcode, confirmed FROM outbound_queue ";
+    "SELECT q.id, q.spid, q.function_mask, q.priority, b.pdu, q.state, q.attempts, q.created_at, "
+    "q.sent_at, q.acknowledged_at, q.association_id, q.retransmission, q.failure_reason, "
+    "q.failed_at, q.idempotency_key, q.kind, q.opcode, q.confirmed "
+    "FROM outbound_queue AS q JOIN message_bodies AS b ON b.id = q.body_id ";
 
 // The ids as a JSON array for `id IN (SELECT value FROM json_each(?))`: one statement
 // changes a whole batch, so SQLite sets up and tears down one program per batch instead of
@@ -110,62 +113,115 @@ Result<std::vector<AppendOutcome>> OutboundQueue::appendBatchOutcomes(
   }
   Transaction txn(db_);
   if (Status status = txn.begin(); !status) return status;
+  // First the messages already stored under their idempotency key: they add no row, and
+  // a body counts only the rows written for it.
+  std::vector<AppendOutcome> outcomes(messages.size());
+  std::vector<bool> stored(messages.size(), false);
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    if (!messages[i].idempotency_key) continue;
+    Result<std::optional<AppendOutcome>> found = findStored(messages[i]);
+    if (!found) return found.status();
+    if (*found) {
+      outcomes[i] = **found;
+      stored[i] = true;
+    }
+  }
+  const bool postgres = db_.backend() == Backend::kPostgres;
+  Result<Statement> insert_body = db_.prepare(
+      postgres ? "INSERT INTO message_bodies(pdu, addressees) VALUES(?, ?) RETURNING id"
+               : "INSERT INTO message_bodies(pdu, addressees) VALUES(?, ?)");
+  if (!insert_body) return insert_body.status();
   Result<Statement> insert = db_.prepare(
-      "INSERT INTO outbound_queue(spid, function_mask, priority, pdu, created_at, idempotency_key, "
-      "kind, opcode, confirmed) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      postgres ? "INSERT INTO outbound_queue(spid, function_mask, priority, body_id, created_at, "
+                 "idempotency_key, kind, opcode, confirmed) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+               : "INSERT INTO outbound_queue(spid, function_mask, priority, body_id, created_at, "
+                 "idempotency_key, kind, opcode, confirmed) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!insert) return insert.status();
-  std::vector<AppendOutcome> outcomes;
-  outcomes.reserve(messages.size());
-  for (const NewMessage& message : messages) {
-    if (message.idempotency_key) {
-      // The unique index outbound_queue_idempotency makes this lookup one index probe.
-      Result<Statement> existing = db_.prepare(
-          "SELECT id, function_mask, priority, pdu, kind, opcode, confirmed FROM outbound_queue "
-          "WHERE spid = ? AND idempotency_key = ?");
-      if (!existing) return existing.status();
-      existing->bindText(0, message.spid).bindText(1, *message.idempotency_key);
-      Result<bool> row = existing->step();
-      if (!row) return row.status();
-      if (*row) {
-        const MessageId id = existing->columnInt64(0);
-        if (static_cast<std::uint32_t>(existing->columnInt64(1)) != message.function_mask ||
-            existing->columnInt(2) != message.priority || existing->columnBlob(3) != message.pdu ||
-            existing->columnText(4) != toString(message.kind) ||
-            existing->columnInt(5) != message.opcode || existing->columnBool(6) != message.confirmed) {
+  std::size_t next = 0;
+  while (next < messages.size()) {
+    if (stored[next]) {
+      ++next;
+      continue;
+    }
+    // One body for the run of new messages that carry the same PDU: a broadcast's rows
+    // (the same message for each addressee) are consecutive in its submission.
+    std::size_t run_end = next + 1;
+    std::int64_t addressees = 1;
+    for (; run_end < messages.size(); ++run_end) {
+      if (stored[run_end]) continue;
+      if (messages[run_end].pdu != messages[next].pdu) break;
+      ++addressees;
+    }
+    insert_body->reset();
+    insert_body->bindBlob(0, messages[next].pdu).bindInt64(1, addressees);
+    Result<std::int64_t> body_id = insertedId(*insert_body);
+    if (!body_id) return body_id.status();
+    for (; next < run_end; ++next) {
+      if (stored[next]) continue;
+      const NewMessage& message = messages[next];
+      insert->reset();
+      insert->bindText(0, message.spid)
+          .bindInt64(1, message.function_mask)
+          .bindInt64(2, message.priority)
+          .bindInt64(3, *body_id)
+          .bindInt64(4, now)
+          .bindOptionalText(5, message.idempotency_key)
+          .bindText(6, toString(message.kind))
+          .bindInt64(7, message.opcode)
+          .bindInt64(8, message.confirmed ? 1 : 0);
+      Result<std::int64_t> id = insertedId(*insert);
+      if (!id) {
+        const Status& status = id.status();
+        if (status.code() == Status::Code::kConstraint) {
           return Status::make(Status::Code::kConstraint,
-                              "idempotency key '" + *message.idempotency_key + "' of provider " +
-                                  message.spid + " was already used by message " +
-                                  std::to_string(id) + " with different content (repeat a key only to "
-                                  "retry the same message; a new message needs a new key)");
+                              "cannot queue a message for provider '" + message.spid +
+                                  "': " + status.message(),
+                              status.file(), "provision the provider before queuing for it",
+                              status.sqliteCode(), status.extendedCode());
         }
-        outcomes.push_back(AppendOutcome{id, true});
-        continue;
+        return status;
       }
+      outcomes[next] = AppendOutcome{*id, false};
     }
-    insert->reset();
-    insert->bindText(0, message.spid)
-        .bindInt64(1, message.function_mask)
-        .bindInt64(2, message.priority)
-        .bindBlob(3, message.pdu)
-        .bindInt64(4, now)
-        .bindOptionalText(5, message.idempotency_key)
-        .bindText(6, toString(message.kind))
-        .bindInt64(7, message.opcode)
-        .bindInt64(8, message.confirmed ? 1 : 0);
-    if (Status status = insert->run(); !status) {
-      if (status.code() == Status::Code::kConstraint) {
-        return Status::make(Status::Code::kConstraint,
-                            "cannot queue a message for provider '" + message.spid +
-                                "': " + status.message(),
-                            status.file(), "provision the provider before queuing for it",
-                            status.sqliteCode(), status.extendedCode());
-      }
-      return status;
-    }
-    outcomes.push_back(AppendOutcome{db_.lastInsertRowId(), false});
   }
   if (Status status = txn.commit(); !status) return status;
   return outcomes;
+}
+
+Result<std::int64_t> OutboundQueue::insertedId(Statement& insert) {
+  if (db_.backend() != Backend::kPostgres) {
+    if (Status status = insert.run(); !status) return status;
+    return db_.lastInsertRowId();
+  }
+  Result<bool> row = insert.step();  // INSERT ... RETURNING id: no second round trip
+  if (!row) return row.status();
+  if (!*row) return Status::internal("INSERT ... RETURNING id returned no row");
+  return insert.columnInt64(0);
+}
+
+Result<std::optional<AppendOutcome>> OutboundQueue::findStored(const NewMessage& message) {
+  // The unique index outbound_queue_idempotency makes this lookup one index probe.
+  Result<Statement> existing = db_.prepare(
+      "SELECT q.id, q.function_mask, q.priority, b.pdu, q.kind, q.opcode, q.confirmed "
+      "FROM outbound_queue AS q JOIN message_bodies AS b ON b.id = q.body_id "
+      "WHERE q.spid = ? AND q.idempotency_key = ?");
+  if (!existing) return existing.status();
+  existing->bindText(0, message.spid).bindText(1, *message.idempotency_key);
+  Result<bool> row = existing->step();
+  if (!row) return row.status();
+  if (!*row) return std::optional<AppendOutcome>();
+  const MessageId id = existing->columnInt64(0);
+  if (static_cast<std::uint32_t>(existing->columnInt64(1)) != message.function_mask ||
+      existing->columnInt(2) != message.priority || existing->columnBlob(3) != message.pdu ||
+      existing->columnText(4) != toString(message.kind) || existing->columnInt(5) != message.opcode ||
+      existing->columnBool(6) != message.confirmed) {
+    return Status::make(Status::Code::kConstraint,
+                        "idempotency key '" + *message.idempotency_key + "' of provider " +
+                            message.spid + " was already used by message " + std::to_string(id) +
+                            " with different content (repeat a key only to retry the same "
+                            "message; a new message needs a new key)");
+  }
+  return std::optional<AppendOutcome>(AppendOutcome{id, true});
 }
 
 Result<std::vector<QueuedMessage>> OutboundQueue::select(Statement& query) {
@@ -202,8 +258,8 @@ Result<std::vector<QueuedMessage>> OutboundQueue::nextQueued(std::string_view sp
                                                              std::size_t limit) {
   Result<Statement> query = db_.prepare(
       std::string(kSelect) +
-      "WHERE spid = ? AND state = 'queued' AND (function_mask & ?) = function_mask "
-      "ORDER BY priority DESC, id LIMIT ?");
+      "WHERE q.spid = ? AND q.state = 'queued' AND (q.function_mask & ?) = q.function_mask "
+      "ORDER BY q.priority DESC, q.id LIMIT ?");
   if (!query) return query.status();
   query->bindText(0, spid)
       .bindInt64(1, association_functions)
@@ -350,7 +406,7 @@ Result<std::size_t> OutboundQueue::requeue(std::span<const MessageId> ids) {
 }
 
 Result<QueuedMessage> OutboundQueue::get(MessageId id) {
-  Result<Statement> query = db_.prepare(std::string(kSelect) + "WHERE id = ?");
+  Result<Statement> query = db_.prepare(std::string(kSelect) + "WHERE q.id = ?");
   if (!query) return query.status();
   query->bindInt64(0, id);
   Result<std::vector<QueuedMessage>> found = select(*query);
@@ -364,8 +420,8 @@ Result<QueuedMessage> OutboundQueue::get(MessageId id) {
 Result<std::vector<QueuedMessage>> OutboundQueue::createdBetween(std::string_view spid, TimeMs from,
                                                                  TimeMs to, std::size_t limit) {
   Result<Statement> query = db_.prepare(
-      std::string(kSelect) + "WHERE spid = ? AND created_at >= ? AND created_at < ? "
-                             "ORDER BY id LIMIT ?");
+      std::string(kSelect) + "WHERE q.spid = ? AND q.created_at >= ? AND q.created_at < ? "
+                             "ORDER BY q.id LIMIT ?");
   if (!query) return query.status();
   query->bindText(0, spid).bindInt64(1, from).bindInt64(2, to).bindInt64(
       3, static_cast<std::int64_t>(limit));
@@ -375,31 +431,80 @@ Result<std::vector<QueuedMessage>> OutboundQueue::createdBetween(std::string_vie
 Result<std::vector<QueuedMessage>> OutboundQueue::unacknowledged(std::string_view spid,
                                                                  std::size_t limit) {
   Result<Statement> query = db_.prepare(
-      std::string(kSelect) + "WHERE spid = ? AND state <> 'acknowledged' ORDER BY id LIMIT ?");
+      std::string(kSelect) + "WHERE q.spid = ? AND q.state <> 'acknowledged' ORDER BY q.id LIMIT ?");
   if (!query) return query.status();
   query->bindText(0, spid).bindInt64(1, static_cast<std::int64_t>(limit));
   return select(*query);
 }
 
 Result<std::size_t> OutboundQueue::purgeAcknowledgedBefore(TimeMs cutoff) {
-  Result<Statement> erase = db_.prepare(
-      "DELETE FROM outbound_queue WHERE state = 'acknowledged' AND acknowledged_at < ?");
-  if (!erase) return erase.status();
-  erase->bindInt64(0, cutoff);
-  if (Status status = erase->run(); !status) return status;
-  return static_cast<std::size_t>(db_.changes());
+  std::size_t purged = 0;
+  for (;;) {
+    Result<std::size_t> step = purgeAcknowledgedBefore(cutoff, kPurgeStepRows);
+    if (!step) return step.status();
+    purged += *step;
+    if (*step < kPurgeStepRows) return purged;
+  }
 }
 
 Result<std::size_t> OutboundQueue::purgeAcknowledgedBefore(TimeMs cutoff, std::size_t max_rows) {
   // Oldest first, at most max_rows: the purge runs in small steps off the hot path.
+  const bool postgres = db_.backend() == Backend::kPostgres;
+  Transaction txn(db_);
+  if (Status status = txn.begin(); !status) return status;
+  // Two nodes on one PostgreSQL database purge one at a time: each step counts a body's
+  // rows from what it reads, so two steps purging the same rows at once would take them off
+  // a body twice. (SQLite's BEGIN IMMEDIATE already serialises writers.)
+  if (postgres) {
+    if (Status status = db_.execute("SELECT pg_advisory_xact_lock(7236053)"); !status) return status;
+  }
+  Result<Statement> chosen = db_.prepare(
+      "SELECT id FROM outbound_queue WHERE state = 'acknowledged' AND acknowledged_at < ? "
+      "ORDER BY id LIMIT ?");
+  if (!chosen) return chosen.status();
+  chosen->bindInt64(0, cutoff).bindInt64(1, static_cast<std::int64_t>(max_rows));
+  std::vector<MessageId> ids;
+  for (;;) {
+    Result<bool> row = chosen->step();
+    if (!row) return row.status();
+    if (!*row) break;
+    ids.push_back(chosen->columnInt64(0));
+  }
+  if (ids.empty()) return std::size_t{0};
+  const std::string list = idArray(ids);
+  // Each body loses the rows purged with it; a body whose last row goes is deleted with it
+  // (schema 8: a broadcast's body is shared by its addressees' rows, purged in any order).
+  Result<Statement> release = db_.prepare(
+      postgres ? "UPDATE message_bodies SET addressees = message_bodies.addressees - d.n FROM "
+                 "(SELECT body_id, count(*) AS n FROM outbound_queue WHERE id IN " NPAC_POSTGRES_ID_LIST
+                 " GROUP BY body_id) AS d WHERE message_bodies.id = d.body_id"
+               : "UPDATE message_bodies SET addressees = message_bodies.addressees - d.n FROM "
+                 "(SELECT body_id, count(*) AS n FROM outbound_queue WHERE id IN " NPAC_SQLITE_ID_LIST
+                 " GROUP BY body_id) AS d WHERE message_bodies.id = d.body_id");
+  if (!release) return release.status();
+  release->bindText(0, list);
+  // addressees >= 1 is the table's CHECK: the update above may not leave 0, so the rows
+  // reaching 0 are deleted first. A body whose count equals the rows purged now is one.
+  Result<Statement> drop_bodies = db_.prepare(
+      postgres ? "DELETE FROM message_bodies WHERE id IN (SELECT body_id FROM outbound_queue "
+                 "WHERE id IN " NPAC_POSTGRES_ID_LIST " GROUP BY body_id "
+                 "HAVING count(*) >= (SELECT addressees FROM message_bodies AS b WHERE b.id = body_id))"
+               : "DELETE FROM message_bodies WHERE id IN (SELECT body_id FROM outbound_queue "
+                 "WHERE id IN " NPAC_SQLITE_ID_LIST " GROUP BY body_id "
+                 "HAVING count(*) >= (SELECT addressees FROM message_bodies AS b WHERE b.id = body_id))");
+  if (!drop_bodies) return drop_bodies.status();
+  drop_bodies->bindText(0, list);
+  if (Status status = drop_bodies->run(); !status) return status;
+  if (Status status = release->run(); !status) return status;
   Result<Statement> erase = db_.prepare(
-      "DELETE FROM outbound_queue WHERE id IN (SELECT id FROM outbound_queue "
-      "WHERE state = 'acknowledged' AND acknowledged_at < ? ORDER BY id LIMIT ?)");
+      postgres ? "DELETE FROM outbound_queue WHERE id IN " NPAC_POSTGRES_ID_LIST
+               : "DELETE FROM outbound_queue WHERE id IN " NPAC_SQLITE_ID_LIST);
   if (!erase) return erase.status();
-  erase->bindInt64(0, cutoff);
-  erase->bindInt64(1, static_cast<std::int64_t>(max_rows));
+  erase->bindText(0, list);
   if (Status status = erase->run(); !status) return status;
-  return static_cast<std::size_t>(db_.changes());
+  const auto purged = static_cast<std::size_t>(db_.changes());
+  if (Status status = txn.commit(); !status) return status;
+  return purged;
 }
 
 Result<std::size_t> OutboundQueue::count(MessageState state) {

@@ -2,6 +2,11 @@
 // (table outbound_queue). A message is accepted only once its row is committed, and stays
 // until the provider acknowledges it and the retention purge removes it.
 //
+// Bytes written once (schema 8): a row holds the message's state; its PDU is in
+// message_bodies, written at submission and never updated. Consecutive messages of one
+// append that carry the same PDU — a broadcast's copies for each addressee — share one
+// body, which the purge deletes with the last row naming it.
+//
 // Life of a message:  queued ──markSent──▶ sent ──markAcknowledged──▶ acknowledged
 //                        ▲                   │ └──────markFailed─────▶ failed
 //                        └─requeueAssociation┘   (association lost: back to queued,
@@ -174,10 +179,13 @@ class OutboundQueue {
   // "Send what I missed": every message for `spid` not acknowledged (queued, sent,
   // failed), in id order.
   Result<std::vector<QueuedMessage>> unacknowledged(std::string_view spid, std::size_t limit);
-  // Retention: deletes acknowledged messages acknowledged before `cutoff`; returns how many.
+  // Retention: deletes acknowledged messages acknowledged before `cutoff`, with every body
+  // no row names any more; returns how many rows. Runs in steps of kPurgeStepRows, each its
+  // own transaction (a caller's transaction makes them savepoints).
   Result<std::size_t> purgeAcknowledgedBefore(TimeMs cutoff);
   // The same, at most `max_rows` of them (oldest first): one bounded step of the purge job.
   Result<std::size_t> purgeAcknowledgedBefore(TimeMs cutoff, std::size_t max_rows);
+  static constexpr std::size_t kPurgeStepRows = 10000;
   // How many messages are in `state` (all providers).
   Result<std::size_t> count(MessageState state);
 
@@ -195,6 +203,11 @@ class OutboundQueue {
 
  private:
   Result<std::vector<QueuedMessage>> select(Statement& query);
+  // The id an INSERT gave its row (RETURNING on PostgreSQL, the rowid on SQLite).
+  Result<std::int64_t> insertedId(Statement& insert);
+  // The stored row under `message`'s idempotency key: none, the same message (a
+  // duplicate), or kConstraint when its content differs.
+  Result<std::optional<AppendOutcome>> findStored(const NewMessage& message);
   Status explainUnchanged(MessageId id, const char* wanted);
   Status markSentOne(MessageId id, AssociationId association, TimeMs at);
   Status markAcknowledgedOne(MessageId id, TimeMs at);

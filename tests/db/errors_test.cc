@@ -165,7 +165,9 @@ TEST_CASE("A full disk fails the append with a clear error and keeps what was co
   pages = db->prepare("SELECT 1");  // release the PRAGMA statement
   REQUIRE(db->execute("PRAGMA max_page_count=" + std::to_string(page_count + 4)).isOk());
 
+  // 64 different PDUs (identical ones would share one body, schema 8).
   std::vector<NewMessage> big(64, NewMessage{"0001", 1, 0, Bytes(4000, 0x17)});
+  for (std::size_t i = 0; i < big.size(); ++i) big[i].pdu[0] = static_cast<std::uint8_t>(i);
   auto ids = queue.appendBatch(big, 2);
   REQUIRE_FALSE(ids.isOk());
   CHECK(ids.status().code() == Status::Code::kFull);

@@ -352,20 +352,20 @@ TEST_CASE("A version 4 file is marked unusable by npacd of schema 3 and older", 
   {
     auto raw = openRaw(dir.file("npacd.db"));
     CHECK(readSchemaVersion(*raw)->last_compatible_version == 1);
+    REQUIRE(upgradeExistingTo(*raw, 4).isOk());
+    CHECK(readSchemaVersion(*raw)->last_compatible_version == 4);
   }
-  auto db = openFresh(dir);
-  CHECK(readSchemaVersion(*db)->last_compatible_version == 4);
 }
 
 TEST_CASE("A queue row with a kind outside push and response is refused by the schema", "[sqlite]") {
   TempDir dir;
   auto db = openFresh(dir);
   addProvider(*db, "0001");
-  CHECK(db->execute("INSERT INTO outbound_queue(spid, function_mask, pdu, created_at, kind) "
-                    "VALUES('0001', 1, x'00', 1, 'answer')")
+  CHECK(db->execute("INSERT INTO outbound_queue(spid, function_mask, body_id, created_at, kind) "
+                    "VALUES('0001', 1, 1, 1, 'answer')")
             .code() == Status::Code::kConstraint);
-  CHECK(db->execute("INSERT INTO outbound_queue(spid, function_mask, pdu, created_at, confirmed) "
-                    "VALUES('0001', 1, x'00', 1, 2)")
+  CHECK(db->execute("INSERT INTO outbound_queue(spid, function_mask, body_id, created_at, confirmed) "
+                    "VALUES('0001', 1, 1, 1, 2)")
             .code() == Status::Code::kConstraint);
 }
 
@@ -428,11 +428,17 @@ TEST_CASE("An upgraded version 4 file has exactly the schema of a new file", "[s
   checkUpgradedFromMatchesNew(4);
 }
 
-TEST_CASE("A version 7 file stays usable by npacd of schema 4", "[sqlite]") {
+TEST_CASE("A version 7 file stays usable by npacd of schema 4 and a version 8 file does not", "[sqlite]") {
   TempDir dir;
+  buildFileAt(dir.file("npacd.db"), 3, "");
+  {
+    auto raw = openRaw(dir.file("npacd.db"));
+    REQUIRE(upgradeExistingTo(*raw, 7).isOk());
+    CHECK(readSchemaVersion(*raw)->last_compatible_version == 4);
+  }
   auto db = openFresh(dir);
-  CHECK(readSchemaVersion(*db)->version == 7);
-  CHECK(readSchemaVersion(*db)->last_compatible_version == 4);
+  CHECK(readSchemaVersion(*db)->version == 8);
+  CHECK(readSchemaVersion(*db)->last_compatible_version == 8);  // outbound_queue.pdu is gone
 }
 
 TEST_CASE("A version 6 file gains the provider lease table when upgraded to version 7 keeping its data", "[sqlite]") {
@@ -446,7 +452,7 @@ TEST_CASE("A version 6 file gains the provider lease table when upgraded to vers
     REQUIRE(tables->columnInt(0) == 0);
   }
   auto db = openFresh(dir);
-  CHECK(readSchemaVersion(*db)->version == 7);
+  CHECK(readSchemaVersion(*db)->version == kCurrentSchemaVersion);
   auto rows = db->prepare("SELECT count(*) FROM outbound_queue");
   REQUIRE(rows->step().value());
   CHECK(rows->columnInt(0) == 5);
@@ -459,6 +465,10 @@ TEST_CASE("An upgraded version 6 file has exactly the schema of a new file", "[s
   checkUpgradedFromMatchesNew(6);
 }
 
+TEST_CASE("An upgraded version 7 file has exactly the schema of a new file", "[sqlite]") {
+  checkUpgradedFromMatchesNew(7);
+}
+
 // ---- version 6: the queue's state CHECK without a temporary index --------------------
 
 namespace {
@@ -467,8 +477,9 @@ namespace {
 constexpr const char* kMarkOneSent =
     "UPDATE outbound_queue SET state = 'sent', attempts = attempts + 1, sent_at = 1, "
     "association_id = 2 WHERE id = 3 AND state = 'queued'";
+// A row of the current schema (its body in message_bodies, schema 8).
 constexpr const char* kInsertOne =
-    "INSERT INTO outbound_queue(spid, function_mask, pdu, created_at) VALUES('0001', 1, x'00', 1)";
+    "INSERT INTO outbound_queue(spid, function_mask, body_id, created_at) VALUES('0001', 1, 1, 1)";
 
 // Whether SQLite's program for `sql` builds a temporary index (OP_OpenEphemeral): what it
 // does for `x IN (more than two constants)`, on every execution.
@@ -545,4 +556,30 @@ TEST_CASE("The version 6 queue still refuses a state outside its four values", "
   REQUIRE(db->execute(kInsertOne).isOk());
   CHECK(db->execute("UPDATE outbound_queue SET state = 'lost'").code() == Status::Code::kConstraint);
   CHECK(db->execute("UPDATE outbound_queue SET state = 'failed'").isOk());
+}
+
+// ---- version 8: a message's bytes written once -------------------------------------
+
+TEST_CASE("A version 7 file's queue rows keep their PDUs, states and ids when upgraded to version 8", "[sqlite]") {
+  TempDir dir;
+  buildFileAt(dir.file("npacd.db"), 3, kOldRows);
+  {
+    auto raw = openRaw(dir.file("npacd.db"));
+    REQUIRE(upgradeExistingTo(*raw, 7).isOk());
+    // ids 1..5; the newest is acknowledged and purged as npacd of schema 7 did: its id stays used.
+    REQUIRE(raw->execute("DELETE FROM outbound_queue WHERE id = 5").isOk());
+  }
+  auto db = openFresh(dir);
+  OutboundQueue queue(*db);
+  CHECK(queue.get(1)->pdu == Bytes{0x30, 0x03, 0x02, 0x01, 0x05});
+  CHECK(queue.get(1)->state == MessageState::kSent);
+  CHECK(queue.get(2)->pdu == Bytes{0xa1, 0x06, 0x02, 0x01, 0x00, 0x02, 0x01, 0x07});
+  CHECK(queue.get(4)->pdu == Bytes{0xff, 0xff});
+  CHECK(scalar(*db, "SELECT count(*) FROM message_bodies WHERE addressees = 1") == 4);
+  CHECK(scalar(*db, "SELECT count(*) FROM outbound_queue WHERE body_id <> id") == 0);
+  auto next = queue.appendBatch(std::vector<NewMessage>{{"0001", 1, 0, Bytes{0x01}}}, 200);
+  REQUIRE(next.isOk());
+  CHECK(next->front() == 6);
+  CHECK(queue.get(6)->pdu == Bytes{0x01});
+  CHECK(scalar(*db, "SELECT count(*) FROM sqlite_master WHERE name = 'outbound_queue_v8'") == 0);
 }

@@ -75,13 +75,51 @@ TEST_CASE("A PostgreSQL database opens at the current schema version", "[postgre
   CHECK(version->last_compatible_version == kCompatibleSchemaVersion);
 }
 
+namespace {
+
+// What a database of schema 8 was at schema 7: the PDU on the queue row, no message_bodies.
+constexpr const char* kBackToSchema7 =
+    "DROP TABLE message_bodies; ALTER TABLE outbound_queue DROP COLUMN body_id; "
+    "ALTER TABLE outbound_queue ADD COLUMN pdu BYTEA NOT NULL; UPDATE meta SET value = 7 WHERE key = 'version'; ";
+
+}  // namespace
+
+TEST_CASE("A PostgreSQL database at schema 7 moves each queued PDU to a body of its own, ids kept",
+          "[postgres]") {
+  TempDir dir;
+  {
+    auto db = openFresh(dir);
+    REQUIRE(db->executeScript(std::string(kBackToSchema7) +
+                              "INSERT INTO service_providers(spid, name, system_type) VALUES('0001', 'a', 'soa'); "
+                              "INSERT INTO outbound_queue(id, spid, function_mask, created_at, state, pdu) "
+                              "VALUES(40, '0001', 1, 1, 'queued', '\\x3003020105'), "
+                              "(41, '0001', 1, 1, 'sent', '\\xffff');")
+                .isOk());
+  }
+  auto db = openFresh(dir);
+  CHECK(readSchemaVersion(*db)->version == kCurrentSchemaVersion);
+  OutboundQueue queue(*db);
+  CHECK(queue.get(40)->pdu == Bytes{0x30, 0x03, 0x02, 0x01, 0x05});
+  CHECK(queue.get(41)->pdu == Bytes{0xff, 0xff});
+  CHECK(queue.get(41)->state == MessageState::kSent);
+  // A new body is numbered above the moved ones (the identity's sequence was set past them).
+  auto next = queue.appendBatch(std::vector<NewMessage>{{"0001", 1, 0, Bytes{0x01}}}, 2);
+  REQUIRE(next.isOk());
+  CHECK(queue.get(next->front())->pdu == Bytes{0x01});
+  auto body = db->prepare("SELECT max(id) FROM message_bodies");
+  REQUIRE(body.isOk());
+  REQUIRE(*body->step());
+  CHECK(body->columnInt64(0) == 42);
+}
+
 TEST_CASE("A PostgreSQL database at schema 6 gains the lease table and draws association ids above every recorded one",
           "[postgres]") {
   TempDir dir;
   {
     auto db = openFresh(dir);
-    // Back to what npacd of schema 6 left: no lease table, no sequence, ids up to 41.
-    REQUIRE(db->executeScript("DROP TABLE provider_leases; DROP SEQUENCE association_ids; "
+    // Back to what npacd of schema 6 left: no lease table, no sequence, ids up to 41, the
+    // PDU on the queue row (schema 8 moved it).
+    REQUIRE(db->executeScript(std::string(kBackToSchema7) + "DROP TABLE provider_leases; DROP SEQUENCE association_ids; "
                               "UPDATE meta SET value = 6 WHERE key = 'version'; "
                               "INSERT INTO association_log(at, event, spid, association_id) VALUES(1, 'bind', '0001', 41);")
                 .isOk());
@@ -290,7 +328,7 @@ TEST_CASE("The PostgreSQL schema has the SQLite schema's tables, columns in orde
   Result<std::unique_ptr<Database>> sqlite = Database::open(dir.file("compare.db"));
   REQUIRE(sqlite.isOk());
   const auto expected = columnsOf(**sqlite);
-  CHECK(expected.size() == 11);  // meta and the ten tables of docs/DATABASE.md "Schema"
+  CHECK(expected.size() == 12);  // meta and the eleven tables of docs/DATABASE.md "Schema"
   CHECK(columnsOf(*pg) == expected);
   CHECK(indexesOf(*pg) == indexesOf(**sqlite));
 }

@@ -132,8 +132,9 @@ TEST_CASE("Inspecting a copy counts what it holds at its schema version", "[sqli
   auto db = openSqlite(source);
   addProvider(*db, "0001");
   addProvider(*db, "0002");
-  REQUIRE(db->execute("INSERT INTO outbound_queue(spid, function_mask, priority, pdu, created_at, state) "
-                      "VALUES('0001', 16, 0, x'00', 1, 'queued'), ('0001', 16, 0, x'00', 1, 'acknowledged')")
+  REQUIRE(db->executeScript("INSERT INTO message_bodies(id, pdu, addressees) VALUES(1, x'00', 2); "
+                      "INSERT INTO outbound_queue(spid, function_mask, priority, body_id, created_at, state) "
+                      "VALUES('0001', 16, 0, 1, 1, 'queued'), ('0001', 16, 0, 1, 1, 'acknowledged')")
               .isOk());
   REQUIRE(SqliteCopier().copy(source, dir.file("copy.db")).isOk());
   Result<BackupSummary> summary = inspectSqliteBackup(dir.file("copy.db"));

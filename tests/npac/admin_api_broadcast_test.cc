@@ -45,7 +45,8 @@ struct BroadcastFixture : QueuedApiFixture {
   std::vector<StoredRow> rows() {
     auto connection = f.openConnection();
     auto query = connection->prepare(
-        "SELECT id, spid, pdu, state, coalesce(idempotency_key, '') FROM outbound_queue ORDER BY id");
+        "SELECT q.id, q.spid, b.pdu, q.state, coalesce(q.idempotency_key, '') FROM outbound_queue AS q "
+        "JOIN message_bodies AS b ON b.id = q.body_id ORDER BY q.id");
     REQUIRE(query.isOk());
     std::vector<StoredRow> out;
     for (;;) {

@@ -46,7 +46,8 @@ struct Row {
 std::vector<Row> storedRows(const NpacdProcess& npacd) {
   auto db = npac::db::Database::open(npacd.db().string());
   REQUIRE(db.isOk());
-  auto query = (*db)->prepare("SELECT id, spid, hex(pdu), state FROM outbound_queue ORDER BY id");
+  auto query = (*db)->prepare("SELECT q.id, q.spid, hex(b.pdu), q.state FROM outbound_queue AS q "
+                              "JOIN message_bodies AS b ON b.id = q.body_id ORDER BY q.id");
   REQUIRE(query.isOk());
   std::vector<Row> rows;
   for (;;) {
