@@ -126,77 +126,69 @@ Result<std::vector<AppendOutcome>> OutboundQueue::appendBatchOutcomes(
       stored[i] = true;
     }
   }
-  const bool postgres = db_.backend() == Backend::kPostgres;
-  Result<Statement> insert_body = db_.prepare(
-      postgres ? "INSERT INTO message_bodies(pdu, addressees) VALUES(?, ?) RETURNING id"
-               : "INSERT INTO message_bodies(pdu, addressees) VALUES(?, ?)");
-  if (!insert_body) return insert_body.status();
-  Result<Statement> insert = db_.prepare(
-      postgres ? "INSERT INTO outbound_queue(spid, function_mask, priority, body_id, created_at, "
-                 "idempotency_key, kind, opcode, confirmed) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
-               : "INSERT INTO outbound_queue(spid, function_mask, priority, body_id, created_at, "
-                 "idempotency_key, kind, opcode, confirmed) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  if (!insert) return insert.status();
-  std::size_t next = 0;
-  while (next < messages.size()) {
-    if (stored[next]) {
-      ++next;
-      continue;
+  // One body for each run of new messages that carry the same PDU: a broadcast's rows
+  // (the same message for each addressee) are consecutive in its submission.
+  std::vector<BodyPlan> bodies;
+  std::vector<std::size_t> body_of(messages.size(), 0);
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    if (stored[i]) continue;
+    if (bodies.empty() || messages[bodies.back().first].pdu != messages[i].pdu) {
+      bodies.push_back(BodyPlan{i, 0});
     }
-    // One body for the run of new messages that carry the same PDU: a broadcast's rows
-    // (the same message for each addressee) are consecutive in its submission.
-    std::size_t run_end = next + 1;
-    std::int64_t addressees = 1;
-    for (; run_end < messages.size(); ++run_end) {
-      if (stored[run_end]) continue;
-      if (messages[run_end].pdu != messages[next].pdu) break;
-      ++addressees;
-    }
-    insert_body->reset();
-    insert_body->bindBlob(0, messages[next].pdu).bindInt64(1, addressees);
-    Result<std::int64_t> body_id = insertedId(*insert_body);
-    if (!body_id) return body_id.status();
-    for (; next < run_end; ++next) {
-      if (stored[next]) continue;
-      const NewMessage& message = messages[next];
-      insert->reset();
-      insert->bindText(0, message.spid)
-          .bindInt64(1, message.function_mask)
-          .bindInt64(2, message.priority)
-          .bindInt64(3, *body_id)
-          .bindInt64(4, now)
-          .bindOptionalText(5, message.idempotency_key)
-          .bindText(6, toString(message.kind))
-          .bindInt64(7, message.opcode)
-          .bindInt64(8, message.confirmed ? 1 : 0);
-      Result<std::int64_t> id = insertedId(*insert);
-      if (!id) {
-        const Status& status = id.status();
-        if (status.code() == Status::Code::kConstraint) {
-          return Status::make(Status::Code::kConstraint,
-                              "cannot queue a message for provider '" + message.spid +
-                                  "': " + status.message(),
-                              status.file(), "provision the provider before queuing for it",
-                              status.sqliteCode(), status.extendedCode());
-        }
-        return status;
-      }
-      outcomes[next] = AppendOutcome{*id, false};
-    }
+    ++bodies.back().addressees;
+    body_of[i] = bodies.size() - 1;
   }
+  Status written = db_.backend() == Backend::kPostgres ? writeRowsAtOnce(messages, stored, bodies, body_of, now, outcomes)
+                                                       : writeRows(messages, stored, bodies, body_of, now, outcomes);
+  if (!written) return written;
   if (Status status = txn.commit(); !status) return status;
   return outcomes;
 }
 
-Result<std::int64_t> OutboundQueue::insertedId(Statement& insert) {
-  if (db_.backend() != Backend::kPostgres) {
-    if (Status status = insert.run(); !status) return status;
-    return db_.lastInsertRowId();
+Status OutboundQueue::writeRows(std::span<const NewMessage> messages, const std::vector<bool>& stored,
+                                const std::vector<BodyPlan>& bodies, const std::vector<std::size_t>& body_of,
+                                TimeMs now, std::vector<AppendOutcome>& outcomes) {
+  Result<Statement> insert_body = db_.prepare("INSERT INTO message_bodies(pdu, addressees) VALUES(?, ?)");
+  if (!insert_body) return insert_body.status();
+  Result<Statement> insert = db_.prepare(
+      "INSERT INTO outbound_queue(spid, function_mask, priority, body_id, created_at, "
+      "idempotency_key, kind, opcode, confirmed) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!insert) return insert.status();
+  std::vector<std::int64_t> body_ids;
+  body_ids.reserve(bodies.size());
+  for (const BodyPlan& body : bodies) {
+    insert_body->reset();
+    insert_body->bindBlob(0, messages[body.first].pdu).bindInt64(1, body.addressees);
+    if (Status status = insert_body->run(); !status) return status;
+    body_ids.push_back(db_.lastInsertRowId());
   }
-  Result<bool> row = insert.step();  // INSERT ... RETURNING id: no second round trip
-  if (!row) return row.status();
-  if (!*row) return Status::internal("INSERT ... RETURNING id returned no row");
-  return insert.columnInt64(0);
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    if (stored[i]) continue;
+    const NewMessage& message = messages[i];
+    insert->reset();
+    insert->bindText(0, message.spid)
+        .bindInt64(1, message.function_mask)
+        .bindInt64(2, message.priority)
+        .bindInt64(3, body_ids[body_of[i]])
+        .bindInt64(4, now)
+        .bindOptionalText(5, message.idempotency_key)
+        .bindText(6, toString(message.kind))
+        .bindInt64(7, message.opcode)
+        .bindInt64(8, message.confirmed ? 1 : 0);
+    if (Status status = insert->run(); !status) {
+      if (status.code() == Status::Code::kConstraint) return unknownProvider(message.spid, status);
+      return status;
+    }
+    outcomes[i] = AppendOutcome{db_.lastInsertRowId(), false};
+  }
+  return Status::ok();
+}
+
+Status unknownProvider(std::string_view spid, const Status& status) {
+  return Status::make(Status::Code::kConstraint,
+                      "cannot queue a message for provider '" + std::string(spid) + "': " + status.message(),
+                      status.file(), "provision the provider before queuing for it", status.sqliteCode(),
+                      status.extendedCode());
 }
 
 Result<std::optional<AppendOutcome>> OutboundQueue::findStored(const NewMessage& message) {
@@ -456,7 +448,7 @@ Result<std::size_t> OutboundQueue::purgeAcknowledgedBefore(TimeMs cutoff, std::s
   // rows from what it reads, so two steps purging the same rows at once would take them off
   // a body twice. (SQLite's BEGIN IMMEDIATE already serialises writers.)
   if (postgres) {
-    if (Status status = db_.execute("SELECT pg_advisory_xact_lock(7236053)"); !status) return status;
+    if (Status status = db_.execute("SELECT pg_advisory_xact_lock(7236054)"); !status) return status;
   }
   Result<Statement> chosen = db_.prepare(
       "SELECT id FROM outbound_queue WHERE state = 'acknowledged' AND acknowledged_at < ? "

@@ -129,6 +129,9 @@ struct QueuedMessage {
 // what the queue writer hands on without reading it back (QueueWriter::submitCommitted).
 QueuedMessage committedMessage(NewMessage message, MessageId id, TimeMs created_at);
 
+// The kConstraint answer to a row refused by the provider's foreign key.
+Status unknownProvider(std::string_view spid, const Status& status);
+
 class OutboundQueue {
  public:
   explicit OutboundQueue(Database& db) : db_(db) {}
@@ -203,8 +206,22 @@ class OutboundQueue {
 
  private:
   Result<std::vector<QueuedMessage>> select(Statement& query);
-  // The id an INSERT gave its row (RETURNING on PostgreSQL, the rowid on SQLite).
-  Result<std::int64_t> insertedId(Statement& insert);
+  // The bodies an append writes: the first message carrying each, and how many rows name it.
+  struct BodyPlan {
+    std::size_t first = 0;
+    std::int64_t addressees = 0;
+  };
+  // The new rows of an append (those not `stored` under their idempotency key) and their
+  // bodies, filling outcomes[i] with each row's id. SQLite: one INSERT per body and per row.
+  Status writeRows(std::span<const NewMessage> messages, const std::vector<bool>& stored,
+                   const std::vector<BodyPlan>& bodies, const std::vector<std::size_t>& body_of, TimeMs now,
+                   std::vector<AppendOutcome>& outcomes);
+  // PostgreSQL (db/outbound_queue_postgres.cc): the same in four round trips whatever the
+  // batch's size — the ids drawn from the two sequences, then one INSERT of every body and
+  // one of every row, each reading its rows from one JSON array.
+  Status writeRowsAtOnce(std::span<const NewMessage> messages, const std::vector<bool>& stored,
+                         const std::vector<BodyPlan>& bodies, const std::vector<std::size_t>& body_of, TimeMs now,
+                         std::vector<AppendOutcome>& outcomes);
   // The stored row under `message`'s idempotency key: none, the same message (a
   // duplicate), or kConstraint when its content differs.
   Result<std::optional<AppendOutcome>> findStored(const NewMessage& message);

@@ -457,6 +457,7 @@ Result<pg_result*> PostgresConnection::request(std::string_view context, const s
   if (Status refused = refusedNow(); !refused) return refused;
   if (Status status = ensureConnected(); !status) return status;
   pg_result* result = nullptr;
+  ++requests_;
   switch (pgio::exchange(conn_, send, std::chrono::steady_clock::now() + timeouts_.answer, &result)) {
     case pgio::Exchange::kNoAnswer:
       return noAnswer(context);

@@ -166,6 +166,8 @@ class PostgresConnection {
   // answer when it is a success (COMMAND_OK or TUPLES_OK; the caller PQclear()s it), else
   // the Status — refused at once while the server is known not to answer.
   Result<pg_result*> request(std::string_view context, const std::function<int(pg_conn*)>& send);
+  // Requests sent to the server so far (each one round trip): what a batch costs.
+  std::uint64_t requests() const { return requests_; }
   // kUnavailable at once while this connection's server is known not to answer; else ok.
   Status refusedNow();
 
@@ -186,6 +188,7 @@ class PostgresConnection {
   StorageHealth& health_;
   std::int64_t changes_ = 0;
   std::uint64_t next_name_ = 0;
+  std::uint64_t requests_ = 0;
   std::uint64_t session_ = 1;
   bool transaction_open_ = false;
 };

@@ -391,3 +391,30 @@ TEST_CASE("A paused PostgreSQL server costs one answer bound, is refused at once
   CHECK((*db)->execute("INSERT INTO t(k, v) VALUES(3, 'c')").isOk());  // reconnected
   CHECK_FALSE(health.failing());
 }
+
+TEST_CASE("An append on PostgreSQL costs the same few round trips for 5 messages as for 500", "[postgres]") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  REQUIRE(db->execute("INSERT INTO service_providers(spid, name, system_type) VALUES('0001', 'a', 'soa')").isOk());
+  OutboundQueue queue(*db);
+  const auto batch = [](std::size_t count) {
+    std::vector<NewMessage> messages;
+    for (std::size_t i = 0; i < count; ++i) {
+      messages.push_back(NewMessage{"0001", 1, 0, Bytes{0x30, 0x02, static_cast<std::uint8_t>(i), 0x00}});
+    }
+    return messages;
+  };
+  REQUIRE(queue.appendBatch(batch(2), 1).isOk());  // statements prepared on the server once
+  const auto roundTrips = [&](std::size_t count) {
+    const std::uint64_t before = db->postgres()->requests();
+    auto ids = queue.appendBatch(batch(count), 2);
+    const std::uint64_t spent = db->postgres()->requests() - before;
+    REQUIRE(ids.isOk());
+    REQUIRE(ids->size() == count);
+    CHECK(queue.get(ids->back())->pdu == batch(count).back().pdu);
+    return spent;
+  };
+  const std::uint64_t few = roundTrips(5);
+  CHECK(few <= 6);  // BEGIN, two id draws, two INSERTs, COMMIT
+  CHECK(roundTrips(500) == few);
+}
