@@ -28,7 +28,7 @@ Result<std::unique_ptr<WalCheckpointer>> WalCheckpointer::open(const std::string
 }
 
 WalCheckpointer::WalCheckpointer(std::unique_ptr<Database> db, Options options)
-    : db_(std::move(db)), options_(options), restart_at_(options.restart_pages) {}
+    : db_(std::move(db)), options_(options), request_at_(options.wal_pages), restart_at_(options.restart_pages) {}
 
 WalCheckpointer::~WalCheckpointer() { stop(); }
 
@@ -51,7 +51,8 @@ int WalCheckpointer::onCommit(void* checkpointer, sqlite3*, const char*, int pag
   auto* self = static_cast<WalCheckpointer*>(checkpointer);
   self->wal_pages_.store(pages, std::memory_order_relaxed);
   // One wake-up per checkpoint: later commits find it requested and touch nothing else.
-  if (pages >= self->options_.wal_pages && !self->requested_.exchange(true, std::memory_order_acq_rel)) {
+  if (pages >= self->request_at_.load(std::memory_order_relaxed) &&
+      !self->requested_.exchange(true, std::memory_order_acq_rel)) {
     { std::lock_guard lock(self->mutex_); }  // a waiter between its check and its wait sees the flag
     self->wake_.notify_one();
   }
@@ -87,14 +88,16 @@ void WalCheckpointer::checkpoint() {
   std::lock_guard lock(mutex_);
   if (!done) {
     ++failures_;
+    request_at_.store(pages + options_.wal_pages, std::memory_order_relaxed);
     if (!failing_) {
       failing_ = true;
       spdlog::error("WAL checkpoint failed: {} — commits go on into the WAL, which grows until a checkpoint "
-                    "succeeds; it is tried again at the next commit",
-                    done.status().toString());
+                    "succeeds; it is tried again each time the WAL has grown by another {} pages",
+                    done.status().toString(), options_.wal_pages);
     }
     return;
   }
+  request_at_.store(options_.wal_pages, std::memory_order_relaxed);
   if (failing_) {
     failing_ = false;
     spdlog::warn("WAL checkpoint succeeded again on {} ({} failed meanwhile)", db_->path(), failures_);

@@ -29,9 +29,11 @@
 // makes it so); only who copies it into the database file, and when.
 //
 // A checkpoint that fails (disk full while the database file grows, an I/O error) is
-// logged once (spdlog error, the Status naming the file) until one succeeds again (warn);
-// it is tried again at the next request. Commits are not affected: the WAL keeps them,
-// so it is not reported to the StorageHealth (Database::checkpointWal).
+// logged once (spdlog error, the Status naming the file) until one succeeds again (warn).
+// It is tried again once the WAL has grown by another wal_pages since the failure — not at
+// every commit, which would spend the thread on attempts bound to fail while the cause
+// lasts. Commits are not affected: the WAL keeps them, so it is not reported to the
+// StorageHealth (Database::checkpointWal).
 //
 // Threading: start() and stop() from the owning thread. The WAL hook (onCommit) runs on
 // any committing thread and only touches atomics and, when a checkpoint is due and none
@@ -113,6 +115,9 @@ class WalCheckpointer {
 
   std::atomic<bool> requested_{false};
   std::atomic<std::int64_t> wal_pages_{0};
+  // WAL pages from which a commit asks for a checkpoint: options_.wal_pages, or after a
+  // failed one the WAL's size then plus wal_pages.
+  std::atomic<std::int64_t> request_at_{0};
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;

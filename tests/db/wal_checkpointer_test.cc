@@ -185,11 +185,43 @@ TEST_CASE("A checkpoint that cannot write the database file is counted as failed
 
   npac::testing::setImmutable(dir.file("npacd.db"), false);
   immutable.on = false;
-  writePages(*db, 1);
+  writePages(*db, 20);  // tried again once the WAL grew by another wal_pages (each commit adds a page)
   REQUIRE(checkpointer->checkpointIfDue());
   CHECK(checkpointer->metrics().checkpoints == before.checkpoints + 1);
   CHECK(checkpointer->metrics().failures == before.failures + 1);
-  CHECK(rows(*db) == 12);
+  CHECK(rows(*db) == 31);
+}
+
+TEST_CASE("A checkpoint that failed is tried again only once the WAL has grown by another wal_pages", "[sqlite]") {
+  TempDir dir;
+  auto checkpointer = openCheckpointer(dir, {.wal_pages = 16, .restart_pages = 100000});
+  auto db = openWith(dir, *checkpointer);
+  writePages(*db, 1);
+  REQUIRE(checkpointer->checkpointIfDue());
+  const auto before = checkpointer->metrics();
+  struct Immutable {
+    std::string path;
+    bool on = npac::testing::setImmutable(path, true);
+    ~Immutable() {
+      if (on) npac::testing::setImmutable(path, false);
+    }
+  } immutable{dir.file("npacd.db")};
+  if (!immutable.on) {
+    WARN("SKIPPED: the immutable attribute cannot be set here (needs root and ext4/xfs/btrfs)");
+    return;
+  }
+  writePages(*db, 20);
+  REQUIRE(checkpointer->checkpointIfDue());
+  REQUIRE(checkpointer->metrics().failures == before.failures + 1);
+  // The next commits do not ask again while the WAL is within wal_pages of the failure.
+  writePages(*db, 1);
+  CHECK_FALSE(checkpointer->checkpointIfDue());
+  writePages(*db, 2);
+  CHECK_FALSE(checkpointer->checkpointIfDue());
+  CHECK(checkpointer->metrics().failures == before.failures + 1);
+  writePages(*db, 20);
+  CHECK(checkpointer->checkpointIfDue());
+  CHECK(checkpointer->metrics().failures == before.failures + 2);  // still immutable: failed again
 }
 
 TEST_CASE("A checkpointer is refused for a PostgreSQL database, which checkpoints by itself", "[sqlite]") {
