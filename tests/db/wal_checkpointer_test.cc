@@ -51,6 +51,17 @@ void startOver(Database& db, WalCheckpointer& checkpointer) {
   REQUIRE(checkpointer.metrics().wal_pages < 16);
 }
 
+// chattr +i on `path` for the scope (a checkpoint's writes into the database file then fail
+// with EPERM, even as root; the WAL beside it stays writable). `on` is false where the
+// attribute cannot be set (not root, or a file system without it).
+struct Immutable {
+  std::string path;
+  bool on = npac::testing::setImmutable(path, true);
+  ~Immutable() {
+    if (on) npac::testing::setImmutable(path, false);
+  }
+};
+
 std::int64_t rows(Database& db) {
   auto count = db.prepare("SELECT count(*) FROM filler");
   REQUIRE(count.isOk());
@@ -164,15 +175,7 @@ TEST_CASE("A checkpoint that cannot write the database file is counted as failed
   writePages(*db, 1);
   REQUIRE(checkpointer->checkpointIfDue());  // the schema is in the file
   const auto before = checkpointer->metrics();
-  // chattr +i: the checkpoint's writes into npacd.db fail with EPERM, even as root; the
-  // WAL beside it stays writable.
-  struct Immutable {
-    std::string path;
-    bool on = npac::testing::setImmutable(path, true);
-    ~Immutable() {
-      if (on) npac::testing::setImmutable(path, false);
-    }
-  } immutable{dir.file("npacd.db")};
+  Immutable immutable{dir.file("npacd.db")};
   if (!immutable.on) {
     WARN("SKIPPED: the immutable attribute cannot be set here (needs root and ext4/xfs/btrfs)");
     return;
@@ -199,13 +202,7 @@ TEST_CASE("A checkpoint that failed is tried again only once the WAL has grown b
   writePages(*db, 1);
   REQUIRE(checkpointer->checkpointIfDue());
   const auto before = checkpointer->metrics();
-  struct Immutable {
-    std::string path;
-    bool on = npac::testing::setImmutable(path, true);
-    ~Immutable() {
-      if (on) npac::testing::setImmutable(path, false);
-    }
-  } immutable{dir.file("npacd.db")};
+  Immutable immutable{dir.file("npacd.db")};
   if (!immutable.on) {
     WARN("SKIPPED: the immutable attribute cannot be set here (needs root and ext4/xfs/btrfs)");
     return;
