@@ -35,6 +35,14 @@ std::string idArray(std::span<const MessageId> ids) {
   return out;
 }
 
+// The kConstraint answer to a row refused by the provider's foreign key.
+Status unknownProvider(std::string_view spid, const Status& status) {
+  return Status::make(Status::Code::kConstraint,
+                      "cannot queue a message for provider '" + std::string(spid) + "': " + status.message(),
+                      status.file(), "provision the provider before queuing for it", status.sqliteCode(),
+                      status.extendedCode());
+}
+
 }  // namespace
 
 const char* toString(MessageState state) {
@@ -182,13 +190,6 @@ Status OutboundQueue::writeRows(std::span<const NewMessage> messages, const std:
     outcomes[i] = AppendOutcome{db_.lastInsertRowId(), false};
   }
   return Status::ok();
-}
-
-Status unknownProvider(std::string_view spid, const Status& status) {
-  return Status::make(Status::Code::kConstraint,
-                      "cannot queue a message for provider '" + std::string(spid) + "': " + status.message(),
-                      status.file(), "provision the provider before queuing for it", status.sqliteCode(),
-                      status.extendedCode());
 }
 
 Result<std::optional<AppendOutcome>> OutboundQueue::findStored(const NewMessage& message) {
@@ -466,17 +467,8 @@ Result<std::size_t> OutboundQueue::purgeAcknowledgedBefore(TimeMs cutoff, std::s
   const std::string list = idArray(ids);
   // Each body loses the rows purged with it; a body whose last row goes is deleted with it
   // (schema 8: a broadcast's body is shared by its addressees' rows, purged in any order).
-  Result<Statement> release = db_.prepare(
-      postgres ? "UPDATE message_bodies SET addressees = message_bodies.addressees - d.n FROM "
-                 "(SELECT body_id, count(*) AS n FROM outbound_queue WHERE id IN " NPAC_POSTGRES_ID_LIST
-                 " GROUP BY body_id) AS d WHERE message_bodies.id = d.body_id"
-               : "UPDATE message_bodies SET addressees = message_bodies.addressees - d.n FROM "
-                 "(SELECT body_id, count(*) AS n FROM outbound_queue WHERE id IN " NPAC_SQLITE_ID_LIST
-                 " GROUP BY body_id) AS d WHERE message_bodies.id = d.body_id");
-  if (!release) return release.status();
-  release->bindText(0, list);
-  // addressees >= 1 is the table's CHECK: the update above may not leave 0, so the rows
-  // reaching 0 are deleted first. A body whose count equals the rows purged now is one.
+  // First the bodies all of whose remaining rows are purged now (their count would reach
+  // 0, below the table's CHECK addressees >= 1), then the others' counts go down.
   Result<Statement> drop_bodies = db_.prepare(
       postgres ? "DELETE FROM message_bodies WHERE id IN (SELECT body_id FROM outbound_queue "
                  "WHERE id IN " NPAC_POSTGRES_ID_LIST " GROUP BY body_id "
@@ -487,6 +479,15 @@ Result<std::size_t> OutboundQueue::purgeAcknowledgedBefore(TimeMs cutoff, std::s
   if (!drop_bodies) return drop_bodies.status();
   drop_bodies->bindText(0, list);
   if (Status status = drop_bodies->run(); !status) return status;
+  Result<Statement> release = db_.prepare(
+      postgres ? "UPDATE message_bodies SET addressees = message_bodies.addressees - d.n FROM "
+                 "(SELECT body_id, count(*) AS n FROM outbound_queue WHERE id IN " NPAC_POSTGRES_ID_LIST
+                 " GROUP BY body_id) AS d WHERE message_bodies.id = d.body_id"
+               : "UPDATE message_bodies SET addressees = message_bodies.addressees - d.n FROM "
+                 "(SELECT body_id, count(*) AS n FROM outbound_queue WHERE id IN " NPAC_SQLITE_ID_LIST
+                 " GROUP BY body_id) AS d WHERE message_bodies.id = d.body_id");
+  if (!release) return release.status();
+  release->bindText(0, list);
   if (Status status = release->run(); !status) return status;
   Result<Statement> erase = db_.prepare(
       postgres ? "DELETE FROM outbound_queue WHERE id IN " NPAC_POSTGRES_ID_LIST

@@ -129,9 +129,6 @@ struct QueuedMessage {
 // what the queue writer hands on without reading it back (QueueWriter::submitCommitted).
 QueuedMessage committedMessage(NewMessage message, MessageId id, TimeMs created_at);
 
-// The kConstraint answer to a row refused by the provider's foreign key.
-Status unknownProvider(std::string_view spid, const Status& status);
-
 class OutboundQueue {
  public:
   explicit OutboundQueue(Database& db) : db_(db) {}
