@@ -163,7 +163,7 @@ PostgresStatement::~PostgresStatement() {
   clearResult();
   if (prepared_in_session_ == connection_->session() && PQstatus(connection_->handle()) == CONNECTION_OK) {
     const std::string deallocate = "DEALLOCATE " + name_;
-    auto done = connection_->request(deallocate, [&](pg_conn* conn) { return PQsendQuery(conn, deallocate.c_str()); });
+    auto done = connection_->requestText(deallocate);
     if (done.isOk()) PQclear(done.value());
   }
 }
@@ -409,7 +409,7 @@ Status PostgresConnection::limitStatements() {
 
 Status PostgresConnection::ensureConnected() {
   if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) return Status::ok();
-  if (transaction_open_) {
+  if (transaction_open_ && !beginUnsent()) {
     return Status::make(Status::Code::kUnavailable,
                         "the connection to PostgreSQL was lost inside a transaction; it was rolled back",
                         location_, kReachHint);
@@ -458,7 +458,12 @@ Result<pg_result*> PostgresConnection::request(std::string_view context, const s
   if (Status status = ensureConnected(); !status) return status;
   pg_result* result = nullptr;
   ++requests_;
-  switch (pgio::exchange(conn_, send, std::chrono::steady_clock::now() + timeouts_.answer, &result)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeouts_.answer;
+  std::vector<std::string> ahead;
+  ahead.swap(with_next_);  // on the wire now, whatever the outcome
+  const pgio::Exchange exchanged = ahead.empty() ? pgio::exchange(conn_, send, deadline, &result)
+                                                 : pgio::exchangePipelined(conn_, ahead, send, deadline, &result);
+  switch (exchanged) {
     case pgio::Exchange::kNoAnswer:
       return noAnswer(context);
     case pgio::Exchange::kLost:
@@ -480,9 +485,45 @@ Status PostgresConnection::prepareOnServer(const std::string& name, const std::s
   return Status::ok();
 }
 
+Result<pg_result*> PostgresConnection::requestText(std::string_view sql) {
+  std::string text;
+  for (const std::string& statement : with_next_) text += statement + "; ";
+  with_next_.clear();
+  text.append(sql);
+  return request(sql, [&](pg_conn* conn) { return PQsendQuery(conn, text.c_str()); });
+}
+
+void PostgresConnection::sendWithNext(std::string statement) { with_next_.push_back(std::move(statement)); }
+
+Status PostgresConnection::commit() {
+  if (beginUnsent()) {
+    with_next_.clear();  // an empty transaction: nothing reached the server
+    return Status::ok();
+  }
+  return execute("COMMIT");
+}
+
+Status PostgresConnection::rollback() {
+  const bool unsent = beginUnsent();
+  with_next_.clear();
+  return unsent ? Status::ok() : execute("ROLLBACK");
+}
+
+void PostgresConnection::rollbackTo(const std::string& name) {
+  const std::string savepoint = "SAVEPOINT " + name;
+  for (std::size_t i = 0; i < with_next_.size(); ++i) {
+    if (with_next_[i] == savepoint) {  // nothing after it was sent either
+      with_next_.resize(i);
+      return;
+    }
+  }
+  with_next_.clear();  // only savepoints inside this one, undone with it
+  execute("ROLLBACK TO " + name);
+  execute("RELEASE " + name);
+}
+
 Status PostgresConnection::execute(std::string_view sql) {
-  const std::string text(sql);
-  auto done = request(sql, [&](pg_conn* conn) { return PQsendQuery(conn, text.c_str()); });
+  auto done = requestText(sql);
   if (!done.isOk()) return done.status();
   noteChanges(done.value());
   PQclear(done.value());
@@ -500,7 +541,7 @@ Result<std::unique_ptr<PostgresStatement>> PostgresConnection::prepare(std::stri
 }
 
 Result<std::int64_t> PostgresConnection::lastInsertId() {
-  auto done = request("SELECT lastval()", [](pg_conn* conn) { return PQsendQuery(conn, "SELECT lastval()"); });
+  auto done = requestText("SELECT lastval()");
   if (!done.isOk()) return done.status();
   pg_result* result = done.value();
   if (PQntuples(result) != 1) {
@@ -513,6 +554,7 @@ Result<std::int64_t> PostgresConnection::lastInsertId() {
 }
 
 bool PostgresConnection::inTransaction() const {
+  if (beginUnsent()) return true;
   const PGTransactionStatusType state = PQtransactionStatus(conn_);
   return state == PQTRANS_INTRANS || state == PQTRANS_INERROR || state == PQTRANS_ACTIVE;
 }

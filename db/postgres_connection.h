@@ -138,6 +138,22 @@ class PostgresConnection {
   // migrations at open, which may rightly take longer.
   Status limitStatements();
 
+  // Transaction control rides with the next request (docs/DATABASE.md "Round trips"):
+  // `statement` (BEGIN, SAVEPOINT or RELEASE, no parameters) is sent in the same round
+  // trip as the next statement, ahead of it; its error, if any, is that request's error.
+  // Only for statements that cannot fail on a healthy session outside an aborted
+  // transaction: the caller sends them at once when transactionFailed().
+  void sendWithNext(std::string statement);
+  // The transaction's BEGIN has not been sent: the server has seen nothing of it.
+  bool beginUnsent() const { return !with_next_.empty() && with_next_.front() == "BEGIN"; }
+  // COMMIT with whatever waits to be sent; nothing at all when the BEGIN itself was not.
+  Status commit();
+  // ROLLBACK; nothing when the BEGIN was not sent. What waits to be sent is dropped.
+  Status rollback();
+  // Undoes the work since SAVEPOINT `name` and releases it; nothing when that SAVEPOINT
+  // was not sent.
+  void rollbackTo(const std::string& name);
+
   Status execute(std::string_view sql);        // one statement, no parameters
   Status executeScript(const std::string& sql);  // several ';'-separated statements
   Result<std::unique_ptr<PostgresStatement>> prepare(std::string_view sql);
@@ -165,7 +181,12 @@ class PostgresConnection {
   // One request, bounded (db/postgres_io.h): `send` is the PQsend* call. Returns the
   // answer when it is a success (COMMAND_OK or TUPLES_OK; the caller PQclear()s it), else
   // the Status — refused at once while the server is known not to answer.
+  // What waits to be sent (sendWithNext) goes in the same round trip, pipelined; `send`
+  // must then be a call libpq's pipeline mode allows (not PQsendQuery: see requestText).
   Result<pg_result*> request(std::string_view context, const std::function<int(pg_conn*)>& send);
+  // A request of SQL text without parameters (PQsendQuery), with what waits to be sent
+  // put in front of it in the same text.
+  Result<pg_result*> requestText(std::string_view sql);
   // Requests sent to the server so far (each one round trip): what a batch costs.
   std::uint64_t requests() const { return requests_; }
   // kUnavailable at once while this connection's server is known not to answer; else ok.
@@ -191,6 +212,7 @@ class PostgresConnection {
   std::uint64_t requests_ = 0;
   std::uint64_t session_ = 1;
   bool transaction_open_ = false;
+  std::vector<std::string> with_next_;  // sendWithNext(), in order
 };
 
 }  // namespace npac::db

@@ -76,45 +76,109 @@ pg_conn* connectBefore(const ConnectParameters& parameters, Deadline deadline, s
   return conn;
 }
 
-Exchange exchange(pg_conn* conn, const std::function<int(pg_conn*)>& send, Deadline deadline,
-                  pg_result** result) {
-  *result = nullptr;
-  if (send(conn) != 1) return Exchange::kLost;
-  // Non-blocking mode: the request may not have left in one go (libpq "Asynchronous
-  // Command Processing", PQflush). Input is consumed meanwhile so the server, which may
-  // be writing to us, is never blocked by a full socket.
+namespace {
+
+// Non-blocking mode: a request may not leave in one go (libpq "Asynchronous Command
+// Processing", PQflush). Input is consumed meanwhile so the server, which may be writing
+// to us, is never blocked by a full socket.
+Exchange flushRequest(pg_conn* conn, Deadline deadline) {
   for (;;) {
     const int flushed = PQflush(conn);
-    if (flushed == 0) break;
+    if (flushed == 0) return Exchange::kAnswered;
     if (flushed < 0) return Exchange::kLost;
     if (!waitFor(PQsocket(conn), POLLIN | POLLOUT, deadline)) return Exchange::kNoAnswer;
     if (PQconsumeInput(conn) == 0) return Exchange::kLost;
   }
-  // PQexec's rule: the last result, except that the first error is the one kept.
+}
+
+// The next result once it has arrived (nullptr: the end of one query's results).
+Exchange nextResult(pg_conn* conn, Deadline deadline, pg_result** next) {
+  while (PQisBusy(conn) != 0) {
+    if (!waitFor(PQsocket(conn), POLLIN, deadline)) return Exchange::kNoAnswer;
+    if (PQconsumeInput(conn) == 0) return Exchange::kLost;
+  }
+  *next = PQgetResult(conn);
+  return Exchange::kAnswered;
+}
+
+bool isError(const pg_result* result) {
+  return result != nullptr && (PQresultStatus(result) == PGRES_FATAL_ERROR ||
+                               PQresultStatus(result) == PGRES_BAD_RESPONSE ||
+                               PQresultStatus(result) == PGRES_PIPELINE_ABORTED);
+}
+
+// Keeps `next` in `*kept` unless `*kept` is already an error (PQexec's rule: the last
+// result, except that the first error is the one kept).
+void keep(pg_result** kept, pg_result* next) {
+  if (isError(*kept)) {
+    PQclear(next);
+    return;
+  }
+  PQclear(*kept);
+  *kept = next;
+}
+
+}  // namespace
+
+Exchange exchange(pg_conn* conn, const std::function<int(pg_conn*)>& send, Deadline deadline,
+                  pg_result** result) {
+  *result = nullptr;
+  if (send(conn) != 1) return Exchange::kLost;
+  if (Exchange sent = flushRequest(conn, deadline); sent != Exchange::kAnswered) return sent;
   pg_result* kept = nullptr;
   for (;;) {
-    while (PQisBusy(conn) != 0) {
-      if (!waitFor(PQsocket(conn), POLLIN, deadline)) {
-        PQclear(kept);
-        return Exchange::kNoAnswer;
-      }
-      if (PQconsumeInput(conn) == 0) {
+    pg_result* next = nullptr;
+    if (Exchange got = nextResult(conn, deadline, &next); got != Exchange::kAnswered) {
+      PQclear(kept);
+      return got;
+    }
+    if (next == nullptr) break;
+    keep(&kept, next);
+  }
+  if (kept == nullptr) return Exchange::kLost;
+  *result = kept;
+  return Exchange::kAnswered;
+}
+
+Exchange exchangePipelined(pg_conn* conn, const std::vector<std::string>& ahead,
+                           const std::function<int(pg_conn*)>& send, Deadline deadline, pg_result** result) {
+  *result = nullptr;
+  if (PQenterPipelineMode(conn) != 1) return Exchange::kLost;
+  for (const std::string& statement : ahead) {
+    if (PQsendQueryParams(conn, statement.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) != 1) {
+      return Exchange::kLost;
+    }
+  }
+  if (send(conn) != 1 || PQpipelineSync(conn) != 1) return Exchange::kLost;
+  if (Exchange sent = flushRequest(conn, deadline); sent != Exchange::kAnswered) return sent;
+  // Each query's results end with a null; the sync point's PGRES_PIPELINE_SYNC ends all.
+  // More nulls than queries would mean libpq and the server disagree: the connection is
+  // then treated as lost rather than waited on.
+  pg_result* kept = nullptr;
+  std::size_t ends = 0;
+  for (;;) {
+    pg_result* next = nullptr;
+    if (Exchange got = nextResult(conn, deadline, &next); got != Exchange::kAnswered) {
+      PQclear(kept);
+      return got;
+    }
+    if (next == nullptr) {
+      if (++ends > ahead.size() + 1) {
         PQclear(kept);
         return Exchange::kLost;
       }
-    }
-    pg_result* next = PQgetResult(conn);
-    if (next == nullptr) break;
-    const bool kept_error = kept != nullptr && (PQresultStatus(kept) == PGRES_FATAL_ERROR ||
-                                                PQresultStatus(kept) == PGRES_BAD_RESPONSE);
-    if (kept_error) {
-      PQclear(next);
       continue;
     }
-    PQclear(kept);
-    kept = next;
+    if (PQresultStatus(next) == PGRES_PIPELINE_SYNC) {
+      PQclear(next);
+      break;
+    }
+    keep(&kept, next);
   }
-  if (kept == nullptr) return Exchange::kLost;
+  if (kept == nullptr || PQexitPipelineMode(conn) != 1) {
+    PQclear(kept);
+    return Exchange::kLost;
+  }
   *result = kept;
   return Exchange::kAnswered;
 }

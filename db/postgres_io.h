@@ -20,6 +20,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 struct pg_conn;
 struct pg_result;
@@ -55,5 +56,14 @@ enum class Exchange {
 // result; the caller PQclear()s it).
 Exchange exchange(pg_conn* conn, const std::function<int(pg_conn*)>& send, Deadline deadline,
                   pg_result** result);
+
+// As exchange(), with the statements of `ahead` (each one statement without parameters,
+// such as BEGIN or SAVEPOINT) sent first in the same round trip (libpq "Pipeline Mode":
+// PQenterPipelineMode, one PQpipelineSync). `send` must be a call pipeline mode allows
+// (PQsendQueryParams, PQsendQueryPrepared, PQsendPrepare; not PQsendQuery). `*result` is
+// the first error among all of them, else the result of `send`'s request. The connection
+// leaves pipeline mode before this returns kAnswered.
+Exchange exchangePipelined(pg_conn* conn, const std::vector<std::string>& ahead,
+                           const std::function<int(pg_conn*)>& send, Deadline deadline, pg_result** result);
 
 }  // namespace npac::db::pgio

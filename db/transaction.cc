@@ -18,13 +18,23 @@ Transaction::~Transaction() {
 Status Transaction::begin() {
   if (active_) return Status::internal("Transaction::begin() called twice");
   depth_ = db_.transaction_depth_;
-  // PostgreSQL takes row locks as rows are written (READ COMMITTED); BEGIN IMMEDIATE is
-  // SQLite's way of taking its one write lock up front.
-  const char* begin = db_.backend() == Backend::kPostgres ? "BEGIN" : "BEGIN IMMEDIATE";
-  Status status = depth_ == 0 ? db_.execute(begin)
-                              : db_.execute("SAVEPOINT npac_" + std::to_string(depth_));
-  if (!status) return status;
-  if (depth_ == 0 && db_.postgres() != nullptr) db_.postgres()->setTransactionOpen(true);
+  const std::string savepoint = "SAVEPOINT npac_" + std::to_string(depth_);
+  if (PostgresConnection* pg = db_.postgres(); pg != nullptr) {
+    // PostgreSQL takes row locks as rows are written (READ COMMITTED): BEGIN and a
+    // SAVEPOINT go with the first statement, in its round trip. A savepoint inside a
+    // failed transaction is refused: that is said now, as SQLite's path does.
+    if (depth_ == 0) {
+      pg->sendWithNext("BEGIN");
+      pg->setTransactionOpen(true);
+    } else if (pg->transactionFailed()) {
+      if (Status status = db_.execute(savepoint); !status) return status;
+    } else {
+      pg->sendWithNext(savepoint);
+    }
+  } else if (Status status = db_.execute(depth_ == 0 ? "BEGIN IMMEDIATE" : savepoint); !status) {
+    // BEGIN IMMEDIATE is SQLite's way of taking its one write lock up front.
+    return status;
+  }
   active_ = true;
   ++db_.transaction_depth_;
   return Status::ok();
@@ -34,6 +44,12 @@ Status Transaction::commit() {
   if (!active_) return Status::internal("Transaction::commit() without an active transaction");
   if (db_.transaction_depth_ != depth_ + 1) {
     return Status::internal("Transaction::commit() while a nested transaction is still open");
+  }
+  PostgresConnection* pg = db_.postgres();
+  if (pg != nullptr && depth_ == 0 && pg->beginUnsent()) {
+    // Nothing reached the server: there is nothing to commit and nothing was lost.
+    (void)pg->commit();
+    return finished();
   }
   // On PostgreSQL a lost connection has rolled it back: that is the server being
   // unreachable (kUnavailable, 503 database_unavailable), not an internal error.
@@ -57,12 +73,23 @@ Status Transaction::commit() {
     return Status::internal("transaction was aborted by PostgreSQL after an earlier error")
         .withFile(db_.path());
   }
-  Status status = depth_ == 0 ? db_.execute("COMMIT")
-                              : db_.execute("RELEASE npac_" + std::to_string(depth_));
+  const std::string release = "RELEASE npac_" + std::to_string(depth_);
+  Status status;
+  if (pg != nullptr && depth_ > 0 && !pg->transactionFailed()) {
+    pg->sendWithNext(release);  // with the next statement, at the latest the COMMIT
+  } else if (pg != nullptr && depth_ == 0) {
+    status = pg->commit();
+  } else {
+    status = db_.execute(depth_ == 0 ? "COMMIT" : release);
+  }
   if (!status) {
     rollback();
     return status;
   }
+  return finished();
+}
+
+Status Transaction::finished() {
   active_ = false;
   --db_.transaction_depth_;
   if (depth_ == 0 && db_.postgres() != nullptr) db_.postgres()->setTransactionOpen(false);
@@ -74,16 +101,19 @@ void Transaction::rollback() {
   if (!active_) return;
   active_ = false;
   --db_.transaction_depth_;
-  if (depth_ == 0 && db_.postgres() != nullptr) {
-    db_.postgres()->setTransactionOpen(false);
-    db_.execute("ROLLBACK");  // a lost connection has rolled it back already
+  PostgresConnection* pg = db_.postgres();
+  if (depth_ == 0 && pg != nullptr) {
+    pg->setTransactionOpen(false);
+    (void)pg->rollback();  // a lost connection has rolled it back already
     return;
   }
   if (!db_.inTransaction()) return;  // SQLite rolled back already
+  const std::string name = "npac_" + std::to_string(depth_);
   if (depth_ == 0) {
     db_.execute("ROLLBACK");
+  } else if (pg != nullptr) {
+    pg->rollbackTo(name);
   } else {
-    const std::string name = "npac_" + std::to_string(depth_);
     db_.execute("ROLLBACK TO " + name);
     db_.execute("RELEASE " + name);
   }

@@ -11,6 +11,11 @@
 // use transactions internally and callers can still wrap several stores' writes (for
 // example a tunable override and its audit entry) in one atomic unit.
 //
+// On PostgreSQL, BEGIN, SAVEPOINT and RELEASE are not round trips of their own: they
+// travel with the next statement (PostgresConnection::sendWithNext), so a transaction
+// of k savepoint-wrapped writes costs k + 1 round trips instead of 3k + 2. A transaction
+// in which no statement ran costs none.
+//
 // Threading: same as its Database. Not copyable or movable; nest strictly (LIFO).
 #pragma once
 
@@ -35,6 +40,8 @@ class Transaction {
   bool isActive() const { return active_; }
 
  private:
+  Status finished();  // the bookkeeping of a successful commit
+
   Database& db_;
   bool active_ = false;
   int depth_ = 0;  // 0 = outermost (BEGIN), n > 0 = SAVEPOINT npac_n

@@ -418,3 +418,105 @@ TEST_CASE("An append on PostgreSQL costs the same few round trips for 5 messages
   CHECK(few <= 6);  // BEGIN, two id draws, two INSERTs, COMMIT
   CHECK(roundTrips(500) == few);
 }
+
+TEST_CASE("A PostgreSQL transaction of k savepoint-wrapped writes costs k + 1 round trips", "[postgres]") {
+  TempDir dir;
+  auto db = openScratch(dir);
+  Result<Statement> insert = db->prepare("INSERT INTO t(k, v) VALUES(?, 'x')");
+  REQUIRE(insert.isOk());
+  const std::uint64_t before = db->postgres()->requests();
+  Transaction outer(*db);
+  REQUIRE(outer.begin().isOk());
+  for (int k = 1; k <= 4; ++k) {
+    Transaction write(*db);
+    REQUIRE(write.begin().isOk());
+    insert->reset();
+    insert->bindInt64(0, k);
+    REQUIRE(insert->run().isOk());
+    REQUIRE(write.commit().isOk());
+  }
+  REQUIRE(outer.commit().isOk());
+  // BEGIN and each SAVEPOINT and RELEASE travel with the next statement; the last
+  // RELEASE with the COMMIT.
+  CHECK(db->postgres()->requests() - before == 5);
+  CHECK(countRows(*db) == 4);
+}
+
+TEST_CASE("A PostgreSQL transaction in which no statement ran sends nothing to the server", "[postgres]") {
+  TempDir dir;
+  auto db = openScratch(dir);
+  const std::uint64_t before = db->postgres()->requests();
+  {
+    Transaction committed(*db);
+    REQUIRE(committed.begin().isOk());
+    Transaction inner(*db);
+    REQUIRE(inner.begin().isOk());
+    REQUIRE(inner.commit().isOk());
+    REQUIRE(committed.commit().isOk());
+  }
+  {
+    Transaction abandoned(*db);
+    REQUIRE(abandoned.begin().isOk());
+  }
+  CHECK(db->postgres()->requests() == before);
+  CHECK_FALSE(db->inTransaction());
+  CHECK(db->execute("INSERT INTO t(k, v) VALUES(1, 'after')").isOk());  // not inside a stale BEGIN
+  CHECK_FALSE(db->inTransaction());
+  CHECK(countRows(*db) == 1);
+}
+
+TEST_CASE("A PostgreSQL savepoint rolled back before any statement ran in it keeps the outer writes", "[postgres]") {
+  TempDir dir;
+  auto db = openScratch(dir);
+  Transaction outer(*db);
+  REQUIRE(outer.begin().isOk());
+  REQUIRE(db->execute("INSERT INTO t(k, v) VALUES(1, 'kept')").isOk());
+  {
+    Transaction unused(*db);
+    REQUIRE(unused.begin().isOk());
+  }  // rolled back while its SAVEPOINT was still waiting to be sent
+  {
+    Transaction undone(*db);
+    REQUIRE(undone.begin().isOk());
+    REQUIRE(db->execute("INSERT INTO t(k, v) VALUES(2, 'undone')").isOk());
+  }  // rolled back on the server
+  REQUIRE(db->execute("INSERT INTO t(k, v) VALUES(3, 'kept')").isOk());
+  REQUIRE(outer.commit().isOk());
+  Result<Statement> keys = db->prepare("SELECT string_agg(k::text, ',' ORDER BY k) FROM t");
+  REQUIRE(keys->step().value());
+  CHECK(keys->columnText(0) == "1,3");
+}
+
+TEST_CASE("A statement failing in the round trip that carries its BEGIN and SAVEPOINT is undone alone", "[postgres]") {
+  TempDir dir;
+  auto db = openScratch(dir);
+  REQUIRE(db->execute("INSERT INTO t(k, v) VALUES(1, 'existing')").isOk());
+  Transaction outer(*db);
+  REQUIRE(outer.begin().isOk());
+  {
+    Transaction inner(*db);
+    REQUIRE(inner.begin().isOk());
+    Status duplicate = db->execute("INSERT INTO t(k, v) VALUES(1, 'duplicate')");
+    CHECK(duplicate.code() == Status::Code::kConstraint);
+  }
+  CHECK(db->inTransaction());
+  CHECK_FALSE(db->postgres()->transactionFailed());
+  REQUIRE(db->execute("INSERT INTO t(k, v) VALUES(2, 'new')").isOk());
+  REQUIRE(outer.commit().isOk());
+  CHECK(countRows(*db) == 2);
+}
+
+TEST_CASE("A nested PostgreSQL transaction begun inside a failed one is refused at once", "[postgres]") {
+  TempDir dir;
+  auto db = openScratch(dir);
+  REQUIRE(db->execute("INSERT INTO t(k, v) VALUES(1, 'existing')").isOk());
+  Transaction outer(*db);
+  REQUIRE(outer.begin().isOk());
+  CHECK_FALSE(db->execute("INSERT INTO t(k, v) VALUES(1, 'duplicate')").isOk());
+  Transaction inner(*db);
+  Status begun = inner.begin();
+  CHECK_FALSE(begun.isOk());
+  CHECK(begun.message().find("aborted") != std::string::npos);
+  CHECK_FALSE(outer.commit().isOk());
+  CHECK(countRows(*db) == 1);
+}
