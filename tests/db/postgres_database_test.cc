@@ -13,6 +13,7 @@
 
 #include "db/database.h"
 #include "db/migrations.h"
+#include "db/postgres_array.h"
 #include "db/postgres_connection.h"
 #include "db/storage_health.h"
 #include "db/transaction.h"
@@ -519,4 +520,49 @@ TEST_CASE("A nested PostgreSQL transaction begun inside a failed one is refused 
   CHECK(begun.message().find("aborted") != std::string::npos);
   CHECK_FALSE(outer.commit().isOk());
   CHECK(countRows(*db) == 1);
+}
+
+TEST_CASE("Binary arrays reach PostgreSQL element for element, NULLs, zero bytes and extreme integers included",
+          "[postgres]") {
+  TempDir dir;
+  auto db = openScratch(dir);
+  PostgresArray keys(PostgresArray::Type::kInt8), texts(PostgresArray::Type::kText), blobs(PostgresArray::Type::kBytea);
+  const std::vector<std::int64_t> numbers{INT64_MIN, -1, 0, INT64_MAX};
+  const std::vector<std::uint8_t> zeros{0x00, 0xff, 0x00};
+  for (std::int64_t n : numbers) keys.addInt64(n);
+  texts.addText("o'quote\"d");
+  texts.addNull();
+  texts.addText("");
+  texts.addText("é");
+  for (int i = 0; i < 4; ++i) blobs.addBytes(zeros);
+  Result<Statement> insert =
+      db->prepare("INSERT INTO t(k, v, b) SELECT * FROM unnest(CAST(? AS bigint[]), CAST(? AS text[]), CAST(? AS bytea[]))");
+  REQUIRE(insert.isOk());
+  insert->bindBlob(0, keys.encoded()).bindBlob(1, texts.encoded()).bindBlob(2, blobs.encoded());
+  REQUIRE(insert->run().isOk());
+  Result<Statement> read = db->prepare("SELECT k, v IS NULL, coalesce(v, ''), b FROM t ORDER BY k");
+  std::vector<std::int64_t> got;
+  std::vector<std::string> values;
+  while (read->step().value()) {
+    got.push_back(read->columnInt64(0));
+    values.push_back(read->columnBool(1) ? "NULL" : read->columnText(2));
+    CHECK(read->columnBlob(3) == zeros);
+  }
+  CHECK(got == numbers);
+  CHECK(values == std::vector<std::string>{"o'quote\"d", "NULL", "", "é"});
+}
+
+TEST_CASE("A binary array of the wrong element type is refused by PostgreSQL, not misread", "[postgres]") {
+  TempDir dir;
+  auto db = openScratch(dir);
+  PostgresArray texts(PostgresArray::Type::kText);
+  texts.addText("1");
+  Result<Statement> insert = db->prepare("INSERT INTO t(k) SELECT * FROM unnest(CAST(? AS bigint[]))");
+  REQUIRE(insert.isOk());
+  insert->bindBlob(0, texts.encoded());
+  Status status = insert->run();
+  CHECK_FALSE(status.isOk());
+  INFO(status.toString());
+  CHECK(status.message().find("array element type 25 (text)") != std::string::npos);
+  CHECK(countRows(*db) == 0);
 }
