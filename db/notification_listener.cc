@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "db/database.h"
+#include "db/postgres_array.h"
 #include "db/postgres_connection.h"
 #include "db/postgres_io.h"
 #include "db/statement.h"
@@ -35,6 +36,14 @@ constexpr auto kRetryMost = std::chrono::milliseconds(2000);
 
 namespace {
 
+bool isNodeName(std::string_view text) {
+  if (text.empty() || text.size() > 128) return false;
+  for (char ch : text) {
+    if (ch <= ' ' || ch > '~') return false;
+  }
+  return true;
+}
+
 bool isSpid(std::string_view text) {
   if (text.size() != 4) return false;
   for (char ch : text) {
@@ -49,7 +58,11 @@ NodeNotification classifyNotification(std::string_view channel, std::string_view
   using Kind = NodeNotification::Kind;
   if (channel.empty()) return {Kind::kResync, {}};
   if (channel == kSubmittedChannel) {
-    return isSpid(payload) ? NodeNotification{Kind::kSubmitted, std::string(payload)} : NodeNotification{};
+    const std::size_t space = payload.find(' ');
+    const std::string_view spid = payload.substr(0, space);
+    const std::string_view node = space == std::string_view::npos ? std::string_view() : payload.substr(space + 1);
+    if (!isSpid(spid) || (space != std::string_view::npos && !isNodeName(node))) return {};
+    return NodeNotification{Kind::kSubmitted, std::string(spid), std::string(node)};
   }
   if (channel != kChangedChannel) return {};
   if (payload == kTunablesChanged) return {Kind::kTunablesChanged, {}};
@@ -65,6 +78,20 @@ Status notifyNodes(Database& db, std::string_view channel, std::string_view payl
   Result<Statement> notify = db.prepare("SELECT pg_notify(?, ?)");
   if (!notify) return notify.status();
   notify->bindText(0, channel).bindText(1, payload);
+  Result<bool> row = notify->step();
+  if (!row) return row.status();
+  notify->reset();
+  return Status::ok();
+}
+
+Status notifyNodes(Database& db, std::string_view channel, const std::vector<std::string>& payloads) {
+  if (db.backend() != Backend::kPostgres || payloads.empty()) return Status::ok();
+  if (payloads.size() == 1) return notifyNodes(db, channel, payloads.front());
+  PostgresArray texts(PostgresArray::Type::kText);
+  for (const std::string& payload : payloads) texts.addText(payload);
+  Result<Statement> notify = db.prepare("SELECT count(pg_notify(?, p)) FROM unnest(CAST(? AS text[])) AS p");
+  if (!notify) return notify.status();
+  notify->bindText(0, channel).bindBlob(1, texts.encoded());
   Result<bool> row = notify->step();
   if (!row) return row.status();
   notify->reset();

@@ -6,8 +6,10 @@
 // each node listens on its own connection.
 //
 // Channels (payloads are short texts):
-//   kSubmittedChannel  the SPID of a provider that has new rows in outbound_queue
-//                      (db::QueueWriter, one per provider per committed batch).
+//   kSubmittedChannel  "<SPID> <node>": a provider has new rows in outbound_queue, committed
+//                      by the npacd node named (db::QueueWriter, one per provider per
+//                      committed batch). A bare "<SPID>" (a writer without a node name)
+//                      is a submission from an unknown node.
 //   kChangedChannel    "tunables" (an override changed: reload the registry), or
 //                      "provider:<SPID>" (the provider was enabled, disabled, changed).
 // A connection lost and made again may have missed notifications: the handler is then
@@ -40,6 +42,8 @@ class Database;
 // NOTIFY `channel` with `payload` on `db` (inside the caller's transaction, if any: sent at
 // its COMMIT). On SQLite, where one npacd is alone, nothing to do: ok.
 Status notifyNodes(Database& db, std::string_view channel, std::string_view payload);
+// The same for several payloads, in one statement (one round trip).
+Status notifyNodes(Database& db, std::string_view channel, const std::vector<std::string>& payloads);
 
 // The payloads of kChangedChannel.
 inline constexpr std::string_view kTunablesChanged = "tunables";
@@ -49,10 +53,12 @@ inline constexpr std::string_view kProviderChangedPrefix = "provider:";
 // handler gets them. A SPID must be 4 ASCII letters or digits; anything else — an unknown
 // channel or payload, a malformed SPID, a NOTIFY sent by hand on our channels — is
 // kIgnored (the caller logs it at debug level and does nothing).
+// A submission's node name is 1..128 visible ASCII characters (no space).
 struct NodeNotification {
   enum class Kind { kResync, kSubmitted, kTunablesChanged, kProviderChanged, kIgnored };
   Kind kind = Kind::kIgnored;
   std::string spid;  // kSubmitted, kProviderChanged
+  std::string node;  // kSubmitted: the node whose writer committed the rows; "" unknown
 };
 NodeNotification classifyNotification(std::string_view channel, std::string_view payload);
 

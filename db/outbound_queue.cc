@@ -526,23 +526,38 @@ QueuedMessage committedMessage(NewMessage message, MessageId id, TimeMs created_
 
 Result<std::optional<OutboundQueue::QueuedSnapshot>> OutboundQueue::queuedSnapshot(std::string_view spid,
                                                                                std::size_t max) {
+  return snapshotQueued(spid, max, std::nullopt);
+}
+
+Result<std::optional<OutboundQueue::QueuedSnapshot>> OutboundQueue::queuedSnapshot(std::string_view spid,
+                                                                               std::size_t max,
+                                                                               MessageId committed_through) {
+  return snapshotQueued(spid, max, committed_through);
+}
+
+Result<std::optional<OutboundQueue::QueuedSnapshot>> OutboundQueue::snapshotQueued(
+    std::string_view spid, std::size_t max, std::optional<MessageId> committed_through) {
   // The count reads only the partial index of queued messages: the ORDER BY is the index's,
   // without it SQLite may choose outbound_queue_by_created and walk every row the
   // provider ever had.
   Result<Statement> counted = db_.prepare(
       "SELECT count(*) FROM (SELECT 1 FROM outbound_queue WHERE spid = ? AND state = 'queued' "
-      "ORDER BY priority DESC, id LIMIT ?)");
+      "ORDER BY priority DESC, id LIMIT ?) AS queued");
   if (!counted) return counted.status();
   counted->bindText(0, spid).bindInt64(1, static_cast<std::int64_t>(max) + 1);
   Result<bool> row = counted->step();
   if (!row) return row.status();
   if (static_cast<std::size_t>(counted->columnInt64(0)) > max) return std::optional<QueuedSnapshot>();
   QueuedSnapshot snapshot;
-  Result<Statement> highest = db_.prepare("SELECT COALESCE(MAX(id), 0) FROM outbound_queue");
-  if (!highest) return highest.status();
-  row = highest->step();
-  if (!row) return row.status();
-  snapshot.committed_through = highest->columnInt64(0);
+  if (committed_through) {
+    snapshot.committed_through = *committed_through;
+  } else {
+    Result<Statement> highest = db_.prepare("SELECT COALESCE(MAX(id), 0) FROM outbound_queue");
+    if (!highest) return highest.status();
+    row = highest->step();
+    if (!row) return row.status();
+    snapshot.committed_through = highest->columnInt64(0);
+  }
   Result<std::vector<QueuedMessage>> messages = nextQueued(spid, ~std::uint32_t{0}, max + 1);
   if (!messages) return messages.status();
   if (messages->size() > max) return std::optional<QueuedSnapshot>();  // grew meanwhile

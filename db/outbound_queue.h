@@ -200,8 +200,14 @@ class OutboundQueue {
     MessageId committed_through = 0;
   };
   Result<std::optional<QueuedSnapshot>> queuedSnapshot(std::string_view spid, std::size_t max);
+  // The same with the mark given (QueueWriter::committedThrough, read by the caller before
+  // this call): the messages only, no MAX(id) read.
+  Result<std::optional<QueuedSnapshot>> queuedSnapshot(std::string_view spid, std::size_t max,
+                                                       MessageId committed_through);
 
  private:
+  Result<std::optional<QueuedSnapshot>> snapshotQueued(std::string_view spid, std::size_t max,
+                                                       std::optional<MessageId> committed_through);
   Result<std::vector<QueuedMessage>> select(Statement& query);
   // The bodies an append writes: the first message carrying each, and how many rows name it.
   struct BodyPlan {

@@ -1,5 +1,6 @@
 #include "db/queue_writer.h"
 
+#include <algorithm>
 #include <set>
 
 #include "db/notification_listener.h"
@@ -177,10 +178,12 @@ void QueueWriter::commitBatch(std::vector<Submission>& batch) {
     if (status && db_->backend() == Backend::kPostgres) {
       // LISTEN/NOTIFY (db/notification_listener.h): the node owning each provider is woken
       // at COMMIT, wherever the message was submitted; delivered only if the batch commits.
+      std::vector<std::string> payloads;
+      payloads.reserve(providers.size());
       for (const std::string& spid : providers) {
-        status = notifyNodes(*db_, kSubmittedChannel, spid);
-        if (!status) break;
+        payloads.push_back(options_.node.empty() ? spid : spid + " " + options_.node);
       }
+      status = notifyNodes(*db_, kSubmittedChannel, payloads);
     }
     if (status) {
       const auto started = std::chrono::steady_clock::now();
@@ -197,6 +200,12 @@ void QueueWriter::commitBatch(std::vector<Submission>& batch) {
     for (Submission& submission : batch) submission.done(status, std::move(submission.messages), now);
     return;
   }
+  MessageId highest = committed_through_.load(std::memory_order_relaxed);
+  for (const Result<std::vector<AppendOutcome>>& result : results) {
+    if (!result) continue;
+    for (const AppendOutcome& outcome : *result) highest = std::max(highest, outcome.id);
+  }
+  committed_through_.store(highest, std::memory_order_release);
   {
     std::lock_guard lock(mutex_);
     ++committed_batches_;

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -52,6 +53,10 @@ class QueueWriter {
     std::size_t max_batch_messages = 1024;
     // Messages submitted but not yet committed, at most; beyond it kOverloaded.
     std::size_t max_pending_messages = 65536;
+    // This npacd's node name, sent with each submission's NOTIFY (PostgreSQL) so that the
+    // node receiving it tells its own writer's rows from another node's
+    // (db/notification_listener.h). Empty: the rows are announced as from an unknown node.
+    std::string node;
   };
 
   using Completion = std::function<void(Result<std::vector<MessageId>>)>;
@@ -89,6 +94,13 @@ class QueueWriter {
 
   // Commits everything already submitted, then stops the writer thread. Idempotent.
   void stop();
+
+  // The highest message id this writer has committed, set after each COMMIT and before
+  // that batch's completions run. Its ids only grow from one batch to the next (an SQLite
+  // AUTOINCREMENT, or a PostgreSQL sequence drawn inside each batch): a row of this writer
+  // that is not committed yet will have a higher id. The core's ReadyQueue reads it before
+  // it loads a provider's queue (core/delivery_store.h). Any thread.
+  MessageId committedThrough() const { return committed_through_.load(std::memory_order_acquire); }
 
   // Statistics for tests and metrics.
   std::uint64_t committedBatches() const;
@@ -131,6 +143,7 @@ class QueueWriter {
   std::uint64_t committed_messages_ = 0;
   std::uint64_t failed_batches_ = 0;
   common::Histogram commit_seconds_{kCommitBuckets};
+  std::atomic<MessageId> committed_through_{0};
 
   std::thread writer_;  // last: started after every member above exists
 };

@@ -228,7 +228,9 @@ int main(int argc, char** argv) {
   }
   for (const std::string& ignored : registry->ignoredAtLoad()) spdlog::warn("tunables: {}", ignored);
 
-  auto writer = db::QueueWriter::start(config.db_path, open_options, clock);
+  db::QueueWriter::Options writer_options;
+  writer_options.node = config.node;
+  auto writer = db::QueueWriter::start(config.db_path, open_options, clock, writer_options);
   if (!writer.isOk()) {
     std::fprintf(stderr, "npacd: cannot start the queue writer: %s\n", writer.status().toString().c_str());
     return 2;
@@ -345,9 +347,10 @@ int main(int argc, char** argv) {
         manager->postWakeAll();
       }
     };
-    actions.wake = [ownerOf](const std::string& spid) { ownerOf(spid).postWake(spid); };
+    actions.wake = [ownerOf](const std::string& spid) { ownerOf(spid).postSubmittedElsewhere(spid); };
     actions.provider_changed = [ownerOf](const std::string& spid) { ownerOf(spid).postProviderChanged(spid); };
-    auto started = npacd::NodeNotifications::start(config.db_path, *registry, std::move(actions), config.db_timeout);
+    auto started =
+        npacd::NodeNotifications::start(config.db_path, *registry, std::move(actions), config.db_timeout, config.node);
     if (!started.isOk()) {
       std::fprintf(stderr, "npacd: cannot listen for the other nodes' notifications: %s\n",
                    started.status().toString().c_str());

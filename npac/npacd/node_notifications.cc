@@ -6,14 +6,15 @@
 
 namespace npac::npacd {
 
-NodeNotifications::NodeNotifications(tunables::TunableRegistry& registry, Actions actions)
-    : registry_(registry), actions_(std::move(actions)) {}
+NodeNotifications::NodeNotifications(tunables::TunableRegistry& registry, Actions actions, std::string node)
+    : registry_(registry), actions_(std::move(actions)), node_(std::move(node)) {}
 
 db::Result<std::unique_ptr<NodeNotifications>> NodeNotifications::start(const std::string& url,
                                                                         tunables::TunableRegistry& registry,
                                                                         Actions actions,
-                                                                        std::chrono::milliseconds answer_timeout) {
-  std::unique_ptr<NodeNotifications> out(new NodeNotifications(registry, std::move(actions)));
+                                                                        std::chrono::milliseconds answer_timeout,
+                                                                        std::string node) {
+  std::unique_ptr<NodeNotifications> out(new NodeNotifications(registry, std::move(actions), std::move(node)));
   auto listener = db::NotificationListener::start(
       url, {std::string(db::kSubmittedChannel), std::string(db::kChangedChannel)},
       [raw = out.get()](const std::string& channel, const std::string& payload) { raw->on(channel, payload); },
@@ -52,6 +53,7 @@ void NodeNotifications::on(const std::string& channel, const std::string& payloa
       resynchronise();
       break;
     case Kind::kSubmitted:
+      if (!node_.empty() && note.node == node_) break;  // this node's writer told the core already
       if (actions_.wake) actions_.wake(note.spid);
       break;
     case Kind::kTunablesChanged:

@@ -31,30 +31,39 @@ namespace npac::npacd {
 class NodeNotifications {
  public:
   struct Actions {
-    std::function<void()> wake_all;                                  // every provider's delivery
-    std::function<void(const std::string& spid)> wake;               // new messages for `spid`
+    // Every provider's delivery, reading the queue again: what was notified while the
+    // listener was away is unknown.
+    std::function<void()> wake_all;
+    // New messages for `spid` committed by another node (or by a writer without a node
+    // name): whatever this node keeps of the provider's queue in memory misses them.
+    // Submissions this node's own writer committed are not passed on: the writer has
+    // already handed them to the core (AssociationManager::announceSubmitted).
+    std::function<void(const std::string& spid)> wake;
     std::function<void(const std::string& spid)> provider_changed;   // enabled, disabled, changed
   };
 
   // LISTENs on the database at `url`, then resynchronises (see above). Errors as
   // db::NotificationListener::start.
+  // `node` is this npacd's node name, as its QueueWriter sends it (Options::node).
   static db::Result<std::unique_ptr<NodeNotifications>> start(const std::string& url,
                                                               tunables::TunableRegistry& registry,
                                                               Actions actions,
-                                                              std::chrono::milliseconds answer_timeout);
+                                                              std::chrono::milliseconds answer_timeout,
+                                                              std::string node = {});
   NodeNotifications(const NodeNotifications&) = delete;
   NodeNotifications& operator=(const NodeNotifications&) = delete;
 
   void stop();
 
  private:
-  NodeNotifications(tunables::TunableRegistry& registry, Actions actions);
+  NodeNotifications(tunables::TunableRegistry& registry, Actions actions, std::string node);
   void on(const std::string& channel, const std::string& payload);
   void resynchronise();
   void reloadTunables();
 
   tunables::TunableRegistry& registry_;
   Actions actions_;
+  std::string node_;
   std::unique_ptr<db::NotificationListener> listener_;
 };
 

@@ -35,3 +35,20 @@ TEST_CASE("Malformed or foreign notifications are ignored") {
   CHECK(classifyNotification(kChangedChannel, "0001").kind == Kind::kIgnored);
   CHECK(classifyNotification("other_channel", "0001").kind == Kind::kIgnored);
 }
+
+TEST_CASE("A submission notification names the node whose writer committed the rows") {
+  NodeNotification note = classifyNotification(kSubmittedChannel, "0001 east-1");
+  CHECK(note.kind == Kind::kSubmitted);
+  CHECK(note.spid == "0001");
+  CHECK(note.node == "east-1");
+  CHECK(classifyNotification(kSubmittedChannel, "0001").node.empty());  // an unknown node
+}
+
+TEST_CASE("A submission notification with a malformed node name is ignored") {
+  CHECK(classifyNotification(kSubmittedChannel, "0001 ").kind == Kind::kIgnored);
+  CHECK(classifyNotification(kSubmittedChannel, "0001 east west").kind == Kind::kIgnored);
+  CHECK(classifyNotification(kSubmittedChannel, "0001 " + std::string(129, 'n')).kind == Kind::kIgnored);
+  CHECK(classifyNotification(kSubmittedChannel, "0001 " + std::string(128, 'n')).kind == Kind::kSubmitted);
+  CHECK(classifyNotification(kSubmittedChannel, std::string("0001 e\x01", 7)).kind == Kind::kIgnored);
+  CHECK(classifyNotification(kSubmittedChannel, "001 east").kind == Kind::kIgnored);
+}

@@ -205,3 +205,22 @@ TEST_CASE("Two submissions of one keyed message waiting for the writer store it 
   CHECK(writer->committedMessages() == 1);  // a duplicate is not counted as committed
   CHECK(OutboundQueue(*db).count(MessageState::kQueued).value() == 1);
 }
+
+TEST_CASE("The writer's committed mark is its highest committed id, set before the batch's completions run") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  addProvider(*db, "0001");
+  auto writer = startWriter(dir);
+  CHECK(writer->committedThrough() == 0);
+  std::promise<std::pair<MessageId, MessageId>> seen;  // (last id, the mark inside the completion)
+  writer->submitOutcomes({message("0001", 1), message("0001", 2)},
+                         [&](Result<std::vector<AppendOutcome>> outcomes) {
+                           REQUIRE(outcomes.isOk());
+                           seen.set_value({outcomes->back().id, writer->committedThrough()});
+                         });
+  auto [last, mark] = seen.get_future().get();
+  CHECK(mark == last);
+  // A failed submission (an unknown provider) moves the mark no further.
+  CHECK_FALSE(writer->submit({message("0404", 3)}).get().isOk());
+  CHECK(writer->committedThrough() == last);
+}

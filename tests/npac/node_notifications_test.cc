@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <vector>
@@ -104,5 +105,32 @@ TEST_CASE("A node listening wakes the provider another node submitted for, and a
   std::lock_guard lock(mutex);
   CHECK(woken == std::vector<std::string>{"0001"});
   CHECK(changed == std::vector<std::string>{"0002"});
+  (*listening)->stop();
+}
+
+TEST_CASE("A node passes on the submissions of other nodes, not those its own writer announced", "[postgres]") {
+  npac::testing::PostgresTestDatabase database;
+  Node a(database.url());
+  Node b(database.url());
+  std::mutex mutex;
+  std::vector<std::string> woken;
+  NodeNotifications::Actions actions;
+  actions.wake = [&](const std::string& spid) {
+    std::lock_guard lock(mutex);
+    woken.push_back(spid);
+  };
+  auto listening = NodeNotifications::start(database.url(), *b.registry, actions, 5s, "node-b");
+  REQUIRE(listening.isOk());
+  REQUIRE(db::notifyNodes(*a.db, db::kSubmittedChannel, "0001 node-b").isOk());  // b's own writer
+  REQUIRE(db::notifyNodes(*a.db, db::kSubmittedChannel, "0002 node-a").isOk());
+  REQUIRE(db::notifyNodes(*a.db, db::kSubmittedChannel, std::vector<std::string>{"0003", "0004 node-a"}).isOk());
+  CHECK(waitUntil([&] {
+    std::lock_guard lock(mutex);
+    return woken.size() == 3;
+  }, 10s));
+  std::this_thread::sleep_for(100ms);  // nothing further arrives
+  std::lock_guard lock(mutex);
+  std::sort(woken.begin(), woken.end());
+  CHECK(woken == std::vector<std::string>{"0002", "0003", "0004"});
   (*listening)->stop();
 }

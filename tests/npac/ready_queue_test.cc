@@ -12,6 +12,7 @@
 #include "db/provider_store.h"
 #include "npac/npacd/core/delivery_store.h"
 #include "tests/db/temp_dir.h"
+#include "tests/support/postgres_test_database.h"
 
 using namespace npac;
 using namespace npac::npacd;
@@ -198,4 +199,75 @@ TEST_CASE("Another provider's committed messages never reach a provider's ReadyQ
   f.store->committed("0002", theirs);
   CHECK(f.store->nextQueued("0001", 1, 10).value().empty());
   CHECK(idsOf(f.store->nextQueued("0002", 1, 10).value()) == idsOf(theirs));
+}
+
+TEST_CASE("A message this writer commits after the load is added although another node's loaded message has a "
+          "higher id") {
+  // One PostgreSQL sequence, two writers: this node's writer drew 2 and had committed
+  // through 1 when the load began; the other node's 3 committed first and was loaded.
+  QueueFixture f;
+  auto rows = f.commit({QueueFixture::message(1, 0, 1), QueueFixture::message(1, 0, 2), QueueFixture::message(1, 0, 3)});
+  ReadyQueue ready(16);
+  ready.load({rows[2]}, rows[0].id);
+  CHECK(ready.covers(rows[2].id));
+  CHECK_FALSE(ready.covers(rows[1].id));
+  REQUIRE(ready.add(rows[1]));  // this writer's, announced after the load
+  CHECK(idsOf(ready.next(1, 10)) == std::vector<db::MessageId>{rows[1].id, rows[2].id});
+}
+
+TEST_CASE("A message committed before the load and sent before its announcement arrives is not added again") {
+  QueueFixture f;
+  auto rows = f.commit({QueueFixture::message(1, 0, 1)});
+  ReadyQueue ready(16);
+  ready.load({}, rows[0].id);  // the writer's mark covers it; the snapshot no longer has it
+  REQUIRE(ready.add(rows[0]));  // its late announcement
+  CHECK(ready.next(1, 10).empty());
+}
+
+TEST_CASE("A load takes the writer's committed mark given to the store, not the table's highest id") {
+  QueueFixture f;
+  auto ours = f.commit({QueueFixture::message(1, 0, 1)});
+  auto theirs = f.commit({QueueFixture::message(1, 0, 2)});  // another node's, higher id
+  auto late = f.commit({QueueFixture::message(1, 0, 3)});
+  // Our writer has committed through ours[0]; theirs and late are in the table, late is
+  // announced only after the load.
+  f.store->setCommittedThrough([&] { return ours[0].id; });
+  auto first = f.store->nextQueued("0001", 1, 1).value();  // loads ours, theirs, late
+  REQUIRE(idsOf(first) == idsOf(ours));
+  f.store->committed("0001", late);
+  CHECK(idsOf(f.store->nextQueued("0001", 1, 10).value()) ==
+        std::vector<db::MessageId>{ours[0].id, theirs[0].id, late[0].id});
+  CHECK(f.store->databaseRounds() == 0);
+}
+
+TEST_CASE("Forgetting a provider's ready messages reads rows another node committed with the next round") {
+  QueueFixture f;
+  REQUIRE(f.store->nextQueued("0001", 1, 10).value().empty());  // loaded: nothing queued
+  auto theirs = f.commit({QueueFixture::message(1, 0, 1)});  // no committed(): another node's
+  CHECK(f.store->nextQueued("0001", 1, 10).value().empty());  // memory does not know them
+  f.store->forgetReady("0001");  // their NOTIFY
+  CHECK(idsOf(f.store->nextQueued("0001", 1, 10).value()) == idsOf(theirs));
+  f.commit({QueueFixture::message(1, 0, 2, "0002")});
+  f.store->forgetAllReady();  // the listener reconnected
+  CHECK(f.store->nextQueued("0002", 1, 10).value().size() == 1);
+}
+
+TEST_CASE("On PostgreSQL delivery rounds after the first are answered from memory", "[postgres]") {
+  npac::testing::PostgresTestDatabase database;
+  auto db = db::Database::open(database.url()).value();
+  REQUIRE(db::ProviderStore(*db).add({"0001", "Provider 0001", db::SystemType::kSoa, true}).isOk());
+  DeliveryStore store(*db, [] {});
+  store.setCommittedThrough([] { return db::MessageId{0}; });
+  REQUIRE(store.nextQueued("0001", 1, 10).value().empty());  // loads: nothing queued
+  std::vector<db::NewMessage> one{QueueFixture::message(1, 0, 1)};
+  auto ids = db::OutboundQueue(*db).appendBatch(one, 1000).value();
+  db::QueuedMessage row;
+  row.id = ids[0];
+  row.spid = "0001";
+  row.function_mask = 1;
+  row.pdu = {0x30, 0x01, 1};
+  store.committed("0001", {row});
+  CHECK(idsOf(store.nextQueued("0001", 1, 10).value()) == ids);
+  CHECK(store.readyRounds() == 2);
+  CHECK(store.databaseRounds() == 0);
 }

@@ -82,6 +82,9 @@ AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
                 }),
       timer_(io) {
   installFence();
+  // Rows this node's writer committed reach the store in memory (announceSubmitted); the
+  // writer's mark tells a load which of them its snapshot already holds.
+  store_.setCommittedThrough([&writer] { return writer.committedThrough(); });
   subscriptions_.push_back(registry_.subscribe(
       tunables::kSrr, "", [this](const tunables::TunableRegistry::Change& change) {
         const bool* value = std::get_if<bool>(&change.new_value);
@@ -296,6 +299,13 @@ void AssociationManager::adopt(Session::Handoff handoff) {
 
 void AssociationManager::postWake(std::string spid) {
   asio::post(io_, [this, spid = std::move(spid)] { wakeDelivery(spid); });
+}
+
+void AssociationManager::postSubmittedElsewhere(std::string spid) {
+  asio::post(io_, [this, spid = std::move(spid)] {
+    store_.forgetReady(spid);
+    wakeDelivery(spid);
+  });
 }
 
 AssociationManager& AssociationManager::ownerOf(const std::string& spid) {

@@ -131,8 +131,11 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   void announceAnswer(db::QueuedMessage row);  // a committed answer to a provider's request
   void postInbound(InboundRequest request);  // thread 0: another thread's provider asks
   void postWake(std::string spid);           // deliver for `spid` soon
-  // Two sites (db/notification_listener.h): every bound provider delivers soon (the
-  // notifications of a lost LISTEN connection are unknown).
+  // Two sites (db/notification_listener.h): another node committed messages for `spid`;
+  // what the store keeps of its queue in memory misses them, so it is read again.
+  void postSubmittedElsewhere(std::string spid);
+  // Two sites: every bound provider delivers soon, every provider's queue read again from
+  // the database (the notifications of a lost LISTEN connection are unknown).
   void postWakeAll();
   // Another node changed the provider: if it is bound here and now disabled, its
   // associations are released as if it had been disabled here.

@@ -260,6 +260,7 @@ void AssociationManager::releaseProvider(std::string spid, std::string reason, C
 
 void AssociationManager::postWakeAll() {
   asio::post(io_, [this] {
+    store_.forgetAllReady();
     for (auto& [spid, c] : cores_) wakeDelivery(spid);
   });
 }

@@ -21,24 +21,24 @@ constexpr std::uint32_t kLoadBackoffRounds = 16;
 DeliveryStore::DeliveryStore(db::Database& progress_db, std::function<void()> schedule_flush)
     : db_(progress_db),
       queue_(progress_db),
-      keep_ready_(progress_db.backend() == db::Backend::kSqlite),
       schedule_flush_(std::move(schedule_flush)) {}
 
 ReadyQueue* DeliveryStore::completeReady(const std::string& spid) {
-  if (!keep_ready_) return nullptr;
   auto it = ready_.find(spid);
   return it != ready_.end() && it->second.queue.complete() ? &it->second.queue : nullptr;
 }
 
 ReadyQueue* DeliveryStore::ready(const std::string& spid) {
   if (ReadyQueue* kept = completeReady(spid)) return kept;
-  if (!keep_ready_) return nullptr;
   Ready& entry = ready_[spid];
   if (entry.skip_loads > 0) {
     --entry.skip_loads;
     return nullptr;
   }
-  auto snapshot = queue_.queuedSnapshot(spid, kReadyLoadAtMost);
+  // The mark first, then the snapshot: a row of this writer committed in between is in
+  // the snapshot, one committed after it has a higher id than the mark.
+  auto snapshot = committed_through_ ? queue_.queuedSnapshot(spid, kReadyLoadAtMost, committed_through_())
+                                     : queue_.queuedSnapshot(spid, kReadyLoadAtMost);
   if (!snapshot.isOk()) return nullptr;  // the database read that follows reports it
   if (!snapshot->has_value() || ready_total_ + (*snapshot)->messages.size() > kReadyTotal) {
     entry.skip_loads = kLoadBackoffRounds;

@@ -39,7 +39,7 @@
 // round whose `sent` rows were refused must not leave (ProviderCore::releaseOutgoing) —
 // those rows belong to the node holding the lease, which delivers them.
 //
-// Ready messages in memory (SQLite only, core/ready_queue.h): the queue writer's committed
+// Ready messages in memory (core/ready_queue.h): the queue writer's committed
 // messages reach the store (committed()) on the core thread, so a delivery round takes
 // them from a per-provider ReadyQueue instead of reading back what was just written. The
 // store keeps each ReadyQueue exact with its own progress writes (sent, failed and
@@ -47,8 +47,11 @@
 // loads it again when it fits) whenever it cannot follow: messages put back to `queued`,
 // a refused or fenced write, a storage failure, a lease taken, or more than
 // kReadyPerProvider / kReadyTotal messages; it is loaded again once no more than
-// kReadyLoadAtMost are queued. On PostgreSQL other nodes write the same queue,
-// so delivery reads the database every round as before.
+// kReadyLoadAtMost are queued. On PostgreSQL other nodes may write the same queue: their
+// NOTIFY makes the owner call forgetReady() for the provider (and forgetAllReady() when
+// the listener lost its connection), so their rows are read with the next load; a load
+// takes this node's writer's committed mark (setCommittedThrough), not the table's
+// highest id, for the reason ready_queue.h gives.
 //
 // Threading: the core thread only (it wraps the core's progress connection).
 #pragma once
@@ -94,6 +97,10 @@ class DeliveryStore {
 
   // Before the first write (core thread). Without one nothing is fenced (one node).
   void setFence(Fence fence) { fence_ = std::move(fence); }
+  // Before the first round: this node's queue writer's committed mark
+  // (QueueWriter::committedThrough). Without it a load reads the table's highest id,
+  // which is right only while one writer fills the queue.
+  void setCommittedThrough(std::function<db::MessageId()> mark) { committed_through_ = std::move(mark); }
 
   bool healthy() const { return backlog_.empty() && !read_failed_; }
   std::size_t backlog() const { return backlog_.size(); }
@@ -132,8 +139,10 @@ class DeliveryStore {
   // These ids were committed for `spid` (ProviderCore::onSubmitted): any the ReadyQueue
   // does not account for — appended without committed(), as a test may — drops it.
   void noteSubmitted(const std::string& spid, const std::vector<db::MessageId>& ids);
-  // What is kept of `spid` is no longer known to be exact (a lease taken, a takeover).
+  // What is kept of `spid` is no longer known to be exact (a lease taken, a takeover,
+  // rows another node committed).
   void forgetReady(const std::string& spid);
+  void forgetAllReady() { dropAllReady(); }
   // Delivery rounds answered from memory, and from the database (tests, metrics).
   std::uint64_t readyRounds() const { return ready_rounds_; }
   std::uint64_t databaseRounds() const { return database_rounds_; }
@@ -179,7 +188,7 @@ class DeliveryStore {
 
   db::Database& db_;
   db::OutboundQueue queue_;
-  const bool keep_ready_;  // SQLite: this npacd is the queue's only writer
+  std::function<db::MessageId()> committed_through_;
   std::map<std::string, Ready> ready_;
   std::size_t ready_total_ = 0;  // messages held in all ReadyQueues
   std::uint64_t ready_rounds_ = 0;

@@ -6,7 +6,7 @@ void ReadyQueue::load(std::vector<db::QueuedMessage> rows, db::MessageId committ
   invalidate();
   if (rows.size() > capacity_) return;
   for (db::QueuedMessage& row : rows) {
-    if (row.id > committed_through) committed_through = row.id;
+    loaded_.insert(row.id);
     priority_of_.emplace(row.id, row.priority);
     bytes_ += row.pdu.size();
     Key key = keyOf(row);
@@ -21,12 +21,13 @@ void ReadyQueue::invalidate() {
   high_water_ = 0;
   rows_.clear();
   priority_of_.clear();
+  loaded_.clear();
   bytes_ = 0;
 }
 
 bool ReadyQueue::add(db::QueuedMessage row) {
   if (!complete_) return false;
-  if (row.id <= high_water_) return true;  // the load saw it, or it was announced already
+  if (covers(row.id)) return true;  // the load saw it, or it was committed before the load
   if (rows_.size() >= capacity_) {
     invalidate();
     return false;

@@ -7,13 +7,19 @@
 // Two states:
 //   - incomplete (at start, and after invalidate()): it holds nothing and answers nothing;
 //     the DeliveryStore reads the database as before.
-//   - complete (after load()): it holds EVERY queued message of the provider committed up
-//     to `high_water()` (the highest message id it accounts for), and next() answers
+//   - complete (after load()): it holds EVERY queued message of the provider that the
+//     load's snapshot saw or that was added since, and next() answers
 //     exactly what OutboundQueue::nextQueued would: priority DESC, id ASC, only messages
 //     whose function mask the asking association's functions cover (NANC 111).
 // It stays complete while every change to the provider's queued set reaches it:
-//   add()    a message the writer committed (ids above high_water only: a message the
-//            load already saw, or a repeated announcement, is not added twice);
+//   add()    a message the writer committed. Not added twice: a message the load's snapshot
+//            read (even one sent since), or one at or below high_water — the writer's
+//            committed mark when the load began, raised by every add — is accounted for.
+//            The mark is this node's writer's own, not the highest id in the table: on
+//            PostgreSQL another node's rows may carry higher ids than this writer's next
+//            ones (one sequence, several writers), and counting them would refuse this
+//            writer's rows committed after the snapshot. Another node's rows reach this
+//            queue only through a reload (DeliveryStore::forgetReady on its NOTIFY).
 //   remove() a message that left `queued` (sent, failed, acknowledged).
 // Anything it cannot follow — messages put back to `queued` (a lost association, a lease
 // taken over), a refused write, a storage failure, more than `capacity` messages — makes
@@ -26,6 +32,7 @@
 #include <cstdint>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -42,8 +49,9 @@ class ReadyQueue {
   std::size_t bytes() const { return bytes_; }
   db::MessageId highWater() const { return high_water_; }
 
-  // Every queued message of the provider (at most capacity), read in one snapshot in which
-  // the highest message id ever assigned was `committed_through`.
+  // Every queued message of the provider (at most capacity), read in one snapshot taken
+  // after this node's queue writer had committed every id up to `committed_through` that
+  // it ever will (QueueWriter::committedThrough read before the snapshot).
   void load(std::vector<db::QueuedMessage> rows, db::MessageId committed_through);
   // Forget everything; incomplete until the next load().
   void invalidate();
@@ -54,8 +62,8 @@ class ReadyQueue {
   bool add(db::QueuedMessage row);
   // The message is no longer queued (no-op if it is not held).
   void remove(db::MessageId id);
-  // Whether the message is accounted for: complete and id <= high_water.
-  bool covers(db::MessageId id) const { return complete_ && id <= high_water_; }
+  // Whether the message is accounted for: complete, and the load read it or id <= high_water.
+  bool covers(db::MessageId id) const { return complete_ && (id <= high_water_ || loaded_.count(id) != 0); }
 
   // Up to `limit` messages an association with `functions` may carry, in send order
   // (copies: the caller may send and remove them).
@@ -71,6 +79,7 @@ class ReadyQueue {
   db::MessageId high_water_ = 0;
   std::map<Key, db::QueuedMessage> rows_;
   std::unordered_map<db::MessageId, int> priority_of_;
+  std::unordered_set<db::MessageId> loaded_;  // every id the load read (at most capacity)
   std::size_t bytes_ = 0;  // PDU bytes held
 };
 
