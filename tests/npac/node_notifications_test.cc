@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "db/database.h"
+#include "db/provider_store.h"
+#include "db/queue_writer.h"
 #include "tests/support/postgres_test_database.h"
 #include "tunables/catalogue.h"
 #include "tunables/registry.h"
@@ -132,5 +134,40 @@ TEST_CASE("A node passes on the submissions of other nodes, not those its own wr
   std::lock_guard lock(mutex);
   std::sort(woken.begin(), woken.end());
   CHECK(woken == std::vector<std::string>{"0002", "0003", "0004"});
+  (*listening)->stop();
+}
+
+TEST_CASE("A queue writer's node name goes with its NOTIFY, so only the other node is woken", "[postgres]") {
+  npac::testing::PostgresTestDatabase database;
+  Node a(database.url());
+  Node b(database.url());
+  REQUIRE(db::ProviderStore(*a.db).add({"0001", "Provider 0001", db::SystemType::kSoa, true}).isOk());
+  REQUIRE(db::ProviderStore(*a.db).add({"0002", "Provider 0002", db::SystemType::kSoa, true}).isOk());
+  std::mutex mutex;
+  std::vector<std::string> woken;
+  NodeNotifications::Actions actions;
+  actions.wake = [&](const std::string& spid) {
+    std::lock_guard lock(mutex);
+    woken.push_back(spid);
+  };
+  auto listening = NodeNotifications::start(database.url(), *b.registry, actions, 5s, "node-b");
+  REQUIRE(listening.isOk());
+  const auto submitAs = [&](const std::string& node, const char* spid) {
+    db::QueueWriter::Options options;
+    options.node = node;
+    auto writer = db::QueueWriter::start(database.url(), db::OpenOptions{}, fixedNow, options);
+    REQUIRE(writer.isOk());
+    REQUIRE((*writer)->submit({db::NewMessage{spid, 1, 0, {0x30, 0x01, 0x01}}}).get().isOk());
+    (*writer)->stop();
+  };
+  submitAs("node-b", "0001");  // b's own writer: b's core has the rows already
+  submitAs("node-a", "0002");
+  // Notifications arrive in commit order: once a's is here, b's was handled before it.
+  CHECK(waitUntil([&] {
+    std::lock_guard lock(mutex);
+    return std::find(woken.begin(), woken.end(), "0002") != woken.end();
+  }, 10s));
+  std::lock_guard lock(mutex);
+  CHECK(woken == std::vector<std::string>{"0002"});
   (*listening)->stop();
 }

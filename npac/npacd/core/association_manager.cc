@@ -84,7 +84,7 @@ AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
   installFence();
   // Rows this node's writer committed reach the store in memory (announceSubmitted); the
   // writer's mark tells a load which of them its snapshot already holds.
-  store_.setCommittedThrough([&writer] { return writer.committedThrough(); });
+  store_.setCommittedThrough([this] { return writer_.committedThrough(); });
   subscriptions_.push_back(registry_.subscribe(
       tunables::kSrr, "", [this](const tunables::TunableRegistry::Change& change) {
         const bool* value = std::get_if<bool>(&change.new_value);
