@@ -41,6 +41,22 @@ bench_cpu_ticks() {
   awk '{print $14 + $15}' "/proc/${1:-0}/stat" 2>/dev/null || echo 0
 }
 
+# bench_thread_ticks PID NAME: user + system CPU time, in clock ticks, of PID's threads
+# named NAME (proc(5) /proc/PID/task/TID/stat; a thread's name is its comm, e.g. npacd's
+# main thread "npacd", which runs the core with --threads 1); 0 when there are none.
+bench_thread_ticks() {
+  local total=0 stat rest name ticks
+  for stat in /proc/"${1:-0}"/task/*/stat; do
+    [[ -r $stat ]] || continue
+    rest=$(<"$stat") || continue
+    name=${rest#*(}; name=${name%%)*}
+    [[ $name == "$2" ]] || continue
+    ticks=$(awk '{sub(/^.*\) /, ""); print $12 + $13}' <<<"$rest")
+    total=$((total + ticks))
+  done
+  echo "$total"
+}
+
 # bench_npacd_start DIR DURABILITY [npacd flag…]: npacd on a fresh database DIR/npacd.db
 # (log DIR/npacd.log, --log-level warn) with the association listener and the admin API
 # on free loopback ports. Returns once /health answers and DIR/npacd.db.token is written

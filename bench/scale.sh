@@ -66,6 +66,7 @@ BENCH_ACTOR=scale bench_provision "$WORK" soa "$([[ $K -gt 1 ]] && echo on || ec
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 RSS_BEFORE=$(rss_kib "$NPACD_PID")
 B0=$(bench_cpu_ticks "$NPACD_PID")
+M0=$(bench_thread_ticks "$NPACD_PID" npacd)
 
 FROM=()
 for i in $(seq "$K"); do FROM+=(--from "127.0.0.$((i + 1))"); done
@@ -88,6 +89,7 @@ done
 # before the farm counts it, so the resident set is read at once.
 RSS_AFTER=$(rss_kib "$NPACD_PID")
 B1=$(bench_cpu_ticks "$NPACD_PID")
+M1=$(bench_thread_ticks "$NPACD_PID" npacd)
 # Binds admitted per transaction (npac/npacd/core/bind_queue.h: one commit per batch).
 curl -s -f -m 5 -H "Authorization: Bearer $NPACD_TOKEN" "http://127.0.0.1:$NPACD_API/metrics" \
   | grep -E '^npacd_(binds_accepted|bind_commits)_total ' >"$WORK/bind_metrics.txt" || true
@@ -104,11 +106,12 @@ FARM_PID=""
 bench_npacd_stop
 
 python3 - "$WORK" "$PROVIDERS" "$K" "$RSS_BEFORE" "$RSS_AFTER" "$T0" "$T1" "$BENCH_HZ" "$IDLE_SECONDS" "$FARM_RSS" \
-  "$FARM_EXIT" "$B0" "$B1" "$DURABILITY" <<'PY'
+  "$FARM_EXIT" "$B0" "$B1" "$DURABILITY" "$M0" "$M1" <<'PY'
 import json, sys
 work = sys.argv[1]
 providers, k, rss0, rss1, t0, t1, hz, idle, farm_rss, farm_exit, b0, b1 = map(int, sys.argv[2:14])
 durability = sys.argv[14]
+m0, m1 = map(int, sys.argv[15:17])
 b = json.load(open(work + "/bound.json"))
 f = json.load(open(work + "/farm.json"))
 bound = b["binds_ok"]
@@ -122,6 +125,10 @@ print("  bind phase %.2f s = %.0f binds/s (Ed25519, full OSI handshake); bind la
        b["bind_latency_ms"]["max"]))
 print("  npacd CPU in the bind phase: %.2f s = %.0f us per bind (the farm: %.0f us per bind)" %
       ((b1 - b0) / hz, 1e6 * (b1 - b0) / hz / bound if bound else 0, 1e6 * f["cpu_seconds"] / bound if bound else 0))
+if bound:
+    # The core thread (npacd's main thread with --threads 1) decides every bind and serves
+    # every provider: its share is what a bind storm costs the others.
+    print("  of which the core thread %.0f us per bind" % (1e6 * (m1 - m0) / hz / bound))
 m = dict(line.split() for line in open(work + "/bind_metrics.txt") if line.strip())
 accepted, commits = float(m.get("npacd_binds_accepted_total", 0)), float(m.get("npacd_bind_commits_total", 0))
 if commits:
