@@ -80,7 +80,8 @@ AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
                   enableKeepalive(socket);
                   return std::make_shared<Session>(std::move(socket), nsap, std::move(peer), *this);
                 }),
-      timer_(io) {
+      timer_(io),
+      purge_timer_(io) {
   installFence();
   // Rows this node's writer committed reach the store in memory (announceSubmitted); the
   // writer's mark tells a load which of them its snapshot already holds.
@@ -272,7 +273,21 @@ void AssociationManager::tick() {
   }
   tendLeases();
   for (auto& [spid, c] : cores_) c->tick();
-  if (shard_index_ == 0) purge_.runIfDue();  // one purge for the file, whatever the threads
+  if (shard_index_ == 0) purge();  // one purge for the file, whatever the threads
+}
+
+// A purge run, and while it leaves a backlog the next one after its pause
+// (RetentionPurge::continueAfter): between runs the core thread serves everyone else.
+void AssociationManager::purge() {
+  purge_.runIfDue();
+  const std::optional<as::Duration> pause = purge_.continueAfter();
+  if (!pause || purge_continuing_ || stopping_) return;
+  purge_continuing_ = true;
+  purge_timer_.expires_after(std::chrono::duration_cast<asio::steady_timer::duration>(*pause));
+  purge_timer_.async_wait([this](boost::system::error_code ec) {
+    purge_continuing_ = false;
+    if (!ec) purge();
+  });
 }
 
 void AssociationManager::joinShards(CoreShards& shards, std::size_t index) {
@@ -432,6 +447,7 @@ void AssociationManager::shutdown(std::function<void()> done) {
     stopping_ = true;
     listener_.stop("npacd shutting down");
     timer_.cancel();
+    purge_timer_.cancel();
     for (auto& [spid, timer] : delivery_timers_) timer->cancel();
     store_.flush();
     for (auto& poll : polls_) poll->done(db::Status::shutdown("npacd is stopping"));

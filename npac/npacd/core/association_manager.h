@@ -97,6 +97,8 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   // each provider's heartbeats / timeouts / throttle, the retention purge. The real
   // timer calls it every kTimerPeriod.
   void tick();
+  // The retention purge (shard 0): a run now if due, the next while a backlog is left.
+  void purge();
 
   // CoreService (API thread; posts onto the core).
   void submit(std::vector<OutboundMessage> messages, SubmitDone done) override;
@@ -227,6 +229,8 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   associations::BindGate gate_;
   Listener listener_;
   boost::asio::steady_timer timer_;
+  boost::asio::steady_timer purge_timer_;  // the retention purge's next run while it catches up
+  bool purge_continuing_ = false;          // purge_timer_ is armed
   std::map<std::string, std::unique_ptr<ProviderCore>> cores_;
   std::set<std::string> delivery_scheduled_;
   // The providers whose delivery round is due, in the order they were woken: one posted
