@@ -11,7 +11,7 @@ TEST_TIMEOUT ?= 300
 # PostgreSQL cases, chromium and node for the console's browser tests, tshark for the
 # wire conformance, promtool (prometheus) for the metrics format, Catch2, Google Benchmark.
 RUN_PACKAGES := cmake make g++ pkg-config libboost-dev libssl-dev libsqlite3-dev libspdlog-dev \
-                nlohmann-json3-dev libcli11-dev libsystemd-dev libpq-dev help2man dpkg-dev
+                nlohmann-json3-dev libcli11-dev libsystemd-dev libpq-dev libjemalloc-dev help2man dpkg-dev
 TEST_PACKAGES := catch2 tshark libbenchmark-dev sqlite3 iproute2 prometheus chromium nodejs \
                  postgresql-15
 PACKAGES := $(RUN_PACKAGES) $(TEST_PACKAGES)

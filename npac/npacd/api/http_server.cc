@@ -1,6 +1,5 @@
 #include "npac/npacd/api/http_server.h"
 
-#include <malloc.h>
 
 #include <cerrno>
 #include <optional>
@@ -13,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "common/heap.h"
 #include "npac/npacd/api/http_session.h"
 
 namespace npac::npacd {
@@ -307,7 +307,7 @@ void HttpServer::updateGauges() {
 
 void HttpServer::onStreamEnded() {
   counters_.streams = --streams_;
-  // A stream's queue and bodies are freed now, but glibc keeps freed heap for reuse, and
+  // A stream's queue and bodies are freed now, but the allocator keeps freed heap for reuse, and
   // what a burst of unread streams took (hundreds of MB) would stay with the process:
   // give it back, once for all the streams that close within kHeapTrimDelay.
   if (heap_trim_due_ || stopped_) return;
@@ -316,9 +316,7 @@ void HttpServer::onStreamEnded() {
   heap_trim_timer_.async_wait([this, alive = alive_](beast::error_code ec) {
     if (ec || !*alive) return;
     heap_trim_due_ = false;
-#if defined(__GLIBC__)
-    ::malloc_trim(0);
-#endif
+    common::returnFreedHeap();
   });
 }
 

@@ -27,8 +27,9 @@
 // client does not read — more than Options::stream_queue_limit bytes waiting, or one
 // write not done within Options::stream_write_timeout — is closed and logged (at most
 // one line a minute); its socket's kernel send buffer is Options::stream_send_buffer.
-// After streams close the freed heap is given back to the system (malloc_trim, at most
-// once a second), so memory a burst of streams took does not stay with the process.
+// After streams close the freed heap is given back to the system (common/heap.h: jemalloc's
+// purge, or glibc's malloc_trim; at most once a second), so memory a burst of streams took
+// does not stay with the process.
 //
 // Connections (ConnectionLimits, connection_limits.h; docs/API.md "Connection limits"):
 // a connection is anonymous until a request with a valid credential (classify() above
