@@ -98,47 +98,52 @@ void ours(benchmark::State& state, bool lifecycle) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 
-// The baseline: the same statements through the bare C API, no wrappers, no checks.
-void raw(benchmark::State& state, bool lifecycle) {
-  ScratchDir dir;
-  openWithProvider(dir.file(), durabilityOf(state));  // same schema and provider row
+// The bare C API's connection as npacd configures its own (WAL, the durability's
+// synchronous setting), for raw() and writeOnce().
+sqlite3* openBare(const std::string& file, const benchmark::State& state) {
   sqlite3* db = nullptr;
-  sqlite3_open_v2(dir.file().c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   sqlite3_busy_timeout(db, 5000);
   sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
   sqlite3_exec(db, durabilityOf(state) == Durability::kFull ? "PRAGMA synchronous=FULL"
                                                             : "PRAGMA synchronous=NORMAL",
                nullptr, nullptr, nullptr);
+  return db;
+}
+
+sqlite3_stmt* prepareBare(sqlite3* db, const char* sql) {
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr);
+  return stmt;
+}
+
+void stepAndReset(sqlite3_stmt* stmt) {
+  sqlite3_step(stmt);
+  sqlite3_reset(stmt);
+}
+
+// The baseline: the same statements through the bare C API, no wrappers, no checks.
+void raw(benchmark::State& state, bool lifecycle) {
+  ScratchDir dir;
+  openWithProvider(dir.file(), durabilityOf(state));  // same schema and provider row
+  sqlite3* db = openBare(dir.file(), state);
   sqlite3_exec(db, "PRAGMA foreign_keys=ON", nullptr, nullptr, nullptr);
-  sqlite3_stmt* begin = nullptr;
-  sqlite3_stmt* commit = nullptr;
-  sqlite3_stmt* insert_body = nullptr;
-  sqlite3_stmt* insert = nullptr;
-  sqlite3_stmt* sent = nullptr;
-  sqlite3_stmt* ack = nullptr;
-  sqlite3_prepare_v2(db, "BEGIN IMMEDIATE", -1, &begin, nullptr);
-  sqlite3_prepare_v2(db, "COMMIT", -1, &commit, nullptr);
-  sqlite3_prepare_v2(db, "INSERT INTO message_bodies(pdu, addressees) VALUES(?, 1)", -1, &insert_body,
-                     nullptr);
-  sqlite3_prepare_v2(db,
-                     "INSERT INTO outbound_queue(spid, function_mask, priority, body_id, created_at) "
-                     "VALUES(?, ?, ?, ?, ?)",
-                     -1, &insert, nullptr);
-  sqlite3_prepare_v2(db,
-                     "UPDATE outbound_queue SET state = 'sent', attempts = attempts + 1, "
-                     "sent_at = ?, association_id = ? WHERE id = ? AND state = 'queued'",
-                     -1, &sent, nullptr);
-  sqlite3_prepare_v2(db,
-                     "UPDATE outbound_queue SET state = 'acknowledged', acknowledged_at = ? "
-                     "WHERE id = ? AND state <> 'acknowledged'",
-                     -1, &ack, nullptr);
+  sqlite3_stmt* begin = prepareBare(db, "BEGIN IMMEDIATE");
+  sqlite3_stmt* commit = prepareBare(db, "COMMIT");
+  sqlite3_stmt* insert_body = prepareBare(db, "INSERT INTO message_bodies(pdu, addressees) VALUES(?, 1)");
+  sqlite3_stmt* insert = prepareBare(db,
+                                     "INSERT INTO outbound_queue(spid, function_mask, priority, body_id, "
+                                     "created_at) VALUES(?, ?, ?, ?, ?)");
+  sqlite3_stmt* sent = prepareBare(db,
+                                   "UPDATE outbound_queue SET state = 'sent', attempts = attempts + 1, "
+                                   "sent_at = ?, association_id = ? WHERE id = ? AND state = 'queued'");
+  sqlite3_stmt* ack = prepareBare(db,
+                                  "UPDATE outbound_queue SET state = 'acknowledged', acknowledged_at = ? "
+                                  "WHERE id = ? AND state <> 'acknowledged'");
   const Bytes payload = pdu();
   const auto batch = static_cast<std::size_t>(state.range(0));
   std::vector<sqlite3_int64> ids(batch);
-  auto exec = [](sqlite3_stmt* stmt) {
-    sqlite3_step(stmt);
-    sqlite3_reset(stmt);
-  };
+  auto exec = stepAndReset;
   for (auto _ : state) {
     exec(begin);
     for (std::size_t i = 0; i < batch; ++i) {
@@ -181,12 +186,7 @@ void raw(benchmark::State& state, bool lifecycle) {
 // The write-once shape (see the file's header): its own schema in a scratch file.
 void writeOnce(benchmark::State& state, bool lifecycle) {
   ScratchDir dir;
-  sqlite3* db = nullptr;
-  sqlite3_open_v2(dir.file().c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
-  sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
-  sqlite3_exec(db, durabilityOf(state) == Durability::kFull ? "PRAGMA synchronous=FULL"
-                                                            : "PRAGMA synchronous=NORMAL",
-               nullptr, nullptr, nullptr);
+  sqlite3* db = openBare(dir.file(), state);
   sqlite3_exec(db,
                "CREATE TABLE log_messages(id INTEGER PRIMARY KEY, spid TEXT NOT NULL, "
                "function_mask INTEGER NOT NULL, priority INTEGER NOT NULL, created_at INTEGER NOT NULL, "
@@ -198,27 +198,18 @@ void writeOnce(benchmark::State& state, bool lifecycle) {
                "association_id INTEGER, at INTEGER NOT NULL, first_id INTEGER NOT NULL, last_id INTEGER NOT NULL, "
                "ids BLOB NOT NULL);",
                nullptr, nullptr, nullptr);
-  sqlite3_stmt* begin = nullptr;
-  sqlite3_stmt* commit = nullptr;
-  sqlite3_stmt* insert = nullptr;
-  sqlite3_stmt* progress = nullptr;
-  sqlite3_prepare_v2(db, "BEGIN IMMEDIATE", -1, &begin, nullptr);
-  sqlite3_prepare_v2(db, "COMMIT", -1, &commit, nullptr);
-  sqlite3_prepare_v2(db,
-                     "INSERT INTO log_messages(spid, function_mask, priority, created_at, kind, opcode, "
-                     "confirmed, pdu) VALUES(?, ?, 0, ?, 0, 6, 1, ?)",
-                     -1, &insert, nullptr);
-  sqlite3_prepare_v2(db,
-                     "INSERT INTO log_progress(spid, event, association_id, at, first_id, last_id, ids) "
-                     "VALUES('0001', ?, ?, ?, ?, ?, ?)",
-                     -1, &progress, nullptr);
+  sqlite3_stmt* begin = prepareBare(db, "BEGIN IMMEDIATE");
+  sqlite3_stmt* commit = prepareBare(db, "COMMIT");
+  sqlite3_stmt* insert = prepareBare(db,
+                                     "INSERT INTO log_messages(spid, function_mask, priority, created_at, "
+                                     "kind, opcode, confirmed, pdu) VALUES(?, ?, 0, ?, 0, 6, 1, ?)");
+  sqlite3_stmt* progress = prepareBare(db,
+                                       "INSERT INTO log_progress(spid, event, association_id, at, first_id, "
+                                       "last_id, ids) VALUES('0001', ?, ?, ?, ?, ?, ?)");
   const Bytes payload = pdu();
   const auto batch = static_cast<std::size_t>(state.range(0));
   std::vector<sqlite3_int64> ids(batch);
-  auto exec = [](sqlite3_stmt* stmt) {
-    sqlite3_step(stmt);
-    sqlite3_reset(stmt);
-  };
+  auto exec = stepAndReset;
   auto record = [&](int event) {  // one progress row for the whole batch
     exec(begin);
     sqlite3_bind_int(progress, 1, event);
