@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <string>
 #include <vector>
 #include <chrono>
 #include <thread>
@@ -46,6 +47,27 @@ bool waitUntil(Predicate done, std::chrono::milliseconds limit) {
   }
   return done();
 }
+
+// The providers a listening node was asked to wake (Actions::wake), from its listener thread.
+class WokenProviders {
+ public:
+  NodeNotifications::Actions actions() {
+    NodeNotifications::Actions actions;
+    actions.wake = [this](const std::string& spid) {
+      std::lock_guard lock(mutex_);
+      spids_.push_back(spid);
+    };
+    return actions;
+  }
+  std::vector<std::string> spids() const {
+    std::lock_guard lock(mutex_);
+    return spids_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::string> spids_;
+};
 
 }  // namespace
 
@@ -114,26 +136,17 @@ TEST_CASE("A node passes on the submissions of other nodes, not those its own wr
   npac::testing::PostgresTestDatabase database;
   Node a(database.url());
   Node b(database.url());
-  std::mutex mutex;
-  std::vector<std::string> woken;
-  NodeNotifications::Actions actions;
-  actions.wake = [&](const std::string& spid) {
-    std::lock_guard lock(mutex);
-    woken.push_back(spid);
-  };
-  auto listening = NodeNotifications::start(database.url(), *b.registry, actions, 5s, "node-b");
+  WokenProviders woken;
+  auto listening = NodeNotifications::start(database.url(), *b.registry, woken.actions(), 5s, "node-b");
   REQUIRE(listening.isOk());
   REQUIRE(db::notifyNodes(*a.db, db::kSubmittedChannel, "0001 node-b").isOk());  // b's own writer
   REQUIRE(db::notifyNodes(*a.db, db::kSubmittedChannel, "0002 node-a").isOk());
   REQUIRE(db::notifyNodes(*a.db, db::kSubmittedChannel, std::vector<std::string>{"0003", "0004 node-a"}).isOk());
-  CHECK(waitUntil([&] {
-    std::lock_guard lock(mutex);
-    return woken.size() == 3;
-  }, 10s));
+  CHECK(waitUntil([&] { return woken.spids().size() == 3; }, 10s));
   std::this_thread::sleep_for(100ms);  // nothing further arrives
-  std::lock_guard lock(mutex);
-  std::sort(woken.begin(), woken.end());
-  CHECK(woken == std::vector<std::string>{"0002", "0003", "0004"});
+  std::vector<std::string> spids = woken.spids();
+  std::sort(spids.begin(), spids.end());
+  CHECK(spids == std::vector<std::string>{"0002", "0003", "0004"});
   (*listening)->stop();
 }
 
@@ -143,14 +156,8 @@ TEST_CASE("A queue writer's node name goes with its NOTIFY, so only the other no
   Node b(database.url());
   REQUIRE(db::ProviderStore(*a.db).add({"0001", "Provider 0001", db::SystemType::kSoa, true}).isOk());
   REQUIRE(db::ProviderStore(*a.db).add({"0002", "Provider 0002", db::SystemType::kSoa, true}).isOk());
-  std::mutex mutex;
-  std::vector<std::string> woken;
-  NodeNotifications::Actions actions;
-  actions.wake = [&](const std::string& spid) {
-    std::lock_guard lock(mutex);
-    woken.push_back(spid);
-  };
-  auto listening = NodeNotifications::start(database.url(), *b.registry, actions, 5s, "node-b");
+  WokenProviders woken;
+  auto listening = NodeNotifications::start(database.url(), *b.registry, woken.actions(), 5s, "node-b");
   REQUIRE(listening.isOk());
   const auto submitAs = [&](const std::string& node, const char* spid) {
     db::QueueWriter::Options options;
@@ -164,10 +171,9 @@ TEST_CASE("A queue writer's node name goes with its NOTIFY, so only the other no
   submitAs("node-a", "0002");
   // Notifications arrive in commit order: once a's is here, b's was handled before it.
   CHECK(waitUntil([&] {
-    std::lock_guard lock(mutex);
-    return std::find(woken.begin(), woken.end(), "0002") != woken.end();
+    const std::vector<std::string> spids = woken.spids();
+    return std::find(spids.begin(), spids.end(), "0002") != spids.end();
   }, 10s));
-  std::lock_guard lock(mutex);
-  CHECK(woken == std::vector<std::string>{"0002"});
+  CHECK(woken.spids() == std::vector<std::string>{"0002"});
   (*listening)->stop();
 }
