@@ -56,7 +56,7 @@ bool isSpid(std::string_view text) {
 
 NodeNotification classifyNotification(std::string_view channel, std::string_view payload) {
   using Kind = NodeNotification::Kind;
-  if (channel.empty()) return {Kind::kResync, {}};
+  if (channel.empty()) return {Kind::kResync, {}, {}};
   if (channel == kSubmittedChannel) {
     const std::size_t space = payload.find(' ');
     const std::string_view spid = payload.substr(0, space);
@@ -65,10 +65,10 @@ NodeNotification classifyNotification(std::string_view channel, std::string_view
     return NodeNotification{Kind::kSubmitted, std::string(spid), std::string(node)};
   }
   if (channel != kChangedChannel) return {};
-  if (payload == kTunablesChanged) return {Kind::kTunablesChanged, {}};
+  if (payload == kTunablesChanged) return {Kind::kTunablesChanged, {}, {}};
   if (payload.substr(0, kProviderChangedPrefix.size()) == kProviderChangedPrefix) {
     const std::string_view spid = payload.substr(kProviderChangedPrefix.size());
-    if (isSpid(spid)) return {Kind::kProviderChanged, std::string(spid)};
+    if (isSpid(spid)) return {Kind::kProviderChanged, std::string(spid), {}};
   }
   return {};
 }
