@@ -35,6 +35,8 @@
 //      by outbound_queue.body_id (the pdu column is gone); a broadcast is one body for all
 //      its addressees (message_bodies.addressees counts the rows; the purge deletes a body
 //      with its last row). Every existing row gets a body of its own, numbered as the row.
+//   9  delivery_progress and delivery_settled: delivery progress as appended records and
+//      each provider's settled mark (db/progress_log.h, the write-once log).
 //
 // Threading: runs on the Database it is given, as that Database's contract says.
 #pragma once
@@ -51,7 +53,7 @@ namespace npac::db {
 
 class Database;
 
-inline constexpr int kCurrentSchemaVersion = 8;
+inline constexpr int kCurrentSchemaVersion = 9;
 // Versions 2 and 3 only added nullable/defaulted columns, indexes and a table. Version 4's
 // columns are defaulted too, but npacd delivers by them: an older npacd would write every
 // row as an unconfirmed push of unknown operation, answers to providers included. So a
@@ -62,6 +64,7 @@ inline constexpr int kCurrentSchemaVersion = 8;
 // Version 7 only adds a table an older npacd never reads: still 4.
 // Version 8 moves every PDU out of outbound_queue: an npacd of schema 4..7 reads and writes
 // outbound_queue.pdu, so a version-8 file is refused by it (kTooNew); the value is 8.
+// Version 9 only adds tables an npacd of schema 8 never reads: still 8.
 inline constexpr int kCompatibleSchemaVersion = 8;
 
 // What the version-4 step does with a row queued before it (see above). The classifier

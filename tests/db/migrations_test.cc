@@ -436,9 +436,27 @@ TEST_CASE("A version 7 file stays usable by npacd of schema 4 and a version 8 fi
     REQUIRE(upgradeExistingTo(*raw, 7).isOk());
     CHECK(readSchemaVersion(*raw)->last_compatible_version == 4);
   }
+  auto raw = openRaw(dir.file("npacd.db"));
+  REQUIRE(upgradeExistingTo(*raw, 8).isOk());
+  CHECK(readSchemaVersion(*raw)->version == 8);
+  CHECK(readSchemaVersion(*raw)->last_compatible_version == 8);  // outbound_queue.pdu is gone
+}
+
+TEST_CASE("A version 8 file gains the delivery progress tables and stays usable by npacd of schema 8", "[sqlite]") {
+  TempDir dir;
+  buildFileAt(dir.file("npacd.db"), 3, kOldRows);
+  {
+    auto raw = openRaw(dir.file("npacd.db"));
+    REQUIRE(upgradeExistingTo(*raw, 8).isOk());
+  }
   auto db = openFresh(dir);
-  CHECK(readSchemaVersion(*db)->version == 8);
-  CHECK(readSchemaVersion(*db)->last_compatible_version == 8);  // outbound_queue.pdu is gone
+  CHECK(readSchemaVersion(*db)->version == 9);
+  CHECK(readSchemaVersion(*db)->last_compatible_version == 8);  // tables schema 8 never reads
+  auto tables = db->prepare(
+      "SELECT count(*) FROM sqlite_master WHERE name IN ('delivery_progress', 'delivery_settled')");
+  REQUIRE(tables.isOk());
+  REQUIRE(*tables->step());
+  CHECK(tables->columnInt64(0) == 2);
 }
 
 TEST_CASE("A version 6 file gains the provider lease table when upgraded to version 7 keeping its data", "[sqlite]") {

@@ -1,0 +1,154 @@
+#include "db/progress_log.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "db/database.h"
+#include "db/statement.h"
+#include "db/transaction.h"
+
+namespace npac::db {
+namespace {
+
+// The stored pieces of one record: runs of its sorted ids no wider than kMaxSpan and no
+// longer than kMaxIds.
+std::vector<std::span<const MessageId>> pieces(const std::vector<MessageId>& sorted) {
+  std::vector<std::span<const MessageId>> out;
+  std::size_t start = 0;
+  for (std::size_t i = 1; i <= sorted.size(); ++i) {
+    if (i == sorted.size() || sorted[i] - sorted[start] > ProgressLog::kMaxSpan ||
+        i - start == ProgressLog::kMaxIds) {
+      out.emplace_back(sorted.data() + start, i - start);
+      start = i;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Status ProgressLog::append(std::span<const ProgressRecord> records) {
+  Transaction txn(db_);
+  if (Status status = txn.begin(); !status) return status;
+  Result<Statement> insert = db_.prepare(
+      "INSERT INTO delivery_progress(spid, event, association_id, at, first_id, last_id, ids, reason) "
+      "VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!insert) return insert.status();
+  for (const ProgressRecord& record : records) {
+    if (record.ids.empty()) continue;
+    if (record.spid.empty()) return Status::invalidArgument("a delivery progress record without a provider");
+    std::vector<MessageId> sorted = record.ids;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted.front() < 1) {
+      return Status::invalidArgument("delivery progress for message " + std::to_string(sorted.front()) +
+                                     ": ids start at 1");
+    }
+    for (std::span<const MessageId> piece : pieces(sorted)) {
+      insert->bindText(0, record.spid)
+          .bindInt64(1, static_cast<std::int64_t>(record.event))
+          .bindInt64(2, record.association)
+          .bindInt64(3, record.at)
+          .bindInt64(4, piece.front())
+          .bindInt64(5, piece.back())
+          .bindBlob(6, encodeIdList(piece));
+      if (record.reason.empty()) {
+        insert->bindNull(7);
+      } else {
+        insert->bindText(7, record.reason);
+      }
+      if (Status status = insert->run(); !status) return status;
+      insert->reset();
+    }
+  }
+  return txn.commit();
+}
+
+Result<std::vector<ProgressRecord>> ProgressLog::select(std::string_view spid, MessageId from_first,
+                                                        MessageId to_first, MessageId min_last) {
+  Result<Statement> query = db_.prepare(
+      "SELECT event, association_id, at, ids, reason, seq FROM delivery_progress "
+      "WHERE spid = ? AND first_id >= ? AND first_id <= ? AND last_id >= ? ORDER BY seq");
+  if (!query) return query.status();
+  query->bindText(0, spid).bindInt64(1, from_first).bindInt64(2, to_first).bindInt64(3, min_last);
+  std::vector<ProgressRecord> records;
+  while (true) {
+    Result<bool> row = query->step();
+    if (!row) return row.status();
+    if (!*row) break;
+    const std::int64_t seq = query->columnInt64(5);
+    std::optional<ProgressEvent> event = progressEventFromInt(query->columnInt64(0));
+    if (!event) {
+      return Status::make(Status::Code::kCorrupt,
+                          "delivery progress record " + std::to_string(seq) + ": unknown event " +
+                              std::to_string(query->columnInt64(0)),
+                          db_.path(), "restore from backup");
+    }
+    const Bytes blob = query->columnBlob(3);
+    Result<std::vector<MessageId>> ids = decodeIdList(blob, kMaxIds);
+    if (!ids) {
+      return Status::make(Status::Code::kCorrupt,
+                          "delivery progress record " + std::to_string(seq) + ": " + ids.status().message(),
+                          db_.path(), "restore from backup");
+    }
+    ProgressRecord record;
+    record.spid = std::string(spid);
+    record.event = *event;
+    record.association = query->columnIsNull(1) ? 0 : query->columnInt64(1);
+    record.at = query->columnInt64(2);
+    record.ids = std::move(*ids);
+    record.reason = query->columnIsNull(4) ? std::string() : query->columnText(4);
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+Result<std::vector<ProgressRecord>> ProgressLog::after(std::string_view spid, MessageId mark) {
+  // last_id > mark; a record spans at most kMaxSpan, so its first_id > mark - kMaxSpan.
+  const MessageId from = mark > kMaxSpan ? mark - kMaxSpan + 1 : 0;
+  return select(spid, from, std::numeric_limits<MessageId>::max(), mark + 1);
+}
+
+Result<std::vector<ProgressRecord>> ProgressLog::covering(std::string_view spid, MessageId id) {
+  const MessageId from = id > kMaxSpan ? id - kMaxSpan : 0;
+  Result<std::vector<ProgressRecord>> records = select(spid, from, id, id);
+  if (!records) return records.status();
+  // Within its span a record may still skip `id`.
+  std::erase_if(*records, [id](const ProgressRecord& r) {
+    return std::find(r.ids.begin(), r.ids.end(), id) == r.ids.end();
+  });
+  return records;
+}
+
+Result<std::size_t> ProgressLog::purgeThrough(std::string_view spid, MessageId mark) {
+  Result<Statement> purge =
+      db_.prepare("DELETE FROM delivery_progress WHERE spid = ? AND first_id <= ? AND last_id <= ?");
+  if (!purge) return purge.status();
+  purge->bindText(0, spid).bindInt64(1, mark).bindInt64(2, mark);
+  if (Status status = purge->run(); !status) return status;
+  return static_cast<std::size_t>(db_.changes());
+}
+
+Result<MessageId> ProgressLog::settledThrough(std::string_view spid) {
+  Result<Statement> query = db_.prepare("SELECT settled_through FROM delivery_settled WHERE spid = ?");
+  if (!query) return query.status();
+  query->bindText(0, spid);
+  Result<bool> row = query->step();
+  if (!row) return row.status();
+  return *row ? query->columnInt64(0) : MessageId{0};
+}
+
+Status ProgressLog::saveSettled(std::string_view spid, MessageId mark, TimeMs at) {
+  Result<Statement> upsert = db_.prepare(
+      "INSERT INTO delivery_settled(spid, settled_through, at) VALUES(?, ?, ?) "
+      "ON CONFLICT(spid) DO UPDATE SET "
+      "settled_through = CASE WHEN excluded.settled_through > delivery_settled.settled_through "
+      "THEN excluded.settled_through ELSE delivery_settled.settled_through END, "
+      "at = CASE WHEN excluded.settled_through > delivery_settled.settled_through "
+      "THEN excluded.at ELSE delivery_settled.at END");
+  if (!upsert) return upsert.status();
+  upsert->bindText(0, spid).bindInt64(1, mark).bindInt64(2, at);
+  return upsert->run();
+}
+
+}  // namespace npac::db

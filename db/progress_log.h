@@ -1,0 +1,71 @@
+// ProgressLog: where delivery progress records (db/delivery_progress.h) are kept — table
+// delivery_progress, appended and never updated — and each provider's settled mark
+// (table delivery_settled), from which its records are replayed.
+//
+// Storage. A record is stored with its ids sorted ascending (the order of a record's ids
+// means nothing: each id's transition stands alone) and split so that no stored record
+// spans more than kMaxSpan ids (last_id - first_id). One index, (spid, first_id), then
+// answers both questions the queue asks in a bounded range:
+//   - after(spid, mark): the records that may name a message above `mark` — last_id > mark,
+//     so first_id > mark - kMaxSpan — in the order they were appended (seq);
+//   - covering(spid, id): the records that may name message `id` — first_id in
+//     [id - kMaxSpan, id].
+// Retention drops whole ranges: purgeThrough(spid, mark) deletes the records whose every
+// id is at or below `mark`.
+//
+// The settled mark (delivery_settled) is a checkpoint, not a state: every message of the
+// provider at or below it is acknowledged or failed. It only grows (saveSettled keeps the
+// larger), so replaying the records after any mark once saved gives the same states.
+//
+// Both engines (SQLite, PostgreSQL) through db::Database; the writes join the caller's
+// transaction when there is one.
+//
+// Threading: as the Database it wraps (one thread at a time). Cheap to construct.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "db/delivery_progress.h"
+#include "db/status.h"
+
+namespace npac::db {
+
+class Database;
+
+class ProgressLog {
+ public:
+  // Ids one stored record may span (last_id - first_id), and hold at most.
+  static constexpr MessageId kMaxSpan = MessageId{1} << 20;
+  static constexpr std::size_t kMaxIds = 65536;
+
+  explicit ProgressLog(Database& db) : db_(db) {}
+
+  // Appends `records` (ids sorted and split as above; a record without ids is skipped).
+  // kInvalidArgument for an id below 1, an event or SPID that cannot be stored (empty SPID).
+  Status append(std::span<const ProgressRecord> records);
+
+  // The records of `spid` that may name a message above `mark`, in append order. The ids
+  // at or below `mark` are left in them (the fold skips settled ids).
+  Result<std::vector<ProgressRecord>> after(std::string_view spid, MessageId mark);
+  // The records of `spid` that name message `id`, in append order.
+  Result<std::vector<ProgressRecord>> covering(std::string_view spid, MessageId id);
+  // Deletes the records of `spid` whose ids are all at or below `mark`; how many.
+  Result<std::size_t> purgeThrough(std::string_view spid, MessageId mark);
+
+  // The provider's settled mark (0 when none was saved).
+  Result<MessageId> settledThrough(std::string_view spid);
+  // Saves `mark` unless a larger one is saved already.
+  Status saveSettled(std::string_view spid, MessageId mark, TimeMs at);
+
+ private:
+  // Records with first_id in [from_first, to_first] and last_id >= min_last, by seq.
+  Result<std::vector<ProgressRecord>> select(std::string_view spid, MessageId from_first, MessageId to_first,
+                                             MessageId min_last);
+  Database& db_;
+};
+
+}  // namespace npac::db
