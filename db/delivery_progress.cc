@@ -161,37 +161,56 @@ std::size_t ProviderProgress::apply(const ProgressRecord& record) {
   std::size_t changed = 0;
   for (MessageId id : record.ids) {
     auto it = messages_.find(id);
-    if (it == messages_.end() || !allows(record.event, it->second.state)) continue;
-    MessageProgress& message = it->second;
-    switch (record.event) {
-      case ProgressEvent::kHanded:
-        message.state = MessageState::kSent;
-        ++message.attempts;
-        message.sent_at = record.at;
-        message.association = record.association;
-        break;
-      case ProgressEvent::kAcknowledged:
-        message.state = MessageState::kAcknowledged;
-        message.acknowledged_at = record.at;
-        break;
-      case ProgressEvent::kFailed:
-        message.state = MessageState::kFailed;
-        message.failure_reason = record.reason;
-        message.failed_at = record.at;
-        break;
-      case ProgressEvent::kRequeued:
-        message.state = MessageState::kQueued;
-        message.retransmission = true;
-        break;
-      case ProgressEvent::kMoved:
-        message.association = record.association;
-        message.retransmission = true;
-        break;
-    }
-    ++changed;
+    if (it != messages_.end() && applyEvent(record, it->second)) ++changed;
   }
   if (changed > 0) settle();
   return changed;
+}
+
+bool applyEvent(const ProgressRecord& record, MessageProgress& message) {
+  if (!allows(record.event, message.state)) return false;
+  switch (record.event) {
+    case ProgressEvent::kHanded:
+      message.state = MessageState::kSent;
+      ++message.attempts;
+      message.sent_at = record.at;
+      message.association = record.association;
+      break;
+    case ProgressEvent::kAcknowledged:
+      message.state = MessageState::kAcknowledged;
+      message.acknowledged_at = record.at;
+      break;
+    case ProgressEvent::kFailed:
+      message.state = MessageState::kFailed;
+      message.failure_reason = record.reason;
+      message.failed_at = record.at;
+      break;
+    case ProgressEvent::kRequeued:
+      message.state = MessageState::kQueued;
+      message.retransmission = true;
+      break;
+    case ProgressEvent::kMoved:
+      message.association = record.association;
+      message.retransmission = true;
+      break;
+  }
+  return true;
+}
+
+MessageProgress progressOf(const QueuedMessage& row) {
+  return MessageProgress{row.state,           row.attempts,       row.sent_at,        row.acknowledged_at,
+                         row.failed_at,       row.association_id, row.retransmission, row.failure_reason};
+}
+
+void setProgress(QueuedMessage& row, const MessageProgress& progress) {
+  row.state = progress.state;
+  row.attempts = progress.attempts;
+  row.sent_at = progress.sent_at;
+  row.acknowledged_at = progress.acknowledged_at;
+  row.failed_at = progress.failed_at;
+  row.association_id = progress.association;
+  row.retransmission = progress.retransmission;
+  row.failure_reason = progress.failure_reason;
 }
 
 const MessageProgress* ProviderProgress::find(MessageId id) const {

@@ -80,6 +80,15 @@ struct MessageProgress {
   friend bool operator==(const MessageProgress&, const MessageProgress&) = default;
 };
 
+// Applies `record`'s event to one of the messages it names when the event's rule allows
+// it (see above); true when the message changed.
+bool applyEvent(const ProgressRecord& record, MessageProgress& message);
+
+// A queue row's state columns as the fold's starting point (a row's base state: what it
+// held before records were written for it), and the fold's result written back on a row.
+MessageProgress progressOf(const QueuedMessage& row);
+void setProgress(QueuedMessage& row, const MessageProgress& progress);
+
 class ProviderProgress {
  public:
   // Messages up to `settled_through` are settled (none of them is tracked).

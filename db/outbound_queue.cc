@@ -407,6 +407,7 @@ Result<QueuedMessage> OutboundQueue::get(MessageId id) {
   if (found->empty()) {
     return Status::notFound("message " + std::to_string(id) + " is not in the outbound queue");
   }
+  if (Status status = foldProgress(*found); !status) return status;
   return std::move(found->front());
 }
 
@@ -418,7 +419,10 @@ Result<std::vector<QueuedMessage>> OutboundQueue::createdBetween(std::string_vie
   if (!query) return query.status();
   query->bindText(0, spid).bindInt64(1, from).bindInt64(2, to).bindInt64(
       3, static_cast<std::int64_t>(limit));
-  return select(*query);
+  Result<std::vector<QueuedMessage>> found = select(*query);
+  if (!found) return found.status();
+  if (Status status = foldProgress(*found); !status) return status;
+  return found;
 }
 
 Result<std::vector<QueuedMessage>> OutboundQueue::unacknowledged(std::string_view spid,

@@ -209,6 +209,9 @@ class OutboundQueue {
   Result<std::optional<QueuedSnapshot>> snapshotQueued(std::string_view spid, std::size_t max,
                                                        std::optional<MessageId> committed_through);
   Result<std::vector<QueuedMessage>> select(Statement& query);
+  // The delivery progress records over `rows` (db/outbound_queue_progress.cc): each row's
+  // columns are its base state, the records naming it take it from there.
+  Status foldProgress(std::vector<QueuedMessage>& rows);
   // The bodies an append writes: the first message carrying each, and how many rows name it.
   struct BodyPlan {
     std::size_t first = 0;
