@@ -3,25 +3,12 @@
 #include <charconv>
 
 #include "db/database.h"
+#include "db/outbound_queue_sql.h"
 #include "db/transaction.h"
 
 namespace npac::db {
-namespace {
 
-// A row with its body's PDU (schema 8: the bytes live once in message_bodies). Conditions
-// after it name the row's columns as q.*.
-constexpr const char* kSelect =
-    "SELECT q.id, q.spid, q.function_mask, q.priority, b.pdu, q.state, q.attempts, q.created_at, "
-    "q.sent_at, q.acknowledged_at, q.association_id, q.retransmission, q.failure_reason, "
-    "q.failed_at, q.idempotency_key, q.kind, q.opcode, q.confirmed "
-    "FROM outbound_queue AS q JOIN message_bodies AS b ON b.id = q.body_id ";
-
-// The ids as a JSON array for `id IN (SELECT value FROM json_each(?))`: one statement
-// changes a whole batch, so SQLite sets up and tears down one program per batch instead of
-// one per message. PostgreSQL reads the same array with json_array_elements_text.
-#define NPAC_SQLITE_ID_LIST "(SELECT value FROM json_each(?))"
-#define NPAC_POSTGRES_ID_LIST "(SELECT CAST(json_array_elements_text(CAST(? AS json)) AS bigint))"
-std::string idArray(std::span<const MessageId> ids) {
+std::string queue_sql::idArray(std::span<const MessageId> ids) {
   std::string out;
   out.reserve(ids.size() * 12 + 2);
   out.push_back('[');
@@ -34,6 +21,11 @@ std::string idArray(std::span<const MessageId> ids) {
   out.push_back(']');
   return out;
 }
+
+namespace {
+
+using queue_sql::idArray;
+using queue_sql::kSelect;
 
 // The kConstraint answer to a row refused by the provider's foreign key.
 Status unknownProvider(std::string_view spid, const Status& status) {
@@ -246,20 +238,6 @@ Result<std::vector<QueuedMessage>> OutboundQueue::select(Statement& query) {
   }
 }
 
-Result<std::vector<QueuedMessage>> OutboundQueue::nextQueued(std::string_view spid,
-                                                             std::uint32_t association_functions,
-                                                             std::size_t limit) {
-  Result<Statement> query = db_.prepare(
-      std::string(kSelect) +
-      "WHERE q.spid = ? AND q.state = 'queued' AND (q.function_mask & ?) = q.function_mask "
-      "ORDER BY q.priority DESC, q.id LIMIT ?");
-  if (!query) return query.status();
-  query->bindText(0, spid)
-      .bindInt64(1, association_functions)
-      .bindInt64(2, static_cast<std::int64_t>(limit));
-  return select(*query);
-}
-
 Status OutboundQueue::explainUnchanged(MessageId id, const char* wanted) {
   Result<QueuedMessage> message = get(id);
   if (!message) return message.status();
@@ -425,15 +403,6 @@ Result<std::vector<QueuedMessage>> OutboundQueue::createdBetween(std::string_vie
   return found;
 }
 
-Result<std::vector<QueuedMessage>> OutboundQueue::unacknowledged(std::string_view spid,
-                                                                 std::size_t limit) {
-  Result<Statement> query = db_.prepare(
-      std::string(kSelect) + "WHERE q.spid = ? AND q.state <> 'acknowledged' ORDER BY q.id LIMIT ?");
-  if (!query) return query.status();
-  query->bindText(0, spid).bindInt64(1, static_cast<std::int64_t>(limit));
-  return select(*query);
-}
-
 Result<std::size_t> OutboundQueue::purgeAcknowledgedBefore(TimeMs cutoff) {
   std::size_t purged = 0;
   for (;;) {
@@ -502,15 +471,6 @@ Result<std::size_t> OutboundQueue::purgeAcknowledgedBefore(TimeMs cutoff, std::s
   const auto purged = static_cast<std::size_t>(db_.changes());
   if (Status status = txn.commit(); !status) return status;
   return purged;
-}
-
-Result<std::size_t> OutboundQueue::count(MessageState state) {
-  Result<Statement> query = db_.prepare("SELECT count(*) FROM outbound_queue WHERE state = ?");
-  if (!query) return query.status();
-  query->bindText(0, toString(state));
-  Result<bool> row = query->step();
-  if (!row) return row.status();
-  return static_cast<std::size_t>(query->columnInt64(0));
 }
 
 QueuedMessage committedMessage(NewMessage message, MessageId id, TimeMs created_at) {

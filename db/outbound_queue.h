@@ -40,6 +40,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "db/clock.h"
@@ -212,6 +213,19 @@ class OutboundQueue {
   // The delivery progress records over `rows` (db/outbound_queue_progress.cc): each row's
   // columns are its base state, the records naming it take it from there.
   Status foldProgress(std::vector<QueuedMessage>& rows);
+  // What the records say of one provider's messages: every message they name that has a
+  // row, with its row's state and its row as the records leave it.
+  struct ProgressView {
+    struct Named {
+      MessageState base = MessageState::kQueued;  // by its row's columns
+      QueuedMessage row;                          // as the records leave it
+    };
+    std::unordered_map<MessageId, Named> named;
+    const Named* find(MessageId id) const;
+    // Messages in `state` after the records minus those in it by their rows.
+    std::int64_t delta(MessageState state) const;
+  };
+  Result<ProgressView> progressView(std::string_view spid);
   // The bodies an append writes: the first message carrying each, and how many rows name it.
   struct BodyPlan {
     std::size_t first = 0;

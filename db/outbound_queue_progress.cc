@@ -1,15 +1,34 @@
 // OutboundQueue's reads through the delivery progress records (db/progress_log.h, the
 // write-once log): a row's state columns are its base state, and the records that name it,
 // in append order, take it from there (db/delivery_progress.h applyEvent).
+//
+// A reader that selects rows by state cannot ask SQL for the state the records give, so it
+// selects by a superset of base states, page by page in its order, and keeps the rows whose
+// state after the records is the one asked for (ProgressView). Records only move a state
+// along db::OutboundQueue's transitions, so the superset is known: a queued message was
+// queued or sent by its row; an unacknowledged one was anything but acknowledged.
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "db/database.h"
 #include "db/delivery_progress.h"
 #include "db/outbound_queue.h"
+#include "db/outbound_queue_sql.h"
 #include "db/progress_log.h"
 
 namespace npac::db {
+namespace {
+
+// Rows read per page by the readers that filter by the state after the records.
+constexpr std::size_t kPageRows = 512;
+
+bool carries(std::uint32_t association_functions, std::uint32_t needed) {
+  return (association_functions & needed) == needed;
+}
+
+}  // namespace
 
 Status OutboundQueue::foldProgress(std::vector<QueuedMessage>& rows) {
   if (rows.empty()) return Status::ok();
@@ -49,6 +68,163 @@ Status OutboundQueue::foldProgress(std::vector<QueuedMessage>& rows) {
     for (std::size_t i = 0; i < rows.size(); ++i) setProgress(rows[i], progress[i]);
   }
   return Status::ok();
+}
+
+const OutboundQueue::ProgressView::Named* OutboundQueue::ProgressView::find(MessageId id) const {
+  auto it = named.find(id);
+  return it == named.end() ? nullptr : &it->second;
+}
+
+Result<OutboundQueue::ProgressView> OutboundQueue::progressView(std::string_view spid) {
+  ProgressView view;
+  Result<std::vector<ProgressRecord>> records = ProgressLog(db_).after(spid, 0);
+  if (!records) return records.status();
+  if (records->empty()) return view;
+  std::vector<MessageId> ids;
+  {
+    std::unordered_set<MessageId> seen;
+    for (const ProgressRecord& record : *records) {
+      for (MessageId id : record.ids) {
+        if (seen.insert(id).second) ids.push_back(id);
+      }
+    }
+  }
+  std::unordered_map<MessageId, MessageProgress> progress;
+  // The base state of every named row of this provider (a named id without one — purged,
+  // or another provider's — is left out).
+  Result<Statement> base = db_.prepare(
+      std::string(queue_sql::kSelect) + "WHERE q.spid = ? AND q.id IN " +
+      (db_.backend() == Backend::kPostgres ? NPAC_POSTGRES_ID_LIST : NPAC_SQLITE_ID_LIST));
+  if (!base) return base.status();
+  for (std::size_t from = 0; from < ids.size(); from += kPageRows) {
+    const std::size_t n = std::min(kPageRows, ids.size() - from);
+    base->bindText(0, spid).bindText(1, queue_sql::idArray(std::span(ids).subspan(from, n)));
+    Result<std::vector<QueuedMessage>> rows = select(*base);
+    if (!rows) return rows.status();
+    for (QueuedMessage& row : *rows) {
+      progress.emplace(row.id, progressOf(row));
+      const MessageState state = row.state;
+      view.named.emplace(row.id, ProgressView::Named{state, std::move(row)});
+    }
+    base->reset();
+  }
+  for (const ProgressRecord& record : *records) {
+    for (MessageId id : record.ids) {
+      auto it = progress.find(id);
+      if (it != progress.end()) applyEvent(record, it->second);
+    }
+  }
+  for (auto& [id, named] : view.named) setProgress(named.row, progress.at(id));
+  return view;
+}
+
+Result<std::vector<QueuedMessage>> OutboundQueue::nextQueued(std::string_view spid,
+                                                             std::uint32_t association_functions,
+                                                             std::size_t limit) {
+  Result<ProgressView> view = progressView(spid);
+  if (!view) return view.status();
+  // Rows queued by their columns, in send order, that the records left queued; then the
+  // rows sent by their columns that a record put back (merged in send order).
+  Result<Statement> query = db_.prepare(
+      std::string(queue_sql::kSelect) +
+      "WHERE q.spid = ? AND q.state = 'queued' AND (q.function_mask & ?) = q.function_mask "
+      "ORDER BY q.priority DESC, q.id LIMIT ? OFFSET ?");
+  if (!query) return query.status();
+  std::vector<QueuedMessage> out;
+  for (std::size_t offset = 0; out.size() < limit; offset += kPageRows) {
+    query->bindText(0, spid)
+        .bindInt64(1, association_functions)
+        .bindInt64(2, static_cast<std::int64_t>(view->named.empty() ? limit : kPageRows))
+        .bindInt64(3, static_cast<std::int64_t>(offset));
+    Result<std::vector<QueuedMessage>> rows = select(*query);
+    if (!rows) return rows.status();
+    query->reset();
+    const std::size_t read = rows->size();
+    for (QueuedMessage& row : *rows) {
+      const ProgressView::Named* named = view->find(row.id);
+      if (named != nullptr && named->row.state != MessageState::kQueued) continue;
+      if (named != nullptr) row = named->row;
+      out.push_back(std::move(row));
+      if (out.size() == limit) break;
+    }
+    if (view->named.empty() || read < kPageRows) break;
+  }
+  bool merged = false;
+  for (const auto& [id, named] : view->named) {
+    if (named.base != MessageState::kSent || named.row.state != MessageState::kQueued) continue;
+    if (!carries(association_functions, named.row.function_mask)) continue;
+    out.push_back(named.row);
+    merged = true;
+  }
+  if (merged) {
+    std::sort(out.begin(), out.end(), [](const QueuedMessage& a, const QueuedMessage& b) {
+      return a.priority != b.priority ? a.priority > b.priority : a.id < b.id;
+    });
+    if (out.size() > limit) out.resize(limit);
+  }
+  return out;
+}
+
+Result<std::vector<QueuedMessage>> OutboundQueue::unacknowledged(std::string_view spid, std::size_t limit) {
+  Result<ProgressView> view = progressView(spid);
+  if (!view) return view.status();
+  Result<Statement> query = db_.prepare(std::string(queue_sql::kSelect) +
+                                        "WHERE q.spid = ? AND q.state <> 'acknowledged' AND q.id > ? "
+                                        "ORDER BY q.id LIMIT ?");
+  if (!query) return query.status();
+  std::vector<QueuedMessage> out;
+  MessageId after = 0;
+  while (out.size() < limit) {
+    query->bindText(0, spid).bindInt64(1, after).bindInt64(
+        2, static_cast<std::int64_t>(view->named.empty() ? limit : kPageRows));
+    Result<std::vector<QueuedMessage>> rows = select(*query);
+    if (!rows) return rows.status();
+    query->reset();
+    const std::size_t read = rows->size();
+    for (QueuedMessage& row : *rows) {
+      after = row.id;
+      const ProgressView::Named* named = view->find(row.id);
+      if (named != nullptr && named->row.state == MessageState::kAcknowledged) continue;
+      if (named != nullptr) row = named->row;
+      out.push_back(std::move(row));
+      if (out.size() == limit) break;
+    }
+    if (view->named.empty() || read < kPageRows) break;
+  }
+  return out;
+}
+
+Result<std::size_t> OutboundQueue::count(MessageState state) {
+  Result<Statement> query = db_.prepare("SELECT count(*) FROM outbound_queue WHERE state = ?");
+  if (!query) return query.status();
+  query->bindText(0, toString(state));
+  Result<bool> row = query->step();
+  if (!row) return row.status();
+  auto total = static_cast<std::int64_t>(query->columnInt64(0));
+  // Each message the records moved counts in its state after them, not in its row's.
+  Result<Statement> providers = db_.prepare("SELECT DISTINCT spid FROM delivery_progress");
+  if (!providers) return providers.status();
+  std::vector<std::string> spids;
+  for (;;) {
+    Result<bool> next = providers->step();
+    if (!next) return next.status();
+    if (!*next) break;
+    spids.push_back(providers->columnText(0));
+  }
+  for (const std::string& spid : spids) {
+    Result<ProgressView> view = progressView(spid);
+    if (!view) return view.status();
+    total += view->delta(state);
+  }
+  return static_cast<std::size_t>(std::max<std::int64_t>(total, 0));
+}
+
+std::int64_t OutboundQueue::ProgressView::delta(MessageState state) const {
+  std::int64_t delta = 0;
+  for (const auto& [id, named] : this->named) {
+    delta += (named.row.state == state ? 1 : 0) - (named.base == state ? 1 : 0);
+  }
+  return delta;
 }
 
 }  // namespace npac::db

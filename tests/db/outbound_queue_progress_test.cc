@@ -104,3 +104,71 @@ TEST_CASE("A record that its rule refuses for a message leaves that message as i
   CHECK(message->state == MessageState::kAcknowledged);
   CHECK(message->attempts == 0);
 }
+
+TEST_CASE("A message handed by a record is no longer offered for delivery, and offered again once requeued",
+          "[db][progress]") {
+  Fixture f;
+  const auto ids = f.append("0001", 3);
+  f.record(ProgressEvent::kHanded, {ids[0], ids[1]}, 2000, 5);
+  auto next = f.queue.nextQueued("0001", 1, 10);
+  REQUIRE(next.isOk());
+  REQUIRE(next->size() == 1);
+  CHECK(next->front().id == ids[2]);
+  f.record(ProgressEvent::kRequeued, {ids[1]}, 2100);
+  next = f.queue.nextQueued("0001", 1, 10);
+  REQUIRE(next.isOk());
+  REQUIRE(next->size() == 2);
+  CHECK((*next)[0].id == ids[1]);
+  CHECK((*next)[0].retransmission);
+  CHECK((*next)[1].id == ids[2]);
+}
+
+TEST_CASE("A row sent by its columns that a record put back is offered in send order", "[db][progress]") {
+  Fixture f;
+  const auto ids = f.append("0001", 3);
+  REQUIRE(f.queue.markSent(ids[0], 7, 1500).isOk());  // on the row, as before the log
+  f.record(ProgressEvent::kRequeued, {ids[0]}, 1600);
+  auto next = f.queue.nextQueued("0001", 1, 2);
+  REQUIRE(next.isOk());
+  REQUIRE(next->size() == 2);
+  CHECK((*next)[0].id == ids[0]);
+  CHECK((*next)[1].id == ids[1]);
+}
+
+TEST_CASE("The limit of queued messages holds past rows the records took away", "[db][progress]") {
+  Fixture f;
+  const auto ids = f.append("0001", 1200);
+  std::vector<MessageId> handed(ids.begin(), ids.begin() + 1000);
+  f.record(ProgressEvent::kHanded, handed, 2000, 5);
+  auto next = f.queue.nextQueued("0001", 1, 150);
+  REQUIRE(next.isOk());
+  REQUIRE(next->size() == 150);
+  CHECK(next->front().id == ids[1000]);
+  CHECK(next->back().id == ids[1149]);
+}
+
+TEST_CASE("What a provider missed leaves out what records acknowledged and keeps what failed",
+          "[db][progress]") {
+  Fixture f;
+  const auto ids = f.append("0001", 700);
+  std::vector<MessageId> acked(ids.begin(), ids.begin() + 600);
+  f.record(ProgressEvent::kAcknowledged, acked, 2000);
+  f.record(ProgressEvent::kFailed, {ids[650]}, 2100);
+  auto missed = f.queue.unacknowledged("0001", 60);
+  REQUIRE(missed.isOk());
+  REQUIRE(missed->size() == 60);
+  CHECK(missed->front().id == ids[600]);
+  CHECK((*missed)[50].state == MessageState::kFailed);
+}
+
+TEST_CASE("Counts by state count each message in the state its records give", "[db][progress]") {
+  Fixture f;
+  const auto ids = f.append("0001", 4);
+  f.append("0002", 1);
+  f.record(ProgressEvent::kHanded, {ids[0], ids[1], ids[2]}, 2000, 5);
+  f.record(ProgressEvent::kAcknowledged, {ids[0]}, 2100);
+  CHECK(*f.queue.count(MessageState::kQueued) == 2);
+  CHECK(*f.queue.count(MessageState::kSent) == 2);
+  CHECK(*f.queue.count(MessageState::kAcknowledged) == 1);
+  CHECK(*f.queue.count(MessageState::kFailed) == 0);
+}

@@ -1,0 +1,27 @@
+// The SQL that db/outbound_queue.cc and db/outbound_queue_progress.cc share: how a queue row
+// is read with its PDU, and how a batch of ids is handed to one statement. Internal to db/.
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "db/outbound_queue.h"
+
+namespace npac::db::queue_sql {
+
+// A row with its body's PDU (schema 8: the bytes live once in message_bodies). Conditions
+// after it name the row's columns as q.*.
+inline constexpr const char* kSelect =
+    "SELECT q.id, q.spid, q.function_mask, q.priority, b.pdu, q.state, q.attempts, q.created_at, "
+    "q.sent_at, q.acknowledged_at, q.association_id, q.retransmission, q.failure_reason, "
+    "q.failed_at, q.idempotency_key, q.kind, q.opcode, q.confirmed "
+    "FROM outbound_queue AS q JOIN message_bodies AS b ON b.id = q.body_id ";
+
+// The ids as a JSON array for `id IN (SELECT value FROM json_each(?))`: one statement
+// changes a whole batch, so SQLite sets up and tears down one program per batch instead of
+// one per message. PostgreSQL reads the same array with json_array_elements_text.
+#define NPAC_SQLITE_ID_LIST "(SELECT value FROM json_each(?))"
+#define NPAC_POSTGRES_ID_LIST "(SELECT CAST(json_array_elements_text(CAST(? AS json)) AS bigint))"
+std::string idArray(std::span<const MessageId> ids);
+
+}  // namespace npac::db::queue_sql
