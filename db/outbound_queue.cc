@@ -511,7 +511,13 @@ Result<std::optional<OutboundQueue::QueuedSnapshot>> OutboundQueue::snapshotQueu
   counted->bindText(0, spid).bindInt64(1, static_cast<std::int64_t>(max) + 1);
   Result<bool> row = counted->step();
   if (!row) return row.status();
-  if (static_cast<std::size_t>(counted->columnInt64(0)) > max) return std::optional<QueuedSnapshot>();
+  // The rows' columns decide only while no delivery progress record names a row of the
+  // provider; otherwise nextQueued() below (through the records) does.
+  Result<ProgressView> view = progressView(spid);
+  if (!view) return view.status();
+  if (view->named.empty() && static_cast<std::size_t>(counted->columnInt64(0)) > max) {
+    return std::optional<QueuedSnapshot>();
+  }
   QueuedSnapshot snapshot;
   if (committed_through) {
     snapshot.committed_through = *committed_through;

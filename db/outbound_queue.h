@@ -36,6 +36,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -189,6 +190,8 @@ class OutboundQueue {
   static constexpr std::size_t kPurgeStepRows = 10000;
   // How many messages are in `state` (all providers).
   Result<std::size_t> count(MessageState state);
+  // How many messages of `spid` are queued, by the function mask they need.
+  Result<std::map<std::uint32_t, std::size_t>> queuedByMask(std::string_view spid);
 
   // Every queued message of `spid` in send order, and an id at or above which every
   // message committed later will be numbered — for a copy kept in memory
@@ -206,14 +209,7 @@ class OutboundQueue {
   Result<std::optional<QueuedSnapshot>> queuedSnapshot(std::string_view spid, std::size_t max,
                                                        MessageId committed_through);
 
- private:
-  Result<std::optional<QueuedSnapshot>> snapshotQueued(std::string_view spid, std::size_t max,
-                                                       std::optional<MessageId> committed_through);
-  Result<std::vector<QueuedMessage>> select(Statement& query);
-  // The delivery progress records over `rows` (db/outbound_queue_progress.cc): each row's
-  // columns are its base state, the records naming it take it from there.
-  Status foldProgress(std::vector<QueuedMessage>& rows);
-  // What the records say of one provider's messages: every message they name that has a
+  // What the delivery progress records (db/progress_log.h) say of one provider's messages: every message they name that has a
   // row, with its row's state and its row as the records leave it.
   struct ProgressView {
     struct Named {
@@ -226,6 +222,14 @@ class OutboundQueue {
     std::int64_t delta(MessageState state) const;
   };
   Result<ProgressView> progressView(std::string_view spid);
+
+ private:
+  Result<std::optional<QueuedSnapshot>> snapshotQueued(std::string_view spid, std::size_t max,
+                                                       std::optional<MessageId> committed_through);
+  Result<std::vector<QueuedMessage>> select(Statement& query);
+  // The delivery progress records over `rows` (db/outbound_queue_progress.cc): each row's
+  // columns are its base state, the records naming it take it from there.
+  Status foldProgress(std::vector<QueuedMessage>& rows);
   // The bodies an append writes: the first message carrying each, and how many rows name it.
   struct BodyPlan {
     std::size_t first = 0;

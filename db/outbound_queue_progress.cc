@@ -219,6 +219,33 @@ Result<std::size_t> OutboundQueue::count(MessageState state) {
   return static_cast<std::size_t>(std::max<std::int64_t>(total, 0));
 }
 
+Result<std::map<std::uint32_t, std::size_t>> OutboundQueue::queuedByMask(std::string_view spid) {
+  Result<Statement> query = db_.prepare(
+      "SELECT function_mask, COUNT(*) FROM outbound_queue WHERE spid = ? AND state = 'queued' "
+      "GROUP BY function_mask");
+  if (!query) return query.status();
+  query->bindText(0, spid);
+  std::map<std::uint32_t, std::int64_t> counts;
+  for (;;) {
+    Result<bool> row = query->step();
+    if (!row) return row.status();
+    if (!*row) break;
+    counts[static_cast<std::uint32_t>(query->columnInt64(0))] = query->columnInt64(1);
+  }
+  Result<ProgressView> view = progressView(spid);
+  if (!view) return view.status();
+  for (const auto& [id, named] : view->named) {
+    const bool was = named.base == MessageState::kQueued;
+    const bool is = named.row.state == MessageState::kQueued;
+    if (was != is) counts[named.row.function_mask] += is ? 1 : -1;
+  }
+  std::map<std::uint32_t, std::size_t> out;
+  for (const auto& [mask, n] : counts) {
+    if (n > 0) out[mask] = static_cast<std::size_t>(n);
+  }
+  return out;
+}
+
 std::int64_t OutboundQueue::ProgressView::delta(MessageState state) const {
   std::int64_t delta = 0;
   for (const auto& [id, named] : this->named) {

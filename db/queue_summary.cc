@@ -1,9 +1,12 @@
 #include "db/queue_summary.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "db/database.h"
+#include "db/outbound_queue_sql.h"
 #include "db/provider_store.h"
 
 namespace npac::db {
@@ -25,6 +28,56 @@ std::optional<TimeMs> QueueSummary::oldestQueuedAt() const {
   }
   return oldest;
 }
+
+namespace {
+
+// Moves each message the records moved from its row's group to its group after them; a
+// group that lost messages has its oldest recomputed without them.
+Status moveCounts(Database& db, std::string_view spid, const OutboundQueue::ProgressView& view,
+                  QueueSummary& summary) {
+  struct Group {
+    std::int64_t count = 0;
+    std::optional<TimeMs> oldest;          // of the rows' own group (before the moves)
+    std::optional<TimeMs> joined_oldest;   // of the messages that joined it
+    std::vector<MessageId> left;
+  };
+  std::map<std::pair<MessageState, std::uint32_t>, Group> groups;
+  for (const QueueCount& c : summary.counts) {
+    groups[{c.state, c.function_mask}] = Group{static_cast<std::int64_t>(c.count), c.oldest_created_at, {}, {}};
+  }
+  for (const auto& [id, named] : view.named) {
+    if (named.base == named.row.state) continue;
+    Group& from = groups[{named.base, named.row.function_mask}];
+    --from.count;
+    from.left.push_back(id);
+    Group& to = groups[{named.row.state, named.row.function_mask}];
+    ++to.count;
+    to.joined_oldest = std::min(to.joined_oldest.value_or(named.row.created_at), named.row.created_at);
+  }
+  summary.counts.clear();
+  for (auto& [key, group] : groups) {
+    if (group.count <= 0) continue;
+    std::optional<TimeMs> oldest = group.oldest;
+    if (!group.left.empty()) {
+      Result<Statement> query = db.prepare(
+          std::string("SELECT min(created_at) FROM outbound_queue WHERE spid = ? AND state = ? AND "
+                      "function_mask = ? AND id NOT IN ") +
+          (db.backend() == Backend::kPostgres ? NPAC_POSTGRES_ID_LIST : NPAC_SQLITE_ID_LIST));
+      if (!query) return query.status();
+      query->bindText(0, spid).bindText(1, toString(key.first)).bindInt64(2, key.second).bindText(
+          3, queue_sql::idArray(group.left));
+      Result<bool> row = query->step();
+      if (!row) return row.status();
+      oldest = *row && !query->columnIsNull(0) ? std::optional<TimeMs>(query->columnInt64(0)) : std::nullopt;
+    }
+    if (group.joined_oldest) oldest = std::min(oldest.value_or(*group.joined_oldest), *group.joined_oldest);
+    summary.counts.push_back(
+        QueueCount{key.first, key.second, static_cast<std::size_t>(group.count), oldest.value_or(0)});
+  }
+  return Status::ok();
+}
+
+}  // namespace
 
 Result<QueueSummary> summarizeQueue(Database& db, std::string_view spid) {
   if (!isValidSpid(spid)) {
@@ -52,6 +105,13 @@ Result<QueueSummary> summarizeQueue(Database& db, std::string_view spid) {
     }
     summary.counts.push_back(QueueCount{*state, static_cast<std::uint32_t>(query->columnInt64(1)),
                                         static_cast<std::size_t>(query->columnInt64(2)), query->columnInt64(3)});
+  }
+  // Each message the delivery progress records moved counts in its state after them
+  // (db/outbound_queue.h ProgressView): it leaves its row's group and joins another.
+  Result<OutboundQueue::ProgressView> view = OutboundQueue(db).progressView(spid);
+  if (!view) return view.status();
+  if (!view->named.empty()) {
+    if (Status status = moveCounts(db, spid, *view, summary); !status) return status;
   }
   // The order the header promises (the lifecycle order, not SQLite's text order).
   std::sort(summary.counts.begin(), summary.counts.end(), [](const QueueCount& a, const QueueCount& b) {

@@ -3,6 +3,7 @@
 
 #include "db/outbound_queue.h"
 #include "db/progress_log.h"
+#include "db/queue_summary.h"
 #include "fixtures.h"
 
 using namespace npac::db;
@@ -171,4 +172,33 @@ TEST_CASE("Counts by state count each message in the state its records give", "[
   CHECK(*f.queue.count(MessageState::kSent) == 2);
   CHECK(*f.queue.count(MessageState::kAcknowledged) == 1);
   CHECK(*f.queue.count(MessageState::kFailed) == 0);
+}
+
+TEST_CASE("Queued messages by function mask leave out those a record handed", "[db][progress]") {
+  Fixture f;
+  const auto ids = f.append("0001", 3);
+  f.record(ProgressEvent::kHanded, {ids[0]}, 2000, 5);
+  auto by_mask = f.queue.queuedByMask("0001");
+  REQUIRE(by_mask.isOk());
+  CHECK(*by_mask == std::map<std::uint32_t, std::size_t>{{1, 2}});
+  f.record(ProgressEvent::kHanded, {ids[1], ids[2]}, 2100, 5);
+  by_mask = f.queue.queuedByMask("0001");
+  REQUIRE(by_mask.isOk());
+  CHECK(by_mask->empty());
+}
+
+TEST_CASE("The queue summary counts each message in its state after the records, with the oldest of each",
+          "[db][progress]") {
+  Fixture f;
+  const auto first = f.append("0001", 1, 1000);
+  const auto later = f.append("0001", 2, 3000);
+  f.record(ProgressEvent::kHanded, {first[0], later[0]}, 4000, 5);
+  auto summary = summarizeQueue(*f.db, "0001");
+  REQUIRE(summary.isOk());
+  CHECK(summary->counts == std::vector<QueueCount>{{MessageState::kQueued, 1, 1, 3000},
+                                                    {MessageState::kSent, 1, 2, 1000}});
+  f.record(ProgressEvent::kAcknowledged, {first[0], later[0], later[1]}, 5000);
+  summary = summarizeQueue(*f.db, "0001");
+  REQUIRE(summary.isOk());
+  CHECK(summary->counts == std::vector<QueueCount>{{MessageState::kAcknowledged, 1, 3, 1000}});
 }

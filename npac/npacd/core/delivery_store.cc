@@ -165,20 +165,7 @@ db::Result<std::vector<db::QueuedMessage>> DeliveryStore::createdBetween(const s
 
 db::Result<std::map<std::uint32_t, std::size_t>> DeliveryStore::queuedByMask(const std::string& spid) {
   flush();
-  auto statement = db_.prepare(
-      "SELECT function_mask, COUNT(*) FROM outbound_queue WHERE spid = ? AND state = 'queued' "
-      "GROUP BY function_mask");
-  if (!statement.isOk()) return statement.status();
-  statement->bindText(0, spid);
-  std::map<std::uint32_t, std::size_t> counts;
-  while (true) {
-    auto row = statement->step();
-    if (!row.isOk()) return row.status();
-    if (!*row) break;
-    counts[static_cast<std::uint32_t>(statement->columnInt64(0))] =
-        static_cast<std::size_t>(statement->columnInt64(1));
-  }
-  return counts;
+  return queue_.queuedByMask(spid);
 }
 
 db::Status DeliveryStore::apply(const Write& w) {
