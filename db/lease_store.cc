@@ -1,5 +1,7 @@
 #include "db/lease_store.h"
 
+#include "db/outbound_queue.h"
+
 #include <string>
 
 #include "db/database.h"
@@ -76,12 +78,9 @@ Result<LeaseOutcome> LeaseStore::acquire(std::string_view spid, std::string_view
   }
   // What the previous holder had in flight goes back in queue order (by priority and id,
   // OutboundQueue::nextQueued), flagged as retransmissions.
-  Result<Statement> requeue = db_.prepare(
-      "UPDATE outbound_queue SET state = 'queued', retransmission = 1 WHERE spid = ? AND state = 'sent'");
-  if (!requeue) return requeue.status();
-  requeue->bindText(0, spid);
-  if (Status status = requeue->run(); !status) return status;
-  out.requeued = static_cast<std::size_t>(db_.changes());
+  Result<std::size_t> requeued = OutboundQueue(db_).requeueProvider(spid);
+  if (!requeued) return requeued.status();
+  out.requeued = *requeued;
   if (Status status = txn.commit(); !status) return status;
   out.acquired = true;
   return out;

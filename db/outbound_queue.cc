@@ -1,5 +1,6 @@
 #include "db/outbound_queue.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "db/database.h"
@@ -238,144 +239,6 @@ Result<std::vector<QueuedMessage>> OutboundQueue::select(Statement& query) {
   }
 }
 
-Status OutboundQueue::explainUnchanged(MessageId id, const char* wanted) {
-  Result<QueuedMessage> message = get(id);
-  if (!message) return message.status();
-  return Status::invalidArgument("message " + std::to_string(id) + " is " +
-                                 toString(message->state) + ", cannot mark it " + wanted);
-}
-
-Status OutboundQueue::markSentOne(MessageId id, AssociationId association, TimeMs at) {
-  Result<Statement> update = db_.prepare(
-      "UPDATE outbound_queue SET state = 'sent', attempts = attempts + 1, sent_at = ?, "
-      "association_id = ? WHERE id = ? AND state = 'queued'");
-  if (!update) return update.status();
-  update->bindInt64(0, at).bindInt64(1, association).bindInt64(2, id);
-  if (Status status = update->run(); !status) return status;
-  return db_.changes() == 1 ? Status::ok() : explainUnchanged(id, "sent");
-}
-
-Status OutboundQueue::markSent(MessageId id, AssociationId association, TimeMs at) {
-  return markSentOne(id, association, at);
-}
-
-Status OutboundQueue::markSent(std::span<const MessageId> ids, AssociationId association,
-                               TimeMs at) {
-  if (ids.size() == 1) return markSentOne(ids.front(), association, at);
-  {
-    Transaction txn(db_);
-    if (Status status = txn.begin(); !status) return status;
-    Result<Statement> update = db_.prepare(
-        db_.backend() == Backend::kPostgres
-            ? "UPDATE outbound_queue SET state = 'sent', attempts = attempts + 1, sent_at = ?, "
-              "association_id = ? WHERE id IN " NPAC_POSTGRES_ID_LIST " AND state = 'queued'"
-            : "UPDATE outbound_queue SET state = 'sent', attempts = attempts + 1, sent_at = ?, "
-              "association_id = ? WHERE id IN " NPAC_SQLITE_ID_LIST " AND state = 'queued'");
-    if (!update) return update.status();
-    update->bindInt64(0, at).bindInt64(1, association).bindText(2, idArray(ids));
-    if (Status status = update->run(); !status) return status;
-    if (static_cast<std::size_t>(db_.changes()) == ids.size()) return txn.commit();
-    // An id not queued, or given twice: undone, and found one by one for its error.
-  }
-  Transaction txn(db_);
-  if (Status status = txn.begin(); !status) return status;
-  for (MessageId id : ids) {
-    if (Status status = markSentOne(id, association, at); !status) return status;
-  }
-  return txn.commit();
-}
-
-Status OutboundQueue::markAcknowledgedOne(MessageId id, TimeMs at) {
-  Result<Statement> update = db_.prepare(
-      "UPDATE outbound_queue SET state = 'acknowledged', acknowledged_at = ? "
-      "WHERE id = ? AND state <> 'acknowledged'");
-  if (!update) return update.status();
-  update->bindInt64(0, at).bindInt64(1, id);
-  if (Status status = update->run(); !status) return status;
-  if (db_.changes() == 1) return Status::ok();
-  Result<QueuedMessage> existing = get(id);  // already acknowledged, or absent
-  return existing ? Status::ok() : existing.status();
-}
-
-Status OutboundQueue::markAcknowledged(MessageId id, TimeMs at) {
-  return markAcknowledgedOne(id, at);
-}
-
-Status OutboundQueue::markAcknowledged(std::span<const MessageId> ids, TimeMs at) {
-  if (ids.size() == 1) return markAcknowledgedOne(ids.front(), at);
-  {
-    Transaction txn(db_);
-    if (Status status = txn.begin(); !status) return status;
-    Result<Statement> update = db_.prepare(
-        db_.backend() == Backend::kPostgres
-            ? "UPDATE outbound_queue SET state = 'acknowledged', acknowledged_at = ? "
-              "WHERE id IN " NPAC_POSTGRES_ID_LIST " AND state <> 'acknowledged'"
-            : "UPDATE outbound_queue SET state = 'acknowledged', acknowledged_at = ? "
-              "WHERE id IN " NPAC_SQLITE_ID_LIST " AND state <> 'acknowledged'");
-    if (!update) return update.status();
-    update->bindInt64(0, at).bindText(1, idArray(ids));
-    if (Status status = update->run(); !status) return status;
-    if (static_cast<std::size_t>(db_.changes()) == ids.size()) return txn.commit();
-    // Some id was already acknowledged, absent or given twice: undone, and applied one by
-    // one, which tells a repeat (fine) from an unknown id (kNotFound).
-  }
-  Transaction txn(db_);
-  if (Status status = txn.begin(); !status) return status;
-  for (MessageId id : ids) {
-    if (Status status = markAcknowledgedOne(id, at); !status) return status;
-  }
-  return txn.commit();
-}
-
-Status OutboundQueue::markFailed(MessageId id, std::string_view reason, TimeMs at) {
-  Result<Statement> update = db_.prepare(
-      "UPDATE outbound_queue SET state = 'failed', failure_reason = ?, failed_at = ? "
-      "WHERE id = ? AND state IN ('queued', 'sent')");
-  if (!update) return update.status();
-  update->bindText(0, reason).bindInt64(1, at).bindInt64(2, id);
-  if (Status status = update->run(); !status) return status;
-  return db_.changes() == 1 ? Status::ok() : explainUnchanged(id, "failed");
-}
-
-Result<std::size_t> OutboundQueue::requeueAssociation(AssociationId association) {
-  Result<Statement> update = db_.prepare(
-      "UPDATE outbound_queue SET state = 'queued', retransmission = 1 "
-      "WHERE association_id = ? AND state = 'sent'");
-  if (!update) return update.status();
-  update->bindInt64(0, association);
-  if (Status status = update->run(); !status) return status;
-  return static_cast<std::size_t>(db_.changes());
-}
-
-Status OutboundQueue::moveSent(MessageId id, AssociationId association) {
-  Result<Statement> update = db_.prepare(
-      "UPDATE outbound_queue SET association_id = ?, retransmission = 1 WHERE id = ? AND state = 'sent'");
-  if (!update) return update.status();
-  update->bindInt64(0, association).bindInt64(1, id);
-  if (Status status = update->run(); !status) return status;
-  if (db_.changes() == 1) return Status::ok();
-  Result<QueuedMessage> message = get(id);
-  if (!message) return message.status();
-  return Status::invalidArgument("message " + std::to_string(id) + " is " + toString(message->state) +
-                                 "; only a sent message moves to another association");
-}
-
-Result<std::size_t> OutboundQueue::requeue(std::span<const MessageId> ids) {
-  Transaction txn(db_);
-  if (Status status = txn.begin(); !status) return status;
-  std::size_t changed = 0;
-  for (MessageId id : ids) {
-    Result<Statement> update = db_.prepare(
-        "UPDATE outbound_queue SET state = 'queued', retransmission = 1 WHERE id = ? AND state = 'sent'");
-    if (!update) return update.status();
-    update->bindInt64(0, id);
-    if (Status status = update->run(); !status) return status;
-    changed += static_cast<std::size_t>(db_.changes());
-  }
-  if (Status status = txn.commit(); !status) return status;
-  return changed;
-}
-
 Result<QueuedMessage> OutboundQueue::get(MessageId id) {
   Result<Statement> query = db_.prepare(std::string(kSelect) + "WHERE q.id = ?");
   if (!query) return query.status();
@@ -436,8 +299,32 @@ Result<std::size_t> OutboundQueue::purgeAcknowledgedBefore(TimeMs cutoff, std::s
     if (!*row) break;
     ids.push_back(chosen->columnInt64(0));
   }
+  // Messages acknowledged by a delivery progress record (their rows still say queued).
+  Result<std::vector<MessageId>> by_records = acknowledgedByRecordsBefore(cutoff, max_rows);
+  if (!by_records) return by_records.status();
+  if (!by_records->empty()) {
+    ids.insert(ids.end(), by_records->begin(), by_records->end());
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    if (ids.size() > max_rows) ids.resize(max_rows);
+  }
   if (ids.empty()) return std::size_t{0};
   const std::string list = idArray(ids);
+  // The providers whose records may now name only purged rows.
+  std::vector<std::string> providers;
+  if (!by_records->empty()) {
+    Result<Statement> spids = db_.prepare(
+        postgres ? "SELECT DISTINCT spid FROM outbound_queue WHERE id IN " NPAC_POSTGRES_ID_LIST
+                 : "SELECT DISTINCT spid FROM outbound_queue WHERE id IN " NPAC_SQLITE_ID_LIST);
+    if (!spids) return spids.status();
+    spids->bindText(0, list);
+    for (;;) {
+      Result<bool> row = spids->step();
+      if (!row) return row.status();
+      if (!*row) break;
+      providers.push_back(spids->columnText(0));
+    }
+  }
   // Each body loses the rows purged with it; a body whose last row goes is deleted with it
   // (schema 8: a broadcast's body is shared by its addressees' rows, purged in any order).
   // First the bodies all of whose remaining rows are purged now (their count would reach
@@ -469,6 +356,9 @@ Result<std::size_t> OutboundQueue::purgeAcknowledgedBefore(TimeMs cutoff, std::s
   erase->bindText(0, list);
   if (Status status = erase->run(); !status) return status;
   const auto purged = static_cast<std::size_t>(db_.changes());
+  for (const std::string& spid : providers) {
+    if (Status status = purgeRecordsBelowRows(spid); !status) return status;
+  }
   if (Status status = txn.commit(); !status) return status;
   return purged;
 }

@@ -51,6 +51,7 @@
 namespace npac::db {
 
 class Database;
+enum class ProgressEvent;  // db/delivery_progress.h
 
 using MessageId = std::int64_t;
 using AssociationId = std::int64_t;
@@ -165,6 +166,12 @@ class OutboundQueue {
   // Every message in flight (sent) on `association` goes back to queued, flagged as a
   // retransmission; returns how many.
   Result<std::size_t> requeueAssociation(AssociationId association);
+  // Every message of `spid` in flight goes back to queued, flagged as a retransmission (a
+  // lease taken over, db/lease_store.h); how many.
+  Result<std::size_t> requeueProvider(std::string_view spid);
+  // The same for every provider (npacd's start on SQLite: no association of the last run
+  // is still bound).
+  Result<std::size_t> requeueAllInFlight();
   // A sent message now in flight on another `association` (a request moved by SRR off or
   // retried elsewhere): the row follows it, flagged as a retransmission, so that losing
   // the first association does not re-queue it. kInvalidArgument if not sent.
@@ -249,9 +256,24 @@ class OutboundQueue {
   // The stored row under `message`'s idempotency key: none, the same message (a
   // duplicate), or kConstraint when its content differs.
   Result<std::optional<AppendOutcome>> findStored(const NewMessage& message);
-  Status explainUnchanged(MessageId id, const char* wanted);
-  Status markSentOne(MessageId id, AssociationId association, TimeMs at);
-  Status markAcknowledgedOne(MessageId id, TimeMs at);
+  // The messages `ids` name (once each), as their records leave them; an absent id is left
+  // out (db/outbound_queue_marks.cc).
+  Result<std::unordered_map<MessageId, QueuedMessage>> statesOf(std::span<const MessageId> ids);
+  // Appends `event` for `ids` after checking each against its state. all_or_none: an id
+  // absent or in a state the event does not allow refuses the whole write (as the row
+  // updates did; an acknowledgement repeated is still fine); otherwise such ids are left out
+  // and `changed` counts the others.
+  Status writeProgress(ProgressEvent event, std::span<const MessageId> ids, AssociationId association, TimeMs at,
+                       std::string_view reason, bool all_or_none, std::size_t* changed);
+  // The messages of `spid` in flight (on `association`, or on any), ascending.
+  Result<std::vector<MessageId>> inFlight(std::string_view spid, std::optional<AssociationId> association);
+  // Up to `max` messages acknowledged by a delivery progress record before `cutoff`
+  // (and not acknowledged by their rows), oldest first.
+  Result<std::vector<MessageId>> acknowledgedByRecordsBefore(TimeMs cutoff, std::size_t max);
+  // Deletes the records of `spid` that name only ids below its lowest remaining row.
+  Status purgeRecordsBelowRows(std::string_view spid);
+  // The providers that may have a message in flight (on `association`, or on any).
+  Result<std::vector<std::string>> providersWithProgress(std::optional<AssociationId> association);
 
   Database& db_;
 };

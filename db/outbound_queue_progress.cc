@@ -8,6 +8,7 @@
 // along db::OutboundQueue's transitions, so the superset is known: a queued message was
 // queued or sent by its row; an unacknowledged one was anything but acknowledged.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -244,6 +245,51 @@ Result<std::map<std::uint32_t, std::size_t>> OutboundQueue::queuedByMask(std::st
     if (n > 0) out[mask] = static_cast<std::size_t>(n);
   }
   return out;
+}
+
+Result<std::vector<MessageId>> OutboundQueue::acknowledgedByRecordsBefore(TimeMs cutoff, std::size_t max) {
+  Result<Statement> query = db_.prepare(
+      "SELECT ids, seq FROM delivery_progress WHERE event = ? AND at < ? ORDER BY seq");
+  if (!query) return query.status();
+  query->bindInt64(0, static_cast<std::int64_t>(ProgressEvent::kAcknowledged)).bindInt64(1, cutoff);
+  std::vector<MessageId> candidates;
+  for (;;) {
+    Result<bool> row = query->step();
+    if (!row) return row.status();
+    if (!*row) break;
+    const Bytes blob = query->columnBlob(0);
+    Result<std::vector<MessageId>> ids = decodeIdList(blob, ProgressLog::kMaxIds);
+    if (!ids) {
+      return Status::make(Status::Code::kCorrupt,
+                          "delivery progress record " + std::to_string(query->columnInt64(1)) + ": " +
+                              ids.status().message(),
+                          db_.path(), "restore from backup");
+    }
+    candidates.insert(candidates.end(), ids->begin(), ids->end());
+  }
+  if (candidates.empty()) return candidates;
+  Result<std::unordered_map<MessageId, QueuedMessage>> states = statesOf(candidates);
+  if (!states) return states.status();
+  std::vector<MessageId> out;
+  for (const auto& [id, message] : *states) {
+    if (message.state == MessageState::kAcknowledged && message.acknowledged_at && *message.acknowledged_at < cutoff) {
+      out.push_back(id);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  if (out.size() > max) out.resize(max);
+  return out;
+}
+
+Status OutboundQueue::purgeRecordsBelowRows(std::string_view spid) {
+  Result<Statement> lowest = db_.prepare("SELECT MIN(id) FROM outbound_queue WHERE spid = ?");
+  if (!lowest) return lowest.status();
+  lowest->bindText(0, spid);
+  Result<bool> row = lowest->step();
+  if (!row) return row.status();
+  const MessageId below = (*row && !lowest->columnIsNull(0)) ? lowest->columnInt64(0)
+                                                              : std::numeric_limits<MessageId>::max();
+  return ProgressLog(db_).purgeThrough(spid, below - 1).status();
 }
 
 std::int64_t OutboundQueue::ProgressView::delta(MessageState state) const {

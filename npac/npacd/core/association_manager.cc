@@ -140,6 +140,7 @@ db::Status AssociationManager::recoverInterrupted() {
   // the dispatch core's 32-bit member id.
   auto last = db_.prepare(
       "SELECT MAX(m) FROM (SELECT MAX(association_id) AS m FROM outbound_queue "
+      "UNION ALL SELECT MAX(association_id) FROM delivery_progress "
       "UNION ALL SELECT MAX(association_id) FROM association_log) AS highest");
   if (!last.isOk()) return last.status();
   auto has_row = last->step();
@@ -151,23 +152,9 @@ db::Status AssociationManager::recoverInterrupted() {
     // lease (db/lease_store.h), this node after a restart included.
     return db::Status::ok();
   }
-  auto statement = db_.prepare(
-      "SELECT DISTINCT association_id FROM outbound_queue WHERE state = 'sent'");
-  if (!statement.isOk()) return statement.status();
-  std::vector<std::int64_t> associations;
-  while (true) {
-    auto row = statement->step();
-    if (!row.isOk()) return row.status();
-    if (!*row) break;
-    associations.push_back(statement->columnInt64(0));
-  }
-  std::size_t total = 0;
-  db::OutboundQueue queue(db_);
-  for (std::int64_t id : associations) {
-    auto moved = queue.requeueAssociation(id);
-    if (!moved.isOk()) return moved.status();
-    total += *moved;
-  }
+  auto requeued = db::OutboundQueue(db_).requeueAllInFlight();
+  if (!requeued.isOk()) return requeued.status();
+  const std::size_t total = *requeued;
   if (total > 0) spdlog::info("{} message(s) in flight at the last stop are queued again", total);
   return db::Status::ok();
 }
