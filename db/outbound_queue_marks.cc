@@ -139,14 +139,10 @@ Result<std::vector<MessageId>> OutboundQueue::inFlight(std::string_view spid,
   // Rows sent by their own columns that no record names.
   Result<Statement> query = db_.prepare(
       association ? "SELECT id FROM outbound_queue WHERE spid = ? AND state = 'sent' AND association_id = ?"
-                  : "SELECT id FROM outbound_queue WHERE spid = ? AND state = 'sent' AND ? IS NULL");
+                  : "SELECT id FROM outbound_queue WHERE spid = ? AND state = 'sent'");
   if (!query) return query.status();
   query->bindText(0, spid);
-  if (association) {
-    query->bindInt64(1, *association);
-  } else {
-    query->bindNull(1);
-  }
+  if (association) query->bindInt64(1, *association);
   for (;;) {
     Result<bool> row = query->step();
     if (!row) return row.status();

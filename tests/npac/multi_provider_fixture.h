@@ -17,6 +17,7 @@
 #include <set>
 
 #include "npacd_fixture.h"
+#include "queue_rows.h"
 
 namespace npacd_test {
 
@@ -151,31 +152,10 @@ struct QueueRow {
 
 inline std::vector<QueueRow> queueRows(const fs::path& db) {
   std::vector<QueueRow> rows;
-  sqlite3* conn = nullptr;
-  if (sqlite3_open_v2(db.c_str(), &conn, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    sqlite3_close(conn);
-    return rows;
+  for (const npac::db::QueuedMessage& m : npac::testing::foldedQueue(db)) {
+    rows.push_back(QueueRow{m.id, m.spid, npac::db::toString(m.state), m.sent_at.value_or(0),
+                            m.acknowledged_at.value_or(0), m.association_id.value_or(0), m.retransmission});
   }
-  sqlite3_busy_timeout(conn, 2000);
-  sqlite3_stmt* st = nullptr;
-  const char* sql =
-      "SELECT id, spid, state, coalesce(sent_at, 0), coalesce(acknowledged_at, 0), "
-      "coalesce(association_id, 0), retransmission FROM outbound_queue ORDER BY id";
-  if (sqlite3_prepare_v2(conn, sql, -1, &st, nullptr) == SQLITE_OK) {
-    while (sqlite3_step(st) == SQLITE_ROW) {
-      QueueRow r;
-      r.id = sqlite3_column_int64(st, 0);
-      r.spid = reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
-      r.state = reinterpret_cast<const char*>(sqlite3_column_text(st, 2));
-      r.sent_at = sqlite3_column_int64(st, 3);
-      r.acknowledged_at = sqlite3_column_int64(st, 4);
-      r.association_id = sqlite3_column_int64(st, 5);
-      r.retransmission = sqlite3_column_int(st, 6) != 0;
-      rows.push_back(std::move(r));
-    }
-  }
-  sqlite3_finalize(st);
-  sqlite3_close(conn);
   return rows;
 }
 

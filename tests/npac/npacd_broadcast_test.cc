@@ -2,8 +2,10 @@
 // two npac-soa-sim LSMS, each receiving a broadcast once and acknowledging it; and a
 // kill -9 right after the 201 leaves every provider's row in the database.
 #include "npacd_fixture.h"
+#include "queue_rows.h"
 
 #include "db/database.h"
+#include "common/hex.h"
 #include "db/statement.h"
 
 using namespace npacd_test;
@@ -44,18 +46,11 @@ struct Row {
 
 // Every outbound row, read with SQLite directly.
 std::vector<Row> storedRows(const NpacdProcess& npacd) {
-  auto db = npac::db::Database::open(npacd.db().string());
-  REQUIRE(db.isOk());
-  auto query = (*db)->prepare("SELECT q.id, q.spid, hex(b.pdu), q.state FROM outbound_queue AS q "
-                              "JOIN message_bodies AS b ON b.id = q.body_id ORDER BY q.id");
-  REQUIRE(query.isOk());
   std::vector<Row> rows;
-  for (;;) {
-    auto step = query->step();
-    REQUIRE(step.isOk());
-    if (!*step) return rows;
-    rows.push_back({query->columnInt64(0), query->columnText(1), query->columnText(2), query->columnText(3)});
+  for (const npac::db::QueuedMessage& m : npac::testing::foldedQueue(npacd.db())) {
+    rows.push_back({m.id, m.spid, npac::common::toHex(m.pdu), npac::db::toString(m.state)});
   }
+  return rows;
 }
 
 // Waits (bounded) until every stored row is acknowledged.

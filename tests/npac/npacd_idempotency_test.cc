@@ -2,6 +2,7 @@
 // repeated with the same idempotency keys, and every message exists, and reaches the
 // provider, exactly once. The real binary, real SQLite, loopback TCP, npac-soa-sim.
 #include "npacd_fixture.h"
+#include "queue_rows.h"
 
 #include <map>
 
@@ -57,12 +58,11 @@ std::vector<std::int64_t> storedIds(const NpacdProcess& npacd) {
 bool waitUntilAllAcknowledged(const NpacdProcess& npacd) {
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   while (std::chrono::steady_clock::now() < deadline) {
-    auto db = npac::db::Database::open((npacd.dir() / "npacd.db").string());
-    REQUIRE(db.isOk());
-    auto query = (*db)->prepare("SELECT count(*) FROM outbound_queue WHERE state <> 'acknowledged'");
-    REQUIRE(query.isOk());
-    REQUIRE(query->step().isOk());
-    if (query->columnInt64(0) == 0) return true;
+    const auto rows = npac::testing::foldedQueue(npacd.dir() / "npacd.db");
+    if (std::all_of(rows.begin(), rows.end(),
+                    [](const auto& m) { return m.state == npac::db::MessageState::kAcknowledged; })) {
+      return true;
+    }
     std::this_thread::sleep_for(20ms);
   }
   return false;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "npacd_fixture.h"
+#include "queue_rows.h"
 
 using namespace npacd_test;
 
@@ -22,33 +23,14 @@ struct RowProgress {
   bool operator==(const RowProgress&) const = default;
 };
 
-std::optional<std::int64_t> optionalColumn(sqlite3_stmt* stmt, int column) {
-  if (sqlite3_column_type(stmt, column) == SQLITE_NULL) return std::nullopt;
-  return sqlite3_column_int64(stmt, column);
-}
-
-// The queue's delivery progress read with SQLite itself (read-only), not through npacd.
+// The queue's delivery progress as db/ reads it from the file (rows and their progress
+// records), not through npacd.
 std::map<std::int64_t, RowProgress> queueProgress(const fs::path& db) {
-  sqlite3* handle = nullptr;
-  REQUIRE(sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
-  sqlite3_busy_timeout(handle, 5000);
-  sqlite3_stmt* stmt = nullptr;
-  REQUIRE(sqlite3_prepare_v2(handle,
-                             "SELECT id, state, association_id, attempts, sent_at, retransmission "
-                             "FROM outbound_queue ORDER BY id",
-                             -1, &stmt, nullptr) == SQLITE_OK);
   std::map<std::int64_t, RowProgress> rows;
-  while (sqlite3_step(stmt) == SQLITE_ROW) {
-    RowProgress row;
-    row.state = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 1));
-    row.association_id = optionalColumn(stmt, 2);
-    row.attempts = sqlite3_column_int64(stmt, 3);
-    row.sent_at = optionalColumn(stmt, 4);
-    row.retransmission = sqlite3_column_int64(stmt, 5);
-    rows[sqlite3_column_int64(stmt, 0)] = row;
+  for (const npac::db::QueuedMessage& m : npac::testing::foldedQueue(db)) {
+    rows[m.id] = RowProgress{npac::db::toString(m.state), m.association_id, m.attempts, m.sent_at,
+                             m.retransmission ? 1 : 0};
   }
-  sqlite3_finalize(stmt);
-  sqlite3_close(handle);
   return rows;
 }
 
