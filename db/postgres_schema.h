@@ -14,6 +14,9 @@
 namespace npac::db {
 
 // The whole schema at kCurrentSchemaVersion, for a new PostgreSQL database.
+// Without schema 9's delivery progress tables, which follow it (postgresDeliveryProgressSchema).
 const char* postgresCurrentSchema();
+// Schema 9's delivery progress tables alone (the version-9 step; db/progress_log.h).
+const char* postgresDeliveryProgressSchema();
 
 }  // namespace npac::db
