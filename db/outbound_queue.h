@@ -36,6 +36,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -163,6 +164,19 @@ class OutboundQueue {
   // queued or sent → failed, with the reason (retries exhausted, rejected by provider...).
   Status markFailed(MessageId id, std::string_view reason, TimeMs at);
 
+  // What a caller knows exactly of some of one provider's messages — the core's own reads
+  // and writes (npac/npacd/core/delivery_store.h "Known states") — so that its progress
+  // writes check those messages without reading them back. `state` answers nullopt for a
+  // message it does not know; those are read as without it.
+  struct Known {
+    std::string_view spid;
+    std::function<std::optional<MessageState>(MessageId)> state;
+  };
+  // markSent and markAcknowledged of `known.spid`'s messages with what `known` knows: the
+  // same refusals, the same records.
+  Status markSent(std::span<const MessageId> ids, AssociationId association, TimeMs at, const Known& known);
+  Status markAcknowledged(std::span<const MessageId> ids, TimeMs at, const Known& known);
+
   // Every message in flight (sent) on `association` goes back to queued, flagged as a
   // retransmission; returns how many.
   Result<std::size_t> requeueAssociation(AssociationId association);
@@ -263,8 +277,10 @@ class OutboundQueue {
   // absent or in a state the event does not allow refuses the whole write (as the row
   // updates did; an acknowledgement repeated is still fine); otherwise such ids are left out
   // and `changed` counts the others.
+  // States in `known` are taken from it instead of read.
   Status writeProgress(ProgressEvent event, std::span<const MessageId> ids, AssociationId association, TimeMs at,
-                       std::string_view reason, bool all_or_none, std::size_t* changed);
+                       std::string_view reason, bool all_or_none, std::size_t* changed,
+                       const Known* known = nullptr);
   // The messages of `spid` in flight (on `association`, or on any), ascending.
   Result<std::vector<MessageId>> inFlight(std::string_view spid, std::optional<AssociationId> association);
   // Up to `max` messages acknowledged by a delivery progress record before `cutoff`

@@ -1,8 +1,8 @@
 // OutboundQueue's progress writes as delivery progress records (db/progress_log.h, the
-// write-once log): no queue row is updated after its INSERT. Each write reads the state of
-// the messages it names (their rows folded with their records, outbound_queue_progress.cc),
-// refuses exactly what the row updates refused — all or none — and appends one record per
-// provider it touches.
+// write-once log): no queue row is updated after its INSERT. Each write takes the state of
+// the messages it names from what its caller knows (Known) or reads it (their rows folded
+// with their records, outbound_queue_progress.cc), refuses exactly what the row updates
+// refused — all or none — and appends one record per provider it touches.
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -49,35 +49,55 @@ Result<std::unordered_map<MessageId, QueuedMessage>> OutboundQueue::statesOf(std
 
 Status OutboundQueue::writeProgress(ProgressEvent event, std::span<const MessageId> ids, AssociationId association,
                                     TimeMs at, std::string_view reason, bool all_or_none,
-                                    std::size_t* changed) {
+                                    std::size_t* changed, const Known* known) {
   if (changed != nullptr) *changed = 0;
   if (ids.empty()) return Status::ok();
   // The states read and the records appended in one transaction (a savepoint in the
   // caller's).
   Transaction txn(db_);
   if (Status status = txn.begin(); !status) return status;
-  Result<std::unordered_map<MessageId, QueuedMessage>> states = statesOf(ids);
-  if (!states) return states.status();
+  // Each message's provider and state: what `known` knows, the others read.
+  struct Current {
+    std::string spid;
+    MessageProgress progress;
+  };
+  std::unordered_map<MessageId, Current> current;
+  std::vector<MessageId> unknown;
+  for (MessageId id : ids) {
+    if (current.count(id) != 0) continue;
+    std::optional<MessageState> state = known != nullptr && known->state ? known->state(id) : std::nullopt;
+    if (!state) {
+      unknown.push_back(id);
+      continue;
+    }
+    MessageProgress progress;
+    progress.state = *state;
+    current.emplace(id, Current{std::string(known->spid), progress});
+  }
+  if (!unknown.empty()) {
+    Result<std::unordered_map<MessageId, QueuedMessage>> states = statesOf(unknown);
+    if (!states) return states.status();
+    for (auto& [id, row] : *states) current.emplace(id, Current{row.spid, progressOf(row)});
+  }
   std::map<std::string, ProgressRecord> records;  // per provider
   for (MessageId id : ids) {
-    auto it = states->find(id);
-    if (it == states->end()) {
+    auto it = current.find(id);
+    if (it == current.end()) {
       if (!all_or_none) continue;
       return Status::notFound("message " + std::to_string(id) + " is not in the outbound queue");
     }
-    QueuedMessage& message = it->second;
-    MessageProgress progress = progressOf(message);
+    Current& message = it->second;
+    const MessageState before = message.progress.state;
     const ProgressRecord one{message.spid, event, association, at, {id}, std::string(reason)};
-    if (!applyEvent(one, progress)) {
+    if (!applyEvent(one, message.progress)) {  // a repeated id in `ids` sees the first one's effect
       if (event == ProgressEvent::kAcknowledged || !all_or_none) continue;  // repeats are fine
       const char* wanted = event == ProgressEvent::kHanded ? "sent" : "failed";
       if (event == ProgressEvent::kMoved) {
-        return Status::invalidArgument("message " + std::to_string(id) + " is " + toString(message.state) +
+        return Status::invalidArgument("message " + std::to_string(id) + " is " + toString(before) +
                                        "; only a sent message moves to another association");
       }
-      return Status::invalidArgument(cannot(id, message.state, wanted));
+      return Status::invalidArgument(cannot(id, before, wanted));
     }
-    setProgress(message, progress);  // a repeated id in `ids` sees this one's effect
     ProgressRecord& record = records[message.spid];
     if (record.ids.empty()) record = ProgressRecord{message.spid, event, association, at, {}, std::string(reason)};
     record.ids.push_back(id);
@@ -108,6 +128,15 @@ Status OutboundQueue::markAcknowledged(MessageId id, TimeMs at) {
 
 Status OutboundQueue::markAcknowledged(std::span<const MessageId> ids, TimeMs at) {
   return writeProgress(ProgressEvent::kAcknowledged, ids, 0, at, {}, true, nullptr);
+}
+
+Status OutboundQueue::markSent(std::span<const MessageId> ids, AssociationId association, TimeMs at,
+                              const Known& known) {
+  return writeProgress(ProgressEvent::kHanded, ids, association, at, {}, true, nullptr, &known);
+}
+
+Status OutboundQueue::markAcknowledged(std::span<const MessageId> ids, TimeMs at, const Known& known) {
+  return writeProgress(ProgressEvent::kAcknowledged, ids, 0, at, {}, true, nullptr, &known);
 }
 
 Status OutboundQueue::markFailed(MessageId id, std::string_view reason, TimeMs at) {

@@ -236,3 +236,87 @@ TEST_CASE("A write outside a turn for a provider whose lease this node does not 
   CHECK(f.stateSeenByReader(id) == db::MessageState::kSent);
   CHECK(f.fenced == std::vector<std::string>{"0001"});
 }
+
+namespace {
+
+// Statements the store's connection runs that read queue rows back (sqlite3_trace_v2).
+struct RowReads {
+  int count = 0;
+  explicit RowReads(sqlite3* handle) {
+    sqlite3_trace_v2(
+        handle, SQLITE_TRACE_STMT,
+        [](unsigned, void* self, void* statement, void*) {
+          const char* sql = sqlite3_sql(static_cast<sqlite3_stmt*>(statement));
+          if (sql != nullptr && std::string_view(sql).find("FROM outbound_queue AS q") != std::string_view::npos) {
+            ++static_cast<RowReads*>(self)->count;
+          }
+          return 0;
+        },
+        this);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("A turn's sent and acknowledged writes of messages the store handed out read no queue row back") {
+  StoreFixture f;
+  auto ids = f.queue(3);
+  auto handed = f.store->nextQueued("0001", 1, 10);
+  REQUIRE(handed->size() == 3);
+  CHECK(f.store->knownStates() == 3);
+  RowReads reads(f.db->handle());
+  f.store->markSent("0001", {ids[0], ids[1], ids[2]}, 1, 2000);
+  f.store->flush();
+  f.store->acknowledge("0001", ids[0], 2100);
+  f.store->acknowledge("0001", ids[1], 2100);
+  f.store->flush();
+  CHECK(reads.count == 0);
+  CHECK(f.store->knownStates() == 1);  // ids[2], in flight
+  CHECK(f.stateSeenByReader(ids[0]) == db::MessageState::kAcknowledged);
+  CHECK(f.stateSeenByReader(ids[2]) == db::MessageState::kSent);
+}
+
+TEST_CASE("A write naming a message the store did not hand out reads that message's state") {
+  StoreFixture f;
+  auto ids = f.queue(2);
+  RowReads reads(f.db->handle());
+  f.store->markSent("0001", {ids[0], ids[1]}, 1, 2000);
+  f.store->flush();
+  CHECK(reads.count == 1);
+  CHECK(f.stateSeenByReader(ids[1]) == db::MessageState::kSent);
+  CHECK(f.store->knownStates() == 2);  // what it wrote, it knows
+}
+
+TEST_CASE("A sent write refused from what the store knows leaves every message it names queued") {
+  StoreFixture f;
+  auto ids = f.queue(2);
+  REQUIRE(f.store->nextQueued("0001", 1, 10)->size() == 2);
+  f.store->markSent("0001", {ids[0]}, 1, 2000);
+  f.store->flush();
+  RowReads reads(f.db->handle());
+  f.store->markSent("0001", {ids[0], ids[1]}, 2, 2100);  // ids[0] is already sent: refused whole
+  f.store->flush();
+  CHECK(reads.count == 0);
+  CHECK(f.stateSeenByReader(ids[0]) == db::MessageState::kSent);
+  CHECK(f.stateSeenByReader(ids[1]) == db::MessageState::kQueued);
+  CHECK(f.store->knownStates() == 0);  // a refusal forgets the provider's states
+  CHECK(db::OutboundQueue(*f.reader).get(ids[0])->association_id == 1);
+}
+
+TEST_CASE("Messages put back to queued are read again before the store marks them sent") {
+  StoreFixture f;
+  auto ids = f.queue(1);
+  REQUIRE(f.store->nextQueued("0001", 1, 10)->size() == 1);
+  f.store->markSent("0001", {ids[0]}, 1, 2000);
+  f.store->flush();
+  f.store->requeueAssociation("0001", 1);
+  CHECK(f.store->knownStates() == 0);
+  RowReads reads(f.db->handle());
+  f.store->markSent("0001", {ids[0]}, 2, 2100);
+  f.store->flush();
+  CHECK(reads.count == 1);
+  auto row = db::OutboundQueue(*f.reader).get(ids[0]);
+  CHECK(row->state == db::MessageState::kSent);
+  CHECK(row->attempts == 2);
+  CHECK(row->retransmission);
+}

@@ -53,6 +53,17 @@
 // takes this node's writer's committed mark (setCommittedThrough), not the table's
 // highest id, for the reason ready_queue.h gives.
 //
+// Known states: the store remembers the state of the messages it handed out for delivery
+// (the rows nextQueued() returned: queued) and of those it wrote since (sent; an
+// acknowledged or failed one is forgotten), per provider, so that the turn's `sent` and
+// `acknowledged` writes check them without reading them back (db::OutboundQueue::Known:
+// the same refusals, all or none). A write naming a message it does not know reads that
+// one. What it remembers is exact because every progress write of a provider this node
+// delivers passes through this store; it forgets a provider's whenever that may no longer
+// hold — a refused or fenced write, messages put back to queued, a storage failure, a turn
+// that did not commit, rows another node wrote (forgetReady) — and holds at most
+// kKnownTotal messages (beyond that, writes read as before).
+//
 // Threading: the core thread only (it wraps the core's progress connection).
 #pragma once
 
@@ -64,6 +75,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "db/outbound_queue.h"
@@ -79,6 +91,8 @@ namespace npac::npacd {
 inline constexpr std::size_t kReadyPerProvider = 4096;
 inline constexpr std::size_t kReadyLoadAtMost = 256;
 inline constexpr std::size_t kReadyTotal = 65536;
+// Messages whose state the store remembers (see "Known states"), all providers.
+inline constexpr std::size_t kKnownTotal = 65536;
 
 class DeliveryStore {
  public:
@@ -142,10 +156,15 @@ class DeliveryStore {
   // What is kept of `spid` is no longer known to be exact (a lease taken, a takeover,
   // rows another node committed).
   void forgetReady(const std::string& spid);
-  void forgetAllReady() { dropAllReady(); }
+  void forgetAllReady() {
+    dropAllReady();
+    forgetAllKnown();
+  }
   // Delivery rounds answered from memory, and from the database (tests, metrics).
   std::uint64_t readyRounds() const { return ready_rounds_; }
   std::uint64_t databaseRounds() const { return database_rounds_; }
+  // Messages whose state is remembered (tests, metrics).
+  std::size_t knownStates() const { return known_total_; }
 
   // Replays the backlog (and re-checks reads); true when healthy afterwards.
   bool retry();
@@ -186,8 +205,18 @@ class DeliveryStore {
   void removeReady(const std::string& spid, db::MessageId id);
   void dropAllReady();
 
+  // ---- known states (see above) ----
+  void remember(const std::string& spid, db::MessageId id, db::MessageState state);
+  void rememberQueued(const std::string& spid, const std::vector<db::QueuedMessage>& rows);
+  void learn(const Write& write);  // `write` was applied
+  void forgetKnown(const std::string& spid);
+  void forgetAllKnown();
+  db::OutboundQueue::Known knownOf(const std::string& spid) const;
+
   db::Database& db_;
   db::OutboundQueue queue_;
+  std::map<std::string, std::unordered_map<db::MessageId, db::MessageState>> known_;
+  std::size_t known_total_ = 0;
   std::function<db::MessageId()> committed_through_;
   std::map<std::string, Ready> ready_;
   std::size_t ready_total_ = 0;  // messages held in all ReadyQueues
