@@ -24,7 +24,8 @@
 //           omission", Gil Tene, "How NOT to Measure Latency").
 //
 // Acknowledgement times are the queue rows' acknowledged_at (db/clock.h: milliseconds
-// since the epoch), read with SELECTs only from npacd's database once every answer is in
+// since the epoch; schema 9 on, the `at` of the delivery progress record that acknowledged
+// the row, folded as npacd folds them — db/delivery_progress.h), read with SELECTs only from npacd's database once every answer is in
 // — its SQLite file or, for `--db postgresql://…`, its PostgreSQL database, both through
 // npac::db::Database (db/database.h); the admin API shows a message's acknowledged_at one id per request only. So
 // latencies have 1 ms resolution (the RESULT line says ack_resolution_ms=1). A run is
@@ -57,10 +58,14 @@
 
 #include "db/database.h"
 #include "db/postgres_connection.h"
+#include "db/delivery_progress.h"
+#include "db/outbound_queue.h"
+#include "db/progress_log.h"
 #include "db/statement.h"
 #include "npac/npacd/api/json.h"
 #include "npac/npacd/api/pdu_batch.h"
 #include <sstream>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -364,40 +369,94 @@ class QueueReader {
     size_t acknowledged = 0;
     size_t failed = 0;
   };
-  // Row counts by state over [low, high] (the ids are npacd's AUTOINCREMENT, one run).
+  // Counts by state over [low, high] (the ids are npacd's AUTOINCREMENT, one run).
   std::optional<Counts> counts(int64_t low, int64_t high) {
+    std::vector<Folded> folded;
+    if (!fold(low, high, folded)) return std::nullopt;
     Counts counts;
-    bool ok = query("SELECT state, count(*) FROM outbound_queue WHERE id BETWEEN ? AND ? GROUP BY state",
-                    {low, high}, [&](const npac::db::Statement& s) {
-                      std::string state = s.columnText(0);
-                      size_t count = static_cast<size_t>(s.columnInt64(1));
-                      if (state == "acknowledged") counts.acknowledged = count;
-                      if (state == "failed") counts.failed = count;
-                    });
-    return ok ? std::optional<Counts>(counts) : std::nullopt;
+    for (const Folded& row : folded) {
+      if (row.state == npac::db::MessageState::kAcknowledged) ++counts.acknowledged;
+      if (row.state == npac::db::MessageState::kFailed) ++counts.failed;
+    }
+    return counts;
   }
   // Whether row id is still queued or sent (false once acknowledged or failed, or on error).
-  // CASE, not a bare IN: PostgreSQL answers a boolean, SQLite an integer.
   bool queuedOrSent(int64_t id) {
-    bool waiting = false;
-    query("SELECT CASE WHEN state IN ('queued', 'sent') THEN 1 ELSE 0 END FROM outbound_queue WHERE id = ?", {id},
-          [&](const npac::db::Statement& s) { waiting = s.columnInt64(0) != 0; });
-    return waiting;
+    std::vector<Folded> folded;
+    if (!fold(id, id, folded) || !folded.front().present) return false;
+    return folded.front().state == npac::db::MessageState::kQueued ||
+           folded.front().state == npac::db::MessageState::kSent;
   }
   // acknowledged_at and length(pdu) per id in [low, high]; -1 where not acknowledged.
-  // length() of a BLOB (SQLite) or a bytea (PostgreSQL) is its size in bytes either way.
   bool rows(int64_t low, int64_t high, std::vector<int64_t>& acked_at, std::vector<int64_t>& pdu_len) {
-    acked_at.assign(static_cast<size_t>(high - low + 1), -1);
-    pdu_len.assign(acked_at.size(), 0);
-    return query("SELECT q.id, q.acknowledged_at, length(b.pdu) FROM outbound_queue AS q "
-                 "JOIN message_bodies AS b ON b.id = q.body_id "
-                 "WHERE q.id BETWEEN ? AND ? AND q.state = 'acknowledged'",
-                 {low, high}, [&](const npac::db::Statement& s) {
-                   size_t at = static_cast<size_t>(s.columnInt64(0) - low);
-                   acked_at[at] = s.columnInt64(1);
-                   pdu_len[at] = s.columnInt64(2);
-                 });
+    std::vector<Folded> folded;
+    if (!fold(low, high, folded)) return false;
+    acked_at.assign(folded.size(), -1);
+    pdu_len.assign(folded.size(), 0);
+    for (size_t i = 0; i < folded.size(); ++i) {
+      if (folded[i].state != npac::db::MessageState::kAcknowledged) continue;
+      acked_at[i] = folded[i].progress.acknowledged_at.value_or(-1);
+      pdu_len[i] = folded[i].pdu_len;
+    }
+    return true;
   }
+
+ private:
+  struct Folded {
+    bool present = false;
+    npac::db::MessageState state = npac::db::MessageState::kQueued;
+    npac::db::MessageProgress progress;
+    int64_t pdu_len = 0;
+  };
+  // The rows [low, high] as npacd sees them: each row's state columns, then (schema 9 on,
+  // the write-once log) the delivery progress records that name it (db/delivery_progress.h).
+  // length() of a BLOB (SQLite) or a bytea (PostgreSQL) is its size in bytes either way.
+  bool fold(int64_t low, int64_t high, std::vector<Folded>& out) {
+    out.assign(static_cast<size_t>(high - low + 1), Folded{});
+    std::set<std::string> spids;
+    bool ok = query("SELECT q.id, q.spid, q.state, q.attempts, q.sent_at, q.acknowledged_at, q.association_id, "
+                    "q.retransmission, q.failed_at, length(b.pdu) FROM outbound_queue AS q "
+                    "JOIN message_bodies AS b ON b.id = q.body_id WHERE q.id BETWEEN ? AND ?",
+                    {low, high}, [&](const npac::db::Statement& s) {
+                      Folded& row = out[static_cast<size_t>(s.columnInt64(0) - low)];
+                      row.present = true;
+                      spids.insert(s.columnText(1));
+                      auto state = npac::db::parseMessageState(s.columnText(2));
+                      row.progress.state = state.value_or(npac::db::MessageState::kQueued);
+                      row.progress.attempts = static_cast<int>(s.columnInt64(3));
+                      if (!s.columnIsNull(5)) row.progress.acknowledged_at = s.columnInt64(5);
+                      row.pdu_len = s.columnInt64(9);
+                    });
+    if (!ok) return false;
+    if (hasRecords()) {
+      npac::db::ProgressLog log(*db_);
+      for (const std::string& spid : spids) {
+        auto records = log.after(spid, low - 1);
+        if (!records) {
+          error_ = "reading the delivery progress records: " + records.status().toString();
+          return false;
+        }
+        for (const npac::db::ProgressRecord& record : *records) {
+          for (npac::db::MessageId id : record.ids) {
+            if (id < low || id > high || !out[static_cast<size_t>(id - low)].present) continue;
+            npac::db::applyEvent(record, out[static_cast<size_t>(id - low)].progress);
+          }
+        }
+      }
+    }
+    for (Folded& row : out) row.state = row.progress.state;
+    return true;
+  }
+  // Whether the file has delivery progress records (schema 9, the write-once log): an
+  // npacd of an earlier schema keeps every state on its rows.
+  bool hasRecords() {
+    if (!has_records_) {
+      auto probe = db_->prepare("SELECT seq FROM delivery_progress WHERE seq < 0");
+      has_records_ = probe.isOk() && probe->step().isOk();
+    }
+    return *has_records_;
+  }
+  std::optional<bool> has_records_;
 
  private:
   template <typename Row>
