@@ -26,6 +26,13 @@ CREATE TABLE delivery_settled(
   spid TEXT PRIMARY KEY NOT NULL,
   settled_through INTEGER NOT NULL,
   at INTEGER NOT NULL);
+CREATE TABLE delivery_open(
+  spid TEXT NOT NULL,
+  id INTEGER NOT NULL,
+  waiting INTEGER NOT NULL CHECK(waiting IN (0, 1)),
+  PRIMARY KEY(spid, id));
+CREATE INDEX outbound_queue_open_base ON outbound_queue(spid, id)
+  WHERE state IN ('sent', 'failed');
 )sql";
 
 // The whole schema at kCurrentSchemaVersion, for new files (with kSqliteDeliveryProgress). Every column and index

@@ -391,30 +391,14 @@ Result<std::optional<OutboundQueue::QueuedSnapshot>> OutboundQueue::queuedSnapsh
 
 Result<std::optional<OutboundQueue::QueuedSnapshot>> OutboundQueue::snapshotQueued(
     std::string_view spid, std::size_t max, std::optional<MessageId> committed_through) {
-  // The count reads only the partial index of queued messages: the ORDER BY is the index's,
-  // without it SQLite may choose outbound_queue_by_created and walk every row the
-  // provider ever had.
-  Result<Statement> counted = db_.prepare(
-      "SELECT count(*) FROM (SELECT 1 FROM outbound_queue WHERE spid = ? AND state = 'queued' "
-      "ORDER BY priority DESC, id LIMIT ?) AS queued");
-  if (!counted) return counted.status();
-  counted->bindText(0, spid).bindInt64(1, static_cast<std::int64_t>(max) + 1);
-  Result<bool> row = counted->step();
-  if (!row) return row.status();
-  // The rows' columns decide only while no delivery progress record names a row of the
-  // provider; otherwise nextQueued() below (through the records) does.
-  Result<ProgressView> view = progressView(spid);
-  if (!view) return view.status();
-  if (view->named.empty() && static_cast<std::size_t>(counted->columnInt64(0)) > max) {
-    return std::optional<QueuedSnapshot>();
-  }
+  // nextQueued() reads at most `max` + 1 of them, above the provider's settled mark.
   QueuedSnapshot snapshot;
   if (committed_through) {
     snapshot.committed_through = *committed_through;
   } else {
     Result<Statement> highest = db_.prepare("SELECT COALESCE(MAX(id), 0) FROM outbound_queue");
     if (!highest) return highest.status();
-    row = highest->step();
+    Result<bool> row = highest->step();
     if (!row) return row.status();
     snapshot.committed_through = highest->columnInt64(0);
   }

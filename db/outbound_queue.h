@@ -242,7 +242,20 @@ class OutboundQueue {
     // Messages in `state` after the records minus those in it by their rows.
     std::int64_t delta(MessageState state) const;
   };
-  Result<ProgressView> progressView(std::string_view spid);
+  // Only the messages above `above` (a settled mark; 0: all of them).
+  Result<ProgressView> progressView(std::string_view spid, MessageId above = 0);
+
+  // Moves `spid`'s settled mark (db/progress_log.h) as far as the messages above it allow
+  // (db/outbound_queue_settle.cc): past every acknowledged one, listing failed ones open,
+  // and ones waiting or in flight since at least `stuck_after` before `now` (at most
+  // kMaxWaitingOpen of them), up to the first other message not acknowledged. Each call
+  // reads at most kSettleWalkRows rows per priority above the mark. Returns the mark.
+  // SQLite only: on PostgreSQL the mark is not moved (ids are not assigned in commit
+  // order there, docs/DATABASE.md "The write-once log").
+  Result<MessageId> settle(std::string_view spid, TimeMs now, TimeMs stuck_after = kStuckAfterMs);
+  static constexpr TimeMs kStuckAfterMs = 10'000;
+  static constexpr std::size_t kSettleWalkRows = 4096;
+  static constexpr std::size_t kMaxWaitingOpen = 1024;
 
  private:
   Result<std::optional<QueuedSnapshot>> snapshotQueued(std::string_view spid, std::size_t max,

@@ -76,9 +76,9 @@ const OutboundQueue::ProgressView::Named* OutboundQueue::ProgressView::find(Mess
   return it == named.end() ? nullptr : &it->second;
 }
 
-Result<OutboundQueue::ProgressView> OutboundQueue::progressView(std::string_view spid) {
+Result<OutboundQueue::ProgressView> OutboundQueue::progressView(std::string_view spid, MessageId above) {
   ProgressView view;
-  Result<std::vector<ProgressRecord>> records = ProgressLog(db_).after(spid, 0);
+  Result<std::vector<ProgressRecord>> records = ProgressLog(db_).after(spid, above);
   if (!records) return records.status();
   if (records->empty()) return view;
   std::vector<MessageId> ids;
@@ -86,7 +86,7 @@ Result<OutboundQueue::ProgressView> OutboundQueue::progressView(std::string_view
     std::unordered_set<MessageId> seen;
     for (const ProgressRecord& record : *records) {
       for (MessageId id : record.ids) {
-        if (seen.insert(id).second) ids.push_back(id);
+        if (id > above && seen.insert(id).second) ids.push_back(id);
       }
     }
   }
@@ -117,53 +117,6 @@ Result<OutboundQueue::ProgressView> OutboundQueue::progressView(std::string_view
   }
   for (auto& [id, named] : view.named) setProgress(named.row, progress.at(id));
   return view;
-}
-
-Result<std::vector<QueuedMessage>> OutboundQueue::nextQueued(std::string_view spid,
-                                                             std::uint32_t association_functions,
-                                                             std::size_t limit) {
-  Result<ProgressView> view = progressView(spid);
-  if (!view) return view.status();
-  // Rows queued by their columns, in send order, that the records left queued; then the
-  // rows sent by their columns that a record put back (merged in send order).
-  Result<Statement> query = db_.prepare(
-      std::string(queue_sql::kSelect) +
-      "WHERE q.spid = ? AND q.state = 'queued' AND (q.function_mask & ?) = q.function_mask "
-      "ORDER BY q.priority DESC, q.id LIMIT ? OFFSET ?");
-  if (!query) return query.status();
-  std::vector<QueuedMessage> out;
-  for (std::size_t offset = 0; out.size() < limit; offset += kPageRows) {
-    query->bindText(0, spid)
-        .bindInt64(1, association_functions)
-        .bindInt64(2, static_cast<std::int64_t>(view->named.empty() ? limit : kPageRows))
-        .bindInt64(3, static_cast<std::int64_t>(offset));
-    Result<std::vector<QueuedMessage>> rows = select(*query);
-    if (!rows) return rows.status();
-    query->reset();
-    const std::size_t read = rows->size();
-    for (QueuedMessage& row : *rows) {
-      const ProgressView::Named* named = view->find(row.id);
-      if (named != nullptr && named->row.state != MessageState::kQueued) continue;
-      if (named != nullptr) row = named->row;
-      out.push_back(std::move(row));
-      if (out.size() == limit) break;
-    }
-    if (view->named.empty() || read < kPageRows) break;
-  }
-  bool merged = false;
-  for (const auto& [id, named] : view->named) {
-    if (named.base != MessageState::kSent || named.row.state != MessageState::kQueued) continue;
-    if (!carries(association_functions, named.row.function_mask)) continue;
-    out.push_back(named.row);
-    merged = true;
-  }
-  if (merged) {
-    std::sort(out.begin(), out.end(), [](const QueuedMessage& a, const QueuedMessage& b) {
-      return a.priority != b.priority ? a.priority > b.priority : a.id < b.id;
-    });
-    if (out.size() > limit) out.resize(limit);
-  }
-  return out;
 }
 
 Result<std::vector<QueuedMessage>> OutboundQueue::unacknowledged(std::string_view spid, std::size_t limit) {

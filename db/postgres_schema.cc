@@ -20,6 +20,13 @@ CREATE TABLE delivery_settled(
   spid TEXT PRIMARY KEY NOT NULL,
   settled_through BIGINT NOT NULL,
   at BIGINT NOT NULL);
+CREATE TABLE delivery_open(
+  spid TEXT NOT NULL,
+  id BIGINT NOT NULL,
+  waiting INTEGER NOT NULL CHECK(waiting IN (0, 1)),
+  PRIMARY KEY(spid, id));
+CREATE INDEX outbound_queue_open_base ON outbound_queue(spid, id)
+  WHERE state IN ('sent', 'failed');
 )sql";
 
 constexpr const char* kSchema = R"sql(

@@ -151,4 +151,43 @@ Status ProgressLog::saveSettled(std::string_view spid, MessageId mark, TimeMs at
   return upsert->run();
 }
 
+Result<std::vector<ProgressLog::Open>> ProgressLog::open(std::string_view spid) {
+  Result<Statement> query = db_.prepare("SELECT id, waiting FROM delivery_open WHERE spid = ? ORDER BY id");
+  if (!query) return query.status();
+  query->bindText(0, spid);
+  std::vector<Open> out;
+  for (;;) {
+    Result<bool> row = query->step();
+    if (!row) return row.status();
+    if (!*row) break;
+    out.push_back(Open{query->columnInt64(0), query->columnInt64(1) != 0});
+  }
+  return out;
+}
+
+Status ProgressLog::saveOpen(std::string_view spid, std::span<const Open> messages,
+                             std::span<const MessageId> settled) {
+  if (!messages.empty()) {
+    Result<Statement> insert = db_.prepare(
+        "INSERT INTO delivery_open(spid, id, waiting) VALUES(?, ?, ?) "
+        "ON CONFLICT(spid, id) DO UPDATE SET waiting = excluded.waiting");
+    if (!insert) return insert.status();
+    for (const Open& message : messages) {
+      insert->bindText(0, spid).bindInt64(1, message.id).bindInt64(2, message.waiting ? 1 : 0);
+      if (Status status = insert->run(); !status) return status;
+      insert->reset();
+    }
+  }
+  if (!settled.empty()) {
+    Result<Statement> remove = db_.prepare("DELETE FROM delivery_open WHERE spid = ? AND id = ?");
+    if (!remove) return remove.status();
+    for (MessageId id : settled) {
+      remove->bindText(0, spid).bindInt64(1, id);
+      if (Status status = remove->run(); !status) return status;
+      remove->reset();
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace npac::db

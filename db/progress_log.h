@@ -14,8 +14,11 @@
 // id is at or below `mark`.
 //
 // The settled mark (delivery_settled) is a checkpoint, not a state: every message of the
-// provider at or below it is acknowledged or failed. It only grows (saveSettled keeps the
-// larger), so replaying the records after any mark once saved gives the same states.
+// provider at or below it is acknowledged, except the messages listed open
+// (delivery_open: failed ones, and ones left waiting or in flight long enough that the mark
+// passed them — OutboundQueue::settle). It only grows (saveSettled keeps the larger), so
+// replaying the records after any mark once saved, and the records covering each open
+// message, gives the same states.
 //
 // Both engines (SQLite, PostgreSQL) through db::Database; the writes join the caller's
 // transaction when there is one.
@@ -60,6 +63,17 @@ class ProgressLog {
   Result<MessageId> settledThrough(std::string_view spid);
   // Saves `mark` unless a larger one is saved already.
   Status saveSettled(std::string_view spid, MessageId mark, TimeMs at);
+
+  // The messages of `spid` at or below its mark that are not settled (see above), ascending;
+  // `waiting` is false for those listed as failed.
+  struct Open {
+    MessageId id = 0;
+    bool waiting = true;
+  };
+  Result<std::vector<Open>> open(std::string_view spid);
+  // Lists `messages` open (a message listed again keeps the newer `waiting`), and takes
+  // `settled` off the list.
+  Status saveOpen(std::string_view spid, std::span<const Open> messages, std::span<const MessageId> settled);
 
  private:
   // Records with first_id in [from_first, to_first] and last_id >= min_last, by seq.

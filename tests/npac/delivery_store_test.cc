@@ -9,6 +9,7 @@
 #include "db/database.h"
 #include "db/lease_store.h"
 #include "db/outbound_queue.h"
+#include "db/progress_log.h"
 #include "db/provider_store.h"
 #include "tests/db/temp_dir.h"
 
@@ -265,11 +266,13 @@ TEST_CASE("A turn's sent and acknowledged writes of messages the store handed ou
   REQUIRE(handed->size() == 3);
   CHECK(f.store->knownStates() == 3);
   RowReads reads(f.db->handle());
-  f.store->markSent("0001", {ids[0], ids[1], ids[2]}, 1, 2000);
+  // Times below kSettleEveryMs: no settle runs (it reads; see the settled-mark cases).
+  f.store->markSent("0001", {ids[0], ids[1], ids[2]}, 1, 100);
   f.store->flush();
-  f.store->acknowledge("0001", ids[0], 2100);
-  f.store->acknowledge("0001", ids[1], 2100);
+  f.store->acknowledge("0001", ids[0], 200);
+  f.store->acknowledge("0001", ids[1], 200);
   f.store->flush();
+  CHECK(f.store->settles() == 0);
   CHECK(reads.count == 0);
   CHECK(f.store->knownStates() == 1);  // ids[2], in flight
   CHECK(f.stateSeenByReader(ids[0]) == db::MessageState::kAcknowledged);
@@ -319,4 +322,39 @@ TEST_CASE("Messages put back to queued are read again before the store marks the
   CHECK(row->state == db::MessageState::kSent);
   CHECK(row->attempts == 2);
   CHECK(row->retransmission);
+}
+
+TEST_CASE("A provider's settled mark moves once enough of its messages are acknowledged in committed turns") {
+  StoreFixture f;
+  auto ids = f.queue(static_cast<int>(kSettleEveryAcks) + 1);
+  f.store->markSent("0001", ids, 1, 2000);
+  f.store->acknowledge("0001", ids[0], 2100);
+  f.store->flush();
+  CHECK(f.store->settles() == 1);  // the provider's first acknowledgement: no settle ran before
+  for (std::size_t i = 1; i + 1 < ids.size(); ++i) f.store->acknowledge("0001", ids[i], 2200);
+  f.store->flush();
+  CHECK(f.store->settles() == 1);  // one short of kSettleEveryAcks, within kSettleEveryMs
+  CHECK(db::ProgressLog(*f.reader).settledThrough("0001").value() == ids[0]);
+  f.store->acknowledge("0001", ids.back(), 2300);
+  f.store->flush();
+  CHECK(f.store->settles() == 2);
+  CHECK(db::ProgressLog(*f.reader).settledThrough("0001").value() == ids.back());
+  CHECK(f.store->nextQueued("0001", 1, 10)->empty());
+}
+
+TEST_CASE("A provider's settled mark moves a second after its last move once any acknowledgement came") {
+  StoreFixture f;
+  auto ids = f.queue(2);
+  f.store->markSent("0001", ids, 1, 2000);
+  f.store->acknowledge("0001", ids[0], 2100);
+  f.store->flush();
+  CHECK(f.store->settles() == 1);  // the first settle of the provider: none ran before
+  f.store->acknowledge("0001", ids[1], 2100 + kSettleEveryMs - 1);
+  f.store->flush();
+  CHECK(f.store->settles() == 1);
+  CHECK(db::ProgressLog(*f.reader).settledThrough("0001").value() == ids[0]);
+  f.store->acknowledge("0001", ids[1], 2100 + kSettleEveryMs);
+  f.store->flush();
+  CHECK(f.store->settles() == 2);
+  CHECK(db::ProgressLog(*f.reader).settledThrough("0001").value() == ids[1]);
 }

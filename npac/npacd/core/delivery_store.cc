@@ -374,6 +374,7 @@ void DeliveryStore::flush() {
       fenced.emplace(w.spid, status);
     }
   }
+  std::vector<const Write*> acknowledged;  // applied acknowledging writes: their providers may settle
   for (const Write& w : writes) {
     if (auto it = fenced.find(w.spid); it != fenced.end() && !it->second.isOk()) {
       ++fenced_count[w.spid];
@@ -381,7 +382,10 @@ void DeliveryStore::flush() {
     }
     // Each write is its own savepoint (db::OutboundQueue): a refused one is undone alone.
     db::Status status = apply(w);
-    if (status.isOk()) continue;
+    if (status.isOk()) {
+      if (w.kind == Write::Kind::kAcknowledged) acknowledged.push_back(&w);
+      continue;
+    }
     if (db::isStorageFailure(status)) {
       turn.rollback();
       return deferAll(status);
@@ -389,14 +393,17 @@ void DeliveryStore::flush() {
     dropReady(w.spid);
     spdlog::error("outbound queue: a delivery-progress write was refused: {}", status.toString());
   }
+  settleAfter(acknowledged);  // in the turn's transaction: still one commit per turn
   if (db::Status status = turn.commit(); !status.isOk()) {
     forgetAllKnown();  // learnt from writes that did not commit
     if (db::isStorageFailure(status)) return deferAll(status);
     spdlog::error("outbound queue: the delivery-progress transaction did not commit: {}",
                   status.toString());
-  } else if (!fenced_now_.empty()) {
-    for (const Write& w : writes) {
-      if (fenced_count.count(w.spid) == 0) fenced_now_.erase(w.spid);
+  } else {
+    if (!fenced_now_.empty()) {
+      for (const Write& w : writes) {
+        if (fenced_count.count(w.spid) == 0) fenced_now_.erase(w.spid);
+      }
     }
   }
   for (const auto& [spid, count] : fenced_count) {
@@ -407,6 +414,23 @@ void DeliveryStore::flush() {
       spdlog::error("outbound queue: {} delivery-progress write(s) for provider {} dropped: the lease check "
                     "failed: {}", count, spid, why.toString());
     }
+  }
+}
+
+void DeliveryStore::settleAfter(const std::vector<const Write*>& acknowledged) {
+  for (const Write* write : acknowledged) {
+    const Write& w = *write;
+    Settling& entry = settling_[w.spid];
+    entry.acks += w.ids.size();
+    if (entry.acks < kSettleEveryAcks && w.at - entry.last < kSettleEveryMs) continue;
+    db::Result<db::MessageId> mark = queue_.settle(w.spid, w.at);
+    if (!mark.isOk()) {
+      spdlog::warn("outbound queue: moving provider {}'s settled mark failed ({}); tried again with its next "
+                   "acknowledgements", w.spid, mark.status().toString());
+      continue;
+    }
+    entry = Settling{0, w.at};
+    ++settles_;
   }
 }
 

@@ -64,6 +64,12 @@
 // that did not commit, rows another node wrote (forgetReady) — and holds at most
 // kKnownTotal messages (beyond that, writes read as before).
 //
+// Settled marks (db/outbound_queue_settle.cc): in a turn's transaction, after its writes, a
+// provider whose acknowledgements reached kSettleEveryAcks since its last settle — or any
+// since a second ago — has its mark moved (OutboundQueue::settle, a savepoint), so every
+// read of its queue stays above what is done. A settle that fails is undone alone, logged,
+// and tried again with the provider's next acknowledgements; it changes no message's state.
+//
 // Threading: the core thread only (it wraps the core's progress connection).
 #pragma once
 
@@ -93,6 +99,10 @@ inline constexpr std::size_t kReadyLoadAtMost = 256;
 inline constexpr std::size_t kReadyTotal = 65536;
 // Messages whose state the store remembers (see "Known states"), all providers.
 inline constexpr std::size_t kKnownTotal = 65536;
+// Acknowledgements of a provider between two moves of its settled mark (see "Settled marks"),
+// and the longest wait for one once any came.
+inline constexpr std::size_t kSettleEveryAcks = 256;
+inline constexpr db::TimeMs kSettleEveryMs = 1000;
 
 class DeliveryStore {
  public:
@@ -165,6 +175,8 @@ class DeliveryStore {
   std::uint64_t databaseRounds() const { return database_rounds_; }
   // Messages whose state is remembered (tests, metrics).
   std::size_t knownStates() const { return known_total_; }
+  // Settles that moved a provider's mark (tests, metrics).
+  std::uint64_t settles() const { return settles_; }
 
   // Replays the backlog (and re-checks reads); true when healthy afterwards.
   bool retry();
@@ -212,6 +224,15 @@ class DeliveryStore {
   void forgetKnown(const std::string& spid);
   void forgetAllKnown();
   db::OutboundQueue::Known knownOf(const std::string& spid) const;
+
+  // ---- settled marks (see above) ----
+  void settleAfter(const std::vector<const Write*>& acknowledged);
+  struct Settling {
+    std::size_t acks = 0;     // since the last settle
+    db::TimeMs last = 0;      // when it ran
+  };
+  std::map<std::string, Settling> settling_;
+  std::uint64_t settles_ = 0;
 
   db::Database& db_;
   db::OutboundQueue queue_;
