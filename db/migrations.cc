@@ -22,6 +22,7 @@ CREATE TABLE delivery_progress(
   ids BLOB NOT NULL,
   reason TEXT);
 CREATE INDEX delivery_progress_by_provider ON delivery_progress(spid, first_id);
+CREATE INDEX delivery_progress_by_last ON delivery_progress(spid, last_id);
 CREATE TABLE delivery_settled(
   spid TEXT PRIMARY KEY NOT NULL,
   settled_through INTEGER NOT NULL,

@@ -5,21 +5,25 @@
 // spid, priority DESC, id) keeps every row the provider ever had. What keeps the reads
 // bounded is the mark: every message of the provider at or below it is acknowledged, or
 // listed open (delivery_open). A read seeks each priority's rows above the mark (one index
-// range per priority present) and folds only the records after it, plus the few open
-// messages one by one (ProgressLog::covering).
+// range per priority present) and folds the records written since the mark over them
+// (Window: built from the records alone, no row read for it), plus the few open messages
+// one by one (ProgressLog::covering).
 //
 // What settle() passes over, and what stops it:
 //   - acknowledged messages: passed;
 //   - failed ones: passed, listed open (they are "not acknowledged" to recovery);
-//   - queued or sent ones created at least `stuck_after` ago: passed, listed open (a
-//     message no association can carry, or one whose answer never came, must not hold
-//     every later read back), while fewer than kMaxWaitingOpen are listed;
-//   - any other message not acknowledged: the mark stops below it.
+//   - queued or sent ones created at least `stuck_after` ago with acknowledged messages
+//     above them: passed, listed open (a message no association can carry, or one whose
+//     answer never came, must not hold every later read back), while fewer than
+//     kMaxWaitingOpen are listed; a backlog merely waiting its turn is not passed;
+//   - any other message not acknowledged: the mark stops below it (and the walk of its
+//     priority ends there).
 // Ids are assigned in commit order on SQLite (one writer; AUTOINCREMENT), so the rows a
 // transaction sees are every row below the highest it sees. PostgreSQL's sequences give no
 // such promise across nodes: there the mark is not moved (docs/DATABASE.md).
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 
 #include "db/database.h"
 #include "db/delivery_progress.h"
@@ -56,6 +60,40 @@ Result<std::vector<std::int64_t>> prioritiesOf(Database& db, std::string_view sp
   return out;
 }
 
+// The records of a provider written since its settled mark, indexed by the ids above the
+// mark they name: a message's state is its row's base state with these applied in order.
+// Built from the records alone — no row is read — so a read costs what was written since
+// the mark, not what is in flight or waiting.
+struct Window {
+  std::vector<ProgressRecord> records;
+  std::unordered_map<MessageId, std::vector<std::uint32_t>> naming;  // id -> records, in order
+
+  MessageProgress fold(MessageId id, MessageProgress base) const {
+    auto it = naming.find(id);
+    if (it == naming.end()) return base;
+    for (std::uint32_t index : it->second) applyEvent(records[index], base);
+    return base;
+  }
+  MessageState stateOf(MessageId id, MessageState base) const {
+    MessageProgress progress;
+    progress.state = base;
+    return fold(id, progress).state;
+  }
+};
+
+Result<Window> windowAbove(Database& db, std::string_view spid, MessageId mark) {
+  Window window;
+  Result<std::vector<ProgressRecord>> records = ProgressLog(db).after(spid, mark);
+  if (!records) return records.status();
+  window.records = std::move(records).value();
+  for (std::uint32_t i = 0; i < window.records.size(); ++i) {
+    for (MessageId id : window.records[i].ids) {
+      if (id > mark) window.naming[id].push_back(i);
+    }
+  }
+  return window;
+}
+
 }  // namespace
 
 Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeMs stuck_after) {
@@ -84,22 +122,32 @@ Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeM
       ++waiting;
     }
   }
-  Result<ProgressView> view = progressView(spid, *mark);
-  if (!view) return view.status();
-  // Every message above the mark that is not acknowledged, within each priority's walk.
+  Result<Window> window = windowAbove(db_, spid, *mark);
+  if (!window) return window.status();
+  // Each priority's rows above the mark, in id order, up to its first message that is
+  // neither acknowledged nor passable (failed, or waiting since `stuck_after`): the mark
+  // stops below it whatever the other priorities hold.
   struct Candidate {
     MessageId id;
     MessageState state;
-    TimeMs created_at;
   };
-  std::vector<Candidate> candidates;
-  MessageId cut = std::numeric_limits<MessageId>::max();  // rows above it were not walked
-  MessageId highest = *mark;                              // the highest row walked
-  const auto consider = [&](MessageId id, MessageState base, TimeMs created_at) {
+  std::vector<Candidate> candidates;  // passable messages not acknowledged
+  std::vector<MessageId> acknowledged;
+  MessageId bound = std::numeric_limits<MessageId>::max();  // the mark may not pass it
+  MessageId highest = *mark;                                // the highest row walked
+  const auto stateOf = [&](MessageId id, MessageState base) { return window->stateOf(id, base); };
+  // False when the row stops the walk.
+  const auto consider = [&](MessageId id, MessageState state, TimeMs created_at) {
     highest = std::max(highest, id);
-    const ProgressView::Named* named = view->find(id);
-    const MessageState state = named != nullptr ? named->row.state : base;
-    if (state != MessageState::kAcknowledged) candidates.push_back(Candidate{id, state, created_at});
+    if (state == MessageState::kAcknowledged) {
+      acknowledged.push_back(id);
+    } else if (state == MessageState::kFailed || now - created_at >= stuck_after) {
+      candidates.push_back(Candidate{id, state});
+    } else {
+      bound = std::min(bound, id - 1);
+      return false;
+    }
+    return true;
   };
   Result<std::vector<std::int64_t>> priorities = prioritiesOf(db_, spid);
   if (!priorities) return priorities.status();
@@ -120,10 +168,10 @@ Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeM
       if (!*row) break;
       ++rows;
       last = walk->columnInt64(0);
-      consider(last, MessageState::kQueued, walk->columnInt64(1));
+      if (!consider(last, stateOf(last, MessageState::kQueued), walk->columnInt64(1))) break;
     }
     walk->reset();
-    if (rows == kSettleWalkRows) cut = std::min(cut, last);
+    if (rows == kSettleWalkRows) bound = std::min(bound, last);
   }
   // Rows an earlier schema left sent or failed by their columns (outbound_queue_open_base).
   Result<Statement> base = db_.prepare(
@@ -135,26 +183,39 @@ Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeM
     Result<bool> row = base->step();
     if (!row) return row.status();
     if (!*row) break;
-    consider(base->columnInt64(0), parseMessageState(base->columnText(1)).value_or(MessageState::kSent),
-             base->columnInt64(2));
+    const MessageId id = base->columnInt64(0);
+    const MessageState state = stateOf(id, parseMessageState(base->columnText(1)).value_or(MessageState::kSent));
+    if (!consider(id, state, base->columnInt64(2))) break;
   }
   std::sort(candidates.begin(), candidates.end(),
             [](const Candidate& a, const Candidate& b) { return a.id < b.id; });
-  MessageId next_mark = std::min(cut, highest);
+  std::sort(acknowledged.begin(), acknowledged.end());
+  MessageId next_mark = std::min(bound, highest);
+  // Waiting messages are listed only up to kMaxWaitingOpen, and only where acknowledged
+  // ones lie above them: a backlog waiting its turn is not passed over, its reads cost
+  // nothing above the mark.
   for (const Candidate& c : candidates) {
     if (c.id > next_mark) break;
-    if (c.state == MessageState::kFailed) {
-      listed.push_back(ProgressLog::Open{c.id, false});
-    } else if (now - c.created_at >= stuck_after && waiting < kMaxWaitingOpen) {
-      listed.push_back(ProgressLog::Open{c.id, true});
-      ++waiting;
-    } else {
+    if (c.state != MessageState::kFailed && waiting == kMaxWaitingOpen) {
       next_mark = c.id - 1;
       break;
     }
+    if (c.state != MessageState::kFailed) ++waiting;
   }
-  // Only what the mark passes is listed (a candidate above it is read above the mark).
-  std::erase_if(listed, [&](const ProgressLog::Open& o) { return o.id > next_mark; });
+  const auto acknowledgedIn = [&](MessageId above, MessageId through) {
+    auto it = std::upper_bound(acknowledged.begin(), acknowledged.end(), above);
+    return it != acknowledged.end() && *it <= through;
+  };
+  for (auto c = candidates.rbegin(); c != candidates.rend(); ++c) {
+    if (c->id > next_mark) continue;
+    if (c->state == MessageState::kFailed) continue;
+    if (acknowledgedIn(c->id, next_mark)) break;
+    next_mark = c->id - 1;
+  }
+  for (const Candidate& c : candidates) {
+    if (c.id > next_mark) break;
+    listed.push_back(ProgressLog::Open{c.id, c.state != MessageState::kFailed});
+  }
   if (next_mark > *mark) {
     if (Status status = log.saveSettled(spid, next_mark, now); !status) return status;
   } else {
@@ -171,8 +232,8 @@ Result<std::vector<QueuedMessage>> OutboundQueue::nextQueued(std::string_view sp
   ProgressLog log(db_);
   Result<MessageId> mark = log.settledThrough(spid);
   if (!mark) return mark.status();
-  Result<ProgressView> view = progressView(spid, *mark);
-  if (!view) return view.status();
+  Result<Window> window = windowAbove(db_, spid, *mark);
+  if (!window) return window.status();
   std::vector<QueuedMessage> out;
   // Above the mark: each priority's rows queued by their columns, in id order, that the
   // records left queued.
@@ -192,29 +253,36 @@ Result<std::vector<QueuedMessage>> OutboundQueue::nextQueued(std::string_view sp
           .bindInt64(1, priority)
           .bindInt64(2, association_functions)
           .bindInt64(3, after)
-          .bindInt64(4, static_cast<std::int64_t>(view->named.empty() ? limit - out.size() : kPageRows));
+          .bindInt64(4, static_cast<std::int64_t>(window->naming.empty() ? limit - out.size() : kPageRows));
       Result<std::vector<QueuedMessage>> rows = select(*query);
       if (!rows) return rows.status();
       query->reset();
       const std::size_t read = rows->size();
       for (QueuedMessage& row : *rows) {
         after = row.id;
-        const ProgressView::Named* named = view->find(row.id);
-        if (named != nullptr && named->row.state != MessageState::kQueued) continue;
-        if (named != nullptr) row = named->row;
+        const MessageProgress progress = window->fold(row.id, progressOf(row));
+        if (progress.state != MessageState::kQueued) continue;
+        setProgress(row, progress);
         out.push_back(std::move(row));
         if (out.size() == limit) break;
       }
-      if (out.size() >= limit || view->named.empty() || read < kPageRows) break;
+      if (out.size() >= limit || window->naming.empty() || read < kPageRows) break;
     }
   }
-  // Rows sent by their columns that a record put back, and open messages below the mark
-  // that are queued: merged in send order.
+  // Rows an earlier schema left sent by their columns that a record put back, and open
+  // messages below the mark that are queued: merged in send order.
   bool merged = false;
-  for (const auto& [id, named] : view->named) {
-    if (named.base != MessageState::kSent || named.row.state != MessageState::kQueued) continue;
-    if (!carries(association_functions, named.row.function_mask)) continue;
-    out.push_back(named.row);
+  Result<Statement> base = db_.prepare(std::string(queue_sql::kSelect) +
+                                       "WHERE q.spid = ? AND q.state IN ('sent', 'failed') AND q.id > ?");
+  if (!base) return base.status();
+  base->bindText(0, spid).bindInt64(1, *mark);
+  Result<std::vector<QueuedMessage>> based = select(*base);
+  if (!based) return based.status();
+  for (QueuedMessage& row : *based) {
+    const MessageProgress progress = window->fold(row.id, progressOf(row));
+    if (progress.state != MessageState::kQueued || !carries(association_functions, row.function_mask)) continue;
+    setProgress(row, progress);
+    out.push_back(std::move(row));
     merged = true;
   }
   Result<std::vector<ProgressLog::Open>> open = log.open(spid);

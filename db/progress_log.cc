@@ -71,20 +71,24 @@ Result<std::vector<ProgressRecord>> ProgressLog::select(std::string_view spid, M
       "WHERE spid = ? AND first_id >= ? AND first_id <= ? AND last_id >= ? ORDER BY seq");
   if (!query) return query.status();
   query->bindText(0, spid).bindInt64(1, from_first).bindInt64(2, to_first).bindInt64(3, min_last);
+  return read(*query, spid);
+}
+
+Result<std::vector<ProgressRecord>> ProgressLog::read(Statement& query, std::string_view spid) {
   std::vector<ProgressRecord> records;
   while (true) {
-    Result<bool> row = query->step();
+    Result<bool> row = query.step();
     if (!row) return row.status();
     if (!*row) break;
-    const std::int64_t seq = query->columnInt64(5);
-    std::optional<ProgressEvent> event = progressEventFromInt(query->columnInt64(0));
+    const std::int64_t seq = query.columnInt64(5);
+    std::optional<ProgressEvent> event = progressEventFromInt(query.columnInt64(0));
     if (!event) {
       return Status::make(Status::Code::kCorrupt,
                           "delivery progress record " + std::to_string(seq) + ": unknown event " +
-                              std::to_string(query->columnInt64(0)),
+                              std::to_string(query.columnInt64(0)),
                           db_.path(), "restore from backup");
     }
-    const Bytes blob = query->columnBlob(3);
+    const Bytes blob = query.columnBlob(3);
     Result<std::vector<MessageId>> ids = decodeIdList(blob, kMaxIds);
     if (!ids) {
       return Status::make(Status::Code::kCorrupt,
@@ -94,19 +98,24 @@ Result<std::vector<ProgressRecord>> ProgressLog::select(std::string_view spid, M
     ProgressRecord record;
     record.spid = std::string(spid);
     record.event = *event;
-    record.association = query->columnIsNull(1) ? 0 : query->columnInt64(1);
-    record.at = query->columnInt64(2);
+    record.association = query.columnIsNull(1) ? 0 : query.columnInt64(1);
+    record.at = query.columnInt64(2);
     record.ids = std::move(*ids);
-    record.reason = query->columnIsNull(4) ? std::string() : query->columnText(4);
+    record.reason = query.columnIsNull(4) ? std::string() : query.columnText(4);
     records.push_back(std::move(record));
   }
   return records;
 }
 
 Result<std::vector<ProgressRecord>> ProgressLog::after(std::string_view spid, MessageId mark) {
-  // last_id > mark; a record spans at most kMaxSpan, so its first_id > mark - kMaxSpan.
-  const MessageId from = mark > kMaxSpan ? mark - kMaxSpan + 1 : 0;
-  return select(spid, from, std::numeric_limits<MessageId>::max(), mark + 1);
+  // One range of the (spid, last_id) index: what was written since the mark, not every
+  // record within kMaxSpan of it.
+  Result<Statement> query = db_.prepare(
+      "SELECT event, association_id, at, ids, reason, seq FROM delivery_progress "
+      "WHERE spid = ? AND last_id > ? ORDER BY seq");
+  if (!query) return query.status();
+  query->bindText(0, spid).bindInt64(1, mark);
+  return read(*query, spid);
 }
 
 Result<std::vector<ProgressRecord>> ProgressLog::covering(std::string_view spid, MessageId id) {

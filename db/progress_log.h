@@ -4,12 +4,12 @@
 //
 // Storage. A record is stored with its ids sorted ascending (the order of a record's ids
 // means nothing: each id's transition stands alone) and split so that no stored record
-// spans more than kMaxSpan ids (last_id - first_id). One index, (spid, first_id), then
-// answers both questions the queue asks in a bounded range:
+// spans more than kMaxSpan ids (last_id - first_id). Two indexes answer the questions the
+// queue asks, each in one range:
 //   - after(spid, mark): the records that may name a message above `mark` — last_id > mark,
-//     so first_id > mark - kMaxSpan — in the order they were appended (seq);
+//     index (spid, last_id) — in the order they were appended (seq);
 //   - covering(spid, id): the records that may name message `id` — first_id in
-//     [id - kMaxSpan, id].
+//     [id - kMaxSpan, id], index (spid, first_id).
 // Retention drops whole ranges: purgeThrough(spid, mark) deletes the records whose every
 // id is at or below `mark`.
 //
@@ -38,11 +38,12 @@
 namespace npac::db {
 
 class Database;
+class Statement;
 
 class ProgressLog {
  public:
   // Ids one stored record may span (last_id - first_id), and hold at most.
-  static constexpr MessageId kMaxSpan = MessageId{1} << 20;
+  static constexpr MessageId kMaxSpan = MessageId{1} << 16;
   static constexpr std::size_t kMaxIds = 65536;
 
   explicit ProgressLog(Database& db) : db_(db) {}
@@ -76,6 +77,9 @@ class ProgressLog {
   Status saveOpen(std::string_view spid, std::span<const Open> messages, std::span<const MessageId> settled);
 
  private:
+  // The records a query of `spid`'s (event, association_id, at, ids, reason, seq) rows
+  // returns; kCorrupt for a damaged one.
+  Result<std::vector<ProgressRecord>> read(Statement& query, std::string_view spid);
   // Records with first_id in [from_first, to_first] and last_id >= min_last, by seq.
   Result<std::vector<ProgressRecord>> select(std::string_view spid, MessageId from_first, MessageId to_first,
                                              MessageId min_last);

@@ -148,3 +148,13 @@ TEST_CASE("On PostgreSQL the settled mark is not moved", "[db][settle][postgres]
   CHECK(*mark == 0);
   CHECK(f.next().empty());
 }
+
+TEST_CASE("A backlog older than the stuck bound with nothing acknowledged after it is not listed open",
+          "[db][settle][sqlite]") {
+  Fixture f;
+  const auto ids = f.append(3, 1000);
+  f.deliver({ids[0]}, 2000);
+  CHECK(f.settle(1000 + 10 * OutboundQueue::kStuckAfterMs) == ids[0]);
+  CHECK(f.open().empty());
+  CHECK(f.next() == std::vector<MessageId>{ids[1], ids[2]});
+}
