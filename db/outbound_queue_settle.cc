@@ -236,38 +236,55 @@ Result<std::vector<QueuedMessage>> OutboundQueue::nextQueued(std::string_view sp
   if (!window) return window.status();
   std::vector<QueuedMessage> out;
   // Above the mark: each priority's rows queued by their columns, in id order, that the
-  // records left queued.
+  // records left queued. The ids first (what is in flight sits at the front of that order
+  // and is skipped without reading its row and body), then the chosen rows by id.
   Result<std::vector<std::int64_t>> priorities = prioritiesOf(db_, spid);
   if (!priorities) return priorities.status();
-  constexpr std::size_t kPageRows = 512;
-  Result<Statement> query = db_.prepare(
-      std::string(queue_sql::kSelect) +
-      "WHERE q.spid = ? AND q.state = 'queued' AND q.priority = ? AND (q.function_mask & ?) = q.function_mask "
-      "AND q.id > ? ORDER BY q.id LIMIT ?");
-  if (!query) return query.status();
+  constexpr std::size_t kPageIds = 1024;
+  Result<Statement> scan = db_.prepare(
+      "SELECT id FROM outbound_queue WHERE spid = ? AND state = 'queued' AND priority = ? "
+      "AND (function_mask & ?) = function_mask AND id > ? ORDER BY id LIMIT ?");
+  if (!scan) return scan.status();
+  std::vector<MessageId> chosen;
   for (std::int64_t priority : *priorities) {
-    if (out.size() >= limit) break;
+    if (chosen.size() >= limit) break;
     MessageId after = *mark;
     for (;;) {
-      query->bindText(0, spid)
+      scan->bindText(0, spid)
           .bindInt64(1, priority)
           .bindInt64(2, association_functions)
           .bindInt64(3, after)
-          .bindInt64(4, static_cast<std::int64_t>(window->naming.empty() ? limit - out.size() : kPageRows));
-      Result<std::vector<QueuedMessage>> rows = select(*query);
-      if (!rows) return rows.status();
-      query->reset();
-      const std::size_t read = rows->size();
-      for (QueuedMessage& row : *rows) {
-        after = row.id;
-        const MessageProgress progress = window->fold(row.id, progressOf(row));
-        if (progress.state != MessageState::kQueued) continue;
-        setProgress(row, progress);
-        out.push_back(std::move(row));
-        if (out.size() == limit) break;
+          .bindInt64(4, static_cast<std::int64_t>(window->naming.empty() ? limit - chosen.size() : kPageIds));
+      std::size_t read = 0;
+      for (;;) {
+        Result<bool> row = scan->step();
+        if (!row) return row.status();
+        if (!*row) break;
+        ++read;
+        after = scan->columnInt64(0);
+        if (chosen.size() < limit && window->stateOf(after, MessageState::kQueued) == MessageState::kQueued) {
+          chosen.push_back(after);
+        }
       }
-      if (out.size() >= limit || window->naming.empty() || read < kPageRows) break;
+      scan->reset();
+      if (chosen.size() >= limit || window->naming.empty() || read < kPageIds) break;
     }
+  }
+  if (!chosen.empty()) {
+    Result<Statement> rows = db_.prepare(
+        std::string(queue_sql::kSelect) + "WHERE q.id IN " +
+        (db_.backend() == Backend::kPostgres ? NPAC_POSTGRES_ID_LIST : NPAC_SQLITE_ID_LIST));
+    if (!rows) return rows.status();
+    rows->bindText(0, queue_sql::idArray(chosen));
+    Result<std::vector<QueuedMessage>> read = select(*rows);
+    if (!read) return read.status();
+    for (QueuedMessage& row : *read) {
+      setProgress(row, window->fold(row.id, progressOf(row)));
+      out.push_back(std::move(row));
+    }
+    std::sort(out.begin(), out.end(), [](const QueuedMessage& a, const QueuedMessage& b) {
+      return a.priority != b.priority ? a.priority > b.priority : a.id < b.id;
+    });
   }
   // Rows an earlier schema left sent by their columns that a record put back, and open
   // messages below the mark that are queued: merged in send order.
