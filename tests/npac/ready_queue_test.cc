@@ -160,6 +160,47 @@ TEST_CASE("Delivery rounds after the first read committed messages from memory, 
   CHECK(next[1].pdu == std::vector<std::uint8_t>{0x30, 0x01, 2});
 }
 
+TEST_CASE("A burst of more messages than the old bound of 4,096 committed after the load is delivered from memory") {
+  QueueFixture f;
+  REQUIRE(f.store->nextQueued("0001", 1, 10).value().empty());  // loaded: nothing queued
+  std::vector<db::NewMessage> burst(5000, QueueFixture::message(1, 0, 1));
+  auto rows = f.commit(burst);
+  const auto ids = idsOf(rows);
+  f.store->committed("0001", rows);
+  f.store->noteSubmitted("0001", ids);
+  CHECK(f.store->readyMessages() == 5000);
+  CHECK(f.store->readyBytes() == 5000 * 3);
+  std::vector<db::MessageId> delivered;
+  for (int round = 0; round < 50; ++round) {
+    auto next = f.store->nextQueued("0001", 1, 100).value();
+    REQUIRE(next.size() == 100);
+    for (const auto& row : next) delivered.push_back(row.id);
+    f.store->markSent("0001", idsOf(next), 1, 2000);
+  }
+  f.store->flush();
+  CHECK(delivered == ids);
+  CHECK(f.store->databaseRounds() == 0);
+  CHECK(f.store->readyRounds() == 51);
+  CHECK(f.store->readyMessages() == 0);
+  CHECK(f.store->readyBytes() == 0);
+}
+
+TEST_CASE("Committed messages beyond the ready bytes bound drop the provider's ready queue and its rounds read "
+          "the database") {
+  QueueFixture f;
+  f.store->setReadyLimits({.per_provider = 1000, .total = 1000, .total_bytes = 10});
+  REQUIRE(f.store->nextQueued("0001", 1, 10).value().empty());  // loaded: nothing queued
+  auto rows = f.commit({QueueFixture::message(1, 0, 1), QueueFixture::message(1, 0, 2),
+                        QueueFixture::message(1, 0, 3), QueueFixture::message(1, 0, 4)});
+  f.store->committed("0001", rows);  // 3 + 3 + 3 bytes fit, the fourth does not
+  f.store->noteSubmitted("0001", idsOf(rows));
+  CHECK(f.store->readyMessages() == 0);
+  CHECK(f.store->readyBytes() == 0);
+  const std::uint64_t database_rounds = f.store->databaseRounds();
+  CHECK(idsOf(f.store->nextQueued("0001", 1, 10).value()) == idsOf(rows));
+  CHECK(f.store->databaseRounds() == database_rounds + 1);
+}
+
 TEST_CASE("A message appended without being handed to the store is still delivered") {
   QueueFixture f;
   REQUIRE(f.store->nextQueued("0001", 1, 10).value().empty());  // loaded: nothing queued

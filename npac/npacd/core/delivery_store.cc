@@ -30,7 +30,7 @@ ReadyQueue* DeliveryStore::completeReady(const std::string& spid) {
 
 ReadyQueue* DeliveryStore::ready(const std::string& spid) {
   if (ReadyQueue* kept = completeReady(spid)) return kept;
-  Ready& entry = ready_[spid];
+  Ready& entry = ready_.try_emplace(spid, ready_limits_.per_provider).first->second;
   if (entry.skip_loads > 0) {
     --entry.skip_loads;
     return nullptr;
@@ -40,25 +40,38 @@ ReadyQueue* DeliveryStore::ready(const std::string& spid) {
   auto snapshot = committed_through_ ? queue_.queuedSnapshot(spid, kReadyLoadAtMost, committed_through_())
                                      : queue_.queuedSnapshot(spid, kReadyLoadAtMost);
   if (!snapshot.isOk()) return nullptr;  // the database read that follows reports it
-  if (!snapshot->has_value() || ready_total_ + (*snapshot)->messages.size() > kReadyTotal) {
+  std::size_t bytes = 0;
+  if (snapshot->has_value()) {
+    for (const db::QueuedMessage& row : (*snapshot)->messages) bytes += row.pdu.size();
+  }
+  if (!snapshot->has_value() || ready_total_ + (*snapshot)->messages.size() > ready_limits_.total ||
+      ready_bytes_ + bytes > ready_limits_.total_bytes) {
     entry.skip_loads = kLoadBackoffRounds;
     return nullptr;
   }
   entry.queue.load(std::move((*snapshot)->messages), (*snapshot)->committed_through);
-  ready_total_ += entry.queue.size();
+  accountReady(entry.queue, 0, 0);
   return &entry.queue;
+}
+
+void DeliveryStore::accountReady(const ReadyQueue& queue, std::size_t size, std::size_t bytes) {
+  ready_total_ = ready_total_ - size + queue.size();
+  ready_bytes_ = ready_bytes_ - bytes + queue.bytes();
 }
 
 void DeliveryStore::dropReady(const std::string& spid) {
   auto it = ready_.find(spid);
   if (it == ready_.end()) return;
-  ready_total_ -= it->second.queue.size();
+  const std::size_t size = it->second.queue.size();
+  const std::size_t bytes = it->second.queue.bytes();
   it->second.queue.invalidate();
+  accountReady(it->second.queue, size, bytes);
 }
 
 void DeliveryStore::dropAllReady() {
   for (auto& [spid, entry] : ready_) entry.queue.invalidate();
   ready_total_ = 0;
+  ready_bytes_ = 0;
 }
 
 void DeliveryStore::committed(const std::string& spid, std::vector<db::QueuedMessage> rows) {
@@ -66,16 +79,19 @@ void DeliveryStore::committed(const std::string& spid, std::vector<db::QueuedMes
   if (it == ready_.end() || !it->second.queue.complete()) return;  // the database has them
   ReadyQueue& queue = it->second.queue;
   for (db::QueuedMessage& row : rows) {
-    const std::size_t before = queue.size();
-    if (ready_total_ >= kReadyTotal && !queue.covers(row.id)) {
+    if (!queue.covers(row.id) && (ready_total_ >= ready_limits_.total ||
+                                  ready_bytes_ + row.pdu.size() > ready_limits_.total_bytes)) {
+      spdlog::debug("outbound queue: {} has more queued than memory keeps ({} messages, {} bytes held); "
+                    "its delivery reads the database until its backlog drains",
+                    spid, ready_total_, ready_bytes_);
       dropReady(spid);
       return;
     }
-    if (!queue.add(std::move(row))) {  // beyond its capacity: dropped whole
-      ready_total_ -= before;
-      return;
-    }
-    ready_total_ += queue.size() - before;
+    const std::size_t size = queue.size();
+    const std::size_t bytes = queue.bytes();
+    const bool kept = queue.add(std::move(row));  // false: beyond its capacity, dropped whole
+    accountReady(queue, size, bytes);
+    if (!kept) return;
   }
 }
 
@@ -95,9 +111,10 @@ void DeliveryStore::forgetReady(const std::string& spid) {
 void DeliveryStore::removeReady(const std::string& spid, db::MessageId id) {
   auto it = ready_.find(spid);
   if (it == ready_.end()) return;
-  const std::size_t before = it->second.queue.size();
+  const std::size_t size = it->second.queue.size();
+  const std::size_t bytes = it->second.queue.bytes();
   it->second.queue.remove(id);
-  ready_total_ -= before - it->second.queue.size();
+  accountReady(it->second.queue, size, bytes);
 }
 
 void DeliveryStore::remember(const std::string& spid, db::MessageId id, db::MessageState state) {

@@ -89,14 +89,22 @@
 
 namespace npac::npacd {
 
-// Ready messages kept in memory per provider and in all (about 0.5 KiB each). A provider's
-// ReadyQueue is loaded only while at most kReadyLoadAtMost are queued (no more than one
-// delivery round reads anyway): under a burst that outruns delivery the backlog is read
-// from the database round by round, as without a ReadyQueue, instead of being loaded,
-// overrun by the next submissions and dropped again (which read rows twice).
-inline constexpr std::size_t kReadyPerProvider = 4096;
+// Ready messages kept in memory per provider and in all, and the PDU bytes they may hold
+// in all. A burst that outruns delivery stays in memory while it fits (a message costs
+// its PDU plus about 0.3 KiB), so its rounds read nothing back; beyond that the provider's
+// ReadyQueue is dropped and its backlog read from the database round by round. A
+// provider's ReadyQueue is loaded only while at most kReadyLoadAtMost are queued (no more
+// than one delivery round reads anyway): an existing backlog is read from the database
+// until it has drained to that, instead of being read whole into memory at once.
+inline constexpr std::size_t kReadyPerProvider = 262'144;
 inline constexpr std::size_t kReadyLoadAtMost = 256;
-inline constexpr std::size_t kReadyTotal = 65536;
+inline constexpr std::size_t kReadyTotal = 262'144;
+inline constexpr std::size_t kReadyTotalBytes = std::size_t{128} << 20;
+struct ReadyLimits {
+  std::size_t per_provider = kReadyPerProvider;
+  std::size_t total = kReadyTotal;
+  std::size_t total_bytes = kReadyTotalBytes;
+};
 // Messages whose state the store remembers (see "Known states"), all providers.
 inline constexpr std::size_t kKnownTotal = 65536;
 // Acknowledgements of a provider between two moves of its settled mark (see "Settled marks"),
@@ -125,6 +133,8 @@ class DeliveryStore {
   // (QueueWriter::committedThrough). Without it a load reads the table's highest id,
   // which is right only while one writer fills the queue.
   void setCommittedThrough(std::function<db::MessageId()> mark) { committed_through_ = std::move(mark); }
+  // Before the first round: other bounds for the ready messages (tests).
+  void setReadyLimits(ReadyLimits limits) { ready_limits_ = limits; }
 
   bool healthy() const { return backlog_.empty() && !read_failed_; }
   std::size_t backlog() const { return backlog_.size(); }
@@ -175,6 +185,9 @@ class DeliveryStore {
   std::uint64_t databaseRounds() const { return database_rounds_; }
   // Messages whose state is remembered (tests, metrics).
   std::size_t knownStates() const { return known_total_; }
+  // Messages and PDU bytes held in all ReadyQueues (tests, metrics).
+  std::size_t readyMessages() const { return ready_total_; }
+  std::size_t readyBytes() const { return ready_bytes_; }
   // Settles that moved a provider's mark (tests, metrics).
   std::uint64_t settles() const { return settles_; }
 
@@ -205,7 +218,8 @@ class DeliveryStore {
   void becameUnhealthy(const db::Status& status, const char* what);
 
   struct Ready {
-    ReadyQueue queue{kReadyPerProvider};
+    explicit Ready(std::size_t capacity) : queue(capacity) {}
+    ReadyQueue queue;
     std::uint32_t skip_loads = 0;  // rounds to wait before trying to load again
   };
   // The provider's ReadyQueue, loaded if it can be; nullptr when delivery must read the
@@ -216,6 +230,8 @@ class DeliveryStore {
   void dropReady(const std::string& spid);
   void removeReady(const std::string& spid, db::MessageId id);
   void dropAllReady();
+  // Counts the change of `queue` since it held `size` messages of `bytes` PDU bytes.
+  void accountReady(const ReadyQueue& queue, std::size_t size, std::size_t bytes);
 
   // ---- known states (see above) ----
   void remember(const std::string& spid, db::MessageId id, db::MessageState state);
@@ -240,7 +256,9 @@ class DeliveryStore {
   std::size_t known_total_ = 0;
   std::function<db::MessageId()> committed_through_;
   std::map<std::string, Ready> ready_;
+  ReadyLimits ready_limits_;
   std::size_t ready_total_ = 0;  // messages held in all ReadyQueues
+  std::size_t ready_bytes_ = 0;  // their PDU bytes
   std::uint64_t ready_rounds_ = 0;
   std::uint64_t database_rounds_ = 0;
   std::function<void()> schedule_flush_;
