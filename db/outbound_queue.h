@@ -250,12 +250,14 @@ class OutboundQueue {
   // and ones waiting or in flight since at least `stuck_after` before `now` (at most
   // kMaxWaitingOpen of them), up to the first other message not acknowledged. Each call
   // reads at most kSettleWalkRows rows per priority above the mark. Returns the mark.
-  // SQLite only: on PostgreSQL the mark is not moved (ids are not assigned in commit
-  // order there, docs/DATABASE.md "The write-once log").
+  // On PostgreSQL it relies on appends committing their ids in order (kAppendLock).
   Result<MessageId> settle(std::string_view spid, TimeMs now, TimeMs stuck_after = kStuckAfterMs);
   static constexpr TimeMs kStuckAfterMs = 10'000;
   static constexpr std::size_t kSettleWalkRows = 4096;
   static constexpr std::size_t kMaxWaitingOpen = 1024;
+  // PostgreSQL: the advisory lock every append holds from drawing its ids to its commit
+  // (db/outbound_queue_postgres.cc), so ids are committed in order as on SQLite.
+  static constexpr std::int64_t kAppendLock = 0x6e70'6163'7175'6575;  // "npacqueu"
 
  private:
   Result<std::optional<QueuedSnapshot>> snapshotQueued(std::string_view spid, std::size_t max,

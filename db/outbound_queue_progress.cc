@@ -25,10 +25,6 @@ namespace {
 // Rows read per page by the readers that filter by the state after the records.
 constexpr std::size_t kPageRows = 512;
 
-bool carries(std::uint32_t association_functions, std::uint32_t needed) {
-  return (association_functions & needed) == needed;
-}
-
 }  // namespace
 
 Status OutboundQueue::foldProgress(std::vector<QueuedMessage>& rows) {

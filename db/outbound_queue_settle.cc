@@ -18,9 +18,10 @@
 //     kMaxWaitingOpen are listed; a backlog merely waiting its turn is not passed;
 //   - any other message not acknowledged: the mark stops below it (and the walk of its
 //     priority ends there).
-// Ids are assigned in commit order on SQLite (one writer; AUTOINCREMENT), so the rows a
-// transaction sees are every row below the highest it sees. PostgreSQL's sequences give no
-// such promise across nodes: there the mark is not moved (docs/DATABASE.md).
+// The mark is sound because ids are committed in order: on SQLite one writer draws them
+// (AUTOINCREMENT); on PostgreSQL every append holds OutboundQueue::kAppendLock from drawing
+// its ids to its commit, whichever node it runs on. So the rows a statement sees are every
+// row below the highest it sees, and no message is committed later below the mark.
 #include <algorithm>
 #include <limits>
 #include <unordered_map>
@@ -98,7 +99,6 @@ Result<Window> windowAbove(Database& db, std::string_view spid, MessageId mark) 
 
 Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeMs stuck_after) {
   ProgressLog log(db_);
-  if (db_.backend() == Backend::kPostgres) return log.settledThrough(spid);
   Transaction txn(db_);
   if (Status status = txn.begin(); !status) return status;
   Result<MessageId> mark = log.settledThrough(spid);

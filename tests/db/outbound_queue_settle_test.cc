@@ -4,6 +4,7 @@
 
 #include "db/outbound_queue.h"
 #include "db/progress_log.h"
+#include "db/transaction.h"
 #include "fixtures.h"
 
 using namespace npac::db;
@@ -54,7 +55,7 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("The settled mark passes every acknowledged message up to the first one not acknowledged",
-          "[db][settle][sqlite]") {
+          "[db][settle]") {
   Fixture f;
   const auto ids = f.append(5);
   f.record(ProgressEvent::kHanded, ids, 2000);
@@ -64,7 +65,7 @@ TEST_CASE("The settled mark passes every acknowledged message up to the first on
   CHECK(f.queue.get(ids[2])->state == MessageState::kSent);
 }
 
-TEST_CASE("A failed message is passed, listed open, and still returned as not acknowledged", "[db][settle][sqlite]") {
+TEST_CASE("A failed message is passed, listed open, and still returned as not acknowledged", "[db][settle]") {
   Fixture f;
   const auto ids = f.append(3);
   f.record(ProgressEvent::kHanded, ids, 2000);
@@ -81,7 +82,7 @@ TEST_CASE("A failed message is passed, listed open, and still returned as not ac
   CHECK(missed->front().state == MessageState::kFailed);
 }
 
-TEST_CASE("A message waiting less than the stuck bound holds the mark below it", "[db][settle][sqlite]") {
+TEST_CASE("A message waiting less than the stuck bound holds the mark below it", "[db][settle]") {
   Fixture f;
   const auto ids = f.append(3, 1000);
   f.deliver({ids[1], ids[2]}, 2000);
@@ -91,7 +92,7 @@ TEST_CASE("A message waiting less than the stuck bound holds the mark below it",
 }
 
 TEST_CASE("A message no association carries is passed once it waited the stuck bound, and is still offered",
-          "[db][settle][sqlite]") {
+          "[db][settle]") {
   Fixture f;
   const auto stuck = f.append(1, 1000, 0, 2).front();  // needs function 2
   const auto ids = f.append(2, 1000);
@@ -110,7 +111,7 @@ TEST_CASE("A message no association carries is passed once it waited the stuck b
   CHECK(f.open().empty());
 }
 
-TEST_CASE("Delivery reads the queued messages above the mark in priority and id order", "[db][settle][sqlite]") {
+TEST_CASE("Delivery reads the queued messages above the mark in priority and id order", "[db][settle]") {
   Fixture f;
   const auto low = f.append(3, 1000, 0);
   const auto high = f.append(3, 1000, 5);
@@ -120,7 +121,7 @@ TEST_CASE("Delivery reads the queued messages above the mark in priority and id 
   CHECK(f.next(1, 3) == std::vector<MessageId>{high[1], high[2], low[1]});
 }
 
-TEST_CASE("One settle walks a bounded number of rows per priority, and the next one goes on", "[db][settle][sqlite]") {
+TEST_CASE("One settle walks a bounded number of rows per priority, and the next one goes on", "[db][settle]") {
   Fixture f;
   const auto ids = f.append(OutboundQueue::kSettleWalkRows + 100);
   f.deliver(ids, 2000);
@@ -129,7 +130,7 @@ TEST_CASE("One settle walks a bounded number of rows per priority, and the next 
   CHECK(f.next().empty());
 }
 
-TEST_CASE("A message put back to queued below nothing acknowledged keeps the mark below it", "[db][settle][sqlite]") {
+TEST_CASE("A message put back to queued below nothing acknowledged keeps the mark below it", "[db][settle]") {
   Fixture f;
   const auto ids = f.append(3);
   f.record(ProgressEvent::kHanded, ids, 2000);
@@ -139,18 +140,29 @@ TEST_CASE("A message put back to queued below nothing acknowledged keeps the mar
   CHECK(f.next() == std::vector<MessageId>{ids[0]});
 }
 
-TEST_CASE("On PostgreSQL the settled mark is not moved", "[db][settle][postgres]") {
+TEST_CASE("On PostgreSQL an append holds the append lock until it commits, so ids are committed in order",
+          "[db][settle][postgres]") {
   Fixture f;
-  const auto ids = f.append(2);
-  f.deliver(ids, 2000);
-  auto mark = f.queue.settle("0001", 2002);
-  REQUIRE(mark.isOk());
-  CHECK(*mark == 0);
-  CHECK(f.next().empty());
+  std::unique_ptr<Database> other = openFresh(f.dir);  // a second connection to the same database
+  auto tryLock = [&]() {
+    auto query = other->prepare("SELECT pg_try_advisory_xact_lock(?)");
+    REQUIRE(query.isOk());
+    query->bindInt64(0, OutboundQueue::kAppendLock);
+    REQUIRE(query->step().value());
+    return query->columnInt64(0) != 0;
+  };
+  {
+    Transaction open(*f.db);
+    REQUIRE(open.begin().isOk());
+    f.append(1);
+    CHECK_FALSE(tryLock());  // the other connection's append would wait here
+    REQUIRE(open.commit().isOk());
+  }
+  CHECK(tryLock());
 }
 
 TEST_CASE("A backlog older than the stuck bound with nothing acknowledged after it is not listed open",
-          "[db][settle][sqlite]") {
+          "[db][settle]") {
   Fixture f;
   const auto ids = f.append(3, 1000);
   f.deliver({ids[0]}, 2000);
