@@ -180,6 +180,9 @@ class OutboundQueue {
   // Every message in flight (sent) on `association` goes back to queued, flagged as a
   // retransmission; returns how many.
   Result<std::size_t> requeueAssociation(AssociationId association);
+  // The same for an association of `spid` (the core knows whose it is): reads only what
+  // that provider's settled view holds.
+  Result<std::size_t> requeueAssociation(std::string_view spid, AssociationId association);
   // Every message of `spid` in flight goes back to queued, flagged as a retransmission (a
   // lease taken over, db/lease_store.h); how many.
   Result<std::size_t> requeueProvider(std::string_view spid);
@@ -209,8 +212,10 @@ class OutboundQueue {
   // The same, at most `max_rows` of them (oldest first): one bounded step of the purge job.
   Result<std::size_t> purgeAcknowledgedBefore(TimeMs cutoff, std::size_t max_rows);
   static constexpr std::size_t kPurgeStepRows = 10000;
-  // How many messages are in `state` (all providers).
+  // How many messages are in `state` (all providers; reads every row — tests and tools).
   Result<std::size_t> count(MessageState state);
+  // A cheap read that succeeds when the database answers (one index seek).
+  Status probe();
   // How many messages of `spid` are queued, by the function mask they need.
   Result<std::map<std::uint32_t, std::size_t>> queuedByMask(std::string_view spid);
 
@@ -238,12 +243,19 @@ class OutboundQueue {
       QueuedMessage row;                          // as the records leave it
     };
     std::unordered_map<MessageId, Named> named;
+    // settledView(): the provider's settled mark. Every message at or below it is
+    // acknowledged, or open and in `named`.
+    MessageId mark = 0;
     const Named* find(MessageId id) const;
     // Messages in `state` after the records minus those in it by their rows.
     std::int64_t delta(MessageState state) const;
   };
   // Only the messages above `above` (a settled mark; 0: all of them).
   Result<ProgressView> progressView(std::string_view spid, MessageId above = 0);
+  // What a reader of the whole queue needs beyond the rows' columns, bounded by the
+  // provider's settled mark: the messages above it the records since it name, and the open
+  // messages at or below it (db/progress_log.h) — not every record ever written.
+  Result<ProgressView> settledView(std::string_view spid);
 
   // Moves `spid`'s settled mark (db/progress_log.h) as far as the messages above it allow
   // (db/outbound_queue_settle.cc): past every acknowledged one, listing failed ones open,

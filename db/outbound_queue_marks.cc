@@ -157,7 +157,7 @@ Result<std::size_t> OutboundQueue::requeue(std::span<const MessageId> ids) {
 
 Result<std::vector<MessageId>> OutboundQueue::inFlight(std::string_view spid,
                                                        std::optional<AssociationId> association) {
-  Result<ProgressView> view = progressView(spid);
+  Result<ProgressView> view = settledView(spid);
   if (!view) return view.status();
   std::vector<MessageId> ids;
   for (const auto& [id, named] : view->named) {
@@ -165,13 +165,14 @@ Result<std::vector<MessageId>> OutboundQueue::inFlight(std::string_view spid,
       ids.push_back(id);
     }
   }
-  // Rows sent by their own columns that no record names.
+  // Rows sent by their own columns (an earlier schema's) above the mark that no record
+  // names; at or below it they are acknowledged or open (in the view).
   Result<Statement> query = db_.prepare(
-      association ? "SELECT id FROM outbound_queue WHERE spid = ? AND state = 'sent' AND association_id = ?"
-                  : "SELECT id FROM outbound_queue WHERE spid = ? AND state = 'sent'");
+      association ? "SELECT id FROM outbound_queue WHERE spid = ? AND state = 'sent' AND id > ? AND association_id = ?"
+                  : "SELECT id FROM outbound_queue WHERE spid = ? AND state = 'sent' AND id > ?");
   if (!query) return query.status();
-  query->bindText(0, spid);
-  if (association) query->bindInt64(1, *association);
+  query->bindText(0, spid).bindInt64(1, view->mark);
+  if (association) query->bindInt64(2, *association);
   for (;;) {
     Result<bool> row = query->step();
     if (!row) return row.status();
@@ -187,8 +188,7 @@ Result<std::vector<std::string>> OutboundQueue::providersWithProgress(std::optio
   Result<Statement> query = db_.prepare(
       association ? "SELECT spid FROM outbound_queue WHERE state = 'sent' AND association_id = ? "
                     "UNION SELECT spid FROM delivery_progress WHERE association_id = ?"
-                  : "SELECT spid FROM outbound_queue WHERE state = 'sent' "
-                    "UNION SELECT spid FROM delivery_progress");
+                  : "SELECT spid FROM service_providers");
   if (!query) return query.status();
   if (association) query->bindInt64(0, *association).bindInt64(1, *association);
   std::vector<std::string> spids;
@@ -216,6 +216,17 @@ Result<std::size_t> OutboundQueue::requeueAssociation(AssociationId association)
   }
   if (Status status = txn.commit(); !status) return status;
   return total;
+}
+
+Result<std::size_t> OutboundQueue::requeueAssociation(std::string_view spid, AssociationId association) {
+  Transaction txn(db_);
+  if (Status status = txn.begin(); !status) return status;
+  Result<std::vector<MessageId>> ids = inFlight(spid, association);
+  if (!ids) return ids.status();
+  Result<std::size_t> moved = requeue(*ids);
+  if (!moved) return moved.status();
+  if (Status status = txn.commit(); !status) return status;
+  return moved;
 }
 
 Result<std::size_t> OutboundQueue::requeueProvider(std::string_view spid) {

@@ -18,6 +18,7 @@
 #include "db/outbound_queue.h"
 #include "db/outbound_queue_sql.h"
 #include "db/progress_log.h"
+#include "db/queue_summary.h"
 
 namespace npac::db {
 namespace {
@@ -115,18 +116,60 @@ Result<OutboundQueue::ProgressView> OutboundQueue::progressView(std::string_view
   return view;
 }
 
-Result<std::vector<QueuedMessage>> OutboundQueue::unacknowledged(std::string_view spid, std::size_t limit) {
-  Result<ProgressView> view = progressView(spid);
+Result<OutboundQueue::ProgressView> OutboundQueue::settledView(std::string_view spid) {
+  ProgressLog log(db_);
+  Result<MessageId> mark = log.settledThrough(spid);
+  if (!mark) return mark.status();
+  Result<ProgressView> view = progressView(spid, *mark);
   if (!view) return view.status();
+  view->mark = *mark;
+  Result<std::vector<ProgressLog::Open>> open = log.open(spid);
+  if (!open) return open.status();
+  if (open->empty()) return view;
+  // Each open message by its row and the records covering it (one indexed read each: an
+  // open message may lie far below the mark, under every record since).
+  Result<Statement> row = db_.prepare(std::string(queue_sql::kSelect) + "WHERE q.spid = ? AND q.id = ?");
+  if (!row) return row.status();
+  for (const ProgressLog::Open& message : *open) {
+    row->bindText(0, spid).bindInt64(1, message.id);
+    Result<std::vector<QueuedMessage>> found = select(*row);
+    if (!found) return found.status();
+    row->reset();
+    if (found->empty()) continue;  // purged
+    QueuedMessage& base = found->front();
+    const MessageState column = base.state;
+    Result<std::vector<ProgressRecord>> records = log.covering(spid, base.id);
+    if (!records) return records.status();
+    MessageProgress progress = progressOf(base);
+    for (const ProgressRecord& record : *records) applyEvent(record, progress);
+    setProgress(base, progress);
+    view->named.emplace(base.id, ProgressView::Named{column, std::move(base)});
+  }
+  return view;
+}
+
+Result<std::vector<QueuedMessage>> OutboundQueue::unacknowledged(std::string_view spid, std::size_t limit) {
+  Result<ProgressView> view = settledView(spid);
+  if (!view) return view.status();
+  std::vector<QueuedMessage> out;
+  // At or below the mark only open messages are not acknowledged; they come first in id order.
+  std::vector<const QueuedMessage*> open;
+  for (const auto& [id, named] : view->named) {
+    if (id <= view->mark && named.row.state != MessageState::kAcknowledged) open.push_back(&named.row);
+  }
+  std::sort(open.begin(), open.end(), [](const QueuedMessage* a, const QueuedMessage* b) { return a->id < b->id; });
+  for (const QueuedMessage* row : open) {
+    if (out.size() == limit) return out;
+    out.push_back(*row);
+  }
   Result<Statement> query = db_.prepare(std::string(queue_sql::kSelect) +
                                         "WHERE q.spid = ? AND q.state <> 'acknowledged' AND q.id > ? "
                                         "ORDER BY q.id LIMIT ?");
   if (!query) return query.status();
-  std::vector<QueuedMessage> out;
-  MessageId after = 0;
+  MessageId after = view->mark;
   while (out.size() < limit) {
     query->bindText(0, spid).bindInt64(1, after).bindInt64(
-        2, static_cast<std::int64_t>(view->named.empty() ? limit : kPageRows));
+        2, static_cast<std::int64_t>(view->named.empty() ? limit - out.size() : kPageRows));
     Result<std::vector<QueuedMessage>> rows = select(*query);
     if (!rows) return rows.status();
     query->reset();
@@ -145,14 +188,7 @@ Result<std::vector<QueuedMessage>> OutboundQueue::unacknowledged(std::string_vie
 }
 
 Result<std::size_t> OutboundQueue::count(MessageState state) {
-  Result<Statement> query = db_.prepare("SELECT count(*) FROM outbound_queue WHERE state = ?");
-  if (!query) return query.status();
-  query->bindText(0, toString(state));
-  Result<bool> row = query->step();
-  if (!row) return row.status();
-  auto total = static_cast<std::int64_t>(query->columnInt64(0));
-  // Each message the records moved counts in its state after them, not in its row's.
-  Result<Statement> providers = db_.prepare("SELECT DISTINCT spid FROM delivery_progress");
+  Result<Statement> providers = db_.prepare("SELECT DISTINCT spid FROM outbound_queue");
   if (!providers) return providers.status();
   std::vector<std::string> spids;
   for (;;) {
@@ -161,31 +197,44 @@ Result<std::size_t> OutboundQueue::count(MessageState state) {
     if (!*next) break;
     spids.push_back(providers->columnText(0));
   }
+  std::size_t total = 0;
   for (const std::string& spid : spids) {
-    Result<ProgressView> view = progressView(spid);
-    if (!view) return view.status();
-    total += view->delta(state);
+    Result<QueueSummary> summary = summarizeQueue(db_, spid);
+    if (!summary) return summary.status();
+    total += summary->total(state);
   }
-  return static_cast<std::size_t>(std::max<std::int64_t>(total, 0));
+  return total;
+}
+
+Status OutboundQueue::probe() {
+  Result<Statement> query = db_.prepare("SELECT max(id) FROM outbound_queue");
+  if (!query) return query.status();
+  return query->step().status();
 }
 
 Result<std::map<std::uint32_t, std::size_t>> OutboundQueue::queuedByMask(std::string_view spid) {
-  Result<Statement> query = db_.prepare(
-      "SELECT function_mask, COUNT(*) FROM outbound_queue WHERE spid = ? AND state = 'queued' "
-      "GROUP BY function_mask");
-  if (!query) return query.status();
-  query->bindText(0, spid);
-  std::map<std::uint32_t, std::int64_t> counts;
-  for (;;) {
-    Result<bool> row = query->step();
-    if (!row) return row.status();
-    if (!*row) break;
-    counts[static_cast<std::uint32_t>(query->columnInt64(0))] = query->columnInt64(1);
-  }
-  Result<ProgressView> view = progressView(spid);
+  Result<ProgressView> view = settledView(spid);
   if (!view) return view.status();
+  // Rows queued by their columns above the mark, one index range per priority.
+  Result<std::vector<std::int64_t>> priorities = queue_sql::queuedPriorities(db_, spid);
+  if (!priorities) return priorities.status();
+  Result<Statement> query = db_.prepare(
+      "SELECT function_mask, COUNT(*) FROM outbound_queue WHERE spid = ? AND state = 'queued' AND priority = ? "
+      "AND id > ? GROUP BY function_mask");
+  if (!query) return query.status();
+  std::map<std::uint32_t, std::int64_t> counts;
+  for (std::int64_t priority : *priorities) {
+    query->bindText(0, spid).bindInt64(1, priority).bindInt64(2, view->mark);
+    for (;;) {
+      Result<bool> row = query->step();
+      if (!row) return row.status();
+      if (!*row) break;
+      counts[static_cast<std::uint32_t>(query->columnInt64(0))] += query->columnInt64(1);
+    }
+    query->reset();
+  }
   for (const auto& [id, named] : view->named) {
-    const bool was = named.base == MessageState::kQueued;
+    const bool was = id > view->mark && named.base == MessageState::kQueued;  // counted above
     const bool is = named.row.state == MessageState::kQueued;
     if (was != is) counts[named.row.function_mask] += is ? 1 : -1;
   }

@@ -40,27 +40,6 @@ bool carries(std::uint32_t association_functions, std::uint32_t needed) {
   return (association_functions & needed) == needed;
 }
 
-// The priorities of `spid`'s rows that were queued by their columns, highest first: one
-// seek of the ready index each.
-Result<std::vector<std::int64_t>> prioritiesOf(Database& db, std::string_view spid) {
-  Result<Statement> next = db.prepare(
-      "SELECT priority FROM outbound_queue WHERE spid = ? AND state = 'queued' AND priority < ? "
-      "ORDER BY priority DESC, id LIMIT 1");
-  if (!next) return next.status();
-  std::vector<std::int64_t> out;
-  std::int64_t below = std::numeric_limits<std::int64_t>::max();
-  for (;;) {
-    next->bindText(0, spid).bindInt64(1, below);
-    Result<bool> row = next->step();
-    if (!row) return row.status();
-    if (!*row) break;
-    below = next->columnInt64(0);
-    out.push_back(below);
-    next->reset();
-  }
-  return out;
-}
-
 // The records of a provider written since its settled mark, indexed by the ids above the
 // mark they name: a message's state is its row's base state with these applied in order.
 // Built from the records alone — no row is read — so a read costs what was written since
@@ -96,6 +75,25 @@ Result<Window> windowAbove(Database& db, std::string_view spid, MessageId mark) 
 }
 
 }  // namespace
+
+Result<std::vector<std::int64_t>> queue_sql::queuedPriorities(Database& db, std::string_view spid) {
+  Result<Statement> next = db.prepare(
+      "SELECT priority FROM outbound_queue WHERE spid = ? AND state = 'queued' AND priority < ? "
+      "ORDER BY priority DESC, id LIMIT 1");
+  if (!next) return next.status();
+  std::vector<std::int64_t> out;
+  std::int64_t below = std::numeric_limits<std::int64_t>::max();
+  for (;;) {
+    next->bindText(0, spid).bindInt64(1, below);
+    Result<bool> row = next->step();
+    if (!row) return row.status();
+    if (!*row) break;
+    below = next->columnInt64(0);
+    out.push_back(below);
+    next->reset();
+  }
+  return out;
+}
 
 Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeMs stuck_after) {
   ProgressLog log(db_);
@@ -149,7 +147,7 @@ Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeM
     }
     return true;
   };
-  Result<std::vector<std::int64_t>> priorities = prioritiesOf(db_, spid);
+  Result<std::vector<std::int64_t>> priorities = queue_sql::queuedPriorities(db_, spid);
   if (!priorities) return priorities.status();
   Result<Statement> walk = db_.prepare(
       "SELECT id, created_at FROM outbound_queue WHERE spid = ? AND state = 'queued' AND priority = ? "
@@ -238,7 +236,7 @@ Result<std::vector<QueuedMessage>> OutboundQueue::nextQueued(std::string_view sp
   // Above the mark: each priority's rows queued by their columns, in id order, that the
   // records left queued. The ids first (what is in flight sits at the front of that order
   // and is skipped without reading its row and body), then the chosen rows by id.
-  Result<std::vector<std::int64_t>> priorities = prioritiesOf(db_, spid);
+  Result<std::vector<std::int64_t>> priorities = queue_sql::queuedPriorities(db_, spid);
   if (!priorities) return priorities.status();
   constexpr std::size_t kPageIds = 1024;
   Result<Statement> scan = db_.prepare(

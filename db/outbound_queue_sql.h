@@ -4,6 +4,8 @@
 
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "db/outbound_queue.h"
 
@@ -23,5 +25,9 @@ inline constexpr const char* kSelect =
 #define NPAC_SQLITE_ID_LIST "(SELECT value FROM json_each(?))"
 #define NPAC_POSTGRES_ID_LIST "(SELECT CAST(json_array_elements_text(CAST(? AS json)) AS bigint))"
 std::string idArray(std::span<const MessageId> ids);
+
+// The priorities of `spid`'s rows queued by their columns, highest first: one seek of the
+// ready index each (db/outbound_queue_settle.cc).
+Result<std::vector<std::int64_t>> queuedPriorities(Database& db, std::string_view spid);
 
 }  // namespace npac::db::queue_sql

@@ -32,7 +32,8 @@ std::optional<TimeMs> QueueSummary::oldestQueuedAt() const {
 namespace {
 
 // Moves each message the records moved from its row's group to its group after them; a
-// group that lost messages has its oldest recomputed without them.
+// group that lost messages has its oldest recomputed without them. A row at or below the
+// settled mark counts as acknowledged (summarizeQueue), so an open one moves from there.
 Status moveCounts(Database& db, std::string_view spid, const OutboundQueue::ProgressView& view,
                   QueueSummary& summary) {
   struct Group {
@@ -46,8 +47,9 @@ Status moveCounts(Database& db, std::string_view spid, const OutboundQueue::Prog
     groups[{c.state, c.function_mask}] = Group{static_cast<std::int64_t>(c.count), c.oldest_created_at, {}, {}};
   }
   for (const auto& [id, named] : view.named) {
-    if (named.base == named.row.state) continue;
-    Group& from = groups[{named.base, named.row.function_mask}];
+    const MessageState counted = id <= view.mark ? MessageState::kAcknowledged : named.base;
+    if (counted == named.row.state) continue;
+    Group& from = groups[{counted, named.row.function_mask}];
     --from.count;
     from.left.push_back(id);
     Group& to = groups[{named.row.state, named.row.function_mask}];
@@ -59,13 +61,18 @@ Status moveCounts(Database& db, std::string_view spid, const OutboundQueue::Prog
     if (group.count <= 0) continue;
     std::optional<TimeMs> oldest = group.oldest;
     if (!group.left.empty()) {
+      // The group's rows as summarizeQueue counted them, less those that left.
+      const bool acknowledged = key.first == MessageState::kAcknowledged;
       Result<Statement> query = db.prepare(
-          std::string("SELECT min(created_at) FROM outbound_queue WHERE spid = ? AND state = ? AND "
-                      "function_mask = ? AND id NOT IN ") +
+          std::string("SELECT min(created_at) FROM outbound_queue WHERE spid = ? AND function_mask = ? AND ") +
+          (acknowledged ? "(state = ? OR id <= ?)" : "state = ? AND id > ?") + " AND id NOT IN " +
           (db.backend() == Backend::kPostgres ? NPAC_POSTGRES_ID_LIST : NPAC_SQLITE_ID_LIST));
       if (!query) return query.status();
-      query->bindText(0, spid).bindText(1, toString(key.first)).bindInt64(2, key.second).bindText(
-          3, queue_sql::idArray(group.left));
+      query->bindText(0, spid)
+          .bindInt64(1, key.second)
+          .bindText(2, toString(key.first))
+          .bindInt64(3, view.mark)
+          .bindText(4, queue_sql::idArray(group.left));
       Result<bool> row = query->step();
       if (!row) return row.status();
       oldest = *row && !query->columnIsNull(0) ? std::optional<TimeMs>(query->columnInt64(0)) : std::nullopt;
@@ -86,11 +93,16 @@ Result<QueueSummary> summarizeQueue(Database& db, std::string_view spid) {
     message.append(spid).append("' is not a SPID: 4 ASCII letters or digits");
     return Status::invalidArgument(std::move(message));
   }
+  // The settled view first: its mark splits the rows. At or below it every message is
+  // acknowledged (its row's columns still say queued: rows are written once) or open — in
+  // the view, moved from acknowledged by moveCounts.
+  Result<OutboundQueue::ProgressView> view = OutboundQueue(db).settledView(spid);
+  if (!view) return view.status();
   Result<Statement> query = db.prepare(
-      "SELECT state, function_mask, count(*), min(created_at) FROM outbound_queue "
-      "WHERE spid = ? GROUP BY state, function_mask");
+      "SELECT CASE WHEN id <= ? THEN 'acknowledged' ELSE state END AS counted, function_mask, count(*), "
+      "min(created_at) FROM outbound_queue WHERE spid = ? GROUP BY counted, function_mask");
   if (!query) return query.status();
-  query->bindText(0, spid);
+  query->bindInt64(0, view->mark).bindText(1, spid);
   QueueSummary summary;
   for (;;) {
     Result<bool> row = query->step();
@@ -108,8 +120,6 @@ Result<QueueSummary> summarizeQueue(Database& db, std::string_view spid) {
   }
   // Each message the delivery progress records moved counts in its state after them
   // (db/outbound_queue.h ProgressView): it leaves its row's group and joins another.
-  Result<OutboundQueue::ProgressView> view = OutboundQueue(db).progressView(spid);
-  if (!view) return view.status();
   if (!view->named.empty()) {
     if (Status status = moveCounts(db, spid, *view, summary); !status) return status;
   }

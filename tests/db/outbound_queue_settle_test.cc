@@ -4,6 +4,7 @@
 
 #include "db/outbound_queue.h"
 #include "db/progress_log.h"
+#include "db/queue_summary.h"
 #include "db/transaction.h"
 #include "fixtures.h"
 
@@ -169,4 +170,63 @@ TEST_CASE("A backlog older than the stuck bound with nothing acknowledged after 
   CHECK(f.settle(1000 + 10 * OutboundQueue::kStuckAfterMs) == ids[0]);
   CHECK(f.open().empty());
   CHECK(f.next() == std::vector<MessageId>{ids[1], ids[2]});
+}
+
+TEST_CASE("The queue's readers see the open messages below the mark and nothing else there", "[db][settle]") {
+  Fixture f;
+  const auto failed = f.append(1, 1000).front();
+  const auto stuck_sent = f.append(1, 1000).front();
+  const auto stuck_queued = f.append(1, 1000, 0, 2).front();  // needs function 2
+  const auto done = f.append(3, 1000);
+  f.record(ProgressEvent::kHanded, {failed, stuck_sent}, 2000, 7);
+  f.record(ProgressEvent::kFailed, {failed}, 2001);
+  f.deliver(done, 2002);
+  REQUIRE(f.settle(1000 + OutboundQueue::kStuckAfterMs) == done.back());
+  REQUIRE(f.open().size() == 3);
+
+  // Only the open messages are named: every acknowledged one is settled.
+  auto view = f.queue.settledView("0001");
+  REQUIRE(view.isOk());
+  CHECK(view->mark == done.back());
+  CHECK(view->named.size() == 3);
+  CHECK(view->find(done[0]) == nullptr);
+
+  auto missed = f.queue.unacknowledged("0001", 10);
+  REQUIRE(missed.isOk());
+  REQUIRE(missed->size() == 3);
+  CHECK((*missed)[0].id == failed);
+  CHECK((*missed)[0].state == MessageState::kFailed);
+  CHECK((*missed)[1].id == stuck_sent);
+  CHECK((*missed)[1].state == MessageState::kSent);
+  CHECK((*missed)[2].id == stuck_queued);
+
+  CHECK(f.queue.queuedByMask("0001").value() == std::map<std::uint32_t, std::size_t>{{2, 1}});
+  auto summary = summarizeQueue(*f.db, "0001");
+  REQUIRE(summary.isOk());
+  CHECK(summary->total(MessageState::kAcknowledged) == 3);
+  CHECK(summary->total(MessageState::kFailed) == 1);
+  CHECK(summary->total(MessageState::kSent) == 1);
+  CHECK(summary->total(MessageState::kQueued) == 1);
+  CHECK(summary->oldestQueuedAt() == std::optional<TimeMs>(1000));
+  CHECK(f.queue.count(MessageState::kAcknowledged).value() == 3);
+
+  // The association of the stuck message is lost: it goes back to queued.
+  CHECK(f.queue.requeueAssociation("0001", 7).value() == 1);
+  CHECK(f.queue.get(stuck_sent)->state == MessageState::kQueued);
+  CHECK(f.next() == std::vector<MessageId>{stuck_sent});
+}
+
+TEST_CASE("Messages queued above the mark are counted once by the queue's readers", "[db][settle]") {
+  Fixture f;
+  const auto done = f.append(2, 1000);
+  const auto waiting = f.append(2, 1500, 3);
+  f.deliver(done, 2000);
+  REQUIRE(f.settle(2002) == done.back());
+  CHECK(f.queue.queuedByMask("0001").value() == std::map<std::uint32_t, std::size_t>{{1, 2}});
+  auto summary = summarizeQueue(*f.db, "0001");
+  REQUIRE(summary.isOk());
+  CHECK(summary->total(MessageState::kQueued) == 2);
+  CHECK(summary->total(MessageState::kAcknowledged) == 2);
+  CHECK(summary->oldestQueuedAt() == std::optional<TimeMs>(1500));
+  CHECK(f.queue.unacknowledged("0001", 10)->size() == 2);
 }

@@ -259,7 +259,7 @@ db::Status DeliveryStore::apply(const Write& w) {
     case Write::Kind::kSent: status = queue_.markSent(w.ids, w.association, w.at, knownOf(w.spid)); break;
     case Write::Kind::kAcknowledged: status = queue_.markAcknowledged(w.ids, w.at, knownOf(w.spid)); break;
     case Write::Kind::kFailed: status = queue_.markFailed(w.ids.front(), w.reason, w.at); break;
-    case Write::Kind::kRequeueAssociation: status = queue_.requeueAssociation(w.association).status(); break;
+    case Write::Kind::kRequeueAssociation: status = queue_.requeueAssociation(w.spid, w.association).status(); break;
     case Write::Kind::kMoveSent: status = queue_.moveSent(w.ids.front(), w.association); break;
     case Write::Kind::kRequeue: status = queue_.requeue(w.ids).status(); break;
   }
@@ -494,8 +494,7 @@ bool DeliveryStore::retry() {
   }
   if (read_failed_) {
     // Probe with a cheap read before delivery resumes.
-    auto probe = queue_.count(db::MessageState::kSent);
-    if (!probe.isOk()) return false;
+    if (!queue_.probe().isOk()) return false;
     read_failed_ = false;
   }
   if (logged_unhealthy_) {
