@@ -6,6 +6,7 @@
 
 #include "db/key_store.h"
 #include "db/outbound_queue.h"
+#include "db/queue_summary.h"
 #include "fixtures.h"
 
 using namespace npac::db;
@@ -457,6 +458,56 @@ TEST_CASE("A version 8 file gains the delivery progress tables and stays usable 
   REQUIRE(tables.isOk());
   REQUIRE(*tables->step());
   CHECK(tables->columnInt64(0) == 2);
+}
+
+TEST_CASE("A version 8 file's rows in every state are delivered, settled and read right after the upgrade to "
+          "version 9", "[sqlite]") {
+  TempDir dir;
+  buildFileAt(dir.file("npacd.db"), 3, kOldRows);
+  {
+    auto raw = openRaw(dir.file("npacd.db"));
+    REQUIRE(upgradeExistingTo(*raw, 8).isOk());
+    // As npacd of schema 8 left them: 1 in flight on association 7 (the v1 fixture), 2
+    // acknowledged, 3 failed, 4 and 5 queued (5 at priority 10).
+    REQUIRE(raw->executeScript(
+                   "UPDATE outbound_queue SET state = 'acknowledged', sent_at = 30, acknowledged_at = 40, "
+                   "attempts = 1 WHERE id = 2;"
+                   "UPDATE outbound_queue SET state = 'failed', failed_at = 50, failure_reason = 'rejected' "
+                   "WHERE id = 3;")
+                .isOk());
+  }
+  auto db = openFresh(dir);
+  REQUIRE(readSchemaVersion(*db)->version == 9);
+  OutboundQueue queue(*db);
+  auto next = queue.nextQueued("0001", 1, 10);
+  REQUIRE(next.isOk());
+  REQUIRE(next->size() == 2);
+  CHECK((*next)[0].id == 5);
+  CHECK((*next)[1].id == 4);
+  const std::vector<MessageId> ids{5, 4};
+  REQUIRE(queue.markSent(ids, 9, 1000).isOk());
+  REQUIRE(queue.markAcknowledged(ids, 1001).isOk());
+  // The row in flight by its columns since time 10 is stuck: passed and listed open.
+  CHECK(queue.settle("0001", 10 + OutboundQueue::kStuckAfterMs).value() == 5);
+  auto missed = queue.unacknowledged("0001", 10);
+  REQUIRE(missed.isOk());
+  REQUIRE(missed->size() == 2);
+  CHECK((*missed)[0].id == 1);
+  CHECK((*missed)[0].state == MessageState::kSent);
+  CHECK((*missed)[1].id == 3);
+  CHECK((*missed)[1].failure_reason == std::optional<std::string>("rejected"));
+  auto summary = summarizeQueue(*db, "0001");
+  REQUIRE(summary.isOk());
+  CHECK(summary->total(MessageState::kAcknowledged) == 3);
+  CHECK(summary->total(MessageState::kSent) == 1);
+  CHECK(summary->total(MessageState::kFailed) == 1);
+  // npacd starting again: what the old version had in flight is sent again, flagged.
+  CHECK(queue.requeueAllInFlight().value() == 1);
+  auto again = queue.nextQueued("0001", 1, 10);
+  REQUIRE(again.isOk());
+  REQUIRE(again->size() == 1);
+  CHECK(again->front().id == 1);
+  CHECK(again->front().retransmission);
 }
 
 TEST_CASE("A version 6 file gains the provider lease table when upgraded to version 7 keeping its data", "[sqlite]") {
