@@ -358,3 +358,34 @@ TEST_CASE("A provider's settled mark moves a second after its last move once any
   CHECK(f.store->settles() == 2);
   CHECK(db::ProgressLog(*f.reader).settledThrough("0001").value() == ids[1]);
 }
+
+TEST_CASE("A turn whose settle meets an unwritable database commits nothing, sends nothing more, and settles "
+          "once the database takes writes again") {
+  StoreFixture f;
+  auto ids = f.queue(static_cast<int>(kSettleEveryAcks) + 2);
+  auto first = f.store->nextQueued("0001", 1, ids.size()).value();
+  REQUIRE(first.size() == ids.size());
+  f.store->markSent("0001", ids, 1, 2000);
+  f.store->acknowledge("0001", ids[0], 2100);
+  f.store->flush();  // the first settle: mark at ids[0]
+  REQUIRE(db::ProgressLog(*f.reader).settledThrough("0001").value() == ids[0]);
+  // The database refuses writes (SQLITE_READONLY, a storage failure as a full disk is).
+  REQUIRE(f.db->execute("PRAGMA query_only = ON").isOk());
+  for (std::size_t i = 1; i < ids.size(); ++i) f.store->acknowledge("0001", ids[i], 2200);
+  f.store->flush();  // 257 acknowledgements: this turn would settle
+  CHECK_FALSE(f.store->healthy());
+  CHECK(f.store->backlog() > 0);
+  CHECK(db::ProgressLog(*f.reader).settledThrough("0001").value() == ids[0]);
+  CHECK(f.stateSeenByReader(ids[1]) == db::MessageState::kSent);
+  // Writable again: the backlog is applied and the next turn settles past all of them.
+  REQUIRE(f.db->execute("PRAGMA query_only = OFF").isOk());
+  CHECK(f.store->retry());
+  CHECK(f.store->healthy());
+  CHECK(f.stateSeenByReader(ids.back()) == db::MessageState::kAcknowledged);
+  auto more = f.queue(1);
+  f.store->markSent("0001", more, 1, 3000);
+  f.store->acknowledge("0001", more[0], 3000 + kSettleEveryMs);
+  f.store->flush();
+  CHECK(db::ProgressLog(*f.reader).settledThrough("0001").value() == more[0]);
+  CHECK(f.store->nextQueued("0001", 1, 10)->empty());
+}
