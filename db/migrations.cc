@@ -432,7 +432,8 @@ Status writeMeta(Database& db, int version, int compatible) {
 
 // The oldest schema that can use a file at `version` (meta.last_compatible_version).
 int compatibleVersionOf(int version) {
-  if (version >= 8) return kCompatibleSchemaVersion;
+  if (version >= 9) return kCompatibleSchemaVersion;
+  if (version == 8) return 8;
   return version >= 4 ? 4 : 1;
 }
 

@@ -64,8 +64,10 @@ inline constexpr int kCurrentSchemaVersion = 9;
 // Version 7 only adds a table an older npacd never reads: still 4.
 // Version 8 moves every PDU out of outbound_queue: an npacd of schema 4..7 reads and writes
 // outbound_queue.pdu, so a version-8 file is refused by it (kTooNew); the value is 8.
-// Version 9 only adds tables an npacd of schema 8 never reads: still 8.
-inline constexpr int kCompatibleSchemaVersion = 8;
+// Version 9 records delivery progress in delivery_progress instead of updating the rows:
+// an npacd of schema 8 would read every row a record acknowledged as still queued and send
+// it again, so a version-9 file is refused by it; the value is 9.
+inline constexpr int kCompatibleSchemaVersion = 9;
 
 // What the version-4 step does with a row queued before it (see above). The classifier
 // gets the row's stored PDU and answers its facts, or nullopt for "cannot tell" (then the
