@@ -246,35 +246,62 @@ Result<std::map<std::uint32_t, std::size_t>> OutboundQueue::queuedByMask(std::st
 }
 
 Result<std::vector<MessageId>> OutboundQueue::acknowledgedByRecordsBefore(TimeMs cutoff, std::size_t max) {
+  // Records in append order, a page at a time, until `max` messages are found: a purge step
+  // reads about what it deletes, not every acknowledgement older than the cutoff (a
+  // retention lowered from days to an hour makes millions due at once).
+  constexpr std::int64_t kPageRecords = 256;
   Result<Statement> query = db_.prepare(
-      "SELECT ids, seq FROM delivery_progress WHERE event = ? AND at < ? ORDER BY seq");
+      "SELECT ids, seq FROM delivery_progress WHERE event = ? AND at < ? AND seq > ? ORDER BY seq LIMIT ?");
   if (!query) return query.status();
-  query->bindInt64(0, static_cast<std::int64_t>(ProgressEvent::kAcknowledged)).bindInt64(1, cutoff);
-  std::vector<MessageId> candidates;
-  for (;;) {
-    Result<bool> row = query->step();
-    if (!row) return row.status();
-    if (!*row) break;
-    const Bytes blob = query->columnBlob(0);
-    Result<std::vector<MessageId>> ids = decodeIdList(blob, ProgressLog::kMaxIds);
-    if (!ids) {
-      return Status::make(Status::Code::kCorrupt,
-                          "delivery progress record " + std::to_string(query->columnInt64(1)) + ": " +
-                              ids.status().message(),
-                          db_.path(), "restore from backup");
-    }
-    candidates.insert(candidates.end(), ids->begin(), ids->end());
-  }
-  if (candidates.empty()) return candidates;
-  Result<std::unordered_map<MessageId, QueuedMessage>> states = statesOf(candidates);
-  if (!states) return states.status();
+  Result<Statement> exists = db_.prepare(std::string("SELECT id FROM outbound_queue WHERE id IN ") +
+                                         (db_.backend() == Backend::kPostgres ? NPAC_POSTGRES_ID_LIST
+                                                                              : NPAC_SQLITE_ID_LIST));
+  if (!exists) return exists.status();
   std::vector<MessageId> out;
-  for (const auto& [id, message] : *states) {
-    if (message.state == MessageState::kAcknowledged && message.acknowledged_at && *message.acknowledged_at < cutoff) {
-      out.push_back(id);
+  std::int64_t after = 0;
+  while (out.size() < max) {
+    query->bindInt64(0, static_cast<std::int64_t>(ProgressEvent::kAcknowledged))
+        .bindInt64(1, cutoff)
+        .bindInt64(2, after)
+        .bindInt64(3, kPageRecords);
+    std::vector<MessageId> candidates;
+    std::int64_t read = 0;
+    for (;;) {
+      Result<bool> row = query->step();
+      if (!row) return row.status();
+      if (!*row) break;
+      ++read;
+      after = query->columnInt64(1);
+      const Bytes blob = query->columnBlob(0);
+      Result<std::vector<MessageId>> ids = decodeIdList(blob, ProgressLog::kMaxIds);
+      if (!ids) {
+        return Status::make(Status::Code::kCorrupt,
+                            "delivery progress record " + std::to_string(after) + ": " + ids.status().message(),
+                            db_.path(), "restore from backup");
+      }
+      candidates.insert(candidates.end(), ids->begin(), ids->end());
     }
+    query->reset();
+    // Acknowledged is final (no write takes a message out of it), so a message an
+    // acknowledgement record older than the cutoff names is due: only whether its row is
+    // still there is read — not its state, which would fold every record since it.
+    if (!candidates.empty()) {
+      for (std::size_t from = 0; from < candidates.size(); from += kPageRows) {
+        const std::size_t n = std::min(kPageRows, candidates.size() - from);
+        exists->bindText(0, queue_sql::idArray(std::span(candidates).subspan(from, n)));
+        for (;;) {
+          Result<bool> row = exists->step();
+          if (!row) return row.status();
+          if (!*row) break;
+          out.push_back(exists->columnInt64(0));
+        }
+        exists->reset();
+      }
+    }
+    if (read < kPageRecords) break;
   }
   std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   if (out.size() > max) out.resize(max);
   return out;
 }

@@ -307,6 +307,33 @@ TEST_CASE("The retention purge removes only acknowledged messages older than the
   CHECK(f.queue.get(ids[2]).isOk());  // sent, not acknowledged: kept whatever its age
 }
 
+TEST_CASE("Bounded purge steps over many acknowledgement records delete the oldest first until none is due") {
+  QueueFixture f;
+  std::vector<MessageId> all;
+  for (int batch = 0; batch < 300; ++batch) {  // more records than one page of them
+    auto ids = f.append({message("0001", 1), message("0001", 2)});
+    REQUIRE(f.queue.markSent(ids, 1, 2000).isOk());
+    REQUIRE(f.queue.markAcknowledged(ids, 3000 + batch).isOk());
+    all.insert(all.end(), ids.begin(), ids.end());
+  }
+  auto late = f.append({message("0001", 3)});
+  REQUIRE(f.queue.markSent(late, 1, 2000).isOk());
+  REQUIRE(f.queue.markAcknowledged(late, 9000).isOk());
+  CHECK(f.queue.purgeAcknowledgedBefore(5000, 7).value() == 7);
+  CHECK(f.queue.get(all[6]).status().isNotFound());
+  CHECK(f.queue.get(all[7]).isOk());
+  std::size_t steps = 1;
+  for (;;) {
+    const std::size_t purged = f.queue.purgeAcknowledgedBefore(5000, 250).value();
+    if (purged == 0) break;
+    ++steps;
+    REQUIRE(steps < 10);
+  }
+  CHECK(steps == 4);  // 7, then 250, 250 and 93 of the 600
+  for (MessageId id : all) CHECK(f.queue.get(id).status().isNotFound());
+  CHECK(f.queue.get(late[0]).isOk());
+}
+
 TEST_CASE("Ids are never reused after the newest messages are purged") {
   QueueFixture f;
   auto ids = f.append({message("0001", 1)});
