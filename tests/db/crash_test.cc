@@ -25,6 +25,7 @@
 #include "db/outbound_queue.h"
 #include "db/queue_writer.h"
 #include "db/wal_checkpointer.h"
+#include "crash_support.h"
 #include "fixtures.h"
 
 using namespace npac::db;
@@ -44,13 +45,6 @@ struct AckRecord {
   std::int64_t id;
   std::uint64_t label;  // tag << 16 | index
 };
-
-std::uint64_t splitmix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // Payload: tag (8 bytes), index and count (2 bytes each), then filler derived from them,
 // so any row can be checked on its own and each submission's completeness verified.
@@ -83,18 +77,6 @@ std::optional<Decoded> decode(const Bytes& pdu) {
   d.count = static_cast<std::uint16_t>(pdu[10] | pdu[11] << 8);
   if (payload(d.tag, d.index, d.count) != pdu) return std::nullopt;
   return d;
-}
-
-bool writeAll(int fd, const void* data, std::size_t size) {
-  const auto* bytes = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, bytes, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
 }
 
 // Where the child's WAL checkpoints run: inside its commits (SQLite's own), or on a
@@ -139,11 +121,6 @@ enum class Checkpoints { kInCommits, kOwnThread };
   }
   for (auto& thread : threads) thread.join();
   ::_exit(0);
-}
-
-std::uint64_t envOr(const char* name, std::uint64_t fallback) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? std::strtoull(value, nullptr, 10) : fallback;
 }
 
 struct RoundOutcome {

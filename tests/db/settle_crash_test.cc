@@ -22,6 +22,7 @@
 #include "db/outbound_queue.h"
 #include "db/progress_log.h"
 #include "db/transaction.h"
+#include "crash_support.h"
 #include "fixtures.h"
 
 using namespace npac::db;
@@ -41,16 +42,7 @@ struct Report {
 };
 
 bool send(int fd, const std::vector<Report>& reports) {
-  const auto* bytes = reinterpret_cast<const char*>(reports.data());
-  std::size_t size = reports.size() * sizeof(Report);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, bytes, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
+  return writeAll(fd, reports.data(), reports.size() * sizeof(Report));
 }
 
 [[noreturn]] void runChild(const std::string& path, std::uint64_t seed, int fd) {
@@ -85,18 +77,6 @@ bool send(int fd, const std::vector<Report>& reports) {
     for (MessageId id : acknowledged) reports.push_back({id, 1});
     if (!send(fd, reports)) ::_exit(5);
   }
-}
-
-std::uint64_t envOr(const char* name, std::uint64_t fallback) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? std::strtoull(value, nullptr, 10) : fallback;
-}
-
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
 }
 
 void crashRound(std::uint64_t seed) {
@@ -187,6 +167,6 @@ TEST_CASE("SIGKILL while messages are acknowledged and the mark settles loses no
   const auto rounds = static_cast<int>(envOr("NPAC_CRASH_ROUNDS", kDefaultRounds));
   for (int round = 0; round < rounds; ++round) {
     INFO("seed " << seed << " round " << round);
-    crashRound(mix(seed + round));
+    crashRound(splitmix(seed + round));
   }
 }
