@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "db/database.h"
+#include "db/delivery_progress.h"
+#include "db/postgres_array.h"
 #include "db/statement.h"
 #include "db/transaction.h"
 
@@ -26,6 +29,46 @@ std::vector<std::span<const MessageId>> pieces(const std::vector<MessageId>& sor
   return out;
 }
 
+// The records of one append() as PostgreSQL arrays, one per column.
+struct PostgresRecords {
+  PostgresArray spid{PostgresArray::Type::kText}, event{PostgresArray::Type::kInt8},
+      association{PostgresArray::Type::kInt8}, at{PostgresArray::Type::kInt8}, first{PostgresArray::Type::kInt8},
+      last{PostgresArray::Type::kInt8}, ids{PostgresArray::Type::kBytea}, reason{PostgresArray::Type::kText};
+  std::size_t rows = 0;
+
+  bool empty() const { return rows == 0; }
+  void add(const ProgressRecord& record, std::span<const MessageId> piece) {
+    spid.addText(record.spid);
+    event.addInt64(static_cast<std::int64_t>(record.event));
+    association.addInt64(record.association);
+    at.addInt64(record.at);
+    first.addInt64(piece.front());
+    last.addInt64(piece.back());
+    const Bytes encoded = encodeIdList(piece);
+    ids.addBytes(encoded);
+    if (record.reason.empty()) {
+      reason.addNull();
+    } else {
+      reason.addText(record.reason);
+    }
+    ++rows;
+  }
+  Status insert(Database& db) const {
+    Result<Statement> statement = db.prepare(
+        "INSERT INTO delivery_progress(spid, event, association_id, at, first_id, last_id, ids, reason) "
+        "SELECT u.spid, u.event, u.association_id, u.at, u.first_id, u.last_id, u.ids, u.reason "
+        "FROM unnest(CAST(? AS text[]), CAST(? AS bigint[]), CAST(? AS bigint[]), CAST(? AS bigint[]), "
+        "CAST(? AS bigint[]), CAST(? AS bigint[]), CAST(? AS bytea[]), CAST(? AS text[])) WITH ORDINALITY "
+        "AS u(spid, event, association_id, at, first_id, last_id, ids, reason, n) ORDER BY u.n");
+    if (!statement) return statement.status();
+    int column = 0;
+    for (const PostgresArray* array : {&spid, &event, &association, &at, &first, &last, &ids, &reason}) {
+      statement->bindBlob(column++, array->encoded());
+    }
+    return statement->run();
+  }
+};
+
 }  // namespace
 
 Status ProgressLog::append(std::span<const ProgressRecord> records) {
@@ -35,6 +78,10 @@ Status ProgressLog::append(std::span<const ProgressRecord> records) {
       "INSERT INTO delivery_progress(spid, event, association_id, at, first_id, last_id, ids, reason) "
       "VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
   if (!insert) return insert.status();
+  // PostgreSQL: every record of the call in one INSERT over unnest() of one array per
+  // column (one round trip, not one per record; db/postgres_array.h).
+  std::optional<PostgresRecords> batch;
+  if (db_.backend() == Backend::kPostgres) batch.emplace();
   for (const ProgressRecord& record : records) {
     if (record.ids.empty()) continue;
     if (record.spid.empty()) return Status::invalidArgument("a delivery progress record without a provider");
@@ -45,6 +92,10 @@ Status ProgressLog::append(std::span<const ProgressRecord> records) {
                                      ": ids start at 1");
     }
     for (std::span<const MessageId> piece : pieces(sorted)) {
+      if (batch) {
+        batch->add(record, piece);
+        continue;
+      }
       insert->bindText(0, record.spid)
           .bindInt64(1, static_cast<std::int64_t>(record.event))
           .bindInt64(2, record.association)
@@ -60,6 +111,9 @@ Status ProgressLog::append(std::span<const ProgressRecord> records) {
       if (Status status = insert->run(); !status) return status;
       insert->reset();
     }
+  }
+  if (batch && !batch->empty()) {
+    if (Status status = batch->insert(db_); !status) return status;
   }
   return txn.commit();
 }

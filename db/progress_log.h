@@ -21,7 +21,8 @@
 // message, gives the same states.
 //
 // Both engines (SQLite, PostgreSQL) through db::Database; the writes join the caller's
-// transaction when there is one.
+// transaction when there is one. On PostgreSQL append() writes all its records with one
+// INSERT over arrays (one round trip per turn, not one per record), in their order.
 //
 // Threading: as the Database it wraps (one thread at a time). Cheap to construct.
 #pragma once

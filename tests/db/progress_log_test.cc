@@ -62,6 +62,26 @@ TEST_CASE("Progress records read back in the order they were appended, with ever
   CHECK((*records)[1].reason.empty());
 }
 
+TEST_CASE("Hundreds of records appended at once read back in their order", "[db][progress]") {
+  LogFixture f;
+  std::vector<ProgressRecord> many;
+  for (int i = 0; i < 300; ++i) {
+    many.push_back(record(i % 2 == 0 ? ProgressEvent::kHanded : ProgressEvent::kAcknowledged,
+                          {static_cast<MessageId>(1 + i / 2)}, 1000 + i, i % 2 == 0 ? 3 : 0));
+  }
+  f.append(many);
+  auto records = f.log.after("0001", 0);
+  REQUIRE(records.isOk());
+  REQUIRE(records->size() == many.size());
+  for (std::size_t i = 0; i < many.size(); ++i) {
+    INFO("record " << i);
+    CHECK((*records)[i].event == many[i].event);
+    CHECK((*records)[i].at == many[i].at);
+    CHECK((*records)[i].ids == many[i].ids);
+    CHECK((*records)[i].association == many[i].association);
+  }
+}
+
 TEST_CASE("Only the records of the provider asked about are read", "[db][progress]") {
   LogFixture f;
   f.append({record(ProgressEvent::kHanded, {1}, 100, 1, "0001"), record(ProgressEvent::kHanded, {2}, 100, 2, "0002")});
