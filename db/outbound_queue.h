@@ -178,7 +178,8 @@ class OutboundQueue {
   Status markAcknowledged(std::span<const MessageId> ids, TimeMs at, const Known& known);
 
   // Every message in flight (sent) on `association` goes back to queued, flagged as a
-  // retransmission; returns how many.
+  // retransmission; returns how many. Finds the association's providers by scanning the
+  // records (no index on association_id): tools and tests; npacd calls the one below.
   Result<std::size_t> requeueAssociation(AssociationId association);
   // The same for an association of `spid` (the core knows whose it is): reads only what
   // that provider's settled view holds.

@@ -208,9 +208,7 @@ Result<std::size_t> OutboundQueue::requeueAssociation(AssociationId association)
   if (!spids) return spids.status();
   std::size_t total = 0;
   for (const std::string& spid : *spids) {
-    Result<std::vector<MessageId>> ids = inFlight(spid, association);
-    if (!ids) return ids.status();
-    Result<std::size_t> moved = requeue(*ids);
+    Result<std::size_t> moved = requeueAssociation(spid, association);
     if (!moved) return moved.status();
     total += *moved;
   }
