@@ -128,7 +128,6 @@ CREATE TABLE outbound_queue(
   body_id INTEGER NOT NULL);
 CREATE INDEX outbound_queue_ready ON outbound_queue(spid, priority DESC, id)
   WHERE state = 'queued';
-CREATE INDEX outbound_queue_by_created ON outbound_queue(spid, created_at);
 CREATE INDEX outbound_queue_in_flight ON outbound_queue(association_id) WHERE state = 'sent';
 CREATE INDEX outbound_queue_acknowledged ON outbound_queue(acknowledged_at)
   WHERE state = 'acknowledged';
@@ -368,6 +367,20 @@ ALTER TABLE outbound_queue DROP COLUMN pdu;
 // settled mark. Tables only; an npacd of schema 8 never reads them.
 constexpr const char* kMigrateV8ToV9 = kSqliteDeliveryProgress;
 
+// Version 10: one index over a provider's rows, not two. Since version 9 no row leaves
+// 'queued' by its columns, so the ready index holds every row, beside the index by
+// creation time: two scattered inserts per addressee of a broadcast. created_at is made
+// never to decrease in id order (a clock stepped back stamped rows earlier than their
+// predecessors: they take the latest earlier stamp), so a time range is an id range
+// (OutboundQueue::createdBetween) and outbound_queue_by_created goes. The same statements
+// on both engines (UPDATE ... FROM and window functions: SQLite 3.33, PostgreSQL 9.5).
+constexpr const char* kMigrateV9ToV10 = R"sql(
+UPDATE outbound_queue SET created_at = m.running
+  FROM (SELECT id, max(created_at) OVER (ORDER BY id) AS running FROM outbound_queue) AS m
+  WHERE outbound_queue.id = m.id AND outbound_queue.created_at < m.running;
+DROP INDEX IF EXISTS outbound_queue_by_created;
+)sql";
+
 Status backfillMessageFacts(Database& db, const MigrationOptions& options) {
   if (!options.classify_queued_pdu) {
     Result<Statement> update = db.prepare("UPDATE outbound_queue SET kind = 'response' WHERE priority = ?");
@@ -432,7 +445,8 @@ Status writeMeta(Database& db, int version, int compatible) {
 
 // The oldest schema that can use a file at `version` (meta.last_compatible_version).
 int compatibleVersionOf(int version) {
-  if (version >= 9) return kCompatibleSchemaVersion;
+  if (version >= 10) return kCompatibleSchemaVersion;
+  if (version == 9) return 9;
   if (version == 8) return 8;
   return version >= 4 ? 4 : 1;
 }
@@ -492,6 +506,10 @@ Status climb(Database& db, int version, int target, const MigrationOptions& opti
       return status;
     }
     version = 9;
+  }
+  if (version == 9 && target > 9) {
+    if (Status status = db.executeScript(kMigrateV9ToV10); !status) return status;
+    version = 10;
   }
   if (version != target) {
     return Status::internal("migration ladder stopped at version " + std::to_string(version));

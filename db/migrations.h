@@ -37,6 +37,10 @@
 //      with its last row). Every existing row gets a body of its own, numbered as the row.
 //   9  delivery_progress and delivery_settled: delivery progress as appended records and
 //      each provider's settled mark (db/progress_log.h, the write-once log).
+//   10 outbound_queue_by_created is gone: created_at never decreases in id order (the
+//      step raises the rows a clock step back left below an earlier one; appends stamp
+//      OutboundQueue::appendStamp), so a time range is found as an id range, and a row is
+//      one insert into one index of its provider's (the ready index), not two.
 //
 // Threading: runs on the Database it is given, as that Database's contract says.
 #pragma once
@@ -53,7 +57,7 @@ namespace npac::db {
 
 class Database;
 
-inline constexpr int kCurrentSchemaVersion = 9;
+inline constexpr int kCurrentSchemaVersion = 10;
 // Versions 2 and 3 only added nullable/defaulted columns, indexes and a table. Version 4's
 // columns are defaulted too, but npacd delivers by them: an older npacd would write every
 // row as an unconfirmed push of unknown operation, answers to providers included. So a
@@ -67,7 +71,10 @@ inline constexpr int kCurrentSchemaVersion = 9;
 // Version 9 records delivery progress in delivery_progress instead of updating the rows:
 // an npacd of schema 8 would read every row a record acknowledged as still queued and send
 // it again, so a version-9 file is refused by it; the value is 9.
-inline constexpr int kCompatibleSchemaVersion = 9;
+// Version 10 promises that created_at never decreases in id order: an npacd of schema 9
+// stamps rows by its clock alone, and a time range read by an id range would then miss
+// rows, so a version-10 file is refused by it; the value is 10.
+inline constexpr int kCompatibleSchemaVersion = 10;
 
 // What the version-4 step does with a row queued before it (see above). The classifier
 // gets the row's stored PDU and answers its facts, or nullopt for "cannot tell" (then the

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 
 #include "db/database.h"
 #include "db/outbound_queue_sql.h"
@@ -91,6 +92,16 @@ Result<std::vector<MessageId>> OutboundQueue::appendBatch(std::span<const NewMes
 
 Result<std::vector<AppendOutcome>> OutboundQueue::appendBatchOutcomes(
     std::span<const NewMessage> messages, TimeMs now) {
+  return append(messages, now, false);
+}
+
+Result<std::vector<AppendOutcome>> OutboundQueue::appendStampedOutcomes(std::span<const NewMessage> messages,
+                                                                         TimeMs stamp) {
+  return append(messages, stamp, true);
+}
+
+Result<std::vector<AppendOutcome>> OutboundQueue::append(std::span<const NewMessage> messages, TimeMs now,
+                                                         bool stamped) {
   for (std::size_t i = 0; i < messages.size(); ++i) {
     const NewMessage& message = messages[i];
     if (message.spid.size() != 4) {
@@ -114,6 +125,11 @@ Result<std::vector<AppendOutcome>> OutboundQueue::appendBatchOutcomes(
   }
   Transaction txn(db_);
   if (Status status = txn.begin(); !status) return status;
+  if (!stamped) {
+    Result<TimeMs> stamp = appendStamp(now);
+    if (!stamp) return stamp.status();
+    now = *stamp;
+  }
   // First the messages already stored under their idempotency key: they add no row, and
   // a body counts only the rows written for it.
   std::vector<AppendOutcome> outcomes(messages.size());
@@ -144,6 +160,17 @@ Result<std::vector<AppendOutcome>> OutboundQueue::appendBatchOutcomes(
   if (!written) return written;
   if (Status status = txn.commit(); !status) return status;
   return outcomes;
+}
+
+Result<TimeMs> OutboundQueue::appendStamp(TimeMs now) {
+  if (db_.backend() == Backend::kPostgres) {
+    if (Status locked = queue_sql::lockAppends(db_); !locked) return locked;
+  }
+  Result<Statement> newest = db_.prepare("SELECT created_at FROM outbound_queue ORDER BY id DESC LIMIT 1");
+  if (!newest) return newest.status();
+  Result<bool> row = newest->step();
+  if (!row) return row.status();
+  return *row ? std::max(now, newest->columnInt64(0)) : now;
 }
 
 Status OutboundQueue::writeRows(std::span<const NewMessage> messages, const std::vector<bool>& stored,
@@ -254,16 +281,94 @@ Result<QueuedMessage> OutboundQueue::get(MessageId id) {
 
 Result<std::vector<QueuedMessage>> OutboundQueue::createdBetween(std::string_view spid, TimeMs from,
                                                                  TimeMs to, std::size_t limit) {
-  Result<Statement> query = db_.prepare(
-      std::string(kSelect) + "WHERE q.spid = ? AND q.created_at >= ? AND q.created_at < ? "
-                             "ORDER BY q.id LIMIT ?");
-  if (!query) return query.status();
-  query->bindText(0, spid).bindInt64(1, from).bindInt64(2, to).bindInt64(
+  std::vector<QueuedMessage> found;
+  if (from >= to || limit == 0) return found;
+  Result<std::optional<MessageId>> first = firstCreatedAtOrAfter(from);
+  if (!first) return first.status();
+  if (!*first) return found;
+  Result<std::optional<MessageId>> past = firstCreatedAtOrAfter(to);
+  if (!past) return past.status();
+  const MessageId lo = **first;
+  const MessageId hi = past->value_or(std::numeric_limits<MessageId>::max());
+  if (lo >= hi) return found;
+  const auto readInto = [&](Statement& query) -> Status {
+    Result<std::vector<QueuedMessage>> rows = select(query);
+    if (!rows) return rows.status();
+    for (QueuedMessage& row : *rows) found.push_back(std::move(row));
+    return Status::ok();
+  };
+  // The rows queued by their columns (every row since schema 9): one range of the ready
+  // index per priority, each at most `limit` rows.
+  Result<std::vector<std::int64_t>> priorities = queue_sql::queuedPriorities(db_, spid);
+  if (!priorities) return priorities.status();
+  Result<Statement> queued = db_.prepare(std::string(kSelect) +
+                                         "WHERE q.spid = ? AND q.state = 'queued' AND q.priority = ? "
+                                         "AND q.id >= ? AND q.id < ? ORDER BY q.id LIMIT ?");
+  if (!queued) return queued.status();
+  for (std::int64_t priority : *priorities) {
+    queued->reset();
+    queued->bindText(0, spid).bindInt64(1, priority).bindInt64(2, lo).bindInt64(3, hi).bindInt64(
+        4, static_cast<std::int64_t>(limit));
+    if (Status status = readInto(*queued); !status) return status;
+  }
+  // Rows an earlier schema moved out of 'queued': sent or failed ones in
+  // outbound_queue_open_base, acknowledged ones in outbound_queue_acknowledged (which only
+  // such rows are in, until the retention purge deletes them).
+  Result<Statement> open = db_.prepare(std::string(kSelect) +
+                                       "WHERE q.spid = ? AND q.state IN ('sent', 'failed') AND q.id >= ? "
+                                       "AND q.id < ? ORDER BY q.id LIMIT ?");
+  if (!open) return open.status();
+  open->bindText(0, spid).bindInt64(1, lo).bindInt64(2, hi).bindInt64(3, static_cast<std::int64_t>(limit));
+  if (Status status = readInto(*open); !status) return status;
+  const bool postgres = db_.backend() == Backend::kPostgres;
+  Result<Statement> acknowledged = db_.prepare(
+      "SELECT q.id, q.spid, q.function_mask, q.priority, b.pdu, q.state, q.attempts, q.created_at, "
+      "q.sent_at, q.acknowledged_at, q.association_id, q.retransmission, q.failure_reason, "
+      "q.failed_at, q.idempotency_key, q.kind, q.opcode, q.confirmed FROM outbound_queue AS q " +
+      std::string(postgres ? "" : "INDEXED BY outbound_queue_acknowledged ") +
+      "JOIN message_bodies AS b ON b.id = q.body_id WHERE q.state = 'acknowledged' AND q.spid = ? "
+      "AND q.id >= ? AND q.id < ? ORDER BY q.id LIMIT ?");
+  if (!acknowledged) return acknowledged.status();
+  acknowledged->bindText(0, spid).bindInt64(1, lo).bindInt64(2, hi).bindInt64(
       3, static_cast<std::int64_t>(limit));
-  Result<std::vector<QueuedMessage>> found = select(*query);
-  if (!found) return found.status();
-  if (Status status = foldProgress(*found); !status) return status;
+  if (Status status = readInto(*acknowledged); !status) return status;
+  std::sort(found.begin(), found.end(), [](const QueuedMessage& a, const QueuedMessage& b) { return a.id < b.id; });
+  if (found.size() > limit) found.resize(limit);
+  if (Status status = foldProgress(found); !status) return status;
   return found;
+}
+
+Result<std::optional<MessageId>> OutboundQueue::firstCreatedAtOrAfter(TimeMs at) {
+  Result<Statement> probe = db_.prepare("SELECT id, created_at FROM outbound_queue WHERE id >= ? ORDER BY id LIMIT 1");
+  if (!probe) return probe.status();
+  // The first row at or after `from`: its id and created_at, or none past the last row.
+  const auto rowFrom = [&](MessageId from) -> Result<std::optional<std::pair<MessageId, TimeMs>>> {
+    probe->reset();
+    probe->bindInt64(0, from);
+    Result<bool> row = probe->step();
+    if (!row) return row.status();
+    if (!*row) return std::optional<std::pair<MessageId, TimeMs>>();
+    return std::optional<std::pair<MessageId, TimeMs>>({probe->columnInt64(0), probe->columnInt64(1)});
+  };
+  // Invariant: every row below `low` was created before `at`; the answer, if any, is at
+  // or below `high` (the best row found so far).
+  std::optional<MessageId> answer;
+  MessageId low = 0;  // ids start at 1
+  MessageId high = std::numeric_limits<MessageId>::max();
+  while (low <= high) {
+    const MessageId middle = low + (high - low) / 2;
+    Result<std::optional<std::pair<MessageId, TimeMs>>> row = rowFrom(middle);
+    if (!row) return row.status();
+    if (!*row || (*row)->first > high) {
+      high = middle - 1;  // no row in [middle, high]
+    } else if ((*row)->second >= at) {
+      answer = (*row)->first;
+      high = middle - 1;
+    } else {
+      low = (*row)->first + 1;
+    }
+  }
+  return answer;
 }
 
 Result<std::size_t> OutboundQueue::purgeAcknowledgedBefore(TimeMs cutoff) {

@@ -137,7 +137,7 @@ class OutboundQueue {
  public:
   explicit OutboundQueue(Database& db) : db_(db) {}
 
-  // Appends every message in one transaction, stamped created_at = now; returns their
+  // Appends every message in one transaction, stamped created_at = appendStamp(now); returns their
   // ids in input order. All or none: on error nothing was written. A message whose
   // idempotency key is already stored (see above) answers the stored id and adds no row.
   // Errors: kInvalidArgument (bad SPID, malformed key, one key twice for one provider in
@@ -147,6 +147,19 @@ class OutboundQueue {
   // The same, saying for each message whether it was a duplicate.
   Result<std::vector<AppendOutcome>> appendBatchOutcomes(std::span<const NewMessage> messages,
                                                          TimeMs now);
+  // The same inside a transaction of the caller's that already took `stamp` from
+  // appendStamp (QueueWriter: one stamp, and on PostgreSQL one lock, for a whole group
+  // commit): the rows are stamped `stamp` as is.
+  Result<std::vector<AppendOutcome>> appendStampedOutcomes(std::span<const NewMessage> messages,
+                                                           TimeMs stamp);
+
+  // The created_at an append at `now` stamps its rows with: `now`, or the newest row's when
+  // the clock is behind it (stepped back, or another node's clock ahead), so that
+  // created_at never decreases in id order (schema 10: a time range is an id range,
+  // createdBetween). On PostgreSQL it first takes kAppendLock, held to commit, so the
+  // newest row it reads is the newest committed. Call inside the append's transaction
+  // (QueueWriter does, to hand on the stamp); appendBatch calls it itself.
+  Result<TimeMs> appendStamp(TimeMs now);
 
   // Up to `limit` queued messages for `spid` that an association with functions
   // `association_functions` may carry, in send order.
@@ -200,7 +213,10 @@ class OutboundQueue {
 
   Result<QueuedMessage> get(MessageId id);  // kNotFound if absent
   // Recovery by time range: every message for `spid` created in [from, to), in id order,
-  // whatever its state ("what did this provider miss between T1 and T2").
+  // whatever its state ("what did this provider miss between T1 and T2"), up to `limit`.
+  // created_at never decreases in id order (appendStamp), so the range is found as an id
+  // range (a binary search over ids) and read per priority in
+  // the ready index: no index by creation time, which every append would pay for.
   Result<std::vector<QueuedMessage>> createdBetween(std::string_view spid, TimeMs from, TimeMs to,
                                                     std::size_t limit);
   // "Send what I missed": every message for `spid` not acknowledged (queued, sent,
@@ -295,6 +311,12 @@ class OutboundQueue {
   Status writeRowsAtOnce(std::span<const NewMessage> messages, const std::vector<bool>& stored,
                          const std::vector<BodyPlan>& bodies, const std::vector<std::size_t>& body_of, TimeMs now,
                          std::vector<AppendOutcome>& outcomes);
+  // The lowest id whose created_at is at or after `at`, or none (created_at never
+  // decreases in id order: a binary search over ids, each probe one seek).
+  Result<std::optional<MessageId>> firstCreatedAtOrAfter(TimeMs at);
+  // appendBatchOutcomes' body; `stamped`: `now` is already appendStamp's answer in this
+  // transaction (and on PostgreSQL kAppendLock is held).
+  Result<std::vector<AppendOutcome>> append(std::span<const NewMessage> messages, TimeMs now, bool stamped);
   // The stored row under `message`'s idempotency key: none, the same message (a
   // duplicate), or kConstraint when its content differs.
   Result<std::optional<AppendOutcome>> findStored(const NewMessage& message);

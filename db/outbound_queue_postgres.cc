@@ -10,8 +10,9 @@
 // INSERT … SELECT over unnest() of one array per column, each bound as one parameter in
 // PostgreSQL's binary array format (db/postgres_array.h).
 //
-// Ids in commit order: before drawing the rows' ids the append takes a transaction-level
-// advisory lock (kAppendLock), held until it commits or rolls back, so two appends —
+// Ids in commit order: before reading anything (OutboundQueue::appendStamp, which reads
+// the newest row's stamp) the append takes a transaction-level advisory lock
+// (kAppendLock), held until it commits or rolls back, so two appends —
 // of one node's writer or of two nodes' — draw and commit one after the other: every id a
 // reader sees committed is below every id drawn by an append still open. A provider's
 // settled mark (db/outbound_queue_settle.cc) relies on it: no message can be committed
@@ -20,6 +21,7 @@
 
 #include "db/database.h"
 #include "db/outbound_queue.h"
+#include "db/outbound_queue_sql.h"
 #include "db/postgres_array.h"
 
 namespace npac::db {
@@ -49,15 +51,15 @@ Result<std::vector<std::int64_t>> drawIds(Database& db, const char* table, std::
   return ids;
 }
 
-Status lockAppends(Database& db) {
+}  // namespace
+
+Status queue_sql::lockAppends(Database& db) {
   Result<Statement> lock = db.prepare("SELECT pg_advisory_xact_lock(?)");
   if (!lock) return lock.status();
   lock->bindInt64(0, OutboundQueue::kAppendLock);
   Result<bool> row = lock->step();
   return row ? Status::ok() : row.status();
 }
-
-}  // namespace
 
 Status OutboundQueue::writeRowsAtOnce(std::span<const NewMessage> messages, const std::vector<bool>& stored,
                                       const std::vector<BodyPlan>& bodies, const std::vector<std::size_t>& body_of,
@@ -67,7 +69,7 @@ Status OutboundQueue::writeRowsAtOnce(std::span<const NewMessage> messages, cons
   for (std::size_t i = 0; i < messages.size(); ++i) rows += stored[i] ? 0 : 1;
   Result<std::vector<std::int64_t>> body_ids = drawIds(db_, "message_bodies", bodies.size());
   if (!body_ids) return body_ids.status();
-  if (Status locked = lockAppends(db_); !locked) return locked;
+  // kAppendLock is held: appendStamp took it before anything was read (OutboundQueue::append).
   Result<std::vector<std::int64_t>> row_ids = drawIds(db_, "outbound_queue", rows);
   if (!row_ids) return row_ids.status();
 

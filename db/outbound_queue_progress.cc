@@ -307,13 +307,9 @@ Result<std::vector<MessageId>> OutboundQueue::acknowledgedByRecordsBefore(TimeMs
 }
 
 Status OutboundQueue::purgeRecordsBelowRows(std::string_view spid) {
-  Result<Statement> lowest = db_.prepare("SELECT MIN(id) FROM outbound_queue WHERE spid = ?");
+  Result<std::optional<MessageId>> lowest = queue_sql::lowestRow(db_, spid);
   if (!lowest) return lowest.status();
-  lowest->bindText(0, spid);
-  Result<bool> row = lowest->step();
-  if (!row) return row.status();
-  const MessageId below = (*row && !lowest->columnIsNull(0)) ? lowest->columnInt64(0)
-                                                              : std::numeric_limits<MessageId>::max();
+  const MessageId below = lowest->value_or(std::numeric_limits<MessageId>::max());
   return ProgressLog(db_).purgeThrough(spid, below - 1).status();
 }
 

@@ -2,7 +2,9 @@
 // settle() moves a provider's mark past what is done, and nextQueued() reads only above it.
 //
 // Rows are never updated, so the partial index of queued rows (outbound_queue_ready:
-// spid, priority DESC, id) keeps every row the provider ever had. What keeps the reads
+// spid, priority DESC, id) keeps every row the provider ever had; since schema 10 it is
+// the only index over a provider's rows (beside the partial ones of rows an earlier
+// schema moved out of 'queued'). What keeps the reads
 // bounded is the mark: every message of the provider at or below it is acknowledged, or
 // listed open (delivery_open). A read seeks each priority's rows above the mark (one index
 // range per priority present) and folds the records written since the mark over them
@@ -93,6 +95,43 @@ Result<std::vector<std::int64_t>> queue_sql::queuedPriorities(Database& db, std:
     next->reset();
   }
   return out;
+}
+
+Result<std::optional<MessageId>> queue_sql::lowestRow(Database& db, std::string_view spid) {
+  Result<std::vector<std::int64_t>> priorities = queuedPriorities(db, spid);
+  if (!priorities) return priorities.status();
+  std::optional<MessageId> lowest;
+  const auto lower = [&](const char* sql, std::optional<std::int64_t> priority) -> Status {
+    Result<Statement> query = db.prepare(sql);
+    if (!query) return query.status();
+    query->bindText(0, spid);
+    if (priority) query->bindInt64(1, *priority);
+    Result<bool> row = query->step();
+    if (!row) return row.status();
+    if (*row && !query->columnIsNull(0)) lowest = std::min(lowest.value_or(query->columnInt64(0)), query->columnInt64(0));
+    return Status::ok();
+  };
+  for (std::int64_t priority : *priorities) {
+    if (Status status = lower("SELECT min(id) FROM outbound_queue WHERE spid = ? AND state = 'queued' AND priority = ?",
+                              priority);
+        !status) {
+      return status;
+    }
+  }
+  if (Status status = lower("SELECT min(id) FROM outbound_queue WHERE spid = ? AND state IN ('sent', 'failed')",
+                            std::nullopt);
+      !status) {
+    return status;
+  }
+  if (Status status = lower(db.backend() == Backend::kPostgres
+                                ? "SELECT min(id) FROM outbound_queue WHERE spid = ? AND state = 'acknowledged'"
+                                : "SELECT min(id) FROM outbound_queue INDEXED BY outbound_queue_acknowledged "
+                                  "WHERE spid = ? AND state = 'acknowledged'",
+                            std::nullopt);
+      !status) {
+    return status;
+  }
+  return lowest;
 }
 
 Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeMs stuck_after) {

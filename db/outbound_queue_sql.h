@@ -2,6 +2,7 @@
 // is read with its PDU, and how a batch of ids is handed to one statement. Internal to db/.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,5 +30,14 @@ std::string idArray(std::span<const MessageId> ids);
 // The priorities of `spid`'s rows queued by their columns, highest first: one seek of the
 // ready index each (db/outbound_queue_settle.cc).
 Result<std::vector<std::int64_t>> queuedPriorities(Database& db, std::string_view spid);
+
+// The lowest id among `spid`'s rows, or none: the first of each priority's range in the
+// ready index, the first sent or failed row an earlier schema left (open_base), and the
+// first it left acknowledged — no index holds all of a provider's rows (schema 10).
+Result<std::optional<MessageId>> lowestRow(Database& db, std::string_view spid);
+
+// PostgreSQL: takes OutboundQueue::kAppendLock until the transaction ends
+// (db/outbound_queue_postgres.cc). Taking it again in one transaction is a no-op.
+Status lockAppends(Database& db);
 
 }  // namespace npac::db::queue_sql

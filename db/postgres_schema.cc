@@ -119,7 +119,6 @@ CREATE TABLE outbound_queue(
   body_id BIGINT NOT NULL);
 CREATE INDEX outbound_queue_ready ON outbound_queue(spid, priority DESC, id)
   WHERE state = 'queued';
-CREATE INDEX outbound_queue_by_created ON outbound_queue(spid, created_at);
 CREATE INDEX outbound_queue_in_flight ON outbound_queue(association_id) WHERE state = 'sent';
 CREATE INDEX outbound_queue_acknowledged ON outbound_queue(acknowledged_at)
   WHERE state = 'acknowledged';

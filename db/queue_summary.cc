@@ -31,6 +31,81 @@ std::optional<TimeMs> QueueSummary::oldestQueuedAt() const {
 
 namespace {
 
+// Only the rows of one function mask, less some ids: what a group that lost messages to
+// the records is made of (moveCounts).
+struct Exclusion {
+  std::uint32_t function_mask = 0;
+  std::vector<MessageId> ids;
+};
+
+// The provider's rows counted by (state as summarizeQueue counts it, function mask), with
+// the oldest created_at of each group: a row at or below the settled mark counts as
+// acknowledged. Three index reads, never the whole table: the rows queued by their columns
+// (every row since schema 9) one range of outbound_queue_ready per priority; the rows an
+// earlier schema left sent or failed in outbound_queue_open_base; those it left
+// acknowledged in outbound_queue_acknowledged (only such rows are in it).
+Result<std::map<std::pair<MessageState, std::uint32_t>, QueueCount>> countRows(
+    Database& db, std::string_view spid, MessageId mark, const Exclusion* only) {
+  const bool postgres = db.backend() == Backend::kPostgres;
+  const std::string filter =
+      only ? std::string(" AND function_mask = ? AND id NOT IN ") +
+                 (postgres ? NPAC_POSTGRES_ID_LIST : NPAC_SQLITE_ID_LIST)
+           : std::string();
+  const std::string grouped = " GROUP BY counted, function_mask";
+  const std::string columns =
+      "SELECT CASE WHEN id <= ? THEN 'acknowledged' ELSE state END AS counted, function_mask, count(*), "
+      "min(created_at) FROM outbound_queue ";
+  std::map<std::pair<MessageState, std::uint32_t>, QueueCount> groups;
+  // Runs `sql` with the mark, the SPID, then `more` (a priority) and the exclusion bound.
+  const auto add = [&](const std::string& sql, std::optional<std::int64_t> more) -> Status {
+    Result<Statement> query = db.prepare(sql);
+    if (!query) return query.status();
+    int index = 0;
+    query->bindInt64(index++, mark).bindText(index++, spid);
+    if (more) query->bindInt64(index++, *more);
+    if (only) query->bindInt64(index++, only->function_mask).bindText(index++, queue_sql::idArray(only->ids));
+    for (;;) {
+      Result<bool> row = query->step();
+      if (!row) return row.status();
+      if (!*row) return Status::ok();
+      const std::string state_text = query->columnText(0);
+      std::optional<MessageState> state = parseMessageState(state_text);
+      if (!state) {
+        std::string message("outbound_queue holds a row of provider ");
+        message.append(spid).append(" in state '").append(state_text).append("', which the schema does not allow");
+        return Status::make(Status::Code::kCorrupt, std::move(message));
+      }
+      const auto mask = static_cast<std::uint32_t>(query->columnInt64(1));
+      const auto count = static_cast<std::size_t>(query->columnInt64(2));
+      const TimeMs oldest = query->columnInt64(3);
+      auto [it, added] = groups.try_emplace({*state, mask}, QueueCount{*state, mask, count, oldest});
+      if (!added) {
+        it->second.count += count;
+        it->second.oldest_created_at = std::min(it->second.oldest_created_at, oldest);
+      }
+    }
+  };
+  Result<std::vector<std::int64_t>> priorities = queue_sql::queuedPriorities(db, spid);
+  if (!priorities) return priorities.status();
+  for (std::int64_t priority : *priorities) {
+    if (Status status = add(columns + "WHERE spid = ? AND state = 'queued' AND priority = ?" + filter + grouped, priority);
+        !status) {
+      return status;
+    }
+  }
+  if (Status status = add(columns + "WHERE spid = ? AND state IN ('sent', 'failed')" + filter + grouped, std::nullopt);
+      !status) {
+    return status;
+  }
+  if (Status status = add(columns + (postgres ? "" : "INDEXED BY outbound_queue_acknowledged ") +
+                              "WHERE state = 'acknowledged' AND spid = ?" + filter + grouped,
+                          std::nullopt);
+      !status) {
+    return status;
+  }
+  return groups;
+}
+
 // Moves each message the records moved from its row's group to its group after them; a
 // group that lost messages has its oldest recomputed without them. A row at or below the
 // settled mark counts as acknowledged (summarizeQueue), so an open one moves from there.
@@ -62,20 +137,12 @@ Status moveCounts(Database& db, std::string_view spid, const OutboundQueue::Prog
     std::optional<TimeMs> oldest = group.oldest;
     if (!group.left.empty()) {
       // The group's rows as summarizeQueue counted them, less those that left.
-      const bool acknowledged = key.first == MessageState::kAcknowledged;
-      Result<Statement> query = db.prepare(
-          std::string("SELECT min(created_at) FROM outbound_queue WHERE spid = ? AND function_mask = ? AND ") +
-          (acknowledged ? "(state = ? OR id <= ?)" : "state = ? AND id > ?") + " AND id NOT IN " +
-          (db.backend() == Backend::kPostgres ? NPAC_POSTGRES_ID_LIST : NPAC_SQLITE_ID_LIST));
-      if (!query) return query.status();
-      query->bindText(0, spid)
-          .bindInt64(1, key.second)
-          .bindText(2, toString(key.first))
-          .bindInt64(3, view.mark)
-          .bindText(4, queue_sql::idArray(group.left));
-      Result<bool> row = query->step();
-      if (!row) return row.status();
-      oldest = *row && !query->columnIsNull(0) ? std::optional<TimeMs>(query->columnInt64(0)) : std::nullopt;
+      Exclusion exclusion{key.second, group.left};
+      Result<std::map<std::pair<MessageState, std::uint32_t>, QueueCount>> rest =
+          countRows(db, spid, view.mark, &exclusion);
+      if (!rest) return rest.status();
+      auto it = rest->find(key);
+      oldest = it == rest->end() ? std::nullopt : std::optional<TimeMs>(it->second.oldest_created_at);
     }
     if (group.joined_oldest) oldest = std::min(oldest.value_or(*group.joined_oldest), *group.joined_oldest);
     summary.counts.push_back(
@@ -98,26 +165,11 @@ Result<QueueSummary> summarizeQueue(Database& db, std::string_view spid) {
   // the view, moved from acknowledged by moveCounts.
   Result<OutboundQueue::ProgressView> view = OutboundQueue(db).settledView(spid);
   if (!view) return view.status();
-  Result<Statement> query = db.prepare(
-      "SELECT CASE WHEN id <= ? THEN 'acknowledged' ELSE state END AS counted, function_mask, count(*), "
-      "min(created_at) FROM outbound_queue WHERE spid = ? GROUP BY counted, function_mask");
-  if (!query) return query.status();
-  query->bindInt64(0, view->mark).bindText(1, spid);
+  Result<std::map<std::pair<MessageState, std::uint32_t>, QueueCount>> groups =
+      countRows(db, spid, view->mark, nullptr);
+  if (!groups) return groups.status();
   QueueSummary summary;
-  for (;;) {
-    Result<bool> row = query->step();
-    if (!row) return row.status();
-    if (!row.value()) break;
-    const std::string state_text = query->columnText(0);
-    std::optional<MessageState> state = parseMessageState(state_text);
-    if (!state) {
-      std::string message("outbound_queue holds a row of provider ");
-      message.append(spid).append(" in state '").append(state_text).append("', which the schema does not allow");
-      return Status::make(Status::Code::kCorrupt, std::move(message));
-    }
-    summary.counts.push_back(QueueCount{*state, static_cast<std::uint32_t>(query->columnInt64(1)),
-                                        static_cast<std::size_t>(query->columnInt64(2)), query->columnInt64(3)});
-  }
+  for (const auto& [key, count] : *groups) summary.counts.push_back(count);
   // Each message the delivery progress records moved counts in its state after them
   // (db/outbound_queue.h ProgressView): it leaves its row's group and joins another.
   if (!view->named.empty()) {

@@ -4,8 +4,8 @@
 // It is what GET /v1/providers/{spid}/queue counts (docs/API.md); why the queued ones
 // wait is the association core's to say, not the database's.
 //
-// One SELECT … GROUP BY state, function_mask over the provider's rows (the
-// outbound_queue_by_created index leads with spid). Acknowledged rows are counted until
+// A SELECT … GROUP BY state, function_mask over each index that holds the provider's rows
+// (db/queue_summary.cc countRows), never the whole table. Acknowledged rows are counted until
 // the retention purge (queue_retention) deletes them, so the cost grows with the
 // provider's traffic within that window: an operator's query, not a hot-path one.
 //

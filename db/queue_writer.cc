@@ -147,7 +147,7 @@ bool transactionLost(Database& db, const Status& status) {
 }  // namespace
 
 void QueueWriter::commitBatch(std::vector<Submission>& batch) {
-  const TimeMs now = clock_();
+  TimeMs now = clock_();
   OutboundQueue queue(*db_);
   std::vector<Result<std::vector<AppendOutcome>>> results;
   results.reserve(batch.size());
@@ -158,10 +158,20 @@ void QueueWriter::commitBatch(std::vector<Submission>& batch) {
   std::size_t appended = 0;
   std::set<std::string> providers;  // with a row added, for the other nodes' wake-up
   if (status) {
+    // The created_at the rows get (never below the newest row's, schema 10), handed on
+    // with them: the copies the core keeps say what the rows say.
+    Result<TimeMs> stamp = queue.appendStamp(now);
+    if (stamp) {
+      now = *stamp;
+    } else {
+      status = stamp.status();
+    }
+  }
+  if (status) {
     for (Submission& submission : batch) {
       // Inside our transaction appendBatch() is a savepoint: a failing submission is
       // rolled back alone and the others still commit.
-      results.push_back(queue.appendBatchOutcomes(submission.messages, now));
+      results.push_back(queue.appendStampedOutcomes(submission.messages, now));
       if (results.back()) {
         const std::vector<AppendOutcome>& outcomes = *results.back();
         for (std::size_t m = 0; m < outcomes.size(); ++m) {

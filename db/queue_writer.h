@@ -64,7 +64,8 @@ class QueueWriter {
   // message (same idempotency key and content, OutboundQueue::appendBatchOutcomes).
   using OutcomeCompletion = std::function<void(Result<std::vector<AppendOutcome>>)>;
   // The same, with the submitted messages handed back (moved, in input order) and the
-  // instant they were stamped with (created_at): for a caller that keeps what was
+  // instant they were stamped with (created_at: the writer's clock, or the newest row's
+  // stamp when the clock is behind it, OutboundQueue::appendStamp): for a caller that keeps what was
   // committed in memory (the core's ReadyQueue) without copying PDUs or reading them back.
   using CommittedCompletion =
       std::function<void(Result<std::vector<AppendOutcome>>, std::vector<NewMessage>, TimeMs created_at)>;

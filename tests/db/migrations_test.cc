@@ -451,7 +451,8 @@ TEST_CASE("A version 8 file gains the delivery progress tables and is refused by
     auto raw = openRaw(dir.file("npacd.db"));
     REQUIRE(upgradeExistingTo(*raw, 8).isOk());
   }
-  auto db = openFresh(dir);
+  auto db = openRaw(dir.file("npacd.db"));
+  REQUIRE(upgradeExistingTo(*db, 9).isOk());
   CHECK(readSchemaVersion(*db)->version == 9);
   // Schema 8 reads the rows' states: it would send again what the records acknowledged.
   CHECK(readSchemaVersion(*db)->last_compatible_version == 9);
@@ -479,7 +480,7 @@ TEST_CASE("A version 8 file's rows in every state are delivered, settled and rea
                 .isOk());
   }
   auto db = openFresh(dir);
-  REQUIRE(readSchemaVersion(*db)->version == 9);
+  REQUIRE(readSchemaVersion(*db)->version == kCurrentSchemaVersion);
   OutboundQueue queue(*db);
   auto next = queue.nextQueued("0001", 1, 10);
   REQUIRE(next.isOk());
@@ -510,6 +511,63 @@ TEST_CASE("A version 8 file's rows in every state are delivered, settled and rea
   REQUIRE(again->size() == 1);
   CHECK(again->front().id == 1);
   CHECK(again->front().retransmission);
+}
+
+TEST_CASE("A version 9 file's creation times are raised to never decrease in id order, and npacd of schema 9 "
+          "refuses it after the upgrade", "[sqlite]") {
+  TempDir dir;
+  buildFileAt(dir.file("npacd.db"), 3, kOldRows);
+  {
+    auto raw = openRaw(dir.file("npacd.db"));
+    REQUIRE(upgradeExistingTo(*raw, 9).isOk());
+    // Rows 1..5 were created at 10, 100, 101, 102, 103; the clock stepped back before 3 and
+    // 4. Row 1 is in flight by its columns (the v1 fixture), 2 acknowledged, 3 failed.
+    REQUIRE(raw->executeScript(
+                   "UPDATE outbound_queue SET created_at = 50 WHERE id = 3;"
+                   "UPDATE outbound_queue SET created_at = 60 WHERE id = 4;"
+                   "UPDATE outbound_queue SET state = 'acknowledged', sent_at = 30, acknowledged_at = 40, "
+                   "attempts = 1 WHERE id = 2;"
+                   "UPDATE outbound_queue SET state = 'failed', failed_at = 50, failure_reason = 'rejected' "
+                   "WHERE id = 3;")
+                .isOk());
+  }
+  auto db = openFresh(dir);
+  REQUIRE(readSchemaVersion(*db)->version == 10);
+  // Schema 9 stamps rows by its clock alone: a time range read as an id range would miss some.
+  CHECK(readSchemaVersion(*db)->last_compatible_version == 10);
+  OutboundQueue queue(*db);
+  std::vector<TimeMs> created;
+  for (MessageId id = 1; id <= 5; ++id) created.push_back(queue.get(id)->created_at);
+  CHECK(created == std::vector<TimeMs>{10, 100, 100, 100, 103});
+  auto by_created = db->prepare("SELECT count(*) FROM sqlite_master WHERE name = 'outbound_queue_by_created'");
+  REQUIRE(by_created->step().value());
+  CHECK(by_created->columnInt64(0) == 0);
+  // A time range finds the rows in every state an earlier schema left them in.
+  auto range = queue.createdBetween("0001", 100, 101, 10);
+  REQUIRE(range.isOk());
+  REQUIRE(range->size() == 3);
+  CHECK((*range)[0].id == 2);
+  CHECK((*range)[0].state == MessageState::kAcknowledged);
+  CHECK((*range)[1].id == 3);
+  CHECK((*range)[1].state == MessageState::kFailed);
+  CHECK((*range)[2].id == 4);
+  CHECK((*range)[2].state == MessageState::kQueued);
+  auto all = queue.createdBetween("0001", 0, 1000, 10);
+  REQUIRE(all.isOk());
+  CHECK(all->size() == 5);
+  CHECK(all->front().state == MessageState::kSent);
+  // The summary still counts each of them in its state.
+  auto summary = summarizeQueue(*db, "0001");
+  REQUIRE(summary.isOk());
+  CHECK(summary->total(MessageState::kSent) == 1);
+  CHECK(summary->total(MessageState::kAcknowledged) == 1);
+  CHECK(summary->total(MessageState::kFailed) == 1);
+  CHECK(summary->total(MessageState::kQueued) == 2);
+  CHECK(summary->oldestQueuedAt() == std::optional<TimeMs>(100));
+}
+
+TEST_CASE("An upgraded version 9 file has exactly the schema of a new file", "[sqlite]") {
+  checkUpgradedFromMatchesNew(9);
 }
 
 TEST_CASE("A version 6 file gains the provider lease table when upgraded to version 7 keeping its data", "[sqlite]") {

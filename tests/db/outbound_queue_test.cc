@@ -281,6 +281,48 @@ TEST_CASE("Recovery by time range returns a provider's messages created from T1 
         std::vector<MessageId>{early[0], middle[0], late[0]});
 }
 
+TEST_CASE("Recovery by time range returns messages of every priority in id order, up to the limit") {
+  QueueFixture f;
+  auto first = f.append({message("0001", 1, 0), message("0002", 2, 0), message("0001", 3, 5)}, 1000);
+  auto second = f.append({message("0001", 4, 10), message("0001", 5, 0), message("0002", 6, 5)}, 2000);
+  auto third = f.append({message("0001", 7, 5)}, 3000);
+  CHECK(idsOf(*f.queue.createdBetween("0001", 1000, 3001, 100)) ==
+        std::vector<MessageId>{first[0], first[2], second[0], second[1], third[0]});
+  // The limit keeps the lowest ids, whatever their priority.
+  CHECK(idsOf(*f.queue.createdBetween("0001", 1000, 3001, 3)) ==
+        std::vector<MessageId>{first[0], first[2], second[0]});
+  CHECK(idsOf(*f.queue.createdBetween("0002", 1500, 2500, 100)) == std::vector<MessageId>{second[2]});
+  CHECK(f.queue.createdBetween("0001", 3001, 9000, 100)->empty());  // after the last message
+  CHECK(f.queue.createdBetween("0001", 0, 1000, 100)->empty());     // before the first
+  CHECK(f.queue.createdBetween("0001", 2000, 2000, 100)->empty());  // an empty range
+}
+
+TEST_CASE("A message appended after the clock stepped back is stamped with the newest message's time") {
+  QueueFixture f;
+  auto before = f.append({message("0001", 1)}, 5000);
+  auto after = f.append({message("0001", 2), message("0002", 3)}, 4000);  // the clock stepped back 1 s
+  CHECK(f.queue.get(before[0])->created_at == 5000);
+  CHECK(f.queue.get(after[0])->created_at == 5000);
+  CHECK(f.queue.get(after[1])->created_at == 5000);
+  auto later = f.append({message("0001", 4)}, 6000);
+  CHECK(f.queue.get(later[0])->created_at == 6000);
+  // So created_at never decreases in id order, and a time range is an id range: the
+  // message accepted while the clock was behind belongs to the second its stamp says.
+  CHECK(idsOf(*f.queue.createdBetween("0001", 4000, 5000, 100)).empty());
+  CHECK(idsOf(*f.queue.createdBetween("0001", 5000, 5001, 100)) == std::vector<MessageId>{before[0], after[0]});
+  Transaction txn(*f.db);
+  REQUIRE(txn.begin().isOk());
+  CHECK(f.queue.appendStamp(1).value() == 6000);
+  CHECK(f.queue.appendStamp(7000).value() == 7000);
+}
+
+TEST_CASE("An empty queue stamps an append with the clock's time") {
+  QueueFixture f;
+  Transaction txn(*f.db);
+  REQUIRE(txn.begin().isOk());
+  CHECK(f.queue.appendStamp(1234).value() == 1234);
+}
+
 TEST_CASE("Everything not acknowledged is listed for send-what-I-missed") {
   QueueFixture f;
   auto ids = f.append({message("0001", 1), message("0001", 2), message("0001", 3),

@@ -224,3 +224,21 @@ TEST_CASE("The writer's committed mark is its highest committed id, set before t
   CHECK_FALSE(writer->submit({message("0404", 3)}).get().isOk());
   CHECK(writer->committedThrough() == last);
 }
+
+TEST_CASE("A committed submission after the clock stepped back is handed on with the stamp its rows got") {
+  TempDir dir;
+  auto db = openFresh(dir);
+  addProvider(*db, "0001");
+  // A message the database holds from before the clock stepped back.
+  REQUIRE(OutboundQueue(*db).appendBatch(std::vector{message("0001", 1)}, kNow + 60'000).isOk());
+  auto writer = startWriter(dir);  // its clock says kNow: a minute behind that message
+  std::promise<std::pair<MessageId, TimeMs>> seen;
+  writer->submitCommitted({message("0001", 2)},
+                          [&](Result<std::vector<AppendOutcome>> outcomes, std::vector<NewMessage>, TimeMs created_at) {
+                            REQUIRE(outcomes.isOk());
+                            seen.set_value({outcomes->front().id, created_at});
+                          });
+  auto [id, created_at] = seen.get_future().get();
+  CHECK(created_at == kNow + 60'000);
+  CHECK(OutboundQueue(*db).get(id)->created_at == created_at);
+}
