@@ -463,22 +463,30 @@ TEST_CASE("A version 8 file gains the delivery progress tables and is refused by
   CHECK(tables->columnInt64(0) == 2);
 }
 
-TEST_CASE("A version 8 file's rows in every state are delivered, settled and read right after the upgrade to "
-          "version 9", "[sqlite]") {
+namespace {
+
+// A file at `version` (8 or later) whose five rows are as an npacd of schema 8 left them:
+// 1 in flight on association 7 (the v1 fixture), 2 acknowledged, 3 failed, 4 and 5 queued
+// (5 at priority 10); then `more` (SQL) run on it.
+void buildFileWithRowsInEveryState(const std::string& path, int version, const std::string& more) {
+  buildFileAt(path, 3, kOldRows);
+  auto raw = openRaw(path);
+  REQUIRE(upgradeExistingTo(*raw, version).isOk());
+  REQUIRE(raw->executeScript(
+                 "UPDATE outbound_queue SET state = 'acknowledged', sent_at = 30, acknowledged_at = 40, "
+                 "attempts = 1 WHERE id = 2;"
+                 "UPDATE outbound_queue SET state = 'failed', failed_at = 50, failure_reason = 'rejected' "
+                 "WHERE id = 3;" +
+                 more)
+              .isOk());
+}
+
+}  // namespace
+
+TEST_CASE("A version 8 file's rows in every state are delivered, settled and read right after the upgrade to the "
+          "current version", "[sqlite]") {
   TempDir dir;
-  buildFileAt(dir.file("npacd.db"), 3, kOldRows);
-  {
-    auto raw = openRaw(dir.file("npacd.db"));
-    REQUIRE(upgradeExistingTo(*raw, 8).isOk());
-    // As npacd of schema 8 left them: 1 in flight on association 7 (the v1 fixture), 2
-    // acknowledged, 3 failed, 4 and 5 queued (5 at priority 10).
-    REQUIRE(raw->executeScript(
-                   "UPDATE outbound_queue SET state = 'acknowledged', sent_at = 30, acknowledged_at = 40, "
-                   "attempts = 1 WHERE id = 2;"
-                   "UPDATE outbound_queue SET state = 'failed', failed_at = 50, failure_reason = 'rejected' "
-                   "WHERE id = 3;")
-                .isOk());
-  }
+  buildFileWithRowsInEveryState(dir.file("npacd.db"), 8, "");
   auto db = openFresh(dir);
   REQUIRE(readSchemaVersion(*db)->version == kCurrentSchemaVersion);
   OutboundQueue queue(*db);
@@ -516,21 +524,10 @@ TEST_CASE("A version 8 file's rows in every state are delivered, settled and rea
 TEST_CASE("A version 9 file's creation times are raised to never decrease in id order, and npacd of schema 9 "
           "refuses it after the upgrade", "[sqlite]") {
   TempDir dir;
-  buildFileAt(dir.file("npacd.db"), 3, kOldRows);
-  {
-    auto raw = openRaw(dir.file("npacd.db"));
-    REQUIRE(upgradeExistingTo(*raw, 9).isOk());
-    // Rows 1..5 were created at 10, 100, 101, 102, 103; the clock stepped back before 3 and
-    // 4. Row 1 is in flight by its columns (the v1 fixture), 2 acknowledged, 3 failed.
-    REQUIRE(raw->executeScript(
-                   "UPDATE outbound_queue SET created_at = 50 WHERE id = 3;"
-                   "UPDATE outbound_queue SET created_at = 60 WHERE id = 4;"
-                   "UPDATE outbound_queue SET state = 'acknowledged', sent_at = 30, acknowledged_at = 40, "
-                   "attempts = 1 WHERE id = 2;"
-                   "UPDATE outbound_queue SET state = 'failed', failed_at = 50, failure_reason = 'rejected' "
-                   "WHERE id = 3;")
-                .isOk());
-  }
+  // Rows 1..5 were created at 10, 100, 101, 102, 103; the clock stepped back before 3 and 4.
+  buildFileWithRowsInEveryState(dir.file("npacd.db"), 9,
+                                "UPDATE outbound_queue SET created_at = 50 WHERE id = 3;"
+                                "UPDATE outbound_queue SET created_at = 60 WHERE id = 4;");
   auto db = openFresh(dir);
   REQUIRE(readSchemaVersion(*db)->version == 10);
   // Schema 9 stamps rows by its clock alone: a time range read as an id range would miss some.
