@@ -314,3 +314,37 @@ TEST_CASE("npacctl msg status prints the core's wait reason of a queued message"
   CHECK(contains(status.output, "message 1 for 0001: queued"));
   CHECK(contains(status.output, "waiting: recovering"));
 }
+
+TEST_CASE("npacctl queue and msg status show the messages a settled mark passed in the state each is in") {
+  npac::npacd::ProviderQueueView view;
+  view.spid = "0001";
+  view.bound = true;
+  InProcessQueue q(4, view);  // messages 1..4, created 65 s before the API's clock
+  {
+    // Handed out on association 7: 1 and 4 acknowledged, 2 failed, 3 still in flight (its
+    // answer never came). The mark passes all four: 2 listed open as failed, 3 as stuck.
+    auto connection = q.f.openConnection();
+    npac::db::OutboundQueue queue(*connection);
+    const npac::db::TimeMs now = npac::npacd::testing::AdminApiFixture::kNow;
+    REQUIRE(queue.markSent(std::vector<npac::db::MessageId>{1, 2, 3, 4}, 7, now - 60'000).isOk());
+    REQUIRE(queue.markAcknowledged(std::vector<npac::db::MessageId>{1, 4}, now - 59'000).isOk());
+    REQUIRE(queue.markFailed(2, "rejected by the provider", now - 59'000).isOk());
+    REQUIRE(queue.settle("0001", now).value() == 4);
+  }
+  Run shown = npacctlAt(q.f.port, "queue 0001", q.f.tokenFile());
+  INFO(shown.output);
+  REQUIRE(shown.exit_code == 0);
+  CHECK(contains(shown.output, "provider 0001: bound, queued 0, sent 1, acknowledged 2, failed 1"));
+
+  const auto status = [&](int id) {
+    Run r = npacctlAt(q.f.port, "msg status " + std::to_string(id), q.f.tokenFile());
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    return r.output;
+  };
+  CHECK(contains(status(1), "message 1 for 0001: acknowledged (attempts 1"));
+  CHECK(contains(status(2), "message 2 for 0001: failed (attempts 1"));
+  CHECK(contains(status(2), "failed: rejected by the provider"));
+  CHECK(contains(status(3), "message 3 for 0001: sent (attempts 1"));
+  CHECK(contains(status(4), "message 4 for 0001: acknowledged (attempts 1"));
+}
