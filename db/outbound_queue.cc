@@ -321,13 +321,9 @@ Result<std::vector<QueuedMessage>> OutboundQueue::createdBetween(std::string_vie
   open->bindText(0, spid).bindInt64(1, lo).bindInt64(2, hi).bindInt64(3, static_cast<std::int64_t>(limit));
   if (Status status = readInto(*open); !status) return status;
   const bool postgres = db_.backend() == Backend::kPostgres;
-  Result<Statement> acknowledged = db_.prepare(
-      "SELECT q.id, q.spid, q.function_mask, q.priority, b.pdu, q.state, q.attempts, q.created_at, "
-      "q.sent_at, q.acknowledged_at, q.association_id, q.retransmission, q.failure_reason, "
-      "q.failed_at, q.idempotency_key, q.kind, q.opcode, q.confirmed FROM outbound_queue AS q " +
-      std::string(postgres ? "" : "INDEXED BY outbound_queue_acknowledged ") +
-      "JOIN message_bodies AS b ON b.id = q.body_id WHERE q.state = 'acknowledged' AND q.spid = ? "
-      "AND q.id >= ? AND q.id < ? ORDER BY q.id LIMIT ?");
+  Result<Statement> acknowledged = db_.prepare(std::string(postgres ? kSelect : queue_sql::kSelectAcknowledgedSqlite) +
+                                               "WHERE q.state = 'acknowledged' AND q.spid = ? "
+                                               "AND q.id >= ? AND q.id < ? ORDER BY q.id LIMIT ?");
   if (!acknowledged) return acknowledged.status();
   acknowledged->bindText(0, spid).bindInt64(1, lo).bindInt64(2, hi).bindInt64(
       3, static_cast<std::int64_t>(limit));

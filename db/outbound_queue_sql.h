@@ -14,11 +14,17 @@ namespace npac::db::queue_sql {
 
 // A row with its body's PDU (schema 8: the bytes live once in message_bodies). Conditions
 // after it name the row's columns as q.*.
+#define NPAC_QUEUE_COLUMNS                                                                       \
+  "SELECT q.id, q.spid, q.function_mask, q.priority, b.pdu, q.state, q.attempts, q.created_at, " \
+  "q.sent_at, q.acknowledged_at, q.association_id, q.retransmission, q.failure_reason, "         \
+  "q.failed_at, q.idempotency_key, q.kind, q.opcode, q.confirmed "
 inline constexpr const char* kSelect =
-    "SELECT q.id, q.spid, q.function_mask, q.priority, b.pdu, q.state, q.attempts, q.created_at, "
-    "q.sent_at, q.acknowledged_at, q.association_id, q.retransmission, q.failure_reason, "
-    "q.failed_at, q.idempotency_key, q.kind, q.opcode, q.confirmed "
-    "FROM outbound_queue AS q JOIN message_bodies AS b ON b.id = q.body_id ";
+    NPAC_QUEUE_COLUMNS "FROM outbound_queue AS q JOIN message_bodies AS b ON b.id = q.body_id ";
+// The same through outbound_queue_acknowledged (SQLite: INDEXED BY), for the rows an earlier
+// schema left acknowledged by their columns: only such rows are in that index.
+inline constexpr const char* kSelectAcknowledgedSqlite =
+    NPAC_QUEUE_COLUMNS "FROM outbound_queue AS q INDEXED BY outbound_queue_acknowledged "
+                       "JOIN message_bodies AS b ON b.id = q.body_id ";
 
 // The ids as a JSON array for `id IN (SELECT value FROM json_each(?))`: one statement
 // changes a whole batch, so SQLite sets up and tears down one program per batch instead of

@@ -60,10 +60,10 @@ Result<std::map<std::pair<MessageState, std::uint32_t>, QueueCount>> countRows(
   const auto add = [&](const std::string& sql, std::optional<std::int64_t> more) -> Status {
     Result<Statement> query = db.prepare(sql);
     if (!query) return query.status();
-    int index = 0;
-    query->bindInt64(index++, mark).bindText(index++, spid);
-    if (more) query->bindInt64(index++, *more);
-    if (only) query->bindInt64(index++, only->function_mask).bindText(index++, queue_sql::idArray(only->ids));
+    query->bindInt64(0, mark).bindText(1, spid);
+    const int next = more ? 3 : 2;  // the exclusion's parameters follow the priority's, if any
+    if (more) query->bindInt64(2, *more);
+    if (only) query->bindInt64(next, only->function_mask).bindText(next + 1, queue_sql::idArray(only->ids));
     for (;;) {
       Result<bool> row = query->step();
       if (!row) return row.status();
