@@ -37,7 +37,7 @@
 #   RUN_TIMEOUT, BUDGET go to run_peers.sh; PEERS_DIR=<checkout>/../shared/peers; ANSWERER=sim;
 #   BC_PROVIDERS, BC_COUNT (500, 200) size the broadcast scenario; NPACD_EXE measures
 #   another npacd binary; PARTS (default "peers npacd retained raw broadcast") runs only some;
-#   RETAINED (acknowledged messages of part "retained", 0 skips it); KEEP_TMP=1.
+#   RETAINED (acknowledged messages of part "retained", 0 skips it), RETAINED_SHAPE=old; KEEP_TMP=1.
 # Never run by `make test`.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -206,26 +206,21 @@ done
 # ------------------------------------------------ 3b. a queue kept for retention
 # The issue's retention target: RETAINED acknowledged messages kept for queue_retention
 # (default 10,000,000 of 300 bytes, a file of about 4 GB in $WORK) must cost nothing on the
-# hot path. After provisioning, npacd is stopped and sqlite3 writes them into its file as
-# acknowledged within the last RETAINED ms (inside the 7-day retention: the purge keeps
-# them); then npacd on that file runs the same warm-up and RUNS burst runs as on the fresh
-# file above: row normal/burst-retained, beside normal/burst. RETAINED=0 skips it.
+# hot path. After provisioning, npacd is stopped and bench/retained_file.py writes them into
+# its file as npacd leaves acknowledged messages (rows as appended, delivery progress
+# records, the settled mark above them; RETAINED_SHAPE=old: rows that say acknowledged, as
+# an upgraded file keeps them), acknowledged within the last RETAINED ms (inside the 7-day
+# retention: the purge keeps them); then npacd on that file runs the same warm-up and RUNS
+# burst runs as on the fresh file above: row normal/burst-retained, beside normal/burst.
+# RETAINED=0 skips it.
 RETAINED=${RETAINED:-10000000}
 if part retained && [[ $RETAINED -gt 0 ]]; then
   DURABILITY=normal
   say ""; say "== npacd --durability normal on a file holding $RETAINED acknowledged messages =="
-  if ! command -v sqlite3 >/dev/null; then
-    say "  skipped: the sqlite3 command is missing (apt-get install sqlite3)"
+  if ! command -v sqlite3 >/dev/null || ! command -v python3 >/dev/null; then
+    say "  skipped: the sqlite3 or python3 command is missing (apt-get install sqlite3 python3)"
   elif start_npacd retained normal && provision soa on 0001 && stop_npacd &&
-    sqlite3 "$DIR/npacd.db" "PRAGMA synchronous=OFF; BEGIN;
-      WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < $RETAINED)
-      INSERT INTO message_bodies(id, pdu, addressees) SELECT x, randomblob(300), 1 FROM c;
-      WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < $RETAINED)
-      INSERT INTO outbound_queue(spid, function_mask, priority, body_id, state, attempts, created_at, sent_at,
-        acknowledged_at, association_id, kind, opcode, confirmed)
-      SELECT '0001', 9, 0, x, 'acknowledged', 1, t, t, t, 1, 'push', 6, 1
-      FROM (SELECT x, CAST(strftime('%s', 'now') AS INTEGER) * 1000 - $RETAINED + x AS t FROM c);
-      COMMIT; PRAGMA wal_checkpoint(TRUNCATE);" >/dev/null &&
+    python3 "$ROOT/bench/retained_file.py" "$DIR/npacd.db" "$RETAINED" 0001 $([[ ${RETAINED_SHAPE:-new} == old ]] && echo --old-shape) &&
     say "  $(du -m "$DIR/npacd.db" | cut -f1) MB written" && restart_npacd normal &&
     start_answerer 4 soa 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5; then
     npacd_run warm-up 0 "$WARMUP" --mode burst
