@@ -36,6 +36,16 @@ CREATE INDEX outbound_queue_open_base ON outbound_queue(spid, id)
   WHERE state IN ('sent', 'failed');
 )sql";
 
+// Schema 11's table (db/progress_log.h "settled counts"), for new files and the version-11
+// step; the same DDL on PostgreSQL (BIGINT there: db/postgres_schema.cc).
+constexpr const char* kSqliteSettledCounts = R"sql(
+CREATE TABLE delivery_settled_counts(
+  spid TEXT NOT NULL,
+  function_mask INTEGER NOT NULL,
+  messages INTEGER NOT NULL,
+  PRIMARY KEY(spid, function_mask));
+)sql";
+
 // The whole schema at kCurrentSchemaVersion, for new files (with kSqliteDeliveryProgress). Every column and index
 // added by a migration step below must also appear here (tests/db/migrations_test.cc
 // compares an upgraded file with a new one).
@@ -381,6 +391,19 @@ UPDATE outbound_queue SET created_at = m.running
 DROP INDEX IF EXISTS outbound_queue_by_created;
 )sql";
 
+// Version 11: each provider's rows at or below its settled mark counted per function mask
+// (delivery_settled_counts), so that the queue summary and /metrics read one row per mask
+// instead of every retained row. The step counts them once, as settle() then keeps them:
+// every row at or below the mark except those an earlier schema left acknowledged by their
+// columns (counted from their own index). The same statement on both engines.
+constexpr const char* kFillSettledCounts = R"sql(
+INSERT INTO delivery_settled_counts(spid, function_mask, messages)
+  SELECT q.spid, q.function_mask, count(*) FROM outbound_queue AS q
+    JOIN delivery_settled AS s ON s.spid = q.spid
+    WHERE q.id <= s.settled_through AND q.state <> 'acknowledged'
+    GROUP BY q.spid, q.function_mask;
+)sql";
+
 Status backfillMessageFacts(Database& db, const MigrationOptions& options) {
   if (!options.classify_queued_pdu) {
     Result<Statement> update = db.prepare("UPDATE outbound_queue SET kind = 'response' WHERE priority = ?");
@@ -445,7 +468,8 @@ Status writeMeta(Database& db, int version, int compatible) {
 
 // The oldest schema that can use a file at `version` (meta.last_compatible_version).
 int compatibleVersionOf(int version) {
-  if (version >= 10) return kCompatibleSchemaVersion;
+  if (version >= 11) return kCompatibleSchemaVersion;
+  if (version == 10) return 10;
   if (version == 9) return 9;
   if (version == 8) return 8;
   return version >= 4 ? 4 : 1;
@@ -511,6 +535,15 @@ Status climb(Database& db, int version, int target, const MigrationOptions& opti
     if (Status status = db.executeScript(kMigrateV9ToV10); !status) return status;
     version = 10;
   }
+  if (version == 10 && target > 10) {
+    if (Status status = db.executeScript(db.backend() == Backend::kPostgres ? postgresSettledCountsSchema()
+                                                                          : kSqliteSettledCounts);
+        !status) {
+      return status;
+    }
+    if (Status status = db.executeScript(kFillSettledCounts); !status) return status;
+    version = 11;
+  }
   if (version != target) {
     return Status::internal("migration ladder stopped at version " + std::to_string(version));
   }
@@ -567,9 +600,14 @@ Status migrateToCurrent(Database& db, const MigrationOptions& options) {
         !status) {
       return status;
     }
-    // Schema 9's tables, written once for new files and the version-9 step.
+    // Schema 9's and 11's tables, written once for new files and their version's step.
     if (Status status = db.executeScript(db.backend() == Backend::kPostgres ? postgresDeliveryProgressSchema()
                                                                           : kSqliteDeliveryProgress);
+        !status) {
+      return status;
+    }
+    if (Status status = db.executeScript(db.backend() == Backend::kPostgres ? postgresSettledCountsSchema()
+                                                                          : kSqliteSettledCounts);
         !status) {
       return status;
     }

@@ -41,6 +41,9 @@
 //      step raises the rows a clock step back left below an earlier one; appends stamp
 //      OutboundQueue::appendStamp), so a time range is found as an id range, and a row is
 //      one insert into one index of its provider's (the ready index), not two.
+//   11 delivery_settled_counts: each provider's rows at or below its settled mark counted
+//      per function mask, kept by settle() and the retention purge (db/progress_log.h), so
+//      the queue summary reads what is open, not every retained row.
 //
 // Threading: runs on the Database it is given, as that Database's contract says.
 #pragma once
@@ -57,7 +60,7 @@ namespace npac::db {
 
 class Database;
 
-inline constexpr int kCurrentSchemaVersion = 10;
+inline constexpr int kCurrentSchemaVersion = 11;
 // Versions 2 and 3 only added nullable/defaulted columns, indexes and a table. Version 4's
 // columns are defaulted too, but npacd delivers by them: an older npacd would write every
 // row as an unconfirmed push of unknown operation, answers to providers included. So a
@@ -74,7 +77,10 @@ inline constexpr int kCurrentSchemaVersion = 10;
 // Version 10 promises that created_at never decreases in id order: an npacd of schema 9
 // stamps rows by its clock alone, and a time range read by an id range would then miss
 // rows, so a version-10 file is refused by it; the value is 10.
-inline constexpr int kCompatibleSchemaVersion = 10;
+// Version 11's counts are kept by settle() and the purge: an npacd of schema 10 would move
+// marks and purge rows without them, and the summary would then count wrong, so a
+// version-11 file is refused by it; the value is 11.
+inline constexpr int kCompatibleSchemaVersion = 11;
 
 // What the version-4 step does with a row queued before it (see above). The classifier
 // gets the row's stored PDU and answers its facts, or nullopt for "cannot tell" (then the

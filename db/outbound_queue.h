@@ -223,7 +223,9 @@ class OutboundQueue {
   // failed), in id order.
   Result<std::vector<QueuedMessage>> unacknowledged(std::string_view spid, std::size_t limit);
   // Retention: deletes acknowledged messages acknowledged before `cutoff`, with every body
-  // no row names any more; returns how many rows. Runs in steps of kPurgeStepRows, each its
+  // no row names any more; returns how many rows. A message acknowledged by a record is
+  // deleted once its provider's settled mark passed it (schema 11: the settled counts hold
+  // it); each step first settles the providers lagging behind the cutoff (settleLagging). Runs in steps of kPurgeStepRows, each its
   // own transaction (a caller's transaction makes them savepoints).
   Result<std::size_t> purgeAcknowledgedBefore(TimeMs cutoff);
   // The same, at most `max_rows` of them (oldest first): one bounded step of the purge job.
@@ -281,6 +283,13 @@ class OutboundQueue {
   // reads at most kSettleWalkRows rows per priority above the mark. Returns the mark.
   // On PostgreSQL it relies on appends committing their ids in order (kAppendLock).
   Result<MessageId> settle(std::string_view spid, TimeMs now, TimeMs stuck_after = kStuckAfterMs);
+  // Settles (as of `cutoff`) each provider that has an acknowledgement record older than
+  // `cutoff` above its mark: the retention purge's first step, since it deletes
+  // acknowledged rows only at or below the mark, and a provider's latest acknowledgements
+  // are settled by its next turn only (DeliveryStore "Settled marks") — one that went quiet,
+  // or whose npacd stopped before that turn, would keep them for ever. Safe on any node
+  // (ProgressLog::settledThroughForUpdate). Returns how many marks moved.
+  Result<std::size_t> settleLagging(TimeMs cutoff);
   static constexpr TimeMs kStuckAfterMs = 10'000;
   static constexpr std::size_t kSettleWalkRows = 4096;
   static constexpr std::size_t kMaxWaitingOpen = 1024;

@@ -253,7 +253,13 @@ Result<std::vector<MessageId>> OutboundQueue::acknowledgedByRecordsBefore(TimeMs
   Result<Statement> query = db_.prepare(
       "SELECT ids, seq FROM delivery_progress WHERE event = ? AND at < ? AND seq > ? ORDER BY seq LIMIT ?");
   if (!query) return query.status();
-  Result<Statement> exists = db_.prepare(std::string("SELECT id FROM outbound_queue WHERE id IN ") +
+  // Only rows at or below their provider's settled mark: those are in its settled counts
+  // (db/progress_log.h), which the purge takes them off. A row above it waits for the mark
+  // (at most a second behind the acknowledgements of a provider whose messages are all
+  // answered, DeliveryStore "Settled marks"); on PostgreSQL this also keeps a purge from
+  // deleting a row that a settle on another node is counting.
+  Result<Statement> exists = db_.prepare(std::string("SELECT q.id FROM outbound_queue AS q JOIN delivery_settled AS s "
+                                                     "ON s.spid = q.spid WHERE q.id <= s.settled_through AND q.id IN ") +
                                          (db_.backend() == Backend::kPostgres ? NPAC_POSTGRES_ID_LIST
                                                                               : NPAC_SQLITE_ID_LIST));
   if (!exists) return exists.status();
@@ -284,7 +290,8 @@ Result<std::vector<MessageId>> OutboundQueue::acknowledgedByRecordsBefore(TimeMs
     query->reset();
     // Acknowledged is final (no write takes a message out of it), so a message an
     // acknowledgement record older than the cutoff names is due: only whether its row is
-    // still there is read — not its state, which would fold every record since it.
+    // still there (and settled) is read — not its state, which would fold every record
+    // since it.
     if (!candidates.empty()) {
       for (std::size_t from = 0; from < candidates.size(); from += kPageRows) {
         const std::size_t n = std::min(kPageRows, candidates.size() - from);

@@ -26,6 +26,7 @@
 // row below the highest it sees, and no message is committed later below the mark.
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <unordered_map>
 
 #include "db/database.h"
@@ -97,48 +98,77 @@ Result<std::vector<std::int64_t>> queue_sql::queuedPriorities(Database& db, std:
   return out;
 }
 
-Result<std::optional<MessageId>> queue_sql::lowestRow(Database& db, std::string_view spid) {
+const char* queue_sql::RowSource::indexedBy(const Database& db) const {
+  return kind == Kind::kAcknowledged && db.backend() == Backend::kSqlite ? " INDEXED BY outbound_queue_acknowledged"
+                                                                         : "";
+}
+
+int queue_sql::RowSource::bind(Statement& statement, std::string_view spid) const {
+  statement.bindText(0, spid);
+  if (kind != Kind::kQueued) return 1;
+  statement.bindInt64(1, priority);
+  return 2;
+}
+
+Result<std::vector<queue_sql::RowSource>> queue_sql::rowSources(Database& db, std::string_view spid,
+                                                                LegacyAcknowledged legacy, std::string_view prefix) {
   Result<std::vector<std::int64_t>> priorities = queuedPriorities(db, spid);
   if (!priorities) return priorities.status();
+  const std::string p(prefix);
+  std::vector<RowSource> out;
+  for (std::int64_t priority : *priorities) {
+    out.push_back(RowSource{RowSource::Kind::kQueued, priority,
+                            p + "spid = ? AND " + p + "state = 'queued' AND " + p + "priority = ?"});
+  }
+  out.push_back(RowSource{RowSource::Kind::kOpenBase, 0, p + "spid = ? AND " + p + "state IN ('sent', 'failed')"});
+  if (legacy == LegacyAcknowledged::kInclude) {
+    out.push_back(RowSource{RowSource::Kind::kAcknowledged, 0, p + "state = 'acknowledged' AND " + p + "spid = ?"});
+  }
+  return out;
+}
+
+Result<std::optional<MessageId>> queue_sql::lowestRow(Database& db, std::string_view spid) {
+  Result<std::vector<RowSource>> sources = rowSources(db, spid, LegacyAcknowledged::kInclude);
+  if (!sources) return sources.status();
   std::optional<MessageId> lowest;
-  const auto lower = [&](const char* sql, std::optional<std::int64_t> priority) -> Status {
-    Result<Statement> query = db.prepare(sql);
+  for (const RowSource& source : *sources) {
+    Result<Statement> query =
+        db.prepare(std::string("SELECT min(id) FROM outbound_queue") + source.indexedBy(db) + " WHERE " + source.where);
     if (!query) return query.status();
-    query->bindText(0, spid);
-    if (priority) query->bindInt64(1, *priority);
+    source.bind(*query, spid);
     Result<bool> row = query->step();
     if (!row) return row.status();
     if (*row && !query->columnIsNull(0)) lowest = std::min(lowest.value_or(query->columnInt64(0)), query->columnInt64(0));
-    return Status::ok();
-  };
-  for (std::int64_t priority : *priorities) {
-    if (Status status = lower("SELECT min(id) FROM outbound_queue WHERE spid = ? AND state = 'queued' AND priority = ?",
-                              priority);
-        !status) {
-      return status;
-    }
-  }
-  if (Status status = lower("SELECT min(id) FROM outbound_queue WHERE spid = ? AND state IN ('sent', 'failed')",
-                            std::nullopt);
-      !status) {
-    return status;
-  }
-  if (Status status = lower(db.backend() == Backend::kPostgres
-                                ? "SELECT min(id) FROM outbound_queue WHERE spid = ? AND state = 'acknowledged'"
-                                : "SELECT min(id) FROM outbound_queue INDEXED BY outbound_queue_acknowledged "
-                                  "WHERE spid = ? AND state = 'acknowledged'",
-                            std::nullopt);
-      !status) {
-    return status;
   }
   return lowest;
+}
+
+Result<std::map<std::uint32_t, std::int64_t>> queue_sql::countKeptBetween(Database& db, std::string_view spid,
+                                                                          MessageId after, MessageId through) {
+  Result<std::vector<RowSource>> sources = rowSources(db, spid, LegacyAcknowledged::kExclude);
+  if (!sources) return sources.status();
+  std::map<std::uint32_t, std::int64_t> counts;
+  for (const RowSource& source : *sources) {
+    Result<Statement> query = db.prepare("SELECT function_mask, count(*) FROM outbound_queue WHERE " + source.where +
+                                         " AND id > ? AND id <= ? GROUP BY function_mask");
+    if (!query) return query.status();
+    const int next = source.bind(*query, spid);
+    query->bindInt64(next, after).bindInt64(next + 1, through);
+    for (;;) {
+      Result<bool> row = query->step();
+      if (!row) return row.status();
+      if (!*row) break;
+      counts[static_cast<std::uint32_t>(query->columnInt64(0))] += query->columnInt64(1);
+    }
+  }
+  return counts;
 }
 
 Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeMs stuck_after) {
   ProgressLog log(db_);
   Transaction txn(db_);
   if (Status status = txn.begin(); !status) return status;
-  Result<MessageId> mark = log.settledThrough(spid);
+  Result<MessageId> mark = log.settledThroughForUpdate(spid);
   if (!mark) return mark.status();
   Result<std::vector<ProgressLog::Open>> open = log.open(spid);
   if (!open) return open.status();
@@ -254,6 +284,10 @@ Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeM
     listed.push_back(ProgressLog::Open{c.id, c.state != MessageState::kFailed});
   }
   if (next_mark > *mark) {
+    // The rows the mark passes join the provider's settled counts (db/progress_log.h).
+    Result<std::map<std::uint32_t, std::int64_t>> passed = queue_sql::countKeptBetween(db_, spid, *mark, next_mark);
+    if (!passed) return passed.status();
+    if (Status status = log.addSettledCounts(spid, *passed); !status) return status;
     if (Status status = log.saveSettled(spid, next_mark, now); !status) return status;
   } else {
     next_mark = *mark;
@@ -261,6 +295,33 @@ Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeM
   if (Status status = log.saveOpen(spid, listed, settled); !status) return status;
   if (Status status = txn.commit(); !status) return status;
   return next_mark;
+}
+
+Result<std::size_t> OutboundQueue::settleLagging(TimeMs cutoff) {
+  // One probe of delivery_progress_by_last per provider: an acknowledgement record older
+  // than the cutoff that names an id above the provider's mark.
+  Result<Statement> lagging = db_.prepare(
+      "SELECT p.spid FROM service_providers AS p LEFT JOIN delivery_settled AS s ON s.spid = p.spid "
+      "WHERE EXISTS (SELECT 1 FROM delivery_progress AS d WHERE d.spid = p.spid "
+      "AND d.last_id > coalesce(s.settled_through, 0) AND d.event = ? AND d.at < ?) ORDER BY p.spid");
+  if (!lagging) return lagging.status();
+  lagging->bindInt64(0, static_cast<std::int64_t>(ProgressEvent::kAcknowledged)).bindInt64(1, cutoff);
+  std::vector<std::string> spids;
+  for (;;) {
+    Result<bool> row = lagging->step();
+    if (!row) return row.status();
+    if (!*row) break;
+    spids.push_back(lagging->columnText(0));
+  }
+  std::size_t moved = 0;
+  for (const std::string& spid : spids) {
+    Result<MessageId> before = ProgressLog(db_).settledThrough(spid);
+    if (!before) return before.status();
+    Result<MessageId> after = settle(spid, cutoff);
+    if (!after) return after.status();
+    if (*after > *before) ++moved;
+  }
+  return moved;
 }
 
 Result<std::vector<QueuedMessage>> OutboundQueue::nextQueued(std::string_view spid,

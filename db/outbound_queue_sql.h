@@ -2,6 +2,8 @@
 // is read with its PDU, and how a batch of ids is handed to one statement. Internal to db/.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,6 +28,16 @@ inline constexpr const char* kSelectAcknowledgedSqlite =
     NPAC_QUEUE_COLUMNS "FROM outbound_queue AS q INDEXED BY outbound_queue_acknowledged "
                        "JOIN message_bodies AS b ON b.id = q.body_id ";
 
+// The retention purge's choice of rows an earlier schema left acknowledged by their columns
+// (parameters: the cutoff, the step's size), oldest acknowledgement first through their
+// partial index.
+inline constexpr const char* kChooseAcknowledgedByColumnsPostgres =
+    "SELECT id FROM outbound_queue WHERE state = 'acknowledged' AND acknowledged_at < ? "
+    "ORDER BY acknowledged_at LIMIT ?";
+inline constexpr const char* kChooseAcknowledgedByColumnsSqlite =
+    "SELECT id FROM outbound_queue INDEXED BY outbound_queue_acknowledged "
+    "WHERE state = 'acknowledged' AND acknowledged_at < ? ORDER BY acknowledged_at LIMIT ?";
+
 // The ids as a JSON array for `id IN (SELECT value FROM json_each(?))`: one statement
 // changes a whole batch, so SQLite sets up and tears down one program per batch instead of
 // one per message. PostgreSQL reads the same array with json_array_elements_text.
@@ -37,10 +49,39 @@ std::string idArray(std::span<const MessageId> ids);
 // ready index each (db/outbound_queue_settle.cc).
 Result<std::vector<std::int64_t>> queuedPriorities(Database& db, std::string_view spid);
 
-// The lowest id among `spid`'s rows, or none: the first of each priority's range in the
-// ready index, the first sent or failed row an earlier schema left (open_base), and the
-// first it left acknowledged — no index holds all of a provider's rows (schema 10).
+// Where a provider's rows are: no index holds them all (schema 10). Each priority's range of
+// the ready index (outbound_queue_ready: the rows queued by their columns, every row since
+// schema 9), the rows an earlier schema left sent or failed (outbound_queue_open_base), and
+// those it left acknowledged (outbound_queue_acknowledged; only such rows are in it, until
+// the retention purge deletes them). A caller writes its statement as
+//   SELECT … FROM outbound_queue [AS q] <source.indexedBy(db)> WHERE <source.where> AND …
+// and binds the source's parameters first (bind(): the SPID, then the priority if any),
+// its own from the index bind() answers.
+struct RowSource {
+  enum class Kind { kQueued, kOpenBase, kAcknowledged };
+  Kind kind = Kind::kQueued;
+  std::int64_t priority = 0;  // kQueued only
+  std::string where;          // its conditions, columns named with the prefix given to rowSources
+  // " INDEXED BY outbound_queue_acknowledged" for kAcknowledged on SQLite (its planner
+  // would otherwise scan by rowid), else nothing.
+  const char* indexedBy(const Database& db) const;
+  // Binds the SPID and the priority; the index of the caller's first parameter.
+  int bind(Statement& statement, std::string_view spid) const;
+};
+enum class LegacyAcknowledged { kExclude, kInclude };
+// The sources of `spid`'s rows, the ready index's first (highest priority first). Columns
+// in `where` are prefixed with `prefix` ("q." for a statement that aliases the table).
+Result<std::vector<RowSource>> rowSources(Database& db, std::string_view spid, LegacyAcknowledged legacy,
+                                          std::string_view prefix = "");
+
+// The lowest id among `spid`'s rows (every source above), or none.
 Result<std::optional<MessageId>> lowestRow(Database& db, std::string_view spid);
+
+// Of `spid`'s rows with id in (after, through], how many per function mask — those of the
+// ready index and open_base, not those an earlier schema left acknowledged: what a settled
+// mark moving from `after` to `through` adds to delivery_settled_counts (db/progress_log.h).
+Result<std::map<std::uint32_t, std::int64_t>> countKeptBetween(Database& db, std::string_view spid,
+                                                               MessageId after, MessageId through);
 
 // PostgreSQL: takes OutboundQueue::kAppendLock until the transaction ends
 // (db/outbound_queue_postgres.cc). Taking it again in one transaction is a no-op.

@@ -30,6 +30,15 @@ CREATE INDEX outbound_queue_open_base ON outbound_queue(spid, id)
   WHERE state IN ('sent', 'failed');
 )sql";
 
+// Schema 11's table (db/progress_log.h "settled counts"), shared with the version-11 step.
+constexpr const char* kPostgresSettledCounts = R"sql(
+CREATE TABLE delivery_settled_counts(
+  spid TEXT NOT NULL,
+  function_mask BIGINT NOT NULL,
+  messages BIGINT NOT NULL,
+  PRIMARY KEY(spid, function_mask));
+)sql";
+
 constexpr const char* kSchema = R"sql(
 CREATE TABLE meta(
   key TEXT PRIMARY KEY NOT NULL,
@@ -160,5 +169,7 @@ CREATE SEQUENCE association_ids;
 const char* postgresCurrentSchema() { return kSchema; }
 
 const char* postgresDeliveryProgressSchema() { return kPostgresDeliveryProgress; }
+
+const char* postgresSettledCountsSchema() { return kPostgresSettledCounts; }
 
 }  // namespace npac::db

@@ -14,9 +14,12 @@
 namespace npac::db {
 
 // The whole schema at kCurrentSchemaVersion, for a new PostgreSQL database.
-// Without schema 9's delivery progress tables, which follow it (postgresDeliveryProgressSchema).
+// Without schema 9's delivery progress tables and schema 11's settled counts, which follow
+// it (postgresDeliveryProgressSchema, postgresSettledCountsSchema).
 const char* postgresCurrentSchema();
 // Schema 9's delivery progress tables alone (the version-9 step; db/progress_log.h).
 const char* postgresDeliveryProgressSchema();
+// Schema 11's settled counts alone (the version-11 step; db/progress_log.h).
+const char* postgresSettledCountsSchema();
 
 }  // namespace npac::db

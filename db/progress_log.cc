@@ -201,6 +201,21 @@ Result<MessageId> ProgressLog::settledThrough(std::string_view spid) {
   return *row ? query->columnInt64(0) : MessageId{0};
 }
 
+Result<MessageId> ProgressLog::settledThroughForUpdate(std::string_view spid) {
+  if (db_.backend() != Backend::kPostgres) return settledThrough(spid);
+  Result<Statement> make = db_.prepare(
+      "INSERT INTO delivery_settled(spid, settled_through, at) VALUES(?, 0, 0) ON CONFLICT(spid) DO NOTHING");
+  if (!make) return make.status();
+  make->bindText(0, spid);
+  if (Status status = make->run(); !status) return status;
+  Result<Statement> query = db_.prepare("SELECT settled_through FROM delivery_settled WHERE spid = ? FOR UPDATE");
+  if (!query) return query.status();
+  query->bindText(0, spid);
+  Result<bool> row = query->step();
+  if (!row) return row.status();
+  return *row ? query->columnInt64(0) : MessageId{0};
+}
+
 Status ProgressLog::saveSettled(std::string_view spid, MessageId mark, TimeMs at) {
   Result<Statement> upsert = db_.prepare(
       "INSERT INTO delivery_settled(spid, settled_through, at) VALUES(?, ?, ?) "
@@ -251,6 +266,41 @@ Status ProgressLog::saveOpen(std::string_view spid, std::span<const Open> messag
     }
   }
   return Status::ok();
+}
+
+Result<std::map<std::uint32_t, std::int64_t>> ProgressLog::settledCounts(std::string_view spid) {
+  Result<Statement> query =
+      db_.prepare("SELECT function_mask, messages FROM delivery_settled_counts WHERE spid = ?");
+  if (!query) return query.status();
+  query->bindText(0, spid);
+  std::map<std::uint32_t, std::int64_t> out;
+  for (;;) {
+    Result<bool> row = query->step();
+    if (!row) return row.status();
+    if (!*row) return out;
+    out[static_cast<std::uint32_t>(query->columnInt64(0))] = query->columnInt64(1);
+  }
+}
+
+Status ProgressLog::addSettledCounts(std::string_view spid, const std::map<std::uint32_t, std::int64_t>& delta) {
+  Result<Statement> upsert = db_.prepare(
+      "INSERT INTO delivery_settled_counts(spid, function_mask, messages) VALUES(?, ?, ?) "
+      "ON CONFLICT(spid, function_mask) DO UPDATE SET "
+      "messages = delivery_settled_counts.messages + excluded.messages");
+  if (!upsert) return upsert.status();
+  bool emptied = false;
+  for (const auto& [mask, n] : delta) {
+    if (n == 0) continue;
+    upsert->bindText(0, spid).bindInt64(1, mask).bindInt64(2, n);
+    if (Status status = upsert->run(); !status) return status;
+    upsert->reset();
+    emptied = emptied || n < 0;
+  }
+  if (!emptied) return Status::ok();
+  Result<Statement> drop = db_.prepare("DELETE FROM delivery_settled_counts WHERE spid = ? AND messages <= 0");
+  if (!drop) return drop.status();
+  drop->bindText(0, spid);
+  return drop->run();
 }
 
 }  // namespace npac::db

@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,13 @@ class ProgressLog {
   Result<MessageId> settledThrough(std::string_view spid);
   // Saves `mark` unless a larger one is saved already.
   Status saveSettled(std::string_view spid, MessageId mark, TimeMs at);
+  // settledThrough() for a caller about to move the mark (OutboundQueue::settle): on
+  // PostgreSQL the provider's delivery_settled row is made to exist and locked until the
+  // transaction ends, so that two settles of one provider (its lease holder's turn, another
+  // node's retention purge) run one after the other and the second counts from the mark the
+  // first saved — never a row twice in the settled counts. On SQLite the file's write lock
+  // already does this.
+  Result<MessageId> settledThroughForUpdate(std::string_view spid);
 
   // The messages of `spid` at or below its mark that are not settled (see above), ascending;
   // `waiting` is false for those listed as failed.
@@ -76,6 +84,20 @@ class ProgressLog {
   // Lists `messages` open (a message listed again keeps the newer `waiting`), and takes
   // `settled` off the list.
   Status saveOpen(std::string_view spid, std::span<const Open> messages, std::span<const MessageId> settled);
+
+  // ---- settled counts (schema 11, table delivery_settled_counts) ----
+  // How many of the provider's rows at or below its settled mark are kept, per function
+  // mask: the rows appended since schema 9 and those an earlier schema left sent or failed
+  // by their columns (not those it left acknowledged: the queue summary counts those from
+  // their own index). settle() adds the rows its mark passes, in its transaction; the
+  // retention purge, which deletes such rows only at or below the mark, takes them off.
+  // So the queue summary and /metrics count a provider's acknowledged messages in one
+  // read of this table instead of one per retained row (db/queue_summary.cc).
+  Result<std::map<std::uint32_t, std::int64_t>> settledCounts(std::string_view spid);
+  // Adds `delta` (negative: takes off) to each mask's count; a count that reaches 0 goes.
+  // The caller holds the provider's mark (settledThroughForUpdate) or deletes only rows at
+  // or below a committed mark (the purge).
+  Status addSettledCounts(std::string_view spid, const std::map<std::uint32_t, std::int64_t>& delta);
 
  private:
   // The records a query of `spid`'s (event, association_id, at, ids, reason, seq) rows

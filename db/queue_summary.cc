@@ -7,6 +7,7 @@
 
 #include "db/database.h"
 #include "db/outbound_queue_sql.h"
+#include "db/progress_log.h"
 #include "db/provider_store.h"
 
 namespace npac::db {
@@ -38,12 +39,41 @@ struct Exclusion {
   std::vector<MessageId> ids;
 };
 
+// The created_at of the first of `spid`'s rows at or below `mark` with `mask` in the ready
+// index or open_base (less `excluded`), or none: the oldest of them, as created_at never
+// decreases in id order (schema 10). Each source's probe stops at its first row of that
+// mask; it reads further only past rows of other masks or excluded ones.
+Result<std::optional<TimeMs>> oldestSettled(Database& db, std::string_view spid,
+                                            const std::vector<queue_sql::RowSource>& sources, std::uint32_t mask,
+                                            MessageId mark, const std::vector<MessageId>* excluded) {
+  const bool postgres = db.backend() == Backend::kPostgres;
+  std::optional<TimeMs> oldest;
+  for (const queue_sql::RowSource& source : sources) {
+    if (source.kind == queue_sql::RowSource::Kind::kAcknowledged) continue;
+    Result<Statement> probe = db.prepare(
+        "SELECT created_at FROM outbound_queue WHERE " + source.where + " AND function_mask = ? AND id <= ?" +
+        (excluded ? std::string(" AND id NOT IN ") + (postgres ? NPAC_POSTGRES_ID_LIST : NPAC_SQLITE_ID_LIST)
+                  : std::string()) +
+        " ORDER BY id LIMIT 1");
+    if (!probe) return probe.status();
+    const int next = source.bind(*probe, spid);
+    probe->bindInt64(next, mask).bindInt64(next + 1, mark);
+    if (excluded) probe->bindText(next + 2, queue_sql::idArray(*excluded));
+    Result<bool> row = probe->step();
+    if (!row) return row.status();
+    if (*row) oldest = std::min(oldest.value_or(probe->columnInt64(0)), probe->columnInt64(0));
+  }
+  return oldest;
+}
+
 // The provider's rows counted by (state as summarizeQueue counts it, function mask), with
 // the oldest created_at of each group: a row at or below the settled mark counts as
-// acknowledged. Three index reads, never the whole table: the rows queued by their columns
-// (every row since schema 9) one range of outbound_queue_ready per priority; the rows an
-// earlier schema left sent or failed in outbound_queue_open_base; those it left
-// acknowledged in outbound_queue_acknowledged (only such rows are in it).
+// acknowledged. Above the mark, each source's rows (queue_sql::rowSources) by their columns;
+// at or below it, the settled counts (db/progress_log.h) — one row per mask, not one per
+// retained message — with each mask's oldest from its first row (oldestSettled); the rows
+// an earlier schema left acknowledged from their own index, whatever their id.
+// With `only`, the groups of one function mask less some ids: only their oldest is right
+// (the settled counts cannot leave ids out), which is all moveCounts reads of them.
 Result<std::map<std::pair<MessageState, std::uint32_t>, QueueCount>> countRows(
     Database& db, std::string_view spid, MessageId mark, const Exclusion* only) {
   const bool postgres = db.backend() == Backend::kPostgres;
@@ -51,23 +81,31 @@ Result<std::map<std::pair<MessageState, std::uint32_t>, QueueCount>> countRows(
       only ? std::string(" AND function_mask = ? AND id NOT IN ") +
                  (postgres ? NPAC_POSTGRES_ID_LIST : NPAC_SQLITE_ID_LIST)
            : std::string();
-  const std::string grouped = " GROUP BY counted, function_mask";
-  const std::string columns =
-      "SELECT CASE WHEN id <= ? THEN 'acknowledged' ELSE state END AS counted, function_mask, count(*), "
-      "min(created_at) FROM outbound_queue ";
   std::map<std::pair<MessageState, std::uint32_t>, QueueCount> groups;
-  // Runs `sql` with the mark, the SPID, then `more` (a priority) and the exclusion bound.
-  const auto add = [&](const std::string& sql, std::optional<std::int64_t> more) -> Status {
-    Result<Statement> query = db.prepare(sql);
+  const auto addGroup = [&](MessageState state, std::uint32_t mask, std::size_t count, TimeMs oldest) {
+    auto [it, added] = groups.try_emplace({state, mask}, QueueCount{state, mask, count, oldest});
+    if (!added) {
+      it->second.count += count;
+      it->second.oldest_created_at = std::min(it->second.oldest_created_at, oldest);
+    }
+  };
+  Result<std::vector<queue_sql::RowSource>> sources =
+      queue_sql::rowSources(db, spid, queue_sql::LegacyAcknowledged::kInclude);
+  if (!sources) return sources.status();
+  for (const queue_sql::RowSource& source : *sources) {
+    const bool legacy = source.kind == queue_sql::RowSource::Kind::kAcknowledged;
+    Result<Statement> query =
+        db.prepare(std::string("SELECT state, function_mask, count(*), min(created_at) FROM outbound_queue") +
+                   source.indexedBy(db) + " WHERE " + source.where + (legacy ? "" : " AND id > ?") + filter +
+                   " GROUP BY state, function_mask");
     if (!query) return query.status();
-    query->bindInt64(0, mark).bindText(1, spid);
-    const int next = more ? 3 : 2;  // the exclusion's parameters follow the priority's, if any
-    if (more) query->bindInt64(2, *more);
+    int next = source.bind(*query, spid);
+    if (!legacy) query->bindInt64(next++, mark);
     if (only) query->bindInt64(next, only->function_mask).bindText(next + 1, queue_sql::idArray(only->ids));
     for (;;) {
       Result<bool> row = query->step();
       if (!row) return row.status();
-      if (!*row) return Status::ok();
+      if (!*row) break;
       const std::string state_text = query->columnText(0);
       std::optional<MessageState> state = parseMessageState(state_text);
       if (!state) {
@@ -75,33 +113,18 @@ Result<std::map<std::pair<MessageState, std::uint32_t>, QueueCount>> countRows(
         message.append(spid).append(" in state '").append(state_text).append("', which the schema does not allow");
         return Status::make(Status::Code::kCorrupt, std::move(message));
       }
-      const auto mask = static_cast<std::uint32_t>(query->columnInt64(1));
-      const auto count = static_cast<std::size_t>(query->columnInt64(2));
-      const TimeMs oldest = query->columnInt64(3);
-      auto [it, added] = groups.try_emplace({*state, mask}, QueueCount{*state, mask, count, oldest});
-      if (!added) {
-        it->second.count += count;
-        it->second.oldest_created_at = std::min(it->second.oldest_created_at, oldest);
-      }
-    }
-  };
-  Result<std::vector<std::int64_t>> priorities = queue_sql::queuedPriorities(db, spid);
-  if (!priorities) return priorities.status();
-  for (std::int64_t priority : *priorities) {
-    if (Status status = add(columns + "WHERE spid = ? AND state = 'queued' AND priority = ?" + filter + grouped, priority);
-        !status) {
-      return status;
+      addGroup(*state, static_cast<std::uint32_t>(query->columnInt64(1)),
+               static_cast<std::size_t>(query->columnInt64(2)), query->columnInt64(3));
     }
   }
-  if (Status status = add(columns + "WHERE spid = ? AND state IN ('sent', 'failed')" + filter + grouped, std::nullopt);
-      !status) {
-    return status;
-  }
-  if (Status status = add(columns + (postgres ? "" : "INDEXED BY outbound_queue_acknowledged ") +
-                              "WHERE state = 'acknowledged' AND spid = ?" + filter + grouped,
-                          std::nullopt);
-      !status) {
-    return status;
+  Result<std::map<std::uint32_t, std::int64_t>> settled = ProgressLog(db).settledCounts(spid);
+  if (!settled) return settled.status();
+  for (const auto& [mask, count] : *settled) {
+    if (count <= 0 || (only && mask != only->function_mask)) continue;
+    Result<std::optional<TimeMs>> oldest = oldestSettled(db, spid, *sources, mask, mark, only ? &only->ids : nullptr);
+    if (!oldest) return oldest.status();
+    if (only && !*oldest) continue;  // every settled row of the mask is excluded
+    addGroup(MessageState::kAcknowledged, mask, static_cast<std::size_t>(count), oldest->value_or(0));
   }
   return groups;
 }

@@ -4,10 +4,14 @@
 // It is what GET /v1/providers/{spid}/queue counts (docs/API.md); why the queued ones
 // wait is the association core's to say, not the database's.
 //
-// A SELECT … GROUP BY state, function_mask over each index that holds the provider's rows
-// (db/queue_summary.cc countRows), never the whole table. Acknowledged rows are counted until
-// the retention purge (queue_retention) deletes them, so the cost grows with the
-// provider's traffic within that window: an operator's query, not a hot-path one.
+// What is above the provider's settled mark is counted from its rows (a SELECT … GROUP BY
+// state, function_mask over each index that holds them, db/queue_summary.cc countRows);
+// what is at or below it — acknowledged, but for the open messages the records name — from
+// the settled counts (schema 11, db/progress_log.h), one row per function mask. So the cost
+// follows what is in flight, waiting or open, not the messages kept for queue_retention
+// (10 million acknowledged ones: one read, not ten million; bench/compare.sh "retained").
+// Rows an earlier schema left acknowledged by their columns are still counted one by one
+// from their own index, until the retention purge has deleted them.
 //
 // Threading: as the Database it reads (one thread at a time). Never writes.
 #pragma once

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "db/database.h"
+#include "db/outbound_queue.h"
 #include "db/provider_store.h"
 #include "temp_dir.h"
 #include "tests/support/postgres_test_database.h"
@@ -53,6 +54,20 @@ inline void addProvider(Database& db, const std::string& spid,
   Status status = providers.add({spid, "Provider " + spid, type, true});
   INFO(status.toString());
   REQUIRE(status.isOk());
+}
+
+// Moves `spid`'s settled mark as far as it goes at `now` (one settle() walks a bounded
+// number of rows per priority). The retention purge deletes acknowledged rows only at or
+// below the mark (schema 11): a test that purges settles first, as npacd's turns do.
+inline MessageId settleAll(OutboundQueue& queue, const std::string& spid, TimeMs now) {
+  MessageId mark = 0;
+  for (;;) {
+    Result<MessageId> next = queue.settle(spid, now);
+    INFO(next.status().toString());
+    REQUIRE(next.isOk());
+    if (*next == mark) return mark;
+    mark = *next;
+  }
 }
 
 }  // namespace npac::db::testing

@@ -43,6 +43,7 @@ struct BodiesFixture {
   void acknowledge(const std::vector<MessageId>& ids, TimeMs at) {
     REQUIRE(queue.markSent(ids, 1, at).isOk());
     REQUIRE(queue.markAcknowledged(ids, at).isOk());
+    for (const char* spid : {"0001", "0002", "0003"}) settleAll(queue, spid, at);
   }
 };
 

@@ -6,6 +6,7 @@
 
 #include "db/key_store.h"
 #include "db/outbound_queue.h"
+#include "db/progress_log.h"
 #include "db/queue_summary.h"
 #include "fixtures.h"
 
@@ -529,9 +530,9 @@ TEST_CASE("A version 9 file's creation times are raised to never decrease in id 
                                 "UPDATE outbound_queue SET created_at = 50 WHERE id = 3;"
                                 "UPDATE outbound_queue SET created_at = 60 WHERE id = 4;");
   auto db = openFresh(dir);
-  REQUIRE(readSchemaVersion(*db)->version == 10);
+  REQUIRE(readSchemaVersion(*db)->version == kCurrentSchemaVersion);
   // Schema 9 stamps rows by its clock alone: a time range read as an id range would miss some.
-  CHECK(readSchemaVersion(*db)->last_compatible_version == 10);
+  CHECK(readSchemaVersion(*db)->last_compatible_version >= 10);
   OutboundQueue queue(*db);
   std::vector<TimeMs> created;
   for (MessageId id = 1; id <= 5; ++id) created.push_back(queue.get(id)->created_at);
@@ -565,6 +566,31 @@ TEST_CASE("A version 9 file's creation times are raised to never decrease in id 
 
 TEST_CASE("An upgraded version 9 file has exactly the schema of a new file", "[sqlite]") {
   checkUpgradedFromMatchesNew(9);
+}
+
+TEST_CASE("A version 10 file gains settled counts of the rows at or below each mark, and npacd of schema 10 "
+          "refuses it after the upgrade", "[sqlite]") {
+  TempDir dir;
+  // Rows 1 (in flight by its columns), 2 (acknowledged by its columns), 3 (failed), 4, 5
+  // (queued); provider 0001's mark at 3, as the version-9 step's records could have left it.
+  buildFileWithRowsInEveryState(dir.file("npacd.db"), 10,
+                                "INSERT INTO delivery_settled(spid, settled_through, at) VALUES('0001', 3, 500);");
+  auto db = openFresh(dir);
+  REQUIRE(readSchemaVersion(*db)->version == 11);
+  // Schema 10 would move marks and purge rows without keeping the counts.
+  CHECK(readSchemaVersion(*db)->last_compatible_version == 11);
+  // Rows 1 and 3: at or below the mark and not acknowledged by their columns (row 2 is
+  // counted from outbound_queue_acknowledged, wherever the mark is).
+  CHECK(ProgressLog(*db).settledCounts("0001").value() == std::map<std::uint32_t, std::int64_t>{{1, 2}});
+  auto summary = summarizeQueue(*db, "0001");
+  REQUIRE(summary.isOk());
+  CHECK(summary->total(MessageState::kAcknowledged) == 3);
+  CHECK(summary->total(MessageState::kQueued) == 2);
+  CHECK(summary->total(MessageState::kSent) == 0);
+}
+
+TEST_CASE("An upgraded version 10 file has exactly the schema of a new file", "[sqlite]") {
+  checkUpgradedFromMatchesNew(10);
 }
 
 TEST_CASE("A version 6 file gains the provider lease table when upgraded to version 7 keeping its data", "[sqlite]") {

@@ -341,6 +341,7 @@ TEST_CASE("The retention purge removes only acknowledged messages older than the
   REQUIRE(f.queue.markSent(ids, 1, 2000).isOk());
   REQUIRE(f.queue.markAcknowledged(ids[0], 3000).isOk());
   REQUIRE(f.queue.markAcknowledged(ids[1], 5000).isOk());
+  REQUIRE(settleAll(f.queue, "0001", 5000) == ids[1]);
   auto purged = f.queue.purgeAcknowledgedBefore(4000);
   REQUIRE(purged.isOk());
   CHECK(*purged == 1);
@@ -361,6 +362,7 @@ TEST_CASE("Bounded purge steps over many acknowledgement records delete the olde
   auto late = f.append({message("0001", 3)});
   REQUIRE(f.queue.markSent(late, 1, 2000).isOk());
   REQUIRE(f.queue.markAcknowledged(late, 9000).isOk());
+  REQUIRE(settleAll(f.queue, "0001", 9000) == late[0]);
   CHECK(f.queue.purgeAcknowledgedBefore(5000, 7).value() == 7);
   CHECK(f.queue.get(all[6]).status().isNotFound());
   CHECK(f.queue.get(all[7]).isOk());
@@ -380,6 +382,7 @@ TEST_CASE("Ids are never reused after the newest messages are purged") {
   QueueFixture f;
   auto ids = f.append({message("0001", 1)});
   REQUIRE(f.queue.markAcknowledged(ids[0], 1000).isOk());
+  settleAll(f.queue, "0001", 1000);
   REQUIRE(f.queue.purgeAcknowledgedBefore(2000).value() == 1);
   auto next = f.append({message("0001", 2)});
   CHECK(next[0] > ids[0]);
@@ -492,7 +495,8 @@ TEST_CASE("A key is free again once retention purged its acknowledged row") {
   auto first = f.append({keyed("0001", 1, "k")});
   REQUIRE(f.queue.markSent(first[0], 7, 1100).isOk());
   REQUIRE(f.queue.markAcknowledged(first[0], 1200).isOk());
-  REQUIRE(f.queue.purgeAcknowledgedBefore(1300).isOk());
+  settleAll(f.queue, "0001", 1200);
+  REQUIRE(f.queue.purgeAcknowledgedBefore(1300).value() == 1);
   auto second = f.queue.appendBatchOutcomes(std::vector{keyed("0001", 1, "k")}, 2000);
   REQUIRE(second.isOk());
   CHECK_FALSE((*second)[0].duplicate);
