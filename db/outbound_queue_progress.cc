@@ -293,7 +293,8 @@ Result<std::vector<MessageId>> OutboundQueue::acknowledgedByRecordsBefore(TimeMs
     // still there (and settled) is read — not its state, which would fold every record
     // since it.
     if (!candidates.empty()) {
-      for (std::size_t from = 0; from < candidates.size(); from += kPageRows) {
+      // Only until the step has its rows: a page of records may name tens of thousands.
+      for (std::size_t from = 0; from < candidates.size() && out.size() < max; from += kPageRows) {
         const std::size_t n = std::min(kPageRows, candidates.size() - from);
         exists->bindText(0, queue_sql::idArray(std::span(candidates).subspan(from, n)));
         for (;;) {

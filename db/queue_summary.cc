@@ -75,7 +75,7 @@ Result<std::optional<TimeMs>> oldestSettled(Database& db, std::string_view spid,
 // With `only`, the groups of one function mask less some ids: only their oldest is right
 // (the settled counts cannot leave ids out), which is all moveCounts reads of them.
 Result<std::map<std::pair<MessageState, std::uint32_t>, QueueCount>> countRows(
-    Database& db, std::string_view spid, MessageId mark, const Exclusion* only) {
+    Database& db, std::string_view spid, MessageId mark, const Exclusion* only, bool settled_oldest) {
   const bool postgres = db.backend() == Backend::kPostgres;
   const std::string filter =
       only ? std::string(" AND function_mask = ? AND id NOT IN ") +
@@ -121,6 +121,10 @@ Result<std::map<std::pair<MessageState, std::uint32_t>, QueueCount>> countRows(
   if (!settled) return settled.status();
   for (const auto& [mask, count] : *settled) {
     if (count <= 0 || (only && mask != only->function_mask)) continue;
+    if (!settled_oldest) {
+      addGroup(MessageState::kAcknowledged, mask, static_cast<std::size_t>(count), 0);
+      continue;
+    }
     Result<std::optional<TimeMs>> oldest = oldestSettled(db, spid, *sources, mask, mark, only ? &only->ids : nullptr);
     if (!oldest) return oldest.status();
     if (only && !*oldest) continue;  // every settled row of the mask is excluded
@@ -133,7 +137,7 @@ Result<std::map<std::pair<MessageState, std::uint32_t>, QueueCount>> countRows(
 // group that lost messages has its oldest recomputed without them. A row at or below the
 // settled mark counts as acknowledged (summarizeQueue), so an open one moves from there.
 Status moveCounts(Database& db, std::string_view spid, const OutboundQueue::ProgressView& view,
-                  QueueSummary& summary) {
+                  bool settled_oldest, QueueSummary& summary) {
   struct Group {
     std::int64_t count = 0;
     std::optional<TimeMs> oldest;          // of the rows' own group (before the moves)
@@ -158,11 +162,11 @@ Status moveCounts(Database& db, std::string_view spid, const OutboundQueue::Prog
   for (auto& [key, group] : groups) {
     if (group.count <= 0) continue;
     std::optional<TimeMs> oldest = group.oldest;
-    if (!group.left.empty()) {
+    if (!group.left.empty() && (settled_oldest || key.first != MessageState::kAcknowledged)) {
       // The group's rows as summarizeQueue counted them, less those that left.
       Exclusion exclusion{key.second, group.left};
       Result<std::map<std::pair<MessageState, std::uint32_t>, QueueCount>> rest =
-          countRows(db, spid, view.mark, &exclusion);
+          countRows(db, spid, view.mark, &exclusion, settled_oldest);
       if (!rest) return rest.status();
       auto it = rest->find(key);
       oldest = it == rest->end() ? std::nullopt : std::optional<TimeMs>(it->second.oldest_created_at);
@@ -176,7 +180,8 @@ Status moveCounts(Database& db, std::string_view spid, const OutboundQueue::Prog
 
 }  // namespace
 
-Result<QueueSummary> summarizeQueue(Database& db, std::string_view spid) {
+Result<QueueSummary> summarizeQueue(Database& db, std::string_view spid, SummaryOldest oldest) {
+  const bool settled_oldest = oldest == SummaryOldest::kEveryGroup;
   if (!isValidSpid(spid)) {
     // Appended, not "literal" + std::string: g++ 12 warns on that (-Wrestrict, PR105651).
     std::string message(1, '\'');
@@ -189,14 +194,14 @@ Result<QueueSummary> summarizeQueue(Database& db, std::string_view spid) {
   Result<OutboundQueue::ProgressView> view = OutboundQueue(db).settledView(spid);
   if (!view) return view.status();
   Result<std::map<std::pair<MessageState, std::uint32_t>, QueueCount>> groups =
-      countRows(db, spid, view->mark, nullptr);
+      countRows(db, spid, view->mark, nullptr, settled_oldest);
   if (!groups) return groups.status();
   QueueSummary summary;
   for (const auto& [key, count] : *groups) summary.counts.push_back(count);
   // Each message the delivery progress records moved counts in its state after them
   // (db/outbound_queue.h ProgressView): it leaves its row's group and joins another.
   if (!view->named.empty()) {
-    if (Status status = moveCounts(db, spid, *view, summary); !status) return status;
+    if (Status status = moveCounts(db, spid, *view, settled_oldest, summary); !status) return status;
   }
   // The order the header promises (the lifecycle order, not SQLite's text order).
   std::sort(summary.counts.begin(), summary.counts.end(), [](const QueueCount& a, const QueueCount& b) {

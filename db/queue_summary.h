@@ -7,9 +7,10 @@
 // What is above the provider's settled mark is counted from its rows (a SELECT … GROUP BY
 // state, function_mask over each index that holds them, db/queue_summary.cc countRows);
 // what is at or below it — acknowledged, but for the open messages the records name — from
-// the settled counts (schema 11, db/progress_log.h), one row per function mask. So the cost
-// follows what is in flight, waiting or open, not the messages kept for queue_retention
+// the settled counts (schema 11, db/progress_log.h), one row per function mask. So the
+// counts cost what is in flight, waiting or open, not the messages kept for queue_retention
 // (10 million acknowledged ones: one read, not ten million; bench/compare.sh "retained").
+// The oldest of each acknowledged group is a probe of its mask's first row (SummaryOldest).
 // Rows an earlier schema left acknowledged by their columns are still counted one by one
 // from their own index, until the retention purge has deleted them.
 //
@@ -50,9 +51,16 @@ struct QueueSummary {
   std::optional<TimeMs> oldestQueuedAt() const;
 };
 
+// Which groups' oldest created_at a summary finds. An acknowledged group's oldest at or
+// below the mark is its mask's first row there: one index probe, unless rows of other masks
+// lie before it (then it reads past them — an operator's query). /metrics reads only the
+// oldest queued row, so it asks for kQueued: the acknowledged groups then say 0.
+enum class SummaryOldest { kEveryGroup, kQueued };
+
 // The summary of `spid`'s rows; an unknown or empty provider has no counts. Errors:
 // kInvalidArgument (not a SPID), kCorrupt (a state the schema does not allow), storage
 // errors.
-Result<QueueSummary> summarizeQueue(Database& db, std::string_view spid);
+Result<QueueSummary> summarizeQueue(Database& db, std::string_view spid,
+                                    SummaryOldest oldest = SummaryOldest::kEveryGroup);
 
 }  // namespace npac::db

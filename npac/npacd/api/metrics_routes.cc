@@ -105,7 +105,8 @@ void AdminApi::metrics(ApiRequest& r, Responder& respond) {
   if (db::Result<std::vector<db::ServiceProvider>> list = providers.list(); list.isOk()) {
     for (const db::ServiceProvider& provider : list.value()) {
       in->provisioned.push_back(provider.spid);
-      db::Result<db::QueueSummary> summary = db::summarizeQueue(db_, provider.spid);
+      // Only the oldest queued row is shown: the acknowledged groups' oldest is not looked for.
+      db::Result<db::QueueSummary> summary = db::summarizeQueue(db_, provider.spid, db::SummaryOldest::kQueued);
       if (summary.isOk()) in->queues.emplace_back(provider.spid, std::move(summary).value());
     }
   }
