@@ -26,6 +26,7 @@
 // row below the highest it sees, and no message is committed later below the mark.
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <string>
 #include <unordered_map>
 
@@ -143,27 +144,6 @@ Result<std::optional<MessageId>> queue_sql::lowestRow(Database& db, std::string_
   return lowest;
 }
 
-Result<std::map<std::uint32_t, std::int64_t>> queue_sql::countKeptBetween(Database& db, std::string_view spid,
-                                                                          MessageId after, MessageId through) {
-  Result<std::vector<RowSource>> sources = rowSources(db, spid, LegacyAcknowledged::kExclude);
-  if (!sources) return sources.status();
-  std::map<std::uint32_t, std::int64_t> counts;
-  for (const RowSource& source : *sources) {
-    Result<Statement> query = db.prepare("SELECT function_mask, count(*) FROM outbound_queue WHERE " + source.where +
-                                         " AND id > ? AND id <= ? GROUP BY function_mask");
-    if (!query) return query.status();
-    const int next = source.bind(*query, spid);
-    query->bindInt64(next, after).bindInt64(next + 1, through);
-    for (;;) {
-      Result<bool> row = query->step();
-      if (!row) return row.status();
-      if (!*row) break;
-      counts[static_cast<std::uint32_t>(query->columnInt64(0))] += query->columnInt64(1);
-    }
-  }
-  return counts;
-}
-
 Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeMs stuck_after) {
   ProgressLog log(db_);
   Transaction txn(db_);
@@ -204,6 +184,10 @@ Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeM
   MessageId highest = *mark;                                // the highest row walked
   const auto stateOf = [&](MessageId id, MessageState base) { return window->stateOf(id, base); };
   // False when the row stops the walk.
+  // Every row walked, with its function mask: the rows the mark passes are all among them
+  // (each priority's walk and the open_base read stop only above where the mark can go),
+  // so the settled counts are taken from here, not read again.
+  std::vector<std::pair<MessageId, std::uint32_t>> walked;
   const auto consider = [&](MessageId id, MessageState state, TimeMs created_at) {
     highest = std::max(highest, id);
     if (state == MessageState::kAcknowledged) {
@@ -219,7 +203,7 @@ Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeM
   Result<std::vector<std::int64_t>> priorities = queue_sql::queuedPriorities(db_, spid);
   if (!priorities) return priorities.status();
   Result<Statement> walk = db_.prepare(
-      "SELECT id, created_at FROM outbound_queue WHERE spid = ? AND state = 'queued' AND priority = ? "
+      "SELECT id, created_at, function_mask FROM outbound_queue WHERE spid = ? AND state = 'queued' AND priority = ? "
       "AND id > ? ORDER BY id LIMIT ?");
   if (!walk) return walk.status();
   for (std::int64_t priority : *priorities) {
@@ -235,6 +219,7 @@ Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeM
       if (!*row) break;
       ++rows;
       last = walk->columnInt64(0);
+      walked.emplace_back(last, static_cast<std::uint32_t>(walk->columnInt64(2)));
       if (!consider(last, stateOf(last, MessageState::kQueued), walk->columnInt64(1))) break;
     }
     walk->reset();
@@ -242,7 +227,7 @@ Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeM
   }
   // Rows an earlier schema left sent or failed by their columns (outbound_queue_open_base).
   Result<Statement> base = db_.prepare(
-      "SELECT id, state, created_at FROM outbound_queue WHERE spid = ? AND state IN ('sent', 'failed') "
+      "SELECT id, state, created_at, function_mask FROM outbound_queue WHERE spid = ? AND state IN ('sent', 'failed') "
       "AND id > ? ORDER BY id");
   if (!base) return base.status();
   base->bindText(0, spid).bindInt64(1, *mark);
@@ -252,6 +237,7 @@ Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeM
     if (!*row) break;
     const MessageId id = base->columnInt64(0);
     const MessageState state = stateOf(id, parseMessageState(base->columnText(1)).value_or(MessageState::kSent));
+    walked.emplace_back(id, static_cast<std::uint32_t>(base->columnInt64(3)));
     if (!consider(id, state, base->columnInt64(2))) break;
   }
   std::sort(candidates.begin(), candidates.end(),
@@ -285,9 +271,11 @@ Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeM
   }
   if (next_mark > *mark) {
     // The rows the mark passes join the provider's settled counts (db/progress_log.h).
-    Result<std::map<std::uint32_t, std::int64_t>> passed = queue_sql::countKeptBetween(db_, spid, *mark, next_mark);
-    if (!passed) return passed.status();
-    if (Status status = log.addSettledCounts(spid, *passed); !status) return status;
+    std::map<std::uint32_t, std::int64_t> passed;
+    for (const auto& [id, mask] : walked) {
+      if (id <= next_mark) ++passed[mask];
+    }
+    if (Status status = log.addSettledCounts(spid, passed); !status) return status;
     if (Status status = log.saveSettled(spid, next_mark, now); !status) return status;
   } else {
     next_mark = *mark;

@@ -77,11 +77,6 @@ Result<std::vector<RowSource>> rowSources(Database& db, std::string_view spid, L
 // The lowest id among `spid`'s rows (every source above), or none.
 Result<std::optional<MessageId>> lowestRow(Database& db, std::string_view spid);
 
-// Of `spid`'s rows with id in (after, through], how many per function mask — those of the
-// ready index and open_base, not those an earlier schema left acknowledged: what a settled
-// mark moving from `after` to `through` adds to delivery_settled_counts (db/progress_log.h).
-Result<std::map<std::uint32_t, std::int64_t>> countKeptBetween(Database& db, std::string_view spid,
-                                                               MessageId after, MessageId through);
 
 // PostgreSQL: takes OutboundQueue::kAppendLock until the transaction ends
 // (db/outbound_queue_postgres.cc). Taking it again in one transaction is a no-op.

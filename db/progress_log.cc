@@ -203,17 +203,17 @@ Result<MessageId> ProgressLog::settledThrough(std::string_view spid) {
 
 Result<MessageId> ProgressLog::settledThroughForUpdate(std::string_view spid) {
   if (db_.backend() != Backend::kPostgres) return settledThrough(spid);
-  Result<Statement> make = db_.prepare(
-      "INSERT INTO delivery_settled(spid, settled_through, at) VALUES(?, 0, 0) ON CONFLICT(spid) DO NOTHING");
-  if (!make) return make.status();
-  make->bindText(0, spid);
-  if (Status status = make->run(); !status) return status;
-  Result<Statement> query = db_.prepare("SELECT settled_through FROM delivery_settled WHERE spid = ? FOR UPDATE");
-  if (!query) return query.status();
-  query->bindText(0, spid);
-  Result<bool> row = query->step();
+  // One round trip: the upsert makes the row exist, locks it (DO UPDATE takes the row lock,
+  // waiting for another settle's transaction) and answers the mark as committed then.
+  Result<Statement> lock = db_.prepare(
+      "INSERT INTO delivery_settled(spid, settled_through, at) VALUES(?, 0, 0) "
+      "ON CONFLICT(spid) DO UPDATE SET settled_through = delivery_settled.settled_through "
+      "RETURNING settled_through");
+  if (!lock) return lock.status();
+  lock->bindText(0, spid);
+  Result<bool> row = lock->step();
   if (!row) return row.status();
-  return *row ? query->columnInt64(0) : MessageId{0};
+  return *row ? lock->columnInt64(0) : MessageId{0};
 }
 
 Status ProgressLog::saveSettled(std::string_view spid, MessageId mark, TimeMs at) {
