@@ -112,18 +112,16 @@ int queue_sql::RowSource::bind(Statement& statement, std::string_view spid) cons
 }
 
 Result<std::vector<queue_sql::RowSource>> queue_sql::rowSources(Database& db, std::string_view spid,
-                                                                LegacyAcknowledged legacy, std::string_view prefix) {
+                                                                LegacyAcknowledged legacy) {
   Result<std::vector<std::int64_t>> priorities = queuedPriorities(db, spid);
   if (!priorities) return priorities.status();
-  const std::string p(prefix);
   std::vector<RowSource> out;
   for (std::int64_t priority : *priorities) {
-    out.push_back(RowSource{RowSource::Kind::kQueued, priority,
-                            p + "spid = ? AND " + p + "state = 'queued' AND " + p + "priority = ?"});
+    out.push_back(RowSource{RowSource::Kind::kQueued, priority, "spid = ? AND state = 'queued' AND priority = ?"});
   }
-  out.push_back(RowSource{RowSource::Kind::kOpenBase, 0, p + "spid = ? AND " + p + "state IN ('sent', 'failed')"});
+  out.push_back(RowSource{RowSource::Kind::kOpenBase, 0, "spid = ? AND state IN ('sent', 'failed')"});
   if (legacy == LegacyAcknowledged::kInclude) {
-    out.push_back(RowSource{RowSource::Kind::kAcknowledged, 0, p + "state = 'acknowledged' AND " + p + "spid = ?"});
+    out.push_back(RowSource{RowSource::Kind::kAcknowledged, 0, "state = 'acknowledged' AND spid = ?"});
   }
   return out;
 }
@@ -183,11 +181,11 @@ Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeM
   MessageId bound = std::numeric_limits<MessageId>::max();  // the mark may not pass it
   MessageId highest = *mark;                                // the highest row walked
   const auto stateOf = [&](MessageId id, MessageState base) { return window->stateOf(id, base); };
-  // False when the row stops the walk.
   // Every row walked, with its function mask: the rows the mark passes are all among them
   // (each priority's walk and the open_base read stop only above where the mark can go),
   // so the settled counts are taken from here, not read again.
   std::vector<std::pair<MessageId, std::uint32_t>> walked;
+  // False when the row stops the walk.
   const auto consider = [&](MessageId id, MessageState state, TimeMs created_at) {
     highest = std::max(highest, id);
     if (state == MessageState::kAcknowledged) {

@@ -54,14 +54,14 @@ Result<std::vector<std::int64_t>> queuedPriorities(Database& db, std::string_vie
 // schema 9), the rows an earlier schema left sent or failed (outbound_queue_open_base), and
 // those it left acknowledged (outbound_queue_acknowledged; only such rows are in it, until
 // the retention purge deletes them). A caller writes its statement as
-//   SELECT … FROM outbound_queue [AS q] <source.indexedBy(db)> WHERE <source.where> AND …
+//   SELECT … FROM outbound_queue <source.indexedBy(db)> WHERE <source.where> AND …
 // and binds the source's parameters first (bind(): the SPID, then the priority if any),
 // its own from the index bind() answers.
 struct RowSource {
   enum class Kind { kQueued, kOpenBase, kAcknowledged };
   Kind kind = Kind::kQueued;
   std::int64_t priority = 0;  // kQueued only
-  std::string where;          // its conditions, columns named with the prefix given to rowSources
+  std::string where;          // its conditions over the table's columns
   // " INDEXED BY outbound_queue_acknowledged" for kAcknowledged on SQLite (its planner
   // would otherwise scan by rowid), else nothing.
   const char* indexedBy(const Database& db) const;
@@ -69,10 +69,9 @@ struct RowSource {
   int bind(Statement& statement, std::string_view spid) const;
 };
 enum class LegacyAcknowledged { kExclude, kInclude };
-// The sources of `spid`'s rows, the ready index's first (highest priority first). Columns
-// in `where` are prefixed with `prefix` ("q." for a statement that aliases the table).
-Result<std::vector<RowSource>> rowSources(Database& db, std::string_view spid, LegacyAcknowledged legacy,
-                                          std::string_view prefix = "");
+// The sources of `spid`'s rows, the ready index's first (highest priority first).
+// (OutboundQueue::createdBetween, which joins the bodies, still spells them out.)
+Result<std::vector<RowSource>> rowSources(Database& db, std::string_view spid, LegacyAcknowledged legacy);
 
 // The lowest id among `spid`'s rows (every source above), or none.
 Result<std::optional<MessageId>> lowestRow(Database& db, std::string_view spid);
