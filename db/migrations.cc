@@ -1,9 +1,15 @@
 #include "db/migrations.h"
 
+#include <algorithm>
+#include <limits>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "db/database.h"
 #include "db/postgres_schema.h"
+#include "db/progress_log.h"
 #include "db/transaction.h"
 
 namespace npac::db {
@@ -44,6 +50,21 @@ CREATE TABLE delivery_settled_counts(
   function_mask INTEGER NOT NULL,
   messages INTEGER NOT NULL,
   PRIMARY KEY(spid, function_mask));
+)sql";
+
+// Schema 12's tables (db/progress_log.h "Retention ranges"): one text for both engines
+// (BIGINT is an integer column on SQLite), for new files and the version-12 step.
+constexpr const char* kRetentionRangesSchema = R"sql(
+CREATE TABLE delivery_marks(
+  spid TEXT NOT NULL,
+  minute BIGINT NOT NULL,
+  at BIGINT NOT NULL,
+  settled_through BIGINT NOT NULL,
+  PRIMARY KEY(spid, minute));
+CREATE TABLE delivery_late(
+  spid TEXT NOT NULL,
+  id BIGINT NOT NULL,
+  PRIMARY KEY(spid, id));
 )sql";
 
 // The whole schema at kCurrentSchemaVersion, for new files (with kSqliteDeliveryProgress). Every column and index
@@ -404,6 +425,43 @@ INSERT INTO delivery_settled_counts(spid, function_mask, messages)
     GROUP BY q.spid, q.function_mask;
 )sql";
 
+// Version 12: notes of when each provider's messages at or below its mark were
+// acknowledged (db/progress_log.h "Retention ranges"), made from its acknowledgement
+// records: for each minute with records, at the newest of them, every message below the
+// lowest id named by a later record (and at or below the mark) was acknowledged by then.
+// Messages acknowledged after the mark had passed them waiting are named by such a later
+// record, so none is purged before its retention runs out; rows an earlier schema left
+// acknowledged by their columns are not purged by ranges. Both engines.
+Status fillMarkNotes(Database& db) {
+  Result<Statement> marks = db.prepare("SELECT spid, settled_through FROM delivery_settled ORDER BY spid");
+  if (!marks) return marks.status();
+  std::vector<std::pair<std::string, MessageId>> providers;
+  for (;;) {
+    Result<bool> row = marks->step();
+    if (!row) return row.status();
+    if (!*row) break;
+    providers.emplace_back(marks->columnText(0), marks->columnInt64(1));
+  }
+  Result<Statement> records =
+      db.prepare("SELECT at, first_id FROM delivery_progress WHERE spid = ? AND event = 2 AND first_id <= ?");
+  if (!records) return records.status();
+  for (const auto& [spid, mark] : providers) {
+    records->reset();
+    records->bindText(0, spid).bindInt64(1, mark);
+    std::vector<std::pair<TimeMs, MessageId>> acknowledgements;
+    for (;;) {
+      Result<bool> row = records->step();
+      if (!row) return row.status();
+      if (!*row) break;
+      acknowledgements.emplace_back(records->columnInt64(0), records->columnInt64(1));
+    }
+    const std::vector<ProgressLog::MarkNote> notes =
+        ProgressLog::notesFor(std::move(acknowledgements), mark, std::numeric_limits<TimeMs>::min());
+    if (Status status = ProgressLog(db).saveNotes(spid, notes); !status) return status;
+  }
+  return Status::ok();
+}
+
 Status backfillMessageFacts(Database& db, const MigrationOptions& options) {
   if (!options.classify_queued_pdu) {
     Result<Statement> update = db.prepare("UPDATE outbound_queue SET kind = 'response' WHERE priority = ?");
@@ -468,7 +526,8 @@ Status writeMeta(Database& db, int version, int compatible) {
 
 // The oldest schema that can use a file at `version` (meta.last_compatible_version).
 int compatibleVersionOf(int version) {
-  if (version >= 11) return kCompatibleSchemaVersion;
+  if (version >= 12) return kCompatibleSchemaVersion;
+  if (version == 11) return 11;
   if (version == 10) return 10;
   if (version == 9) return 9;
   if (version == 8) return 8;
@@ -544,6 +603,11 @@ Status climb(Database& db, int version, int target, const MigrationOptions& opti
     if (Status status = db.executeScript(kFillSettledCounts); !status) return status;
     version = 11;
   }
+  if (version == 11 && target > 11) {
+    if (Status status = db.executeScript(kRetentionRangesSchema); !status) return status;
+    if (Status status = fillMarkNotes(db); !status) return status;
+    version = 12;
+  }
   if (version != target) {
     return Status::internal("migration ladder stopped at version " + std::to_string(version));
   }
@@ -600,7 +664,7 @@ Status migrateToCurrent(Database& db, const MigrationOptions& options) {
         !status) {
       return status;
     }
-    // Schema 9's and 11's tables, written once for new files and their version's step.
+    // Schema 9's, 11's and 12's tables, written once for new files and their version's step.
     if (Status status = db.executeScript(db.backend() == Backend::kPostgres ? postgresDeliveryProgressSchema()
                                                                           : kSqliteDeliveryProgress);
         !status) {
@@ -611,6 +675,7 @@ Status migrateToCurrent(Database& db, const MigrationOptions& options) {
         !status) {
       return status;
     }
+    if (Status status = db.executeScript(kRetentionRangesSchema); !status) return status;
     if (Status status = writeMeta(db, kCurrentSchemaVersion, kCompatibleSchemaVersion); !status) {
       return status;
     }

@@ -44,6 +44,11 @@
 //   11 delivery_settled_counts: each provider's rows at or below its settled mark counted
 //      per function mask, kept by settle() and the retention purge (db/progress_log.h), so
 //      the queue summary reads what is open, not every retained row.
+//   12 delivery_marks and delivery_late: when each provider's mark passed what it passed
+//      (one pair per minute), and the messages acknowledged after the mark had passed them
+//      waiting — so the retention purge deletes a provider's whole id range acknowledged
+//      before its cutoff, not the rows its acknowledgement records name one by one
+//      (db/progress_log.h "Retention ranges").
 //
 // Threading: runs on the Database it is given, as that Database's contract says.
 #pragma once
@@ -60,7 +65,7 @@ namespace npac::db {
 
 class Database;
 
-inline constexpr int kCurrentSchemaVersion = 11;
+inline constexpr int kCurrentSchemaVersion = 12;
 // Versions 2 and 3 only added nullable/defaulted columns, indexes and a table. Version 4's
 // columns are defaulted too, but npacd delivers by them: an older npacd would write every
 // row as an unconfirmed push of unknown operation, answers to providers included. So a
@@ -80,7 +85,11 @@ inline constexpr int kCurrentSchemaVersion = 11;
 // Version 11's counts are kept by settle() and the purge: an npacd of schema 10 would move
 // marks and purge rows without them, and the summary would then count wrong, so a
 // version-11 file is refused by it; the value is 11.
-inline constexpr int kCompatibleSchemaVersion = 11;
+// Version 12's retention ranges are kept by settle(): an npacd of schema 11 would take
+// messages acknowledged late off delivery_open without listing them late, and the purge of
+// schema 12 would then delete them by range before their retention ran out, so a
+// version-12 file is refused by it; the value is 12.
+inline constexpr int kCompatibleSchemaVersion = 12;
 
 // What the version-4 step does with a row queued before it (see above). The classifier
 // gets the row's stored PDU and answers its facts, or nullopt for "cannot tell" (then the

@@ -408,16 +408,24 @@ Result<std::size_t> OutboundQueue::purgeAcknowledgedBefore(TimeMs cutoff, std::s
     if (!*row) break;
     ids.push_back(chosen->columnInt64(0));
   }
-  // Messages acknowledged by a delivery progress record (their rows still say queued).
-  Result<std::vector<MessageId>> by_records = acknowledgedByRecordsBefore(cutoff, max_rows);
-  if (!by_records) return by_records.status();
+  // Messages acknowledged by a delivery progress record (their rows still say queued), by
+  // retention ranges.
+  Result<DueRows> due = acknowledgedByRangesBefore(cutoff, max_rows);
+  if (!due) return due.status();
+  const std::vector<MessageId>* by_records = &due->ids;
   if (!by_records->empty()) {
     ids.insert(ids.end(), by_records->begin(), by_records->end());
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     if (ids.size() > max_rows) ids.resize(max_rows);
   }
-  if (ids.empty()) return std::size_t{0};
+  // A listing dropped here whose row the cut to max_rows below leaves is due all the same:
+  // its range takes it later.
+  if (Status status = ProgressLog(db_).dropLate(due->late); !status) return status;
+  if (ids.empty()) {
+    if (Status status = txn.commit(); !status) return status;  // notes pruned, listings dropped
+    return std::size_t{0};
+  }
   const std::string list = idArray(ids);
   // The providers whose records may now name only purged rows.
   std::vector<std::string> providers;

@@ -225,10 +225,13 @@ class OutboundQueue {
   // Retention: deletes acknowledged messages acknowledged before `cutoff`, with every body
   // no row names any more; returns how many rows. A message acknowledged by a record is
   // deleted once its provider's settled mark passed it (schema 11: the settled counts hold
-  // it); each step first settles the providers lagging behind the cutoff (settleLagging). Runs in steps of kPurgeStepRows, each its
-  // own transaction (a caller's transaction makes them savepoints).
+  // it), by id ranges (schema 12, db/progress_log.h "Retention ranges": a minute or so
+  // after it is due, never before); each step first settles the providers lagging behind
+  // the cutoff (settleLagging). Runs in steps of kPurgeStepRows, each its own transaction
+  // (a caller's transaction makes them savepoints).
   Result<std::size_t> purgeAcknowledgedBefore(TimeMs cutoff);
-  // The same, at most `max_rows` of them (oldest first): one bounded step of the purge job.
+  // The same, at most `max_rows` of them (each provider's lowest ids first, providers in
+  // SPID order): one bounded step of the purge job.
   Result<std::size_t> purgeAcknowledgedBefore(TimeMs cutoff, std::size_t max_rows);
   static constexpr std::size_t kPurgeStepRows = 10000;
   // How many messages are in `state` (all providers; reads every row — tests and tools).
@@ -342,9 +345,14 @@ class OutboundQueue {
                        const Known* known = nullptr);
   // The messages of `spid` in flight (on `association`, or on any), ascending.
   Result<std::vector<MessageId>> inFlight(std::string_view spid, std::optional<AssociationId> association);
-  // Up to `max` messages acknowledged by a delivery progress record before `cutoff`
-  // (and not acknowledged by their rows), oldest first.
-  Result<std::vector<MessageId>> acknowledgedByRecordsBefore(TimeMs cutoff, std::size_t max);
+  // Up to `max` messages acknowledged before `cutoff` by a delivery progress record (not
+  // by their rows' columns), by retention ranges (db/progress_log.h): `ids`, ascending;
+  // `late` the late listings they settle (their message is due, or its row gone).
+  struct DueRows {
+    std::vector<MessageId> ids;
+    std::vector<MessageId> late;
+  };
+  Result<DueRows> acknowledgedByRangesBefore(TimeMs cutoff, std::size_t max);
   // Deletes the records of `spid` that name only ids below its lowest remaining row.
   Status purgeRecordsBelowRows(std::string_view spid);
   // The providers that may have a message in flight (on `association`, or on any).

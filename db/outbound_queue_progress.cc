@@ -245,73 +245,58 @@ Result<std::map<std::uint32_t, std::size_t>> OutboundQueue::queuedByMask(std::st
   return out;
 }
 
-Result<std::vector<MessageId>> OutboundQueue::acknowledgedByRecordsBefore(TimeMs cutoff, std::size_t max) {
-  // Records in append order, a page at a time, until `max` messages are found: a purge step
-  // reads about what it deletes, not every acknowledgement older than the cutoff (a
-  // retention lowered from days to an hour makes millions due at once).
-  constexpr std::int64_t kPageRecords = 256;
-  Result<Statement> query = db_.prepare(
-      "SELECT ids, seq FROM delivery_progress WHERE event = ? AND at < ? AND seq > ? ORDER BY seq LIMIT ?");
-  if (!query) return query.status();
-  // Only rows at or below their provider's settled mark: those are in its settled counts
-  // (db/progress_log.h), which the purge takes them off. A row above it waits for the mark
-  // (at most a second behind the acknowledgements of a provider whose messages are all
-  // answered, DeliveryStore "Settled marks"); on PostgreSQL this also keeps a purge from
-  // deleting a row that a settle on another node is counting.
-  Result<Statement> exists = db_.prepare(std::string("SELECT q.id FROM outbound_queue AS q JOIN delivery_settled AS s "
-                                                     "ON s.spid = q.spid WHERE q.id <= s.settled_through AND q.id IN ") +
-                                         (db_.backend() == Backend::kPostgres ? NPAC_POSTGRES_ID_LIST
-                                                                              : NPAC_SQLITE_ID_LIST));
-  if (!exists) return exists.status();
-  std::vector<MessageId> out;
-  std::int64_t after = 0;
-  while (out.size() < max) {
-    query->bindInt64(0, static_cast<std::int64_t>(ProgressEvent::kAcknowledged))
-        .bindInt64(1, cutoff)
-        .bindInt64(2, after)
-        .bindInt64(3, kPageRecords);
-    std::vector<MessageId> candidates;
-    std::int64_t read = 0;
-    for (;;) {
-      Result<bool> row = query->step();
-      if (!row) return row.status();
-      if (!*row) break;
-      ++read;
-      after = query->columnInt64(1);
-      const Bytes blob = query->columnBlob(0);
-      Result<std::vector<MessageId>> ids = decodeIdList(blob, ProgressLog::kMaxIds);
-      if (!ids) {
-        return Status::make(Status::Code::kCorrupt,
-                            "delivery progress record " + std::to_string(after) + ": " + ids.status().message(),
-                            db_.path(), "restore from backup");
-      }
-      candidates.insert(candidates.end(), ids->begin(), ids->end());
-    }
-    query->reset();
-    // Acknowledged is final (no write takes a message out of it), so a message an
-    // acknowledgement record older than the cutoff names is due: only whether its row is
-    // still there (and settled) is read — not its state, which would fold every record
-    // since it.
-    if (!candidates.empty()) {
-      // Only until the step has its rows: a page of records may name tens of thousands.
-      for (std::size_t from = 0; from < candidates.size() && out.size() < max; from += kPageRows) {
-        const std::size_t n = std::min(kPageRows, candidates.size() - from);
-        exists->bindText(0, queue_sql::idArray(std::span(candidates).subspan(from, n)));
-        for (;;) {
-          Result<bool> row = exists->step();
-          if (!row) return row.status();
-          if (!*row) break;
-          out.push_back(exists->columnInt64(0));
-        }
-        exists->reset();
+Result<OutboundQueue::DueRows> OutboundQueue::acknowledgedByRangesBefore(TimeMs cutoff, std::size_t max) {
+  // db/progress_log.h "Retention ranges": per provider, its rows at or below the newest
+  // mark noted as acknowledged before the cutoff are due, as one id range of each source,
+  // less those listed open or late; the late ones go by their own acknowledgement time.
+  ProgressLog log(db_);
+  DueRows due;
+  // Listed late: few (messages the mark passed waiting), read a bounded page at a time.
+  Result<std::vector<MessageId>> late = log.late(std::min<std::size_t>(max, kMaxWaitingOpen));
+  if (!late) return late.status();
+  if (!late->empty()) {
+    Result<std::unordered_map<MessageId, QueuedMessage>> states = statesOf(*late);
+    if (!states) return states.status();
+    for (MessageId id : *late) {
+      auto it = states->find(id);
+      if (it == states->end()) {
+        due.late.push_back(id);  // its row is gone: only the listing is left
+      } else if (it->second.state == MessageState::kAcknowledged && it->second.acknowledged_at < cutoff) {
+        due.late.push_back(id);
+        due.ids.push_back(id);
       }
     }
-    if (read < kPageRecords) break;
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  if (out.size() > max) out.resize(max);
-  return out;
+  Result<std::vector<std::pair<std::string, MessageId>>> marks = log.retentionMarks(cutoff);
+  if (!marks) return marks.status();
+  for (const auto& [spid, through] : *marks) {
+    if (due.ids.size() >= max) break;
+    Result<std::vector<queue_sql::RowSource>> sources =
+        queue_sql::rowSources(db_, spid, queue_sql::LegacyAcknowledged::kExclude);
+    if (!sources) return sources.status();
+    for (const queue_sql::RowSource& source : *sources) {
+      if (due.ids.size() >= max) break;
+      Result<Statement> range = db_.prepare(
+          std::string("SELECT id FROM outbound_queue") + source.indexedBy(db_) + " WHERE " + source.where +
+          " AND id <= ? AND NOT EXISTS (SELECT 1 FROM delivery_open AS o WHERE o.spid = outbound_queue.spid "
+          "AND o.id = outbound_queue.id) AND NOT EXISTS (SELECT 1 FROM delivery_late AS l "
+          "WHERE l.spid = outbound_queue.spid AND l.id = outbound_queue.id) ORDER BY id LIMIT ?");
+      if (!range) return range.status();
+      const int next = source.bind(*range, spid);
+      range->bindInt64(next, through).bindInt64(next + 1, static_cast<std::int64_t>(max - due.ids.size()));
+      for (;;) {
+        Result<bool> row = range->step();
+        if (!row) return row.status();
+        if (!*row) break;
+        due.ids.push_back(range->columnInt64(0));
+      }
+    }
+    // The notes before this one can no longer widen a range.
+    if (Status status = log.pruneNotes(spid, cutoff, through); !status) return status;
+  }
+  std::sort(due.ids.begin(), due.ids.end());
+  due.ids.erase(std::unique(due.ids.begin(), due.ids.end()), due.ids.end());
+  return due;
 }
 
 Status OutboundQueue::purgeRecordsBelowRows(std::string_view spid) {

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -152,6 +153,7 @@ Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeM
   if (!open) return open.status();
   // The open messages still waiting: settled now, failed now, or still waiting.
   std::vector<MessageId> settled;
+  std::vector<MessageId> late;  // of them, the ones acknowledged (not gone): listed late
   std::vector<ProgressLog::Open> listed;
   std::size_t waiting = 0;
   for (const ProgressLog::Open& message : *open) {
@@ -161,6 +163,7 @@ Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeM
     auto it = state->find(message.id);
     if (it == state->end() || it->second.state == MessageState::kAcknowledged) {
       settled.push_back(message.id);
+      if (it != state->end()) late.push_back(message.id);
     } else if (it->second.state == MessageState::kFailed) {
       listed.push_back(ProgressLog::Open{message.id, false});
     } else {
@@ -275,10 +278,27 @@ Result<MessageId> OutboundQueue::settle(std::string_view spid, TimeMs now, TimeM
     }
     if (Status status = log.addSettledCounts(spid, passed); !status) return status;
     if (Status status = log.saveSettled(spid, next_mark, now); !status) return status;
+    // When what it passed was acknowledged (the retention purge's ranges, db/progress_log.h):
+    // from the acknowledgement records naming the ids it passed, each at or after the
+    // provider's newest note (by which the messages below the old mark were acknowledged).
+    std::vector<std::pair<TimeMs, MessageId>> acknowledgements;
+    for (const ProgressRecord& record : window->records) {
+      if (record.event != ProgressEvent::kAcknowledged) continue;
+      auto first = std::upper_bound(record.ids.begin(), record.ids.end(), *mark);  // stored ascending
+      if (first != record.ids.end() && *first <= next_mark) acknowledgements.emplace_back(record.at, *first);
+    }
+    if (!acknowledgements.empty()) {
+      Result<std::optional<TimeMs>> newest = log.newestNote(spid);
+      if (!newest) return newest.status();
+      const std::vector<ProgressLog::MarkNote> notes = ProgressLog::notesFor(
+          std::move(acknowledgements), next_mark, newest->value_or(std::numeric_limits<TimeMs>::min()));
+      if (Status status = log.saveNotes(spid, notes); !status) return status;
+    }
   } else {
     next_mark = *mark;
   }
   if (Status status = log.saveOpen(spid, listed, settled); !status) return status;
+  if (Status status = log.saveLate(spid, late); !status) return status;
   if (Status status = txn.commit(); !status) return status;
   return next_mark;
 }

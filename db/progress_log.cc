@@ -1,12 +1,14 @@
 #include "db/progress_log.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
 
 #include "db/database.h"
 #include "db/delivery_progress.h"
+#include "db/outbound_queue_sql.h"
 #include "db/postgres_array.h"
 #include "db/statement.h"
 #include "db/transaction.h"
@@ -300,6 +302,122 @@ Status ProgressLog::addSettledCounts(std::string_view spid, const std::map<std::
   Result<Statement> drop = db_.prepare("DELETE FROM delivery_settled_counts WHERE spid = ? AND messages <= 0");
   if (!drop) return drop.status();
   drop->bindText(0, spid);
+  return drop->run();
+}
+
+// ---- retention ranges ----
+
+std::vector<ProgressLog::MarkNote> ProgressLog::notesFor(std::vector<std::pair<TimeMs, MessageId>> acknowledgements,
+                                                         MessageId mark, TimeMs not_before) {
+  for (auto& [at, id] : acknowledgements) at = std::max(at, not_before);
+  std::sort(acknowledgements.begin(), acknowledgements.end(), std::greater<>());  // newest first
+  std::vector<MarkNote> notes;
+  MessageId lowest_later = std::numeric_limits<MessageId>::max();  // in the minutes after
+  MessageId lowest_here = lowest_later;
+  const auto close = [&] {
+    if (notes.empty()) return;
+    notes.back().through = std::min(mark, lowest_later - 1);
+    lowest_later = std::min(lowest_later, lowest_here);
+  };
+  for (const auto& [at, id] : acknowledgements) {
+    if (notes.empty() || at / kNoteMs != notes.back().minute) {
+      close();
+      notes.push_back(MarkNote{at / kNoteMs, at, 0});
+      lowest_here = std::numeric_limits<MessageId>::max();
+    }
+    lowest_here = std::min(lowest_here, id);
+  }
+  close();
+  std::erase_if(notes, [](const MarkNote& note) { return note.through < 1; });
+  std::reverse(notes.begin(), notes.end());
+  return notes;
+}
+
+Result<std::optional<TimeMs>> ProgressLog::newestNote(std::string_view spid) {
+  Result<Statement> query = db_.prepare("SELECT at FROM delivery_marks WHERE spid = ? ORDER BY minute DESC LIMIT 1");
+  if (!query) return query.status();
+  query->bindText(0, spid);
+  Result<bool> row = query->step();
+  if (!row) return row.status();
+  return *row ? std::optional<TimeMs>(query->columnInt64(0)) : std::nullopt;
+}
+
+Status ProgressLog::saveNotes(std::string_view spid, std::span<const MarkNote> notes) {
+  if (notes.empty()) return Status::ok();
+  // One note per provider and minute, the higher mark replacing the lower: the table holds
+  // one row per provider and minute of retention (pruneNotes drops the older ones). Each
+  // pair alone is true, so replacing one loses at most the minute it stood for: a range
+  // cut within that minute falls back to the note before it — later, never early.
+  Result<Statement> insert = db_.prepare(
+      "INSERT INTO delivery_marks(spid, minute, at, settled_through) VALUES(?, ?, ?, ?) "
+      "ON CONFLICT(spid, minute) DO UPDATE SET at = excluded.at, settled_through = excluded.settled_through "
+      "WHERE excluded.settled_through > delivery_marks.settled_through");
+  if (!insert) return insert.status();
+  for (const MarkNote& note : notes) {
+    insert->bindText(0, spid).bindInt64(1, note.minute).bindInt64(2, note.at).bindInt64(3, note.through);
+    if (Status status = insert->run(); !status) return status;
+    insert->reset();
+  }
+  return Status::ok();
+}
+
+Result<std::vector<std::pair<std::string, MessageId>>> ProgressLog::retentionMarks(TimeMs cutoff) {
+  // minute <= cutoff's minute bounds the search to the notes before the cutoff and the one
+  // minute that straddles it; at < cutoff decides within that minute.
+  Result<Statement> query = db_.prepare(
+      "SELECT spid, max(settled_through) FROM delivery_marks WHERE minute <= ? AND at < ? GROUP BY spid ORDER BY spid");
+  if (!query) return query.status();
+  query->bindInt64(0, cutoff / kNoteMs).bindInt64(1, cutoff);
+  std::vector<std::pair<std::string, MessageId>> out;
+  for (;;) {
+    Result<bool> row = query->step();
+    if (!row) return row.status();
+    if (!*row) return out;
+    out.emplace_back(query->columnText(0), query->columnInt64(1));
+  }
+}
+
+Status ProgressLog::pruneNotes(std::string_view spid, TimeMs cutoff, MessageId mark) {
+  Result<Statement> prune = db_.prepare(
+      "DELETE FROM delivery_marks WHERE spid = ? AND minute <= ? AND at < ? AND settled_through < ?");
+  if (!prune) return prune.status();
+  prune->bindText(0, spid).bindInt64(1, cutoff / kNoteMs).bindInt64(2, cutoff).bindInt64(3, mark);
+  return prune->run();
+}
+
+Status ProgressLog::saveLate(std::string_view spid, std::span<const MessageId> ids) {
+  if (ids.empty()) return Status::ok();
+  Result<Statement> insert =
+      db_.prepare("INSERT INTO delivery_late(spid, id) VALUES(?, ?) ON CONFLICT(spid, id) DO NOTHING");
+  if (!insert) return insert.status();
+  for (MessageId id : ids) {
+    insert->bindText(0, spid).bindInt64(1, id);
+    if (Status status = insert->run(); !status) return status;
+    insert->reset();
+  }
+  return Status::ok();
+}
+
+Result<std::vector<MessageId>> ProgressLog::late(std::size_t max) {
+  Result<Statement> query = db_.prepare("SELECT id FROM delivery_late ORDER BY id LIMIT ?");
+  if (!query) return query.status();
+  query->bindInt64(0, static_cast<std::int64_t>(max));
+  std::vector<MessageId> out;
+  for (;;) {
+    Result<bool> row = query->step();
+    if (!row) return row.status();
+    if (!*row) return out;
+    out.push_back(query->columnInt64(0));
+  }
+}
+
+Status ProgressLog::dropLate(std::span<const MessageId> ids) {
+  if (ids.empty()) return Status::ok();
+  Result<Statement> drop = db_.prepare(db_.backend() == Backend::kPostgres
+                                           ? "DELETE FROM delivery_late WHERE id IN " NPAC_POSTGRES_ID_LIST
+                                           : "DELETE FROM delivery_late WHERE id IN " NPAC_SQLITE_ID_LIST);
+  if (!drop) return drop.status();
+  drop->bindText(0, queue_sql::idArray(ids));
   return drop->run();
 }
 

@@ -20,6 +20,16 @@
 // replaying the records after any mark once saved, and the records covering each open
 // message, gives the same states.
 //
+// Retention ranges (schema 12). The retention purge deletes the messages acknowledged
+// before its cutoff. A mark says what is acknowledged, not when; delivery_marks says when:
+// settle() notes (one row per provider and minute) its new mark with the time of the newest
+// acknowledgement record it passed — every message at or below that mark, except those
+// listed open, was acknowledged by then. So the messages of a provider at or below the
+// newest mark noted before the cutoff (retentionMarks) are due, as one id range, less the
+// open ones and the ones listed late (delivery_late: acknowledged after the mark had passed
+// them waiting, so after the time noted), which the purge takes one by one by their own
+// acknowledgement time. Never early; late by at most the minute a note stands for.
+//
 // Both engines (SQLite, PostgreSQL) through db::Database; the writes join the caller's
 // transaction when there is one. On PostgreSQL append() writes all its records with one
 // INSERT over arrays (one round trip per turn, not one per record), in their order.
@@ -30,7 +40,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
+#include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -98,6 +111,39 @@ class ProgressLog {
   // The caller holds the provider's mark (settledThroughForUpdate) or deletes only rows at
   // or below a committed mark (the purge).
   Status addSettledCounts(std::string_view spid, const std::map<std::uint32_t, std::int64_t>& delta);
+
+  // ---- retention ranges (schema 12, tables delivery_marks and delivery_late) ----
+  // "Every message at or below `through`, except those listed open or late, was
+  // acknowledged by `at`" — kept one per provider and minute of `at`.
+  struct MarkNote {
+    TimeMs minute = 0;  // at / kNoteMs
+    TimeMs at = 0;
+    MessageId through = 0;
+  };
+  static constexpr TimeMs kNoteMs = 60'000;
+  // The notes a mark moved to `mark` makes, from the acknowledgements it passed — each as
+  // (its record's time, the lowest id it acknowledged above the mark before) — when every
+  // message at or below the mark before was acknowledged by `not_before`: per minute of
+  // acknowledgement, the newest time in it, and the mark up to (not including) the lowest
+  // id acknowledged in a later minute. Times before `not_before` count as `not_before`.
+  static std::vector<MarkNote> notesFor(std::vector<std::pair<TimeMs, MessageId>> acknowledgements, MessageId mark,
+                                        TimeMs not_before);
+  // The time of the provider's newest note, if any.
+  Result<std::optional<TimeMs>> newestNote(std::string_view spid);
+  // Saves `notes`, each replacing a lower mark noted in the same minute.
+  Status saveNotes(std::string_view spid, std::span<const MarkNote> notes);
+  // Per provider, the highest mark noted as acknowledged before `cutoff` (providers
+  // without one are left out), by SPID.
+  Result<std::vector<std::pair<std::string, MessageId>>> retentionMarks(TimeMs cutoff);
+  // Deletes the notes of `spid` before `cutoff` below `mark` (retentionMarks' answer: the
+  // note holding it stays).
+  Status pruneNotes(std::string_view spid, TimeMs cutoff, MessageId mark);
+  // Lists `ids` late: acknowledged after the mark had passed them (settle()).
+  Status saveLate(std::string_view spid, std::span<const MessageId> ids);
+  // Up to `max` messages listed late, by id.
+  Result<std::vector<MessageId>> late(std::size_t max);
+  // Takes `ids` off the late list (their rows are purged, or gone).
+  Status dropLate(std::span<const MessageId> ids);
 
  private:
   // The records a query of `spid`'s (event, association_id, at, ids, reason, seq) rows

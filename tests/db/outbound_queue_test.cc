@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "db/progress_log.h"
 #include "db/transaction.h"
 #include "fixtures.h"
 
@@ -340,8 +341,9 @@ TEST_CASE("The retention purge removes only acknowledged messages older than the
   auto ids = f.append({message("0001", 1), message("0001", 2), message("0001", 3)});
   REQUIRE(f.queue.markSent(ids, 1, 2000).isOk());
   REQUIRE(f.queue.markAcknowledged(ids[0], 3000).isOk());
-  REQUIRE(f.queue.markAcknowledged(ids[1], 5000).isOk());
-  REQUIRE(settleAll(f.queue, "0001", 5000) == ids[1]);
+  // A minute later: the purge's ranges know acknowledgement times to the minute (schema 12).
+  REQUIRE(f.queue.markAcknowledged(ids[1], 3000 + ProgressLog::kNoteMs).isOk());
+  REQUIRE(settleAll(f.queue, "0001", 3000 + ProgressLog::kNoteMs) == ids[1]);
   auto purged = f.queue.purgeAcknowledgedBefore(4000);
   REQUIRE(purged.isOk());
   CHECK(*purged == 1);
@@ -350,7 +352,7 @@ TEST_CASE("The retention purge removes only acknowledged messages older than the
   CHECK(f.queue.get(ids[2]).isOk());  // sent, not acknowledged: kept whatever its age
 }
 
-TEST_CASE("Bounded purge steps over many acknowledgement records delete the oldest first until none is due") {
+TEST_CASE("Bounded purge steps over many acknowledgement records delete the lowest ids first until none is due") {
   QueueFixture f;
   std::vector<MessageId> all;
   for (int batch = 0; batch < 300; ++batch) {  // more records than one page of them
@@ -361,8 +363,8 @@ TEST_CASE("Bounded purge steps over many acknowledgement records delete the olde
   }
   auto late = f.append({message("0001", 3)});
   REQUIRE(f.queue.markSent(late, 1, 2000).isOk());
-  REQUIRE(f.queue.markAcknowledged(late, 9000).isOk());
-  REQUIRE(settleAll(f.queue, "0001", 9000) == late[0]);
+  REQUIRE(f.queue.markAcknowledged(late, 3000 + ProgressLog::kNoteMs).isOk());  // the next minute
+  REQUIRE(settleAll(f.queue, "0001", 3000 + ProgressLog::kNoteMs) == late[0]);
   CHECK(f.queue.purgeAcknowledgedBefore(5000, 7).value() == 7);
   CHECK(f.queue.get(all[6]).status().isNotFound());
   CHECK(f.queue.get(all[7]).isOk());

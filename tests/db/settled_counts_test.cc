@@ -10,64 +10,14 @@
 #include "db/queue_summary.h"
 #include "db/transaction.h"
 #include "fixtures.h"
+#include "settle_fixture.h"
 
 using namespace npac::db;
 using namespace npac::db::testing;
 
 namespace {
 
-struct Fixture {
-  TempDir dir;
-  std::unique_ptr<Database> db = openFresh(dir);
-  OutboundQueue queue{*db};
-  ProgressLog log{*db};
-  Fixture() {
-    addProvider(*db, "0001");
-    addProvider(*db, "0002");
-  }
-  MessageId append(TimeMs now, std::uint32_t functions, const std::string& spid = "0001") {
-    auto ids = queue.appendBatch(std::vector<NewMessage>{NewMessage{spid, functions, 0, Bytes{0x30, 0x00}}}, now);
-    REQUIRE(ids.isOk());
-    return ids->front();
-  }
-  void record(ProgressEvent event, std::vector<MessageId> ids, TimeMs at, const std::string& spid = "0001") {
-    const ProgressRecord r{spid, event, event == ProgressEvent::kHanded ? 1 : 0, at, std::move(ids),
-                           event == ProgressEvent::kFailed ? "rejected" : ""};
-    REQUIRE(log.append(std::span(&r, 1)).isOk());
-  }
-  void deliver(const std::vector<MessageId>& ids, TimeMs at, const std::string& spid = "0001") {
-    record(ProgressEvent::kHanded, ids, at, spid);
-    record(ProgressEvent::kAcknowledged, ids, at + 1, spid);
-  }
-  MessageId settle(TimeMs now, const std::string& spid = "0001") {
-    auto mark = queue.settle(spid, now);
-    REQUIRE(mark.isOk());
-    return *mark;
-  }
-  std::map<std::uint32_t, std::int64_t> counts(const std::string& spid = "0001") {
-    auto counted = log.settledCounts(spid);
-    REQUIRE(counted.isOk());
-    return *counted;
-  }
-  // The same, counted from the rows at or below the provider's mark.
-  std::map<std::uint32_t, std::int64_t> recount(const std::string& spid = "0001") {
-    auto query = db->prepare(
-        "SELECT q.function_mask, count(*) FROM outbound_queue AS q JOIN delivery_settled AS s "
-        "ON s.spid = q.spid WHERE q.spid = ? AND q.id <= s.settled_through GROUP BY q.function_mask");
-    REQUIRE(query.isOk());
-    query->bindText(0, spid);
-    std::map<std::uint32_t, std::int64_t> out;
-    while (query->step().value()) out[static_cast<std::uint32_t>(query->columnInt64(0))] = query->columnInt64(1);
-    return out;
-  }
-  QueueSummary summary(const std::string& spid = "0001") {
-    auto s = summarizeQueue(*db, spid);
-    INFO(s.status().toString());
-    REQUIRE(s.isOk());
-    return *s;
-  }
-};
-
+using Fixture = SettleFixture;
 using Counts = std::map<std::uint32_t, std::int64_t>;
 
 }  // namespace
@@ -184,7 +134,7 @@ TEST_CASE("The purge settles a provider whose acknowledgements older than the cu
   const MessageId b = f.append(1000, 9);
   const MessageId young = f.append(1000, 1);
   f.deliver({a, b}, 2000);
-  f.deliver({young}, 9000);
+  f.deliver({young}, 90'000);  // a minute later: retention ranges are noted per minute
   REQUIRE(f.log.settledThrough("0001").value() == 0);
   REQUIRE(f.queue.settleLagging(3000).value() == 1);
   CHECK(f.log.settledThrough("0001").value() == young);  // settled as of the cutoff: all three acknowledged
