@@ -2,7 +2,9 @@
 """Writes N acknowledged messages of one provider into a stopped npacd's SQLite file, in
 the shape npacd itself leaves them since schema 9 (docs/DATABASE.md "Delivery progress"):
 rows that stay as appended (state 'queued'), a kHanded and a kAcknowledged delivery
-progress record per turn of TURN ids, and the provider's settled mark above them all.
+progress record per turn of TURN ids, the provider's settled mark above them all and,
+since schema 12, its retention notes (one per minute of acknowledgements: the newest
+acknowledgement of the minute and the highest id acknowledged by then).
 Used by bench/compare.sh part "retained" (the issue "A message is written once": a queue
 of 10 million acknowledged messages kept for retention costs nothing on the hot path).
 
@@ -84,6 +86,18 @@ def main():
             "INSERT INTO delivery_settled(spid, settled_through, at) VALUES(?, ?, ?) "
             "ON CONFLICT(spid) DO UPDATE SET settled_through = excluded.settled_through, at = excluded.at",
             (spid, n, now))
+        has_notes = db.execute(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'delivery_marks'").fetchone()[0]
+        if has_notes:
+            # Ids are acknowledged in id order here, so a minute's note reaches its last id.
+            notes = {}
+            for first in range(1, n + 1, TURN):
+                last = min(first + TURN - 1, n)
+                at = t0 + last
+                notes[at // 60000] = (at, last)  # the minute's newest record wins
+            db.executemany(
+                "INSERT INTO delivery_marks(spid, minute, at, settled_through) VALUES(?, ?, ?, ?)",
+                ((spid, minute, at, last) for minute, (at, last) in notes.items()))
     db.execute("COMMIT")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
