@@ -135,3 +135,33 @@ TEST_CASE("A provider without a note before the cutoff keeps its acknowledged me
   CHECK_FALSE(kept(f, a));
   CHECK(kept(f, other));
 }
+
+TEST_CASE("A purge step that meets a database refusing writes deletes nothing and keeps its notes and late "
+          "listings, then purges once writes are taken again", "[sqlite]") {
+  SettleFixture f;
+  const MessageId stuck = f.append(1000, 1);
+  const MessageId a = f.append(1000, 1);
+  f.record(ProgressEvent::kHanded, {stuck}, 2000);
+  f.deliver({a}, 2000);
+  REQUIRE(f.settle(1000 + OutboundQueue::kStuckAfterMs) == a);
+  f.record(ProgressEvent::kAcknowledged, {stuck}, 3 * kMinute);
+  f.settle(3 * kMinute + 2);
+  const std::int64_t notes = countRows(*f.db, "SELECT count(*) FROM delivery_marks");
+  REQUIRE(countRows(*f.db, "SELECT count(*) FROM delivery_late") == 1);
+
+  // SQLITE_READONLY: a storage failure as a full disk is (the store's own tests use it too).
+  REQUIRE(f.db->execute("PRAGMA query_only = ON").isOk());
+  auto refused = f.queue.purgeAcknowledgedBefore(10 * kMinute);
+  REQUIRE_FALSE(refused.isOk());
+  CHECK_FALSE(f.db->inTransaction());
+  REQUIRE(f.db->execute("PRAGMA query_only = OFF").isOk());
+  CHECK(kept(f, a));
+  CHECK(kept(f, stuck));
+  CHECK(countRows(*f.db, "SELECT count(*) FROM delivery_marks") == notes);
+  CHECK(countRows(*f.db, "SELECT count(*) FROM delivery_late") == 1);
+  CHECK(f.counts() == f.recount());
+
+  CHECK(f.queue.purgeAcknowledgedBefore(10 * kMinute).value() == 2);
+  CHECK(countRows(*f.db, "SELECT count(*) FROM delivery_late") == 0);
+  CHECK(f.counts().empty());
+}
