@@ -12,6 +12,10 @@
 //                 its commit (the HTTP submit path); batches form by themselves.
 // records/…     — our append, then delivery progress as records (db/progress_log.h) instead of
 //                 the two row updates: the write-once log's hot path with today's rows.
+// purge/step    — the retention purge: bounded steps (purgeAcknowledgedBefore(cutoff,
+//                 rows)) over 100,000 messages delivered as npacd leaves them (rows as
+//                 appended, a handed and an acknowledged record per batch of 1,024, the
+//                 settled mark above them): rows purged a second of the one thread.
 // log/…         — NOT npacd's queue: the write-once shape of the issue "A message is
 //                 written once", on the bare C API, to size what it would save. A message
 //                 is one row with its PDU (no secondary index but the partial idempotency
@@ -123,6 +127,52 @@ void records(benchmark::State& state, bool lifecycle) {
     }
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
+// The retention purge in bounded steps of state.range(0) rows over kPurgeRows delivered
+// messages; the file is filled again (untimed) whenever the purge has emptied it.
+void purge(benchmark::State& state) {
+  constexpr std::size_t kPurgeRows = 100'000;
+  constexpr std::size_t kBatch = 1024;
+  ScratchDir dir;
+  auto db = openWithProvider(dir.file(), durabilityOf(state));
+  OutboundQueue queue(*db);
+  ProgressLog log(*db);
+  std::vector<NewMessage> batch(kBatch, NewMessage{"0001", kFunctions, 0, pdu()});
+  for (std::size_t i = 0; i < batch.size(); ++i) batch[i].pdu[0] = static_cast<std::uint8_t>(i);
+  const auto fill = [&] {
+    for (std::size_t n = 0; n < kPurgeRows; n += kBatch) {
+      auto ids = queue.appendBatch(batch, kNow);
+      if (!ids) return state.SkipWithError(ids.status().toString().c_str());
+      const ProgressRecord handed{"0001", ProgressEvent::kHanded, kAssociation, kNow, *ids, {}};
+      const ProgressRecord acked{"0001", ProgressEvent::kAcknowledged, 0, kNow, *ids, {}};
+      if (!log.append(std::span(&handed, 1)) || !log.append(std::span(&acked, 1))) {
+        return state.SkipWithError("progress records failed");
+      }
+      for (;;) {  // as the core's turns do, every 256 acknowledgements or so
+        auto before = log.settledThrough("0001");
+        auto mark = queue.settle("0001", kNow);
+        if (!before || !mark) return state.SkipWithError("settle failed");
+        if (*mark == *before) break;
+      }
+    }
+  };
+  const auto step = static_cast<std::size_t>(state.range(0));
+  std::size_t purged = 0;
+  for (auto _ : state) {
+    auto removed = queue.purgeAcknowledgedBefore(kNow + 3'600'000, step);
+    if (!removed) {
+      state.SkipWithError(removed.status().toString().c_str());
+      break;
+    }
+    purged += *removed;
+    if (*removed < step) {
+      state.PauseTiming();
+      fill();
+      state.ResumeTiming();
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(purged));
 }
 
 // The bare C API's connection as npacd configures its own (WAL, the durability's
@@ -362,6 +412,10 @@ int main(int argc, char** argv) {
       bench->Unit(benchmark::kMillisecond)->UseRealTime();
     }
   }
+  auto* purging = benchmark::RegisterBenchmark("purge/step", purge);
+  purging->ArgNames({"rows", "normal"});
+  for (int rows : {500, 10000}) purging->Args({rows, 1});
+  purging->Unit(benchmark::kMillisecond)->UseRealTime();
   auto* group = benchmark::RegisterBenchmark("group_commit", groupCommit);
   group->ArgNames({"threads", "normal"});
   for (int normal : {0, 1}) {
