@@ -25,6 +25,24 @@ std::int64_t countRows(Database& db, const std::string& sql) {
 
 bool kept(SettleFixture& f, MessageId id) { return f.queue.get(id).isOk(); }
 
+// Two messages created at 1000: `stuck` handed out and left unanswered while `answered`,
+// above it, is acknowledged at 2001 — the mark passes both, listing `stuck` open — then
+// `stuck` acknowledged at `late_at`, which the next settle lists late.
+struct LateAcknowledgement {
+  MessageId stuck = 0;
+  MessageId answered = 0;
+};
+LateAcknowledgement acknowledgeLate(SettleFixture& f, TimeMs late_at) {
+  LateAcknowledgement ids{f.append(1000, 1), f.append(1000, 1)};
+  f.record(ProgressEvent::kHanded, {ids.stuck}, 2000);
+  f.deliver({ids.answered}, 2000);
+  // In flight since long enough, with an acknowledged message above it: passed, listed open.
+  REQUIRE(f.settle(1000 + OutboundQueue::kStuckAfterMs) == ids.answered);
+  f.record(ProgressEvent::kAcknowledged, {ids.stuck}, late_at);
+  f.settle(late_at + 2);  // takes it off the open list: acknowledged late
+  return ids;
+}
+
 }  // namespace
 
 TEST_CASE("Notes of a moved mark say, per minute of acknowledgement, up to where every message was acknowledged",
@@ -75,14 +93,7 @@ TEST_CASE("The purge deletes by range the messages acknowledged before the cutof
 TEST_CASE("A message the mark passed waiting and acknowledged later is purged by its own acknowledgement time",
           "[db][retention]") {
   SettleFixture f;
-  const MessageId stuck = f.append(1000, 1);
-  const MessageId a = f.append(1000, 1);
-  f.record(ProgressEvent::kHanded, {stuck}, 2000);
-  f.deliver({a}, 2000);
-  // In flight since long enough, with an acknowledged message above it: passed, listed open.
-  REQUIRE(f.settle(1000 + OutboundQueue::kStuckAfterMs) == a);
-  f.record(ProgressEvent::kAcknowledged, {stuck}, 5 * kMinute);
-  f.settle(5 * kMinute + 2);  // takes it off the open list: acknowledged late
+  const auto [stuck, a] = acknowledgeLate(f, 5 * kMinute);
   CHECK(countRows(*f.db, "SELECT count(*) FROM delivery_late") == 1);
 
   // The note of minute 0 covers both ids; the late one waits for its own time.
@@ -139,13 +150,7 @@ TEST_CASE("A provider without a note before the cutoff keeps its acknowledged me
 TEST_CASE("A purge step that meets a database refusing writes deletes nothing and keeps its notes and late "
           "listings, then purges once writes are taken again", "[sqlite]") {
   SettleFixture f;
-  const MessageId stuck = f.append(1000, 1);
-  const MessageId a = f.append(1000, 1);
-  f.record(ProgressEvent::kHanded, {stuck}, 2000);
-  f.deliver({a}, 2000);
-  REQUIRE(f.settle(1000 + OutboundQueue::kStuckAfterMs) == a);
-  f.record(ProgressEvent::kAcknowledged, {stuck}, 3 * kMinute);
-  f.settle(3 * kMinute + 2);
+  const auto [stuck, a] = acknowledgeLate(f, 3 * kMinute);
   const std::int64_t notes = countRows(*f.db, "SELECT count(*) FROM delivery_marks");
   REQUIRE(countRows(*f.db, "SELECT count(*) FROM delivery_late") == 1);
 
