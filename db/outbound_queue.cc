@@ -412,9 +412,9 @@ Result<std::size_t> OutboundQueue::purgeAcknowledgedBefore(TimeMs cutoff, std::s
   // retention ranges.
   Result<DueRows> due = acknowledgedByRangesBefore(cutoff, max_rows);
   if (!due) return due.status();
-  const std::vector<MessageId>* by_records = &due->ids;
-  if (!by_records->empty()) {
-    ids.insert(ids.end(), by_records->begin(), by_records->end());
+  const std::vector<MessageId>& by_records = due->ids;
+  if (!by_records.empty()) {
+    ids.insert(ids.end(), by_records.begin(), by_records.end());
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     if (ids.size() > max_rows) ids.resize(max_rows);
@@ -429,7 +429,7 @@ Result<std::size_t> OutboundQueue::purgeAcknowledgedBefore(TimeMs cutoff, std::s
   const std::string list = idArray(ids);
   // The providers whose records may now name only purged rows.
   std::vector<std::string> providers;
-  if (!by_records->empty()) {
+  if (!by_records.empty()) {
     Result<Statement> spids = db_.prepare(
         postgres ? "SELECT DISTINCT spid FROM outbound_queue WHERE id IN " NPAC_POSTGRES_ID_LIST
                  : "SELECT DISTINCT spid FROM outbound_queue WHERE id IN " NPAC_SQLITE_ID_LIST);
@@ -468,7 +468,7 @@ Result<std::size_t> OutboundQueue::purgeAcknowledgedBefore(TimeMs cutoff, std::s
   if (Status status = release->run(); !status) return status;
   // The rows settled counts hold (all but those an earlier schema left acknowledged: every
   // other row chosen is at or below its provider's mark) come off them.
-  if (!by_records->empty()) {
+  if (!by_records.empty()) {
     Result<Statement> kept = db_.prepare(
         postgres ? "SELECT spid, function_mask, count(*) FROM outbound_queue WHERE id IN " NPAC_POSTGRES_ID_LIST
                    " AND state <> 'acknowledged' GROUP BY spid, function_mask ORDER BY spid"

@@ -38,6 +38,13 @@ inline constexpr const char* kChooseAcknowledgedByColumnsSqlite =
     "SELECT id FROM outbound_queue INDEXED BY outbound_queue_acknowledged "
     "WHERE state = 'acknowledged' AND acknowledged_at < ? ORDER BY acknowledged_at LIMIT ?";
 
+// Each provider's newest mark noted before a cutoff (ProgressLog::retentionMarks;
+// parameters: the cutoff's minute, the cutoff): one search of delivery_marks' key per
+// provider with a mark, NULL where none is noted before it.
+inline constexpr const char* kRetentionMarks =
+    "SELECT s.spid, (SELECT max(m.settled_through) FROM delivery_marks AS m WHERE m.spid = s.spid "
+    "AND m.minute <= ? AND m.at < ?) FROM delivery_settled AS s ORDER BY s.spid";
+
 // The ids as a JSON array for `id IN (SELECT value FROM json_each(?))`: one statement
 // changes a whole batch, so SQLite sets up and tears down one program per batch instead of
 // one per message. PostgreSQL reads the same array with json_array_elements_text.

@@ -362,10 +362,13 @@ Status ProgressLog::saveNotes(std::string_view spid, std::span<const MarkNote> n
 }
 
 Result<std::vector<std::pair<std::string, MessageId>>> ProgressLog::retentionMarks(TimeMs cutoff) {
-  // minute <= cutoff's minute bounds the search to the notes before the cutoff and the one
-  // minute that straddles it; at < cutoff decides within that minute.
-  Result<Statement> query = db_.prepare(
-      "SELECT spid, max(settled_through) FROM delivery_marks WHERE minute <= ? AND at < ? GROUP BY spid ORDER BY spid");
+  // One search of the key (spid, minute) per provider with a mark: minute <= the cutoff's
+  // minute bounds it to the notes before the cutoff (pruneNotes leaves about one) and the
+  // minute that straddles it; at < cutoff decides within that minute. The notes after the
+  // cutoff — one per minute of retention — are not read. (Grouped over the whole table,
+  // a step read every provider's notes of the whole retention: millions with a week's
+  // retention and hundreds of providers.)
+  Result<Statement> query = db_.prepare(queue_sql::kRetentionMarks);
   if (!query) return query.status();
   query->bindInt64(0, cutoff / kNoteMs).bindInt64(1, cutoff);
   std::vector<std::pair<std::string, MessageId>> out;
@@ -373,6 +376,7 @@ Result<std::vector<std::pair<std::string, MessageId>>> ProgressLog::retentionMar
     Result<bool> row = query->step();
     if (!row) return row.status();
     if (!*row) return out;
+    if (query->columnIsNull(1)) continue;  // no note before the cutoff
     out.emplace_back(query->columnText(0), query->columnInt64(1));
   }
 }
