@@ -177,10 +177,7 @@ TEST_CASE("The purge finds each provider's newest note before the cutoff through
   // Grouped over the whole table, each purge step read every provider's notes of the whole
   // retention: one per minute — millions with a week's retention and hundreds of providers.
   SettleFixture f;
-  auto plan = f.db->prepare(std::string("EXPLAIN QUERY PLAN ") + queue_sql::kRetentionMarks);
-  REQUIRE(plan.isOk());
-  std::string details;
-  while (plan->step().value()) details += plan->columnText(3) + "\n";
+  const std::string details = f.queryPlan(queue_sql::kRetentionMarks);
   INFO(details);
   CHECK_THAT(details, Catch::Contains("SEARCH m USING INDEX sqlite_autoindex_delivery_marks_1 (spid=? AND minute<?)"));
   CHECK_THAT(details, !Catch::Contains("SCAN m"));

@@ -64,6 +64,14 @@ struct SettleFixture {
     while (query->step().value()) out[static_cast<std::uint32_t>(query->columnInt64(0))] = query->columnInt64(1);
     return out;
   }
+  // SQLite's EXPLAIN QUERY PLAN of `sql`, one detail per line (what a plan test reads).
+  std::string queryPlan(const std::string& sql) {
+    auto plan = db->prepare("EXPLAIN QUERY PLAN " + sql);
+    REQUIRE(plan.isOk());
+    std::string details;
+    while (plan->step().value()) details += plan->columnText(3) + "\n";
+    return details;
+  }
   QueueSummary summary(const std::string& spid = "0001") {
     auto s = summarizeQueue(*db, spid);
     INFO(s.status().toString());

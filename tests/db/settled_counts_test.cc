@@ -117,10 +117,7 @@ TEST_CASE("The purge finds the rows an earlier schema left acknowledged through 
   // Ordered by id, SQLite read the whole table by rowid for them: on a file of 10 million
   // rows acknowledged by records, where none matches, a second per purge step.
   Fixture f;
-  auto plan = f.db->prepare(std::string("EXPLAIN QUERY PLAN ") + queue_sql::kChooseAcknowledgedByColumnsSqlite);
-  REQUIRE(plan.isOk());
-  std::string details;
-  while (plan->step().value()) details += plan->columnText(3) + "\n";
+  const std::string details = f.queryPlan(queue_sql::kChooseAcknowledgedByColumnsSqlite);
   INFO(details);
   CHECK_THAT(details, Catch::Contains("USING INDEX outbound_queue_acknowledged"));
   CHECK_THAT(details, !Catch::Contains("SCAN outbound_queue"));
