@@ -9,8 +9,8 @@ namespace npac::dispatch {
 std::optional<ConfigError> ThrottleListConfig::validate() const {
   if (auto e = rate.validate("rate")) return e;
   if (auto e = pending.validate("pending")) return e;
-  if (peers.empty() || peers.size() > kMaxThrottleListPeers) {
-    return ConfigError{"peers", "a list has 1 or 2 peers (2–3 groups), got " +
+  if (peers.size() > kMaxThrottleListPeers) {
+    return ConfigError{"peers", "a list has at most 2 peers (2–3 groups), got " +
                                     std::to_string(peers.size())};
   }
   if (peers.size() == 2 && peers[0] == peers[1]) {
@@ -19,6 +19,7 @@ std::optional<ConfigError> ThrottleListConfig::validate() const {
   if (reduction_percent_per_lost_peer > 100) {
     return ConfigError{"reduction_percent_per_lost_peer", "must be 0–100"};
   }
+  if (stale_after.count() < 0) return ConfigError{"stale_after", "must not be negative"};
   return std::nullopt;
 }
 
@@ -36,20 +37,52 @@ EgressThrottleList::Peer* EgressThrottleList::find(PeerId id) {
   return nullptr;
 }
 
+const EgressThrottleList::Peer* EgressThrottleList::find(PeerId id) const {
+  for (const Peer& p : peers_) {
+    if (p.id == id) return &p;
+  }
+  return nullptr;
+}
+
 PeerUpdate EgressThrottleList::reportPeerCounts(PeerId peer, double emr, std::uint64_t ept,
-                                                TimePoint now) {
+                                                TimePoint now, bool wanting) {
   Peer* p = find(peer);
   if (p == nullptr) return PeerUpdate::kUnknownPeer;
-  p->emr = emr < 0 ? 0 : emr;
+  // A report older than the one kept (reads that overtook each other) changes nothing.
+  if (p->reported && now < p->reported_at) return PeerUpdate::kApplied;
+  p->emr = emr > 0 ? emr : 0;  // NaN and negatives count as nothing
   p->ept = ept;
   p->reported_at = now;
+  p->reported = true;
+  p->wanting = wanting;
   return PeerUpdate::kApplied;
+}
+
+PeerUpdate EgressThrottleList::addPeer(PeerId peer) {
+  if (find(peer) != nullptr) return PeerUpdate::kApplied;
+  if (peers_.size() >= kMaxThrottleListPeers) return PeerUpdate::kListFull;
+  Peer p{peer, true};
+  p.fresh = config_.stale_after.count() == 0;  // no report yet: stale until one arrives
+  peers_.push_back(p);
+  return PeerUpdate::kApplied;
+}
+
+void EgressThrottleList::removePeer(PeerId peer) {
+  std::erase_if(peers_, [peer](const Peer& p) { return p.id == peer; });
+}
+
+bool EgressThrottleList::hasPeer(PeerId peer) const { return find(peer) != nullptr; }
+
+bool EgressThrottleList::counted(PeerId peer) const {
+  const Peer* p = find(peer);
+  return p != nullptr && countedPeer(*p);
 }
 
 PeerUpdate EgressThrottleList::peerLost(PeerId peer, TimePoint /*now*/) {
   Peer* p = find(peer);
   if (p == nullptr) return PeerUpdate::kUnknownPeer;
   *p = Peer{peer, false};  // its counts are unknown from now on
+  p->fresh = config_.stale_after.count() == 0;
   return PeerUpdate::kApplied;
 }
 
@@ -62,7 +95,7 @@ PeerUpdate EgressThrottleList::peerRestored(PeerId peer, TimePoint /*now*/) {
 
 std::size_t EgressThrottleList::lostPeers() const {
   return static_cast<std::size_t>(
-      std::count_if(peers_.begin(), peers_.end(), [](const Peer& p) { return !p.connected; }));
+      std::count_if(peers_.begin(), peers_.end(), [this](const Peer& p) { return !countedPeer(p); }));
 }
 
 double EgressThrottleList::reduced(double maximum) const {
@@ -75,11 +108,26 @@ double EgressThrottleList::reduced(double maximum) const {
 double EgressThrottleList::rateMaximum() const { return reduced(config_.rate.maximum); }
 double EgressThrottleList::pendingMaximum() const { return reduced(config_.pending.maximum); }
 
+double EgressThrottleList::rateAllowance() const { return allowance(rateMaximum(), true); }
+double EgressThrottleList::pendingAllowance() const { return allowance(pendingMaximum(), false); }
+
+double EgressThrottleList::allowance(double maximum, bool rate) const {
+  const auto nodes = static_cast<double>(1 + peers_.size() - lostPeers());
+  double left = maximum;
+  for (const Peer& p : peers_) {
+    if (!countedPeer(p)) continue;
+    const double used = rate ? p.emr : static_cast<double>(p.ept);
+    left -= p.wanting ? std::max(used, maximum / nodes) : used;
+  }
+  return std::max(0.0, left);
+}
+
 int EgressThrottleList::evaluate(double local_emr, std::uint64_t local_ept, TimePoint now) {
   emr_ = local_emr;
   ept_ = local_ept;
-  for (const Peer& p : peers_) {
-    if (!p.connected) continue;
+  for (Peer& p : peers_) {
+    p.fresh = config_.stale_after.count() == 0 || (p.reported && now - p.reported_at <= config_.stale_after);
+    if (!countedPeer(p)) continue;
     emr_ += p.emr;
     ept_ += p.ept;
   }

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cmath>
 
 namespace npac::dispatch {
 namespace {
@@ -136,7 +137,7 @@ TEST_CASE("List validation rejects bad peer sets and reductions", "[throttle][li
   CHECK_FALSE(exampleList().validate().has_value());
   ThrottleListConfig c = exampleList();
   c.peers = {};
-  CHECK(c.validate()->field == "peers");
+  CHECK_FALSE(c.validate().has_value());  // a list alone is its own group; peers may join
   c.peers = {1, 2, 3};
   CHECK(c.validate()->field == "peers");
   c.peers = {4, 4};
@@ -144,6 +145,187 @@ TEST_CASE("List validation rejects bad peer sets and reductions", "[throttle][li
   c = exampleList();
   c.reduction_percent_per_lost_peer = 101;
   CHECK(c.validate()->field == "reduction_percent_per_lost_peer");
+  c = exampleList();
+  c.stale_after = std::chrono::milliseconds(-1);
+  CHECK(c.validate()->field == "stale_after");
+}
+
+// ---- npacd's count exchange: stale reports, peers that join, this node's share ----
+
+namespace {
+
+// The DSR example as npacd runs it: peers learnt from their reports, 1.5 s stale bound.
+constexpr auto kStale = std::chrono::milliseconds(1500);
+ThrottleListConfig exchangedList() {
+  ThrottleListConfig c = exampleList();
+  c.peers = {};
+  c.stale_after = kStale;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("DSR example on the exchange: a peer whose reports stop is lost after the stale bound",
+          "[throttle][list][dsr]") {
+  EgressThrottleList l(exchangedList());
+  REQUIRE(l.addPeer(2) == PeerUpdate::kApplied);
+  l.reportPeerCounts(2, 3000, 4000, kT0);
+  l.evaluate(1000, 1000, kT0 + seconds(1));
+  CHECK(l.lostPeers() == 0);
+  CHECK(l.emr() == 4000);
+  CHECK(l.ept() == 5000);
+  CHECK(l.rateMaximum() == 10000);
+  CHECK(l.pendingMaximum() == 12000);
+  // At exactly the bound the report still counts; past it the peer is lost.
+  l.evaluate(1000, 1000, kT0 + kStale);
+  CHECK(l.lostPeers() == 0);
+  l.evaluate(1000, 1000, kT0 + kStale + std::chrono::milliseconds(1));
+  CHECK(l.lostPeers() == 1);
+  CHECK_FALSE(l.counted(2));
+  CHECK(l.emr() == 1000);  // the stale report is ignored
+  CHECK(l.ept() == 1000);
+  CHECK(l.rateMaximum() == 5000);
+  CHECK(l.pendingMaximum() == 6000);
+  CHECK(l.rateAllowance() == 5000);
+  CHECK(l.pendingAllowance() == 6000);
+  // A fresh report restores the maxima.
+  l.reportPeerCounts(2, 100, 200, kT0 + seconds(3));
+  l.evaluate(1000, 1000, kT0 + seconds(3));
+  CHECK(l.lostPeers() == 0);
+  CHECK(l.rateMaximum() == 10000);
+  CHECK(l.pendingMaximum() == 12000);
+}
+
+TEST_CASE("A peer that joined and never reported counts as lost", "[throttle][list]") {
+  EgressThrottleList l(exchangedList());
+  l.addPeer(2);
+  l.evaluate(0, 0, kT0);
+  CHECK(l.lostPeers() == 1);
+  CHECK(l.rateMaximum() == 5000);
+}
+
+TEST_CASE("Three nodes: one peer lost halves the maxima, both lost leave nothing at 50 %",
+          "[throttle][list]") {
+  EgressThrottleList l(exchangedList());
+  l.addPeer(2);
+  l.addPeer(3);
+  CHECK(l.addPeer(4) == PeerUpdate::kListFull);  // DSR: lists of two or three groups
+  CHECK_FALSE(l.hasPeer(4));
+  l.reportPeerCounts(2, 1000, 100, kT0);
+  l.reportPeerCounts(3, 2000, 200, kT0 + seconds(1));
+  l.evaluate(500, 50, kT0 + seconds(1));
+  CHECK(l.lostPeers() == 0);
+  CHECK(l.emr() == 3500);
+  CHECK(l.ept() == 350);
+  l.evaluate(500, 50, kT0 + seconds(2));  // peer 2's report is 2 s old, peer 3's 1 s
+  CHECK(l.lostPeers() == 1);
+  CHECK(l.emr() == 2500);
+  CHECK(l.rateMaximum() == 5000);
+  CHECK(l.pendingMaximum() == 6000);
+  l.evaluate(500, 50, kT0 + seconds(3));  // both stale
+  CHECK(l.lostPeers() == 2);
+  CHECK(l.rateMaximum() == 0);
+  CHECK(l.pendingMaximum() == 0);
+}
+
+TEST_CASE("Three nodes at 25 % per lost peer keep 75 % and 50 % of the maxima", "[throttle][list]") {
+  ThrottleListConfig c = exchangedList();
+  c.reduction_percent_per_lost_peer = 25;
+  EgressThrottleList l(c);
+  l.addPeer(2);
+  l.addPeer(3);
+  l.reportPeerCounts(2, 0, 0, kT0 + seconds(1));
+  l.evaluate(0, 0, kT0 + seconds(1));
+  CHECK(l.lostPeers() == 1);  // 3 never reported
+  CHECK(l.rateMaximum() == 7500);
+  CHECK(l.pendingMaximum() == 9000);
+  l.evaluate(0, 0, kT0 + seconds(5));
+  CHECK(l.lostPeers() == 2);
+  CHECK(l.rateMaximum() == 5000);
+  CHECK(l.pendingMaximum() == 6000);
+}
+
+TEST_CASE("A removed peer no longer reduces the maxima", "[throttle][list]") {
+  EgressThrottleList l(exchangedList());
+  l.addPeer(2);
+  l.evaluate(0, 0, kT0);
+  CHECK(l.rateMaximum() == 5000);
+  l.removePeer(2);
+  l.evaluate(0, 0, kT0);
+  CHECK(l.lostPeers() == 0);
+  CHECK(l.rateMaximum() == 10000);
+}
+
+TEST_CASE("A report older than the one kept changes nothing", "[throttle][list]") {
+  EgressThrottleList l(exchangedList());
+  l.addPeer(2);
+  l.reportPeerCounts(2, 300, 3, kT0 + seconds(1));
+  l.reportPeerCounts(2, 900, 9, kT0);
+  l.evaluate(0, 0, kT0 + seconds(1));
+  CHECK(l.emr() == 300);
+  CHECK(l.ept() == 3);
+}
+
+TEST_CASE("A node alone may use the whole maximum", "[throttle][list]") {
+  EgressThrottleList l(exchangedList());
+  l.evaluate(0, 0, kT0);
+  CHECK(l.rateAllowance() == 10000);
+  CHECK(l.pendingAllowance() == 12000);
+}
+
+TEST_CASE("This node's share is what an idle peer leaves, and half while the peer wants more",
+          "[throttle][list]") {
+  EgressThrottleList l(exchangedList());
+  l.addPeer(2);
+  l.reportPeerCounts(2, 1000, 2000, kT0);
+  l.evaluate(0, 0, kT0);
+  CHECK(l.rateAllowance() == 9000);
+  CHECK(l.pendingAllowance() == 10000);
+  // The peer holds messages: it is reserved at least an equal share.
+  l.reportPeerCounts(2, 1000, 2000, kT0 + seconds(1), true);
+  l.evaluate(0, 0, kT0 + seconds(1));
+  CHECK(l.rateAllowance() == 5000);
+  CHECK(l.pendingAllowance() == 6000);
+  // A wanting peer already above its share keeps what it uses until it yields.
+  l.reportPeerCounts(2, 8000, 9000, kT0 + seconds(2), true);
+  l.evaluate(0, 0, kT0 + seconds(2));
+  CHECK(l.rateAllowance() == 2000);
+  CHECK(l.pendingAllowance() == 3000);
+  // Never below zero.
+  l.reportPeerCounts(2, 20000, 20000, kT0 + seconds(3));
+  l.evaluate(0, 0, kT0 + seconds(3));
+  CHECK(l.rateAllowance() == 0);
+}
+
+TEST_CASE("Three wanting nodes each get a third", "[throttle][list]") {
+  EgressThrottleList l(exchangedList());
+  l.addPeer(2);
+  l.addPeer(3);
+  l.reportPeerCounts(2, 0, 0, kT0, true);
+  l.reportPeerCounts(3, 0, 0, kT0, true);
+  l.evaluate(0, 0, kT0);
+  CHECK(l.rateAllowance() == Approx(10000.0 / 3));
+  CHECK(l.pendingAllowance() == Approx(4000));
+}
+
+TEST_CASE("A lost peer is not reserved a share: this node keeps to the reduced maximum",
+          "[throttle][list]") {
+  EgressThrottleList l(exchangedList());
+  l.addPeer(2);
+  l.reportPeerCounts(2, 4000, 0, kT0, true);
+  l.evaluate(0, 0, kT0 + seconds(2));
+  CHECK(l.rateAllowance() == 5000);
+}
+
+TEST_CASE("A negative or NaN rate reported counts as nothing", "[throttle][list]") {
+  EgressThrottleList l(exchangedList());
+  l.addPeer(2);
+  l.reportPeerCounts(2, -5, 0, kT0);
+  l.evaluate(0, 0, kT0);
+  CHECK(l.emr() == 0);
+  l.reportPeerCounts(2, std::nan(""), 0, kT0);
+  l.evaluate(0, 0, kT0);
+  CHECK(l.emr() == 0);
 }
 
 }  // namespace npac::dispatch
