@@ -12,6 +12,8 @@
 // Threading: pure function of an immutable snapshot.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string_view>
 
 #include "tunables/catalogue.h"
@@ -24,5 +26,11 @@ bool isThrottleLevel(TunableId id);
 
 // kInconsistent with the broken rule named, else ok. `spid` "" checks the global values.
 Status checkThrottleLevels(const TunableSnapshot& snapshot, std::string_view spid);
+
+// The same rule over plain values (a provisioned throttle group's levels, db/
+// throttle_group_store.h): the fields are named `prefix` + "onset_1"..., and `suffix`
+// ends each message (" (provider 0001)").
+Status checkLevelPercentages(const std::array<std::int64_t, 3>& onset, const std::array<std::int64_t, 3>& abatement,
+                             std::string_view prefix, std::string_view suffix);
 
 }  // namespace npac::tunables
