@@ -97,6 +97,10 @@ struct CoreFixture : ProviderCore::Host {
   void wakeDelivery(const std::string& spid) override { wakes.insert(spid); }
   void wakeDeliveryAfter(const std::string& spid, as::Duration) override { delayed.insert(spid); }
   bool mayDeliver(const std::string&) const override { return may_deliver; }
+  const ThrottleGroups* groups = nullptr;  // the provisioned throttle groups, if a test has some
+  std::shared_ptr<ThrottleGroup> throttleGroupOf(const std::string& spid) const override {
+    return groups != nullptr ? groups->groupOf(spid) : nullptr;
+  }
 
   void set(const std::string& name, const std::string& spid, const std::string& value) {
     auto status = registry->set(name, spid, value, "test");
@@ -492,4 +496,104 @@ TEST_CASE("A message whose derived invoke id is taken by a heartbeat gets anothe
   REQUIRE(link.sent.size() == 4);
   std::set<std::int32_t> used{heartbeat};
   for (std::size_t i = 1; i < 4; ++i) CHECK(used.insert(invokeIdOf(link.sent[i].first)).second);
+}
+
+// ---- a provisioned throttle group (DSR "Egress Throttle Groups", throttle_groups.h) ----
+
+namespace {
+
+db::ThrottleGroupDefinition bureau(std::int64_t max_rate, std::int64_t max_pending) {
+  db::ThrottleGroupDefinition g;
+  g.name = "bureau";
+  g.members = {"0001", "0002"};
+  g.max_rate = max_rate;
+  g.max_pending = max_pending;
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("A throttle group holds its members' sum to max_rate, not each provider's own") {
+  CoreFixture f;
+  ThrottleGroups groups(f.clock, "a");
+  groups.apply({bureau(20, 0)});
+  f.groups = &groups;
+  RecordingLink& one = f.bind("0001", 1, kAll);
+  RecordingLink& two = f.bind("0002", 2, kAll);
+  f.submit("0001", F::kNotifications, 60);
+  f.submit("0002", F::kNotifications, 60);
+  std::vector<std::pair<std::int64_t, std::size_t>> sends;  // ms, both providers' count at that step
+  for (std::int64_t ms = 0; ms <= 8'000; ms += 50) {
+    const std::size_t before = one.sent.size() + two.sent.size();
+    for (const char* spid : {"0001", "0002"}) f.cores[spid]->deliver();  // the host's delayed wake-ups
+    for (auto* link : {&one, &two}) {
+      for (auto& [pdu, tag] : link->sent) {
+        const db::AssociationId id = link == &one ? 1 : 2;
+        f.cores[f.owner[id]]->onAnswer(id, resultFor(invokeIdOf(pdu)));
+      }
+    }
+    f.run();
+    const std::size_t after = one.sent.size() + two.sent.size();
+    if (after > before) sends.emplace_back(ms, after - before);
+    f.clock.advance(50ms);
+  }
+  // 8 s at 20/s: about 160 of the 120 could have left — all did, never above 20 a second.
+  CHECK(one.sent.size() + two.sent.size() == 120);
+  CHECK(one.sent.size() >= 40);  // both members had their turn
+  CHECK(two.sent.size() >= 40);
+  for (const auto& [at, n] : sends) {
+    std::size_t in_window = 0;
+    for (const auto& [other, m] : sends) {
+      if (other >= at && other < at + 1000) in_window += m;
+    }
+    CHECK(in_window <= 20);
+  }
+}
+
+TEST_CASE("A member held by its group waits as throttled, naming the group and its level") {
+  CoreFixture f;
+  ThrottleGroups groups(f.clock, "a");
+  groups.apply({bureau(0, 2)});
+  f.groups = &groups;
+  RecordingLink& one = f.bind("0001", 1, kAll);
+  f.submit("0001", F::kNotifications, 5);
+  f.run();
+  CHECK(one.sent.size() == 2);  // max_pending 2: the others are held, still queued
+  CHECK(f.cores["0001"]->waitReason(F::kNotifications) == WaitReason::kThrottled);
+  const ProviderQueueView view = f.cores["0001"]->view();
+  CHECK(view.throttle_group == "bureau");
+  CHECK(view.throttle_group_level >= 1);
+  CHECK(view.throttle_level == view.throttle_group_level);
+  CHECK(view.throttle_detail.find("throttle group bureau level") != std::string::npos);
+  CHECK(view.throttle_detail.find("pending 2/2") != std::string::npos);
+  CHECK(f.delayed.count("0001") == 1);  // tried again shortly, never dropped
+  // Answers free the pending slots: the held messages leave.
+  for (int round = 0; round < 5 && one.sent.size() < 5; ++round) {
+    for (std::size_t i = 0; i < one.sent.size(); ++i) f.cores["0001"]->onAnswer(1, resultFor(invokeIdOf(one.sent[i].first)));
+    f.clock.advance(2500ms);  // past min_abatement_time
+    f.cores["0001"]->deliver();
+  }
+  CHECK(one.sent.size() == 5);
+}
+
+TEST_CASE("Answers to a member's own requests are never held by its group") {
+  CoreFixture f;
+  ThrottleGroups groups(f.clock, "a");
+  groups.apply({bureau(0, 1)});
+  f.groups = &groups;
+  RecordingLink& one = f.bind("0001", 1, kAll);
+  f.submit("0001", F::kNotifications, 3);
+  f.run();
+  REQUIRE(one.sent.size() == 1);  // the group's one pending slot is taken
+  db::NewMessage answer{"0001", 1u << static_cast<unsigned>(F::kNotifications), kResponsePriority,
+                        encodeInboundResponse(InboundRequest{1, "0001", 1, 0, "", 77}, InboundResponse{})};
+  answer.kind = db::MessageKind::kResponse;
+  auto ids = db::OutboundQueue(*f.db).appendBatch({answer}, f.clock.wallMs());
+  REQUIRE(ids.isOk());
+  f.cores["0001"]->onSubmitted(ids.value());
+  f.run();
+  REQUIRE(one.sent.size() == 2);
+  auto apdu = cmip::decodeRoseApdu(one.sent[1].first);
+  REQUIRE(apdu.isOk());
+  CHECK(std::holds_alternative<cmip::RoseReturnResult>(apdu.value()));
 }

@@ -118,6 +118,9 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   // (provider_leases.h, docs/OPERATIONS.md "Two sites"). Before io runs.
   void setNode(const std::string& node);
   const ProviderLeases& leases() const { return leases_; }
+  // The provisioned egress throttle groups (throttle_groups.h), shared by every core
+  // thread; none by default. Before io runs.
+  void setThrottleGroups(const ThrottleGroups* groups) { throttle_groups_ = groups; }
 
   // Sharding (npacd --threads N, core_shards.h). joinShards() before io runs: this
   // manager is core thread `index` of `shards`.
@@ -166,6 +169,9 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   void deliverDue();
   void wakeDeliveryAfter(const std::string& spid, associations::Duration delay) override;
   bool mayDeliver(const std::string& spid) const override { return leases_.valid(spid); }
+  std::shared_ptr<ThrottleGroup> throttleGroupOf(const std::string& spid) const override {
+    return throttle_groups_ != nullptr ? throttle_groups_->groupOf(spid) : nullptr;
+  }
 
   // Leases (tick): renew what is due, release those of providers with no association
   // here, abort the providers whose lease another node took.
@@ -225,6 +231,7 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   const CoreClock& clock_;
   DeliveryStore store_;
   ProviderLeases leases_;
+  const ThrottleGroups* throttle_groups_ = nullptr;  // setThrottleGroups
   RetentionPurge purge_;
   associations::BindGate gate_;
   Listener listener_;

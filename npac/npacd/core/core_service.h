@@ -149,7 +149,7 @@ enum class WaitReason : std::uint8_t {
   kAllCongested,              // each one that has them is at congestion_window
   kSilent,                    // each one that has them is silent past response_timeout
   kRecovering,                // recovery mode: the provider asked to be sent nothing new
-  kThrottled,                 // throttle_max_rate / throttle_max_pending (DSR ETG)
+  kThrottled,                 // throttle_* tunables, or the provider's throttle group (DSR ETG/ETL)
   kReleasing,                 // SRR off, provider disabled or npacd stopping
   kStorageUnavailable,        // the database does not take the writes delivery needs
   kLeaseNotValid,             // this node's lease on the provider is not renewed (two sites)
@@ -170,6 +170,10 @@ struct ProviderQueueView {
   std::vector<FunctionWait> waits;  // only functions with messages waiting
   int throttle_level = 0;           // 0 none, 1..3 the egress throttle level in force
   std::string throttle_detail;      // e.g. "rate 21/20 msg/s", "" when level 0
+  // The provisioned throttle group the provider is a member of ("" none), and the level
+  // it holds the provider's messages with (0: it does not hold them now).
+  std::string throttle_group;
+  int throttle_group_level = 0;
   bool storage_ok = true;
   struct AssociationLoad {
     db::AssociationId id = 0;

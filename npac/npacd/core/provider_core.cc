@@ -182,6 +182,7 @@ void ProviderCore::onAnswer(db::AssociationId id, const cmip::RoseApdu& apdu) {
   auto message = egress_->onResponse(*answered, static_cast<as::AssociationId>(id), now);
   if (message) {
     if (throttle_) throttle_->onTransactionEnded(now);
+    if (group_) group_->notePending(spid_, egress_->outstanding().size());
     if (counters_) {
       // From the latest send: a retransmission's round trip is its own (X.880 gives a
       // request one invoke id, so the answer cannot say which send it answers).
@@ -241,6 +242,7 @@ void ProviderCore::move(const as::Transmission& t) {
 
 void ProviderCore::tick() {
   const as::TimePoint now = clock_.now();
+  refreshGroup();  // losses and timeouts changed the pending count too
   heartbeats(now);
   as::TimerOutcome outcome = egress_->onTimer(now);
   for (as::AssociationId id : outcome.silenced) {
@@ -414,7 +416,15 @@ ProviderQueueView ProviderCore::view() {
   } else {
     view.storage_ok = false;
   }
-  if (throttle_) {
+  if (group_) {
+    // The provider's throttle group (DSR ETG/ETL): its level while it holds the messages.
+    view.throttle_group = group_->name();
+    view.throttle_group_level = throttled_ ? group_level_ : 0;
+  }
+  if (view.throttle_group_level > 0) {
+    view.throttle_level = view.throttle_group_level;
+    view.throttle_detail = group_->detail(clock_.now());
+  } else if (throttle_) {
     const as::TimePoint now = clock_.now();
     const int level = throttle_->evaluate(now);
     view.throttle_level = throttled_ ? std::max(level, 1) : level;

@@ -42,6 +42,7 @@
 #include "npac/npacd/core/core_metrics.h"
 #include "npac/npacd/core/core_service.h"
 #include "npac/npacd/core/delivery_store.h"
+#include "npac/npacd/core/throttle_groups.h"
 #include "tunables/registry.h"
 
 namespace npac::npacd {
@@ -69,6 +70,11 @@ class ProviderCore {
     // Whether this node may send `spid` anything from the queue now: it holds the
     // provider's lease and renewed it recently (provider_leases.h).
     virtual bool mayDeliver(const std::string& spid) const = 0;
+    // The provisioned throttle group `spid` is a member of (throttle_groups.h), or none.
+    virtual std::shared_ptr<ThrottleGroup> throttleGroupOf(const std::string& spid) const {
+      (void)spid;
+      return nullptr;
+    }
   };
 
   ProviderCore(std::string spid, const CoreClock& clock, tunables::TunableRegistry& registry,
@@ -130,6 +136,7 @@ class ProviderCore {
     bool decided = false;                     // rows were read (else nothing follows)
     std::optional<db::AssociationId> failed;  // a PDU its association refused: abort it
     bool throttled = false;                   // stopped by the egress throttle
+    int group_level = 0;                      // held by the provider's throttle group (1..3)
     bool again = false;                       // a full batch left: more may be queued
   };
   Round decideRound();
@@ -195,6 +202,9 @@ class ProviderCore {
   void commitAndRelease();
   void releaseOutgoing();
   bool throttleAdmits(associations::TimePoint now);
+  // The provider's throttle group, read again from the host (its definition may change),
+  // and told this provider's outstanding requests.
+  void refreshGroup();
   void buildThrottle();
   void heartbeats(associations::TimePoint now);
   std::uint32_t usableFunctions() const;
@@ -226,6 +236,10 @@ class ProviderCore {
   std::int64_t pace_slot_ = -1;      // the 1/10-s slot of the latest push
   std::uint32_t pace_in_slot_ = 0;   // pushes in that slot
   bool throttled_ = false;           // the last delivery stopped for throttling
+  // The provisioned throttle group this provider is a member of (throttle_groups.h), and
+  // the level it held the last delivery with (0: it did not hold it).
+  std::shared_ptr<ThrottleGroup> group_;
+  int group_level_ = 0;
   bool wake_armed_ = false;
   // Metrics; none while counting is off. What each confirmed request in flight is.
   std::unique_ptr<ProviderCounters> counters_ = std::make_unique<ProviderCounters>();

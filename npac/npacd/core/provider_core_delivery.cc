@@ -163,6 +163,14 @@ void ProviderCore::buildThrottle() {
   throttle_.emplace(config);
 }
 
+void ProviderCore::refreshGroup() {
+  std::shared_ptr<ThrottleGroup> group = host_.throttleGroupOf(spid_);
+  if (group_ && group_ != group) group_->notePending(spid_, 0);  // left it, or it was replaced
+  group_ = std::move(group);
+  if (!group_) group_level_ = 0;
+  if (group_) group_->notePending(spid_, egress_->outstanding().size());
+}
+
 bool ProviderCore::throttleAdmits(as::TimePoint now) {
   if (!throttle_) return true;
   if (throttle_->evaluate(now) > 0) return false;  // a level is in force: pushes are held
@@ -197,6 +205,7 @@ ProviderCore::Round ProviderCore::decideRound() {
   if (links_.empty() || !store_.healthy() || !host_.mayDeliver(spid_)) return round;
   const std::uint32_t functions = usableFunctions();
   if (functions == 0) return round;
+  refreshGroup();
   // Free congestion-window slots of the usable associations: at most that many requests
   // can leave now, so no more rows are read (an answer schedules the next round).
   std::size_t capacity = 0;
@@ -217,15 +226,25 @@ ProviderCore::Round ProviderCore::decideRound() {
   // A function whose oldest row could not be placed holds back only its own later rows.
   std::uint32_t blocked = 0;
   bool throttled = false;
+  int group_level = 0;
   bool placed_any = false;
   for (const db::QueuedMessage& row : *batch) {
     const Facts facts = factsOf(row);
     const as::AssociationFunction function = routingFunction(row.function_mask);
     const std::uint32_t bit = 1u << static_cast<unsigned>(function);
     if (blocked & bit) continue;
+    // Answers to the provider's own requests are never held. Its own throttle first, then
+    // its throttle group's (what every node sends the group's members together).
     if (!facts.response && (throttled || !throttleAdmits(now))) {
-      throttled = true;  // answers to the provider's own requests are never held
+      throttled = true;
       continue;
+    }
+    if (!facts.response && group_) {
+      if (const int level = group_->mayAdmit(now); level > 0) {
+        throttled = true;
+        group_level = level;
+        continue;
+      }
     }
     as::OutboundMessage out;
     out.id = static_cast<as::MessageId>(row.id);
@@ -243,6 +262,7 @@ ProviderCore::Round ProviderCore::decideRound() {
       throttle_->onSent(now, facts.confirmed);
       ++pace_in_slot_;
     }
+    if (group_ && !facts.response) group_->onSent(spid_, egress_->outstanding().size(), now);
     placed_any = true;
     const Written written = write(t, row, facts);
     if (counters_) {
@@ -268,6 +288,7 @@ ProviderCore::Round ProviderCore::decideRound() {
   // caller commits (DeliveryStore::flush) before finishRound() releases them.
   round.failed = failed;
   round.throttled = throttled;
+  round.group_level = group_level;
   round.again = placed_any && batch->size() == limit;
   return round;
 }
@@ -276,6 +297,7 @@ void ProviderCore::finishRound(const Round& round) {
   releaseOutgoing();
   if (!round.decided) return;
   throttled_ = round.throttled;
+  group_level_ = round.group_level;
   if (round.failed) {
     abort(*round.failed, "a PDU could not be written");
     return;
