@@ -38,6 +38,7 @@
 #include "npac/npacd/logging.h"
 #include "npac/npacd/node_notifications.h"
 #include "npac/npacd/systemd_notify.h"
+#include "npac/npacd/core/throttle_exchange.h"
 #include "npac/version.h"
 #include "npac/npacd/initial_token.h"
 #include "npac/npacd/npac_keys.h"
@@ -254,6 +255,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "npacd: cannot requeue interrupted messages: %s\n", recovered.toString().c_str());
     return 2;
   }
+  // Provisioned egress throttle groups (docs/OPERATIONS.md "Egress throttling"): read, and
+  // counts exchanged with the other nodes, through the database on a thread of its own.
+  npacd::ThrottleGroups throttle_groups(core_clock, config.node);
+  auto exchange = npacd::ThrottleExchange::start(openOrExit(config.db_path, open_options), throttle_groups);
+  if (!exchange.isOk()) {
+    std::fprintf(stderr, "npacd: cannot read the throttle groups: %s\n", exchange.status().toString().c_str());
+    return 2;
+  }
+  manager->setThrottleGroups(&throttle_groups);
   // --threads N: core threads 1..N-1, each with its own io_context, connections and
   // AssociationManager; thread 0 (this one) keeps the listener (core/core_shards.h).
   struct ExtraCore {
@@ -274,6 +284,7 @@ int main(int argc, char** argv) {
                                                                    **writer, *registry, core_clock);
       extra->manager->setCounting(command_line.metrics == "on");
       extra->manager->setNode(config.node);
+      extra->manager->setThrottleGroups(&throttle_groups);
       managers.push_back(extra->manager.get());
       extra_cores.push_back(std::move(extra));
     }
@@ -331,6 +342,7 @@ int main(int argc, char** argv) {
   }
   (*admin)->attachQueueWriter(writer.value().get());
   (*admin)->attachCheckpointer(checkpointer.get());
+  (*admin)->attachThrottleGroups(&throttle_groups);
 
   // Two sites (node_notifications.h): a message submitted on another node, or an
   // operator's change made there, reaches this node through PostgreSQL's NOTIFY.
@@ -413,6 +425,7 @@ int main(int argc, char** argv) {
   core_io.run();
   notifier.stopWatchdog();
   if (notifications) notifications->stop();
+  (*exchange)->stop();  // this node's counts leave the other nodes' lists
   extra_work.clear();
   for (auto& extra : extra_cores) {
     extra->io.stop();

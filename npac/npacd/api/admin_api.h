@@ -60,12 +60,14 @@
 
 namespace npac::db {
 class WalCheckpointer;
+struct ThrottleGroupDefinition;
 }  // namespace npac::db
 
 namespace npac::npacd {
 
 namespace http = boost::beast::http;
 struct ApiRequest;        // admin_api_request.h
+class ThrottleGroups;     // core/throttle_groups.h
 class EventFeed;          // event_routes.cc
 struct EventSnapshot;     // event_routes.cc
 struct MetricsRendering;  // metrics_routes.cc
@@ -100,6 +102,10 @@ class AdminApi {
   void attachQueueWriter(const db::QueueWriter* writer) { writer_ = writer; }
   // The WAL checkpointer whose checkpoints GET /metrics shows; nullptr: none (PostgreSQL).
   void attachCheckpointer(const db::WalCheckpointer* checkpointer) { checkpointer_ = checkpointer; }
+  // The throttle groups in force (core/throttle_groups.h): their live state in the
+  // throttle-group routes and /metrics, and a reload after each change. None: the routes
+  // show definitions only.
+  void attachThrottleGroups(const ThrottleGroups* groups) { throttle_groups_ = groups; }
   std::uint16_t port() const { return server_->port(); }
   // Ends every event stream (GET /v1/events), then closes the server and its sessions.
   void stop();
@@ -203,6 +209,15 @@ class AdminApi {
   // streamed (database_backup.h); one at a time.
   void backupDatabase(ApiRequest& r, Responder& respond);
 
+  // throttle_group_routes.cc: provisioned egress throttle groups (DSR ETG/ETL)
+  HttpResponse addThrottleGroup(ApiRequest& r);
+  HttpResponse listThrottleGroups(ApiRequest& r);
+  HttpResponse showThrottleGroup(ApiRequest& r, const std::string& name);
+  HttpResponse setThrottleGroup(ApiRequest& r, const std::string& name);
+  HttpResponse removeThrottleGroup(ApiRequest& r, const std::string& name);
+  // requireProvider for each member of `group`.
+  bool requireMembers(ApiRequest& r, const db::ThrottleGroupDefinition& group, HttpResponse* error);
+
   // token_routes.cc: the admin API's bearer tokens (db/token_store.h)
   HttpResponse createToken(ApiRequest& r);
   HttpResponse listTokens(ApiRequest& r);
@@ -234,6 +249,7 @@ class AdminApi {
   AccessControl access_;
   const db::QueueWriter* writer_ = nullptr;
   const db::WalCheckpointer* checkpointer_ = nullptr;
+  const ThrottleGroups* throttle_groups_ = nullptr;
   const db::TimeMs started_at_ = clock_();  // npacd_process_start_time_seconds
   std::unordered_map<EventFeed*, std::shared_ptr<EventFeed>> feeds_;  // open event streams
   // What every event stream publishes, built at most once per kMinEventInterval for all

@@ -82,6 +82,9 @@ void AdminApi::messageStatus(ApiRequest&, const std::string& id_text, Responder&
     boost::asio::post(*io, [answer = std::move(answer), out = std::move(out), view = std::move(view), function]() mutable {
       std::optional<std::string> reason = waitReasonFor(view.isOk() ? &view.value() : nullptr, function);
       out["wait_reason"] = reason ? json(*reason) : json(nullptr);
+      // Held by a throttle: which one and at what level (the provider's throttle group,
+      // or its own throttle_* tunables).
+      if (reason && *reason == "throttled") out["throttle"] = throttleJson(view.value());
       answer(jsonResponse(http::status::ok, out));
     });
   });

@@ -53,6 +53,59 @@ void renderQueue(MetricsText& m, const MetricsInputs& in) {
   }
 }
 
+// DSR "Egress Throttle Lists": each provisioned group's level, effective maxima (reduced
+// per unreachable peer node), the aggregate and this node's share, and per node of the
+// list its last reported rate and pending count with the report's age.
+void renderThrottleGroups(MetricsText& m, const std::vector<ThrottleGroup::View>& groups) {
+  if (groups.empty()) return;
+  const auto gauge = [&](const char* name, const char* help, auto value) {
+    m.family(name, help, MetricType::kGauge);
+    for (const ThrottleGroup::View& g : groups) m.sample(name, {{"group", g.definition.name}}, static_cast<double>(value(g)));
+  };
+  using V = ThrottleGroup::View;
+  gauge("npacd_throttle_group_level", "Congestion level of the throttle group, from the aggregate of every node (0..3).",
+        [](const V& g) { return g.level; });
+  gauge("npacd_throttle_group_max_rate",
+        "Effective EMR maximum of the throttle group in msg/s: max_rate less peer_loss_reduction_percent per "
+        "unreachable peer node; 0 when the rate is not limited.",
+        [](const V& g) { return g.max_rate; });
+  gauge("npacd_throttle_group_max_pending", "Effective EPT maximum of the throttle group; 0 when not limited.",
+        [](const V& g) { return g.max_pending; });
+  gauge("npacd_throttle_group_rate", "Aggregate egress rate to the group's members (this node and every reachable peer), msg/s.",
+        [](const V& g) { return g.rate; });
+  gauge("npacd_throttle_group_pending", "Aggregate pending requests to the group's members.",
+        [](const V& g) { return g.pending; });
+  gauge("npacd_throttle_group_rate_share", "This node's share of the effective EMR maximum, msg/s.",
+        [](const V& g) { return g.rate_share; });
+  gauge("npacd_throttle_group_peers_unreachable", "Peer nodes of the group's list whose counts are older than the stale bound.",
+        [](const V& g) { return g.unreachable.size(); });
+  m.family("npacd_throttle_group_holds_total",
+           "Delivery rounds of a member held by the group on this node (messages stay queued).", MetricType::kCounter);
+  for (const V& g : groups) m.sample("npacd_throttle_group_holds_total", {{"group", g.definition.name}}, static_cast<double>(g.held));
+  m.family("npacd_throttle_group_admitted_total", "Messages to the group's members this node let leave.",
+           MetricType::kCounter);
+  for (const V& g : groups) {
+    m.sample("npacd_throttle_group_admitted_total", {{"group", g.definition.name}}, static_cast<double>(g.admitted));
+  }
+  const auto per_node = [&](const char* name, const char* help, auto value) {
+    m.family(name, help, MetricType::kGauge);
+    for (const V& g : groups) {
+      for (const ThrottleGroup::NodeShare& n : g.nodes) {
+        m.sample(name, {{"group", g.definition.name}, {"node", n.node}}, static_cast<double>(value(n)));
+      }
+    }
+  };
+  using N = ThrottleGroup::NodeShare;
+  per_node("npacd_throttle_group_node_rate", "Egress rate to the group's members each node last reported, msg/s.",
+           [](const N& n) { return n.rate; });
+  per_node("npacd_throttle_group_node_pending", "Pending requests to the group's members each node last reported.",
+           [](const N& n) { return n.pending; });
+  per_node("npacd_throttle_group_node_report_age_seconds", "Age of each node's last report (0 for this node).",
+           [](const N& n) { return n.age_seconds; });
+  per_node("npacd_throttle_group_node_reachable", "1 while the node's counts are counted, 0 while its link is lost.",
+           [](const N& n) { return n.counted ? 1 : 0; });
+}
+
 void renderWriter(MetricsText& m, const db::QueueWriter::Metrics& w) {
   m.family("npacd_queue_writer_backlog_messages",
            "Messages submitted to the QueueWriter and not yet in a committing batch.", MetricType::kGauge);
@@ -304,6 +357,7 @@ std::string renderMetrics(const MetricsInputs& in) {
   m.family("npacd_storage_failures", "Storage failures reported since the database was last writable.",
            MetricType::kGauge);
   m.sample("npacd_storage_failures", {}, static_cast<double>(in.storage_failures));
+  renderThrottleGroups(m, in.throttle_groups);
   m.family("npacd_core_up", "1 when the association core answered this scrape.", MetricType::kGauge);
   m.sample("npacd_core_up", {}, in.core != nullptr ? 1 : 0);
   if (!in.api_refusals.empty()) {

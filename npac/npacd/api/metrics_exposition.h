@@ -24,6 +24,7 @@
 #include "db/wal_checkpointer.h"
 #include "npac/npacd/api/tls_context.h"
 #include "npac/npacd/core/core_metrics.h"
+#include "npac/npacd/core/throttle_groups.h"
 
 namespace npac::npacd {
 
@@ -46,6 +47,8 @@ struct MetricsInputs {
   std::vector<std::pair<std::string, std::uint64_t>> api_refusals;
   // Admin API connections npacd closed itself, by reason (idle-for-room, slow-stream).
   std::vector<std::pair<std::string, std::uint64_t>> api_connections_closed;
+  // The provisioned throttle groups as this node sees them (core/throttle_groups.h).
+  std::vector<ThrottleGroup::View> throttle_groups;
   // The admin API's TLS certificate (tls_context.h); nullopt in plain HTTP.
   std::optional<CertificateValidity> api_certificate;
 };

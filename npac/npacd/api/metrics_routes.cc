@@ -22,6 +22,7 @@
 #include "db/storage_health.h"
 #include "npac/npacd/api/admin_api.h"
 #include "npac/npacd/api/metrics_exposition.h"
+#include "npac/npacd/core/throttle_groups.h"
 #include "npac/npacd/api/request.h"
 
 namespace npac::npacd {
@@ -99,6 +100,9 @@ void AdminApi::metrics(ApiRequest& r, Responder& respond) {
   in->api_connections_closed = {{"idle-for-room", http_counters.closed_idle_for_room},
                                 {"slow-stream", http_counters.streams_closed_slow}};
   if (api_certificate_) in->api_certificate = *api_certificate_;
+  if (throttle_groups_ != nullptr) {
+    for (const auto& group : throttle_groups_->all()) in->throttle_groups.push_back(group->view(throttle_groups_->clock().now()));
+  }
   // The queue counts: while storage fails they are left out (an unreadable file answers
   // nothing true), and npacd_storage_writable says why.
   db::ProviderStore providers(db_);

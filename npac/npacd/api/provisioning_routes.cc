@@ -10,6 +10,7 @@
 #include "db/provider_store.h"
 #include "db/transaction.h"
 #include "npac/npacd/api/admin_api.h"
+#include "npac/npacd/api/audited.h"
 #include "npac/npacd/api/request.h"
 #include "npac/npacd/api/json.h"
 
@@ -18,20 +19,6 @@ namespace npac::npacd {
 using nlohmann::json;
 
 namespace {
-
-// Runs `change` and appends `entry` in one transaction: both or neither.
-template <typename Change>
-db::Status audited(db::Database& db, db::AuditEntry entry, Change change) {
-  db::Transaction tx(db);
-  db::Status status = tx.begin();
-  if (!status.isOk()) return status;
-  status = change();
-  if (!status.isOk()) return status;  // the transaction rolls back
-  db::AuditStore audit(db);
-  db::Result<std::int64_t> id = audit.append(entry);
-  if (!id.isOk()) return id.status();
-  return tx.commit();
-}
 
 std::string stringField(const json& body, const char* name) {
   return body.contains(name) && body[name].is_string() ? body[name].get<std::string>() : "";

@@ -91,11 +91,17 @@ json queueViewJson(const std::string& spid, const db::QueueSummary& summary, con
           {{"id", a.id}, {"outstanding", a.outstanding}, {"congested", a.congested}, {"silent", a.silent}});
     }
   }
-  out["throttle"] = live != nullptr ? json{{"level", live->throttle_level}, {"detail", live->throttle_detail}}
-                                    : json(nullptr);
+  out["throttle"] = live != nullptr ? throttleJson(*live) : json(nullptr);
   out["storage_ok"] = live != nullptr ? json(live->storage_ok) : json(nullptr);
   out["associations"] = associations;
   return out;
+}
+
+json throttleJson(const ProviderQueueView& live) {
+  return {{"level", live.throttle_level},
+          {"detail", live.throttle_detail},
+          {"group", live.throttle_group.empty() ? json(nullptr) : json(live.throttle_group)},
+          {"group_level", live.throttle_group_level}};
 }
 
 }  // namespace npac::npacd
