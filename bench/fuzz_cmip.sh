@@ -9,6 +9,7 @@
 #   BATCH_SECONDS=60 bench/fuzz_cmip.sh     run fuzz_pdu_batch (POST /v1/pdu-batches' body) that long (default 0)
 #   DB_URL_SECONDS=60 bench/fuzz_cmip.sh    run fuzz_db_url (--db URL redaction, SQL placeholders) that long (default 0)
 #   NOTIFY_SECONDS=60 bench/fuzz_cmip.sh    run fuzz_notification (LISTEN channel and payload) that long (default 0)
+#   THROTTLE_SECONDS=60 bench/fuzz_cmip.sh  run fuzz_throttle_exchange (other nodes' throttle reports, throttle-group body) that long (default 0)
 # Prints executions and crashes per target; exits non-zero if any crash was found.
 set -euo pipefail
 SECONDS_TOTAL=${1:-300}
@@ -19,6 +20,7 @@ CONFIG_SECONDS=${CONFIG_SECONDS:-0}
 BATCH_SECONDS=${BATCH_SECONDS:-0}
 DB_URL_SECONDS=${DB_URL_SECONDS:-0}
 NOTIFY_SECONDS=${NOTIFY_SECONDS:-0}
+THROTTLE_SECONDS=${THROTTLE_SECONDS:-0}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${FUZZ_BUILD:-$ROOT/build-fuzz}
 CORPUS=$ROOT/fuzz-corpus
@@ -32,7 +34,8 @@ cmake --build "$BUILD" --target fuzz_upper_layers fuzz_ber fuzz_admin_api fuzz_c
   $([ "$CONFIG_SECONDS" -gt 0 ] && echo fuzz_config_file) \
   $([ "$BATCH_SECONDS" -gt 0 ] && echo fuzz_pdu_batch) \
   $([ "$DB_URL_SECONDS" -gt 0 ] && echo fuzz_db_url) \
-  $([ "$NOTIFY_SECONDS" -gt 0 ] && echo fuzz_notification) -j "$JOBS" >/dev/null
+  $([ "$NOTIFY_SECONDS" -gt 0 ] && echo fuzz_notification) \
+  $([ "$THROTTLE_SECONDS" -gt 0 ] && echo fuzz_throttle_exchange) -j "$JOBS" >/dev/null
 
 mkdir -p "$CORPUS/upper_layers" "$CORPUS/ber" "$CORPUS/admin_api" "$CORPUS/artifacts"
 "$BUILD/fuzz/fuzz_cmip_seeds" "$CORPUS/upper_layers" "$CORPUS/ber"
@@ -93,5 +96,15 @@ if [ "$NOTIFY_SECONDS" -gt 0 ]; then
   printf '\017npacd_submitted0001' >"$CORPUS/notification/seed-submitted"
   printf '\015npacd_changedprovider:0001' >"$CORPUS/notification/seed-provider"
   run fuzz_notification "$NOTIFY_SECONDS" "$CORPUS/notification"
+fi
+if [ "$THROTTLE_SECONDS" -gt 0 ]; then
+  mkdir -p "$CORPUS/throttle"
+  # Even first byte: reports (limits, then per exchange a count of reports and their fields);
+  # odd: a throttle-group body.
+  printf '\000\377\020\062\002\001\001a\000\100\100\000\000\000\000\000\000\000\000\000\000\000\000\000\000\012\001\000\000\000\000\000\000\000\000\005' \
+    >"$CORPUS/throttle/seed-report"
+  printf '\001{"name":"bureau-a","members":["0001","0002"],"max_rate":10000,"max_pending":12000,"onset_1":80,"abatement_1":60,"onset_2":100,"abatement_2":70,"min_abatement_time":"2s","peer_loss_reduction_percent":50}' \
+    >"$CORPUS/throttle/seed-body"
+  run fuzz_throttle_exchange "$THROTTLE_SECONDS" "$CORPUS/throttle"
 fi
 exit $status
