@@ -5,6 +5,7 @@
 
 #include <libpq-fe.h>
 
+#include <limits>
 #include <map>
 #include <set>
 #include <thread>
@@ -554,6 +555,34 @@ TEST_CASE("Binary arrays reach PostgreSQL element for element, NULLs, zero bytes
   }
   CHECK(got == numbers);
   CHECK(values == std::vector<std::string>{"o'quote\"d", "NULL", "", "é"});
+}
+
+TEST_CASE("Doubles bound as parameters and as a binary float8 array read back exactly", "[postgres]") {
+  TempDir dir;
+  auto db = openScratch(dir);
+  REQUIRE(db->execute("CREATE TABLE d(k BIGINT PRIMARY KEY, x DOUBLE PRECISION)").isOk());
+  const std::vector<double> values{0.1, -2.5e-300, 1.7976931348623157e308, 0.0, 12.5,
+                                   std::numeric_limits<double>::infinity()};
+  PostgresArray keys(PostgresArray::Type::kInt8), doubles(PostgresArray::Type::kFloat8);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    keys.addInt64(static_cast<std::int64_t>(i));
+    doubles.addDouble(values[i]);
+  }
+  Result<Statement> insert =
+      db->prepare("INSERT INTO d(k, x) SELECT * FROM unnest(CAST(? AS bigint[]), CAST(? AS float8[]))");
+  REQUIRE(insert.isOk());
+  insert->bindBlob(0, keys.encoded()).bindBlob(1, doubles.encoded());
+  REQUIRE(insert->run().isOk());
+  Result<Statement> one = db->prepare("INSERT INTO d(k, x) VALUES(?, ?)");
+  REQUIRE(one.isOk());
+  one->bindInt64(0, 100).bindDouble(1, 0.30000000000000004);
+  REQUIRE(one->run().isOk());
+  Result<Statement> read = db->prepare("SELECT x FROM d ORDER BY k");
+  std::vector<double> got;
+  while (read->step().value()) got.push_back(read->columnDouble(0));
+  std::vector<double> expected = values;
+  expected.push_back(0.30000000000000004);
+  CHECK(got == expected);
 }
 
 TEST_CASE("A binary array of the wrong element type is refused by PostgreSQL, not misread", "[postgres]") {
