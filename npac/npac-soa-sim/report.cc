@@ -112,6 +112,7 @@ nlohmann::ordered_json RunReport::toJson() const {
            {"system_type", system_type},
            {"functions", functions},
            {"key_algorithm", key_algorithm},
+           {"started_at_unix_ms", started_at_unix_ms},
            {"stop_reason", stop_reason},
            {"goals_met", goals_met},
            {"exit_code", exit_code},

@@ -130,6 +130,9 @@ struct RunReport {
   std::string system_type;
   std::string functions;
   std::string key_algorithm;
+  // Wall-clock time the run started (each record's at_ms counts from it), so the
+  // arrivals of several runs can be laid on one time line.
+  int64_t started_at_unix_ms = 0;
   std::optional<uint64_t> expect;
   uint64_t send_requests = 0;
   std::vector<AssociationRecord> associations;

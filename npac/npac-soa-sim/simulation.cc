@@ -86,6 +86,7 @@ cmip::GeneralizedTime Simulation::departureTime() const {
 
 int Simulation::run() {
   started_ = std::chrono::steady_clock::now();
+  report_.started_at_unix_ms = nowMillis();
   first_sequence_ = options_.sequence ? *options_.sequence : timeBasedSequence(nowMillis());
   last_sequence_ = first_sequence_;
 

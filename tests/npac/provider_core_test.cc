@@ -585,10 +585,15 @@ TEST_CASE("Answers to a member's own requests are never held by its group") {
   f.submit("0001", F::kNotifications, 3);
   f.run();
   REQUIRE(one.sent.size() == 1);  // the group's one pending slot is taken
+  InboundRequest request;
+  request.spid = "0001";
+  request.association_id = 1;
+  request.invoke_id = 77;
   db::NewMessage answer{"0001", 1u << static_cast<unsigned>(F::kNotifications), kResponsePriority,
-                        encodeInboundResponse(InboundRequest{1, "0001", 1, 0, "", 77}, InboundResponse{})};
+                        encodeInboundResponse(request, InboundResponse{})};
   answer.kind = db::MessageKind::kResponse;
-  auto ids = db::OutboundQueue(*f.db).appendBatch({answer}, f.clock.wallMs());
+  const std::vector<db::NewMessage> rows{answer};
+  auto ids = db::OutboundQueue(*f.db).appendBatch(rows, f.clock.wallMs());
   REQUIRE(ids.isOk());
   f.cores["0001"]->onSubmitted(ids.value());
   f.run();

@@ -218,6 +218,39 @@ TEST_CASE("A removed group no longer holds its members") {
   CHECK(n.nodes[0]->groupOf("0002") == nullptr);
 }
 
+TEST_CASE("A group's onset_1 and abatement_1 set where level 1 starts and ends, held min_abatement_time") {
+  db::ThrottleGroupDefinition g = seedGroup();
+  g.max_rate = 0;
+  g.max_pending = 100;
+  g.onset = {50, 0, 0};
+  g.abatement = {30, 0, 0};
+  g.min_abatement_ms = 5000;
+  Nodes n(1, g);
+  ThrottleGroup& group = n.group(0);
+  group.notePending("0001", 50);
+  CHECK(group.mayAdmit(n.clock.now()) == 0);  // 50 % is not above onset_1 50 %
+  group.notePending("0001", 51);
+  CHECK(group.mayAdmit(n.clock.now()) == 1);  // above: level 1, held
+  group.notePending("0001", 29);
+  n.clock.advance(4900ms);
+  CHECK(group.mayAdmit(n.clock.now()) == 1);  // below abatement_1, but not 5 s yet
+  n.clock.advance(100ms);
+  CHECK(group.mayAdmit(n.clock.now()) == 0);
+  CHECK(n.view(0).level == 0);
+}
+
+TEST_CASE("A group's level 2 starts above onset_2") {
+  db::ThrottleGroupDefinition g = seedGroup();
+  g.max_rate = 0;
+  g.max_pending = 100;
+  g.onset = {50, 80, 0};
+  g.abatement = {30, 60, 0};
+  Nodes n(1, g);
+  n.group(0).notePending("0001", 81);
+  CHECK(n.group(0).mayAdmit(n.clock.now()) == 2);
+  CHECK(n.view(0).level == 2);
+}
+
 namespace {
 
 // Two or three nodes, each with more to send than the group allows, offering a message

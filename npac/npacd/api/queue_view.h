@@ -34,12 +34,12 @@ associations::AssociationFunction waitFunctionOf(std::uint32_t function_mask);
 // core holds nothing of that function back.
 std::optional<std::string> waitReasonFor(const ProviderQueueView* live, associations::AssociationFunction function);
 
-// The JSON of GET /v1/providers/{spid}/queue. `now` is the API's clock (the oldest queued
-// message's age is now - its created_at, never negative).
 // The "throttle" object of a live view: the level in force and why ("" when none), and the
 // provisioned throttle group the provider is a member of with the level it holds it at.
 nlohmann::json throttleJson(const ProviderQueueView& live);
 
+// The JSON of GET /v1/providers/{spid}/queue. `now` is the API's clock (the oldest queued
+// message's age is now - its created_at, never negative).
 nlohmann::json queueViewJson(const std::string& spid, const db::QueueSummary& summary,
                              const ProviderQueueView* live, db::TimeMs now);
 

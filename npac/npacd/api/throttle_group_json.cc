@@ -42,7 +42,8 @@ bool integerField(const json& body, const char* name, std::int64_t min, std::int
   }
   // An unsigned value above INT64_MAX reads as negative through get<int64_t>: refuse it first.
   if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
-    *error = bad(name, std::to_string(v.get<std::uint64_t>()) + " is above " + std::to_string(max));
+    *error = bad(name, std::to_string(v.get<std::uint64_t>()) + " is outside " + std::to_string(min) + ".." +
+                           std::to_string(max));
     return false;
   }
   const std::int64_t n = v.get<std::int64_t>();

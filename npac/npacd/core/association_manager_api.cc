@@ -220,6 +220,7 @@ void AssociationManager::queueView(std::string spid, QueueViewDone done) {
     ProviderQueueView view;  // never bound in this run: the API reports not-bound
     view.spid = spid;
     view.storage_ok = store_.healthy();
+    if (auto group = throttleGroupOf(spid)) view.throttle_group = group->name();
     done(std::move(view));
   });
 }

@@ -416,11 +416,10 @@ ProviderQueueView ProviderCore::view() {
   } else {
     view.storage_ok = false;
   }
-  if (group_) {
-    // The provider's throttle group (DSR ETG/ETL): its level while it holds the messages.
-    view.throttle_group = group_->name();
-    view.throttle_group_level = throttled_ ? group_level_ : 0;
-  }
+  // The provider's throttle group as provisioned now (DSR ETG/ETL), and its level while it
+  // holds the provider's messages.
+  if (auto group = host_.throttleGroupOf(spid_)) view.throttle_group = group->name();
+  if (group_) view.throttle_group_level = throttled_ ? group_level_ : 0;
   if (view.throttle_group_level > 0) {
     view.throttle_level = view.throttle_group_level;
     view.throttle_detail = group_->detail(clock_.now());
