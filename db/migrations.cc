@@ -67,6 +67,39 @@ CREATE TABLE delivery_late(
   PRIMARY KEY(spid, id));
 )sql";
 
+// Schema 13's tables (db/throttle_group_store.h): one text for both engines (BIGINT is an
+// integer column on SQLite, DOUBLE PRECISION a REAL one), for new files and the version-13
+// step. A group's members and reports go with it (ON DELETE CASCADE; foreign keys are
+// enforced on every SQLite connection, Database::configure).
+constexpr const char* kThrottleGroupsSchema = R"sql(
+CREATE TABLE throttle_groups(
+  name TEXT PRIMARY KEY NOT NULL,
+  max_rate BIGINT NOT NULL,
+  max_pending BIGINT NOT NULL,
+  onset_1 INTEGER NOT NULL,
+  abatement_1 INTEGER NOT NULL,
+  onset_2 INTEGER NOT NULL,
+  abatement_2 INTEGER NOT NULL,
+  onset_3 INTEGER NOT NULL,
+  abatement_3 INTEGER NOT NULL,
+  min_abatement_ms BIGINT NOT NULL,
+  peer_loss_reduction_percent INTEGER NOT NULL,
+  updated_at BIGINT NOT NULL,
+  updated_by TEXT NOT NULL);
+CREATE TABLE throttle_group_members(
+  spid TEXT PRIMARY KEY NOT NULL,
+  name TEXT NOT NULL REFERENCES throttle_groups(name) ON DELETE CASCADE);
+CREATE INDEX throttle_group_members_by_name ON throttle_group_members(name);
+CREATE TABLE throttle_reports(
+  name TEXT NOT NULL REFERENCES throttle_groups(name) ON DELETE CASCADE,
+  node TEXT NOT NULL,
+  rate DOUBLE PRECISION NOT NULL,
+  pending BIGINT NOT NULL,
+  wanting INTEGER NOT NULL CHECK(wanting IN (0, 1)),
+  at BIGINT NOT NULL,
+  PRIMARY KEY(name, node));
+)sql";
+
 // The whole schema at kCurrentSchemaVersion, for new files (with kSqliteDeliveryProgress). Every column and index
 // added by a migration step below must also appear here (tests/db/migrations_test.cc
 // compares an upgraded file with a new one).
@@ -608,6 +641,10 @@ Status climb(Database& db, int version, int target, const MigrationOptions& opti
     if (Status status = fillMarkNotes(db); !status) return status;
     version = 12;
   }
+  if (version == 12 && target > 12) {
+    if (Status status = db.executeScript(kThrottleGroupsSchema); !status) return status;
+    version = 13;
+  }
   if (version != target) {
     return Status::internal("migration ladder stopped at version " + std::to_string(version));
   }
@@ -664,7 +701,7 @@ Status migrateToCurrent(Database& db, const MigrationOptions& options) {
         !status) {
       return status;
     }
-    // Schema 9's, 11's and 12's tables, written once for new files and their version's step.
+    // Schema 9's, 11's, 12's and 13's tables, written once for new files and their version's step.
     if (Status status = db.executeScript(db.backend() == Backend::kPostgres ? postgresDeliveryProgressSchema()
                                                                           : kSqliteDeliveryProgress);
         !status) {
@@ -676,6 +713,7 @@ Status migrateToCurrent(Database& db, const MigrationOptions& options) {
       return status;
     }
     if (Status status = db.executeScript(kRetentionRangesSchema); !status) return status;
+    if (Status status = db.executeScript(kThrottleGroupsSchema); !status) return status;
     if (Status status = writeMeta(db, kCurrentSchemaVersion, kCompatibleSchemaVersion); !status) {
       return status;
     }

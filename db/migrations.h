@@ -49,6 +49,9 @@
 //      waiting — so the retention purge deletes a provider's whole id range acknowledged
 //      before its cutoff, not the rows its acknowledgement records name one by one
 //      (db/progress_log.h "Retention ranges").
+//   13 throttle_groups, throttle_group_members and throttle_reports: the provisioned egress
+//      throttle groups and the counts the nodes sharing the database report for them
+//      (db/throttle_group_store.h).
 //
 // Threading: runs on the Database it is given, as that Database's contract says.
 #pragma once
@@ -65,7 +68,7 @@ namespace npac::db {
 
 class Database;
 
-inline constexpr int kCurrentSchemaVersion = 12;
+inline constexpr int kCurrentSchemaVersion = 13;
 // Versions 2 and 3 only added nullable/defaulted columns, indexes and a table. Version 4's
 // columns are defaulted too, but npacd delivers by them: an older npacd would write every
 // row as an unconfirmed push of unknown operation, answers to providers included. So a
@@ -89,6 +92,8 @@ inline constexpr int kCurrentSchemaVersion = 12;
 // messages acknowledged late off delivery_open without listing them late, and the purge of
 // schema 12 would then delete them by range before their retention ran out, so a
 // version-12 file is refused by it; the value is 12.
+// Version 13 only adds tables an npacd of schema 12 never reads (it throttles by its
+// per-provider tunables alone, as before): it can still use the file; the value stays 12.
 inline constexpr int kCompatibleSchemaVersion = 12;
 
 // What the version-4 step does with a row queued before it (see above). The classifier

@@ -1,5 +1,7 @@
 #include "db/postgres_array.h"
 
+#include <bit>
+
 namespace npac::db {
 namespace {
 
@@ -16,6 +18,12 @@ void PostgresArray::putLength(std::int32_t length) {
 void PostgresArray::addInt64(std::int64_t value) {
   putLength(8);
   putBigEndian(elements_, static_cast<std::uint64_t>(value), 8);
+  ++count_;
+}
+
+void PostgresArray::addDouble(double value) {
+  putLength(8);
+  putBigEndian(elements_, std::bit_cast<std::uint64_t>(value), 8);
   ++count_;
 }
 

@@ -10,7 +10,8 @@
 //
 // The format (array_send): int32 ndim = 1, int32 has-nulls flag, uint32 element type OID,
 // int32 length, int32 lower bound = 1, then per element an int32 byte count (-1 = NULL)
-// and the element's own binary form (int8: 8 bytes big-endian; text and bytea: the bytes).
+// and the element's own binary form (int8: 8 bytes big-endian; float8: the IEEE 754 double's
+// 8 bytes big-endian, float8send; text and bytea: the bytes).
 // All integers in network byte order. The element type must be the one the SQL casts to,
 // or the server refuses the value ("binary data has array element type 25 (text) instead of
 // expected 20 (bigint)", SQLSTATE 42804).
@@ -27,11 +28,12 @@ namespace npac::db {
 
 class PostgresArray {
  public:
-  enum class Type : std::uint32_t { kInt8 = 20, kText = 25, kBytea = 17 };  // pg_type OIDs
+  enum class Type : std::uint32_t { kInt8 = 20, kFloat8 = 701, kText = 25, kBytea = 17 };  // pg_type OIDs
 
   explicit PostgresArray(Type type) : type_(type) {}
 
   void addInt64(std::int64_t value);             // kInt8 arrays only
+  void addDouble(double value);                  // kFloat8 arrays only
   void addBytes(std::span<const std::uint8_t> value);  // kText (UTF-8) or kBytea
   void addText(std::string_view value);
   void addNull();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -184,6 +185,22 @@ void PostgresStatement::bindInt64(int index, std::int64_t value) {
   formats_[index] = 0;
 }
 
+void PostgresStatement::bindDouble(int index, double value) {
+  if (!validIndex(index)) return;
+  // float8in reads what std::to_chars writes, and "NaN", "Infinity", "-Infinity".
+  if (std::isnan(value)) {
+    values_[index] = "NaN";
+  } else if (std::isinf(value)) {
+    values_[index] = value > 0 ? "Infinity" : "-Infinity";
+  } else {
+    char text[32];
+    const auto written = std::to_chars(text, text + sizeof text, value);
+    values_[index].assign(text, written.ptr);
+  }
+  is_null_[index] = 0;
+  formats_[index] = 0;
+}
+
 void PostgresStatement::bindText(int index, std::string_view value) {
   if (!validIndex(index)) return;
   if (value.find('\0') != std::string_view::npos) {
@@ -273,6 +290,17 @@ std::int64_t PostgresStatement::columnInt64(int column) const {
   std::int64_t value = 0;
   const auto parsed = std::from_chars(text, text + size, value);
   if (parsed.ec == std::errc() && parsed.ptr != text + size && *parsed.ptr == '.') return value;  // numeric
+  return parsed.ec == std::errc() ? value : 0;
+}
+
+double PostgresStatement::columnDouble(int column) const {
+  if (columnIsNull(column)) return 0;
+  const char* text = PQgetvalue(result_, row_, column);
+  const int size = PQgetlength(result_, row_, column);
+  double value = 0;
+  // float8out writes the shortest exact form (extra_float_digits 1, PostgreSQL 12+), and
+  // "NaN", "Infinity", "-Infinity", which from_chars reads too.
+  const auto parsed = std::from_chars(text, text + size, value);
   return parsed.ec == std::errc() ? value : 0;
 }
 

@@ -4,9 +4,10 @@
 // PostgresConnection; its Statements hold PostgresStatements. The stores' SQL is written
 // once, with `?` placeholders, in the SQL both engines accept: prepare() rewrites each `?`
 // outside quotes to `$1, $2 …` and prepares it server-side (PQprepare) under a name of
-// its own. Parameters travel as text (integers, text) or binary (blobs, i.e. bytea);
+// its own. Parameters travel as text (integers, doubles, text) or binary (blobs, i.e. bytea);
 // results come back as text and are converted on read (integers parsed, bytea
-// hex-decoded), so a column may be any integer or numeric type the query produces.
+// hex-decoded, floats parsed), so a column may be any integer or numeric type the query
+// produces. A double travels as the shortest text that reads back as the same double.
 //
 // Errors become Status values by SQLSTATE (PostgreSQL's "Appendix A. PostgreSQL Error
 // Codes"): class 23 → kConstraint; 40001/40P01/55P03 → kBusy; 53100 → kFull; class 08 and
@@ -77,6 +78,7 @@ class PostgresStatement {
   PostgresStatement& operator=(const PostgresStatement&) = delete;
 
   void bindInt64(int index, std::int64_t value);
+  void bindDouble(int index, double value);
   void bindText(int index, std::string_view value);
   void bindBlob(int index, std::span<const std::uint8_t> value);
   void bindNull(int index);
@@ -88,6 +90,7 @@ class PostgresStatement {
 
   bool columnIsNull(int column) const;
   std::int64_t columnInt64(int column) const;
+  double columnDouble(int column) const;
   std::string columnText(int column) const;
   std::vector<std::uint8_t> columnBlob(int column) const;
 

@@ -15,7 +15,8 @@ namespace npac::db {
 
 // The whole schema at kCurrentSchemaVersion, for a new PostgreSQL database.
 // Without schema 9's delivery progress tables and schema 11's settled counts, which follow
-// it (postgresDeliveryProgressSchema, postgresSettledCountsSchema).
+// it (postgresDeliveryProgressSchema, postgresSettledCountsSchema), nor schema 12's and
+// 13's tables, whose one text serves both engines (db/migrations.cc).
 const char* postgresCurrentSchema();
 // Schema 9's delivery progress tables alone (the version-9 step; db/progress_log.h).
 const char* postgresDeliveryProgressSchema();

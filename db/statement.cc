@@ -63,6 +63,15 @@ Statement& Statement::bindInt64(int index, std::int64_t value) {
   return *this;
 }
 
+Statement& Statement::bindDouble(int index, double value) {
+  if (pg_ != nullptr) {
+    pg_->bindDouble(index, value);
+    return *this;
+  }
+  noteBind(sqlite3_bind_double(stmt_, index + 1, value), index);
+  return *this;
+}
+
 Statement& Statement::bindText(int index, std::string_view value) {
   if (pg_ != nullptr) {
     pg_->bindText(index, value);
@@ -159,6 +168,11 @@ bool Statement::columnIsNull(int column) const {
 std::int64_t Statement::columnInt64(int column) const {
   if (pg_ != nullptr) return pg_->columnInt64(column);
   return sqlite3_column_int64(stmt_, column);
+}
+
+double Statement::columnDouble(int column) const {
+  if (pg_ != nullptr) return pg_->columnDouble(column);
+  return sqlite3_column_double(stmt_, column);
 }
 
 std::string Statement::columnText(int column) const {

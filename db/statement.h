@@ -40,6 +40,7 @@ class Statement {
   Statement& bindInt64(int index, std::int64_t value);
   Statement& bindInt(int index, int value) { return bindInt64(index, value); }
   Statement& bindBool(int index, bool value) { return bindInt64(index, value ? 1 : 0); }
+  Statement& bindDouble(int index, double value);  // REAL / DOUBLE PRECISION
   Statement& bindText(int index, std::string_view value);
   Statement& bindBlob(int index, std::span<const std::uint8_t> value);
   Statement& bindNull(int index);
@@ -57,6 +58,7 @@ class Statement {
   std::int64_t columnInt64(int column) const;
   int columnInt(int column) const { return static_cast<int>(columnInt64(column)); }
   bool columnBool(int column) const { return columnInt64(column) != 0; }
+  double columnDouble(int column) const;
   std::string columnText(int column) const;
   Bytes columnBlob(int column) const;
   std::optional<std::int64_t> columnOptionalInt64(int column) const;

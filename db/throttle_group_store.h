@@ -15,9 +15,12 @@
 // age is measured by the DATABASE's clock (`at` is written and compared by the server), so
 // the nodes' own clocks need not agree.
 //
-// Writes do not open their own transaction, so a caller can make a change and its audit
-// entry atomic (as TunableStore). Validation of the values is the caller's (the API); the
-// store enforces the keys (kConstraint: a name taken, a SPID already in another group).
+// Writes join the caller's transaction, so a caller can make a change and its audit entry
+// atomic (as TunableStore). create() and replace() write several rows: each runs as a
+// savepoint of that transaction (db/transaction.h; a transaction of its own when there is
+// none), so a refusal leaves nothing half-written and the caller's transaction usable.
+// Validation of the values is the caller's (the API); the store enforces the keys
+// (kConstraint: a name taken, a SPID already in another group).
 //
 // Threading: as the Database it wraps (one thread at a time). Cheap to construct.
 #pragma once

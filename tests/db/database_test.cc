@@ -115,6 +115,19 @@ TEST_CASE("Bound text is stored verbatim, never interpreted as SQL", "[sqlite]")
   CHECK(read->columnText(0) == hostile);
 }
 
+TEST_CASE("A bound double reads back exactly", "[sqlite]") {
+  TempDir dir;
+  auto db = openScratch(dir.file("x.db"));
+  REQUIRE(db->execute("CREATE TABLE d(k INTEGER PRIMARY KEY, x REAL)").isOk());
+  Result<Statement> insert = db->prepare("INSERT INTO d(k, x) VALUES(?, ?)");
+  REQUIRE(insert.isOk());
+  insert->bindInt64(0, 1).bindDouble(1, 0.1);
+  REQUIRE(insert->run().isOk());
+  Result<Statement> read = db->prepare("SELECT x FROM d WHERE k = 1");
+  REQUIRE(read->step().value());
+  CHECK(read->columnDouble(0) == 0.1);
+}
+
 TEST_CASE("A transaction that is not committed rolls back", "[sqlite]") {
   TempDir dir;
   auto db = openScratch(dir.file("x.db"));

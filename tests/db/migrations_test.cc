@@ -629,6 +629,33 @@ TEST_CASE("An upgraded version 11 file has exactly the schema of a new file", "[
   checkUpgradedFromMatchesNew(11);
 }
 
+TEST_CASE("A version 12 file gains the throttle group tables keeping its rows, and stays usable by npacd of schema 12",
+          "[sqlite]") {
+  TempDir dir;
+  buildFileWithRowsInEveryState(dir.file("npacd.db"), 12, "");
+  auto db = openFresh(dir);
+  REQUIRE(readSchemaVersion(*db)->version == kCurrentSchemaVersion);
+  // Schema 12 never reads the new tables: it may still use the file.
+  CHECK(readSchemaVersion(*db)->last_compatible_version == 12);
+  auto rows = db->prepare("SELECT count(*) FROM outbound_queue");
+  REQUIRE(rows->step().value());
+  CHECK(rows->columnInt(0) == 5);
+  REQUIRE(db->executeScript(
+                 "INSERT INTO throttle_groups VALUES('bureau-a', 50, 200, 100, 80, 0, 0, 0, 0, 2000, 50, 1, 'a');"
+                 "INSERT INTO throttle_group_members(spid, name) VALUES('0001', 'bureau-a');"
+                 "INSERT INTO throttle_reports VALUES('bureau-a', 'node-1', 2.5, 1, 0, 1);"
+                 "DELETE FROM throttle_groups;")
+              .isOk());
+  // The members and reports went with their group.
+  auto left = db->prepare("SELECT (SELECT count(*) FROM throttle_group_members) + (SELECT count(*) FROM throttle_reports)");
+  REQUIRE(left->step().value());
+  CHECK(left->columnInt(0) == 0);
+}
+
+TEST_CASE("An upgraded version 12 file has exactly the schema of a new file", "[sqlite]") {
+  checkUpgradedFromMatchesNew(12);
+}
+
 TEST_CASE("A version 6 file gains the provider lease table when upgraded to version 7 keeping its data", "[sqlite]") {
   TempDir dir;
   buildFileAt(dir.file("npacd.db"), 3, kOldRows);

@@ -5,6 +5,7 @@
 
 #include <libpq-fe.h>
 
+#include <limits>
 #include <map>
 #include <set>
 #include <thread>
@@ -80,12 +81,39 @@ namespace {
 
 // What a database of the current schema was at schema 7: the PDU on the queue row, no
 // message_bodies, no delivery progress tables (schema 9), no settled counts (schema 11), no
-// retention notes (schema 12).
+// retention notes (schema 12), no throttle groups (schema 13).
 constexpr const char* kBackToSchema7 =
+    "DROP TABLE throttle_reports; DROP TABLE throttle_group_members; DROP TABLE throttle_groups; "
     "DROP TABLE delivery_marks; DROP TABLE delivery_late; DROP TABLE delivery_settled_counts; DROP TABLE delivery_progress; DROP TABLE delivery_settled; DROP TABLE delivery_open; DROP INDEX outbound_queue_open_base; DROP TABLE message_bodies; ALTER TABLE outbound_queue DROP COLUMN body_id; "
     "ALTER TABLE outbound_queue ADD COLUMN pdu BYTEA NOT NULL; UPDATE meta SET value = 7 WHERE key = 'version'; ";
+// What it was at schema 12: no throttle groups.
+constexpr const char* kBackToSchema12 =
+    "DROP TABLE throttle_reports; DROP TABLE throttle_group_members; DROP TABLE throttle_groups; "
+    "UPDATE meta SET value = 12 WHERE key = 'version'; ";
 
 }  // namespace
+
+TEST_CASE("A PostgreSQL database at schema 12 gains the throttle group tables and stays usable by npacd of schema 12",
+          "[postgres]") {
+  TempDir dir;
+  {
+    auto db = openFresh(dir);
+    REQUIRE(db->executeScript(kBackToSchema12).isOk());
+  }
+  auto db = openFresh(dir);
+  CHECK(readSchemaVersion(*db)->version == kCurrentSchemaVersion);
+  CHECK(readSchemaVersion(*db)->last_compatible_version == 12);
+  REQUIRE(db->executeScript(
+                 "INSERT INTO throttle_groups VALUES('bureau-a', 50, 200, 100, 80, 0, 0, 0, 0, 2000, 50, 1, 'a');"
+                 "INSERT INTO throttle_group_members(spid, name) VALUES('0001', 'bureau-a');"
+                 "INSERT INTO throttle_reports VALUES('bureau-a', 'node-1', 2.5, 1, 0, 1);"
+                 "DELETE FROM throttle_groups;")
+              .isOk());
+  // The members and reports went with their group.
+  auto left = db->prepare("SELECT (SELECT count(*) FROM throttle_group_members) + (SELECT count(*) FROM throttle_reports)");
+  REQUIRE(left->step().value());
+  CHECK(left->columnInt(0) == 0);
+}
 
 TEST_CASE("A PostgreSQL database at schema 7 moves each queued PDU to a body of its own, ids kept",
           "[postgres]") {
@@ -331,7 +359,7 @@ TEST_CASE("The PostgreSQL schema has the SQLite schema's tables, columns in orde
   Result<std::unique_ptr<Database>> sqlite = Database::open(dir.file("compare.db"));
   REQUIRE(sqlite.isOk());
   const auto expected = columnsOf(**sqlite);
-  CHECK(expected.size() == 18);  // meta and the seventeen tables of docs/DATABASE.md "Schema"
+  CHECK(expected.size() == 21);  // meta and the twenty tables of docs/DATABASE.md "Schema"
   CHECK(columnsOf(*pg) == expected);
   CHECK(indexesOf(*pg) == indexesOf(**sqlite));
 }
@@ -554,6 +582,34 @@ TEST_CASE("Binary arrays reach PostgreSQL element for element, NULLs, zero bytes
   }
   CHECK(got == numbers);
   CHECK(values == std::vector<std::string>{"o'quote\"d", "NULL", "", "é"});
+}
+
+TEST_CASE("Doubles bound as parameters and as a binary float8 array read back exactly", "[postgres]") {
+  TempDir dir;
+  auto db = openScratch(dir);
+  REQUIRE(db->execute("CREATE TABLE d(k BIGINT PRIMARY KEY, x DOUBLE PRECISION)").isOk());
+  const std::vector<double> values{0.1, -2.5e-300, 1.7976931348623157e308, 0.0, 12.5,
+                                   std::numeric_limits<double>::infinity()};
+  PostgresArray keys(PostgresArray::Type::kInt8), doubles(PostgresArray::Type::kFloat8);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    keys.addInt64(static_cast<std::int64_t>(i));
+    doubles.addDouble(values[i]);
+  }
+  Result<Statement> insert =
+      db->prepare("INSERT INTO d(k, x) SELECT * FROM unnest(CAST(? AS bigint[]), CAST(? AS float8[]))");
+  REQUIRE(insert.isOk());
+  insert->bindBlob(0, keys.encoded()).bindBlob(1, doubles.encoded());
+  REQUIRE(insert->run().isOk());
+  Result<Statement> one = db->prepare("INSERT INTO d(k, x) VALUES(?, ?)");
+  REQUIRE(one.isOk());
+  one->bindInt64(0, 100).bindDouble(1, 0.30000000000000004);
+  REQUIRE(one->run().isOk());
+  Result<Statement> read = db->prepare("SELECT x FROM d ORDER BY k");
+  std::vector<double> got;
+  while (read->step().value()) got.push_back(read->columnDouble(0));
+  std::vector<double> expected = values;
+  expected.push_back(0.30000000000000004);
+  CHECK(got == expected);
 }
 
 TEST_CASE("A binary array of the wrong element type is refused by PostgreSQL, not misread", "[postgres]") {
