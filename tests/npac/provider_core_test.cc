@@ -588,7 +588,8 @@ TEST_CASE("Answers to a member's own requests are never held by its group") {
   db::NewMessage answer{"0001", 1u << static_cast<unsigned>(F::kNotifications), kResponsePriority,
                         encodeInboundResponse(InboundRequest{1, "0001", 1, 0, "", 77}, InboundResponse{})};
   answer.kind = db::MessageKind::kResponse;
-  auto ids = db::OutboundQueue(*f.db).appendBatch({answer}, f.clock.wallMs());
+  const std::vector<db::NewMessage> batch{answer};
+  auto ids = db::OutboundQueue(*f.db).appendBatch(batch, f.clock.wallMs());
   REQUIRE(ids.isOk());
   f.cores["0001"]->onSubmitted(ids.value());
   f.run();
