@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   npac::npacctl::addInboundCommands(app, exit_code);
   npac::npacctl::addNpacKeyCommands(app, exit_code);
   npac::npacctl::addQueueCommands(app, exit_code);
+  npac::npacctl::addThrottleGroupCommands(app, exit_code);
   npac::npacctl::addLogLevelCommand(app, exit_code);
   npac::npacctl::addTokenCommands(app, exit_code);
   npac::npacctl::addBackupCommand(app, exit_code);

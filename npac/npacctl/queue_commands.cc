@@ -9,7 +9,6 @@
 // --json prints the API's JSON ({"providers":[…views…]} without SPID). Exit codes as every
 // server command (client.h): 1 when npacd refuses (unknown or malformed SPID), 3 when it
 // cannot be reached.
-#include <cstdio>
 #include <iostream>
 
 #include "npac/npacctl/server_command.h"
@@ -21,20 +20,6 @@ using nlohmann::json;
 using V = boost::beast::http::verb;
 
 namespace {
-
-// An age for a person: "850ms", "12.3s", "4m05s", "2h10m"; "-" when there is none.
-std::string ageText(const json& ms) {
-  if (!ms.is_number_integer()) return "-";
-  const std::int64_t v = ms.get<std::int64_t>();
-  char buf[32];
-  if (v < 1000) std::snprintf(buf, sizeof buf, "%lldms", static_cast<long long>(v));
-  else if (v < 60'000) std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(v) / 1000.0);
-  else if (v < 3'600'000) std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(v / 60'000),
-                                        static_cast<long long>(v / 1000 % 60));
-  else std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(v / 3'600'000),
-                     static_cast<long long>(v / 60'000 % 60));
-  return buf;
-}
 
 std::string reasonText(const json& reason) { return reason.is_string() ? reason.get<std::string>() : "none"; }
 

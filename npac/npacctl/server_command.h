@@ -1,10 +1,10 @@
 // The npacctl commands that talk to a running npacd through its admin API
 // (docs/API.md): sp, nsap, key, srr, tunable (server_commands.cc), assoc, send, msg
-// (core_commands.cc), inbound (inbound_commands.cc) and queue
-// (queue_commands.cc). Each leaf takes --json (print the API's JSON instead of the human
-// form) and --actor (ignored by npacd, kept for old scripts); the connection options
-// (--api, --tls, --ca-file, --token, --token-file) are npacctl's own, before or after the
-// command (client.h). Exit codes: client.h.
+// (core_commands.cc), inbound (inbound_commands.cc), queue (queue_commands.cc) and
+// throttle-group (throttle_group_commands.cc). Each leaf takes --json (print the API's
+// JSON instead of the human form) and --actor (ignored by npacd, kept for old scripts); the
+// connection options (--api, --tls, --ca-file, --token, --token-file) are npacctl's own,
+// before or after the command (client.h). Exit codes: client.h.
 #pragma once
 
 #include <functional>
@@ -45,6 +45,9 @@ std::string actorOf(const ServerFlags& flags);
 
 // Left-aligned columns, for the human listings.
 std::string table(const std::vector<std::vector<std::string>>& rows);
+// An age in milliseconds for a person: "850ms", "12.3s", "4m05s", "2h10m"; "-" when
+// `ms` is not a whole number.
+std::string ageText(const nlohmann::json& ms);
 // A JSON scalar as text ("0001", 5, true → "0001", "5", "true"; null → "-").
 std::string text(const nlohmann::json& value);
 
@@ -55,5 +58,7 @@ void addNpacKeyCommands(CLI::App& app, int& exit_code);  // npac-key add, list, 
 void addQueueCommands(CLI::App& app, int& exit_code);    // queue [SPID] (queue_commands.cc)
 void addLogLevelCommand(CLI::App& app, int& exit_code);  // log-level [LEVEL] (log_level_command.cc)
 void addBackupCommand(CLI::App& app, int& exit_code);    // backup FILE (backup_command.cc)
+// throttle-group add, list, show, set, remove (throttle_group_commands.cc)
+void addThrottleGroupCommands(CLI::App& app, int& exit_code);
 
 }  // namespace npac::npacctl

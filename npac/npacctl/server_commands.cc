@@ -1,4 +1,5 @@
 // `npacctl sp|nsap|key|srr|tunable`: provisioning and tunables through npacd's admin API.
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -53,6 +54,19 @@ std::string text(const json& value) {
   if (value.is_null()) return "-";
   if (value.is_string()) return value.get<std::string>();
   return value.dump();
+}
+
+std::string ageText(const json& ms) {
+  if (!ms.is_number_integer()) return "-";
+  const std::int64_t v = ms.get<std::int64_t>();
+  char buf[32];
+  if (v < 1000) std::snprintf(buf, sizeof buf, "%lldms", static_cast<long long>(v));
+  else if (v < 60'000) std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(v) / 1000.0);
+  else if (v < 3'600'000) std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(v / 60'000),
+                                        static_cast<long long>(v / 1000 % 60));
+  else std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(v / 3'600'000),
+                     static_cast<long long>(v / 60'000 % 60));
+  return buf;
 }
 
 std::string table(const std::vector<std::vector<std::string>>& rows) {

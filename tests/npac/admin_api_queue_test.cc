@@ -164,7 +164,9 @@ TEST_CASE("The queue view takes wait reasons throttle storage and association lo
        {"core_waiting", 0}},
   });
   CHECK(r.body["waits"] == expected);
-  CHECK(r.body["throttle"] == json{{"level", 2}, {"detail", "rate 21/20 msg/s"}});
+  // Not a member of a provisioned throttle group: no group, and no level of one.
+  CHECK(r.body["throttle"] ==
+        json{{"level", 2}, {"detail", "rate 21/20 msg/s"}, {"group", nullptr}, {"group_level", 0}});
   CHECK(r.body["storage_ok"] == false);
   CHECK(r.body["associations"] ==
         json::array({{{"id", 7}, {"outstanding", 10}, {"congested", true}, {"silent", false}},

@@ -1,10 +1,10 @@
 // npacd's operator console (served by npacd at /console/, docs/OPERATIONS.md "The
 // console"): sign-in with an API token, then one view at a time, each with a URL of its
 // own (router.js) — the overview (at a glance, then the providers), one provider, the
-// audit log, the association log — kept live by GET /v1/events, or by polling when npacd
-// answers no event stream. Plain ES modules, no build step and no library; the page's
-// event loop is its only thread, and a sign-out bumps `generation` so the loops of the
-// old session stop.
+// audit log, the association log, the egress throttle groups — kept live by GET
+// /v1/events, or by polling when npacd answers no event stream. Plain ES modules, no build
+// step and no library; the page's event loop is its only thread, and a sign-out bumps
+// `generation` so the loops of the old session stop.
 
 import { session, get, readEvents, ApiError } from './api.js';
 import { state, onChange, changed, showError, clearError, announce, kReadOnlyNote } from './app.js';
@@ -12,6 +12,7 @@ import { renderProviders, pollQueues, pollPolicies } from './providers.js';
 import { renderProvider, refreshProvider, refreshEgress } from './provider.js';
 import { renderGlance, pollReady } from './glance.js';
 import { setUpLogs, refreshAudit, refreshAssociationLog } from './logs.js';
+import { renderThrottleGroups, refreshThrottleGroups, forgetThrottleGroups } from './throttle_groups.js';
 import { route, onRoute } from './router.js';
 
 const kQueuePollMs = 3000;
@@ -138,8 +139,9 @@ function every(ms, fn) {
   timers.push(id);
 }
 
-const kTitles = { overview: 'Overview', audit: 'Audit log', 'association-log': 'Association log' };
-const kFocus = { overview: 'glance-title', provider: 'provider-title', audit: 'audit-title', 'association-log': 'association-log-title' };
+const kTitles = { overview: 'Overview', audit: 'Audit log', 'association-log': 'Association log', 'throttle-groups': 'Throttle groups' };
+const kFocus = { overview: 'glance-title', provider: 'provider-title', audit: 'audit-title', 'association-log': 'association-log-title',
+  'throttle-groups': 'throttle-groups-title' };
 
 // Shows the view the URL names: only its section is rendered and shown; the keyboard
 // focus moves to its heading when the person moved (not at the page's first load).
@@ -161,6 +163,18 @@ async function show(where, { initial }) {
     await refreshProvider();
     changed();
   }
+  if (state.who && where.view === 'throttle-groups') {
+    await refreshThrottleGroups();
+    changed();
+  }
+}
+
+// The throttle groups, read while their view is open (each node reports a few times a
+// second; the view shows their shares as of the last read).
+async function pollThrottleGroups() {
+  if (route().view !== 'throttle-groups') return;
+  await refreshThrottleGroups();
+  changed();
 }
 
 // Renders the view in force and empties the other data views, so that a hidden view
@@ -174,6 +188,8 @@ function render() {
     $('glance').replaceChildren();
     $('providers-table').replaceChildren();
   }
+  if (view === 'throttle-groups') renderThrottleGroups();
+  else $('throttle-groups-body').replaceChildren();
   renderProvider();
 }
 
@@ -193,10 +209,12 @@ async function start(who) {
   await Promise.all([pollQueues(), pollReady()]);
   live(gen);
   if (route().view === 'provider') refreshProvider().then(changed);
+  pollThrottleGroups();
   refreshAudit();
   refreshAssociationLog();
   every(kQueuePollMs, pollQueues);
   every(kQueuePollMs, async () => { await pollReady(); changed(); });
+  every(kQueuePollMs, pollThrottleGroups);
   every(kDetailPollMs, async () => { await refreshProvider(); changed(); });
   every(kDetailPollMs, refreshAudit);
   every(kDetailPollMs, refreshAssociationLog);
@@ -214,6 +232,7 @@ function signOut(reason) {
   state.queues.clear();
   state.policies.clear();
   state.history.clear();
+  forgetThrottleGroups();
   setLive('off');
   $('app').hidden = true;
   $('sign-out').hidden = true;

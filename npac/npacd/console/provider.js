@@ -9,7 +9,7 @@ import { state } from './app.js';
 import { get, ApiError } from './api.js';
 import { associationsOf, upCell, waitText, providerActions } from './providers.js';
 import { associationsTable } from './associations.js';
-import { associationLogHref } from './router.js';
+import { associationLogHref, throttleGroupHref } from './router.js';
 import { roundRobinPicture, linePicture, weightedPicture, lrtmPicture, historySeries } from './charts.js';
 
 const detail = { spid: null, provider: null, tunables: null, log: null, egress: null, egressMissing: false };
@@ -96,11 +96,15 @@ function queuePart(spid) {
   if (!q) return [h('h3', {}, 'Queue'), h('p', { class: 'empty' }, 'Queue not read yet.')];
   const t = q.totals ?? {};
   const throttled = q.throttle && q.throttle.level > 0;
+  // The provisioned throttle group it is a member of (throttle_groups.js), at its level.
+  const group = q.throttle?.group;
   return [
     h('h3', {}, 'Queue'),
     h('p', {}, `queued ${t.queued ?? 0}, sent ${t.sent ?? 0}, acknowledged ${t.acknowledged ?? 0}, failed ${t.failed ?? 0}` +
       (t.queued ? `; oldest queued ${age(q.oldest_queued_age_ms)}` : '') +
-      (throttled ? `; throttle level ${q.throttle.level} ${q.throttle.detail ?? ''}` : '')),
+      (throttled ? `; throttle level ${q.throttle.level} ${q.throttle.detail ?? ''}` : ''),
+    group ? ['; ', h('a', { href: throttleGroupHref(group), dataset: { throttleGroup: spid } },
+      `throttle group ${group} (level ${q.throttle.group_level ?? 0})`)] : null),
     (q.waits ?? []).length === 0 ? null : table('Why queued messages wait', ['Function', 'Queued', 'Oldest waiting', 'Reason', 'Held by the core'],
       q.waits.map((w) => [w.function, String(w.queued), age(w.oldest_queued_age_ms),
         w.reason ?? 'nothing: the next delivery round places it', orDash(w.core_waiting)])),
