@@ -134,7 +134,7 @@ TEST_CASE("A provider the core never saw has its queued messages waiting for not
   CHECK(r.body["bound"] == false);
   REQUIRE(r.body["waits"].size() == 1);
   CHECK(r.body["waits"][0]["reason"] == "not-bound");
-  CHECK(r.body["throttle"] == json{{"level", 0}, {"detail", ""}});
+  CHECK(r.body["throttle"] == json{{"level", 0}, {"detail", ""}, {"group", nullptr}, {"group_level", 0}});
   CHECK(r.body["storage_ok"] == true);
 }
 
