@@ -202,7 +202,7 @@ TEST_CASE("PUT and DELETE of an unknown throttle group answer 404, and PUT may n
   CHECK(f.call(V::get, "/v1/throttle-groups/bureau-a").body["max_rate"] == 10000);  // unchanged
 }
 
-TEST_CASE("Only an operator token changes throttle groups; a reader reads them") {
+TEST_CASE("Only an operator token changes throttle groups, and a reader reads them") {
   Fixture f;
   const std::string reader = f.token("watcher", db::TokenRole::kReader);
   const std::string body = bureau().dump();
