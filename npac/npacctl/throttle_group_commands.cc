@@ -200,8 +200,8 @@ std::string liveText(const json& g) {
     return "\nnot in force on node " + node + " yet (npacd reads a new group within a moment)\n" +
            "\nLIMIT    CONFIGURED\nrate     " + limit(g["max_rate"]) + "\npending  " + limit(g["max_pending"]) + "\n";
   }
-  std::string out = "\non node " + node + ": level " + text(live["level"]) + ", held " + text(live["holds"]) +
-                    " messages, admitted " + text(live["admitted"]) + "\n\n";
+  std::string out = "\non node " + node + ": level " + text(live["level"]) + ", delivery rounds held " + text(live["holds"]) +
+                    ", messages admitted " + text(live["admitted"]) + "\n\n";
   const json& share = live["share"];
   const bool rate_limited = g["max_rate"] != 0;
   const bool pending_limited = g["max_pending"] != 0;

@@ -76,7 +76,7 @@ TEST_CASE("npacctl throttle-group adds, lists, shows, changes and removes a grou
   CHECK(contains(shown.output, "1      100      80"));
   CHECK(contains(shown.output, "2      -        -"));
   CHECK(contains(shown.output, "min abatement time 2s; the maxima lose 50% per unreachable peer"));
-  CHECK(contains(shown.output, ": level 0, held 0 messages, admitted 0"));
+  CHECK(contains(shown.output, ": level 0, delivery rounds held 0, messages admitted 0"));
   CHECK(contains(shown.output, "LIMIT         CONFIGURED  EFFECTIVE  AGGREGATE  THIS NODE'S SHARE"));
   CHECK(contains(shown.output, "rate (msg/s)  100         100        0          100"));
   CHECK(contains(shown.output, "pending       40          40         0          40"));

@@ -9,6 +9,8 @@
 // Each change and its audit entry ("throttle-group.add" / ".set" / ".remove", with the
 // group before and after) commit in one transaction; the node's ThrottleExchange then reads
 // the groups at once (every other node within its period, throttle_exchange.h).
+#include <variant>
+
 #include "db/provider_store.h"
 #include "db/throttle_group_store.h"
 #include "npac/npacd/api/admin_api.h"
@@ -29,6 +31,18 @@ json withLive(const db::ThrottleGroupDefinition& group, const ThrottleGroups* gr
   out["live"] = live != nullptr ? toJson(live->view(groups->clock().now())) : json(nullptr);
   if (groups != nullptr) out["node"] = groups->node();
   return out;
+}
+
+HttpResponse groupNotFound(const std::string& name) {
+  return errorResponse(http::status::not_found, "throttle_group_not_found", "no throttle group named '" + name + "'");
+}
+
+// The stored group `name`, or the answer saying why there is none.
+std::variant<db::ThrottleGroupDefinition, HttpResponse> storedGroup(db::Database& db, const std::string& name) {
+  auto group = db::ThrottleGroupStore(db).get(name);
+  if (group.isOk()) return std::move(group).value();
+  if (group.status().isNotFound()) return groupNotFound(name);
+  return dbErrorResponse(group.status());
 }
 
 HttpResponse conflictOrError(const db::Status& status) {
@@ -77,27 +91,17 @@ HttpResponse AdminApi::listThrottleGroups(ApiRequest&) {
 }
 
 HttpResponse AdminApi::showThrottleGroup(ApiRequest&, const std::string& name) {
-  db::ThrottleGroupStore store(db_);
-  auto group = store.get(name);
-  if (!group.isOk()) {
-    if (group.status().isNotFound()) {
-      return errorResponse(http::status::not_found, "throttle_group_not_found", "no throttle group named '" + name + "'");
-    }
-    return dbErrorResponse(group.status());
-  }
-  return jsonResponse(http::status::ok, withLive(group.value(), throttle_groups_));
+  auto group = storedGroup(db_, name);
+  if (auto* error = std::get_if<HttpResponse>(&group)) return std::move(*error);
+  return jsonResponse(http::status::ok, withLive(std::get<db::ThrottleGroupDefinition>(group), throttle_groups_));
 }
 
 HttpResponse AdminApi::setThrottleGroup(ApiRequest& r, const std::string& name) {
+  auto stored = storedGroup(db_, name);
+  if (auto* error = std::get_if<HttpResponse>(&stored)) return std::move(*error);
+  const db::ThrottleGroupDefinition& current = std::get<db::ThrottleGroupDefinition>(stored);
   db::ThrottleGroupStore store(db_);
-  auto current = store.get(name);
-  if (!current.isOk()) {
-    if (current.status().isNotFound()) {
-      return errorResponse(http::status::not_found, "throttle_group_not_found", "no throttle group named '" + name + "'");
-    }
-    return dbErrorResponse(current.status());
-  }
-  Parsed<db::ThrottleGroupDefinition> parsed = parseThrottleGroup(r.body, &current.value());
+  Parsed<db::ThrottleGroupDefinition> parsed = parseThrottleGroup(r.body, &current);
   if (!parsed.ok()) return errorResponse(http::status::bad_request, parsed.error.code, parsed.error.message);
   db::ThrottleGroupDefinition group = std::move(*parsed.value);
   HttpResponse error;
@@ -108,10 +112,10 @@ HttpResponse AdminApi::setThrottleGroup(ApiRequest& r, const std::string& name) 
   group.updated_by = actor;
   db::Status status = audited(db_,
                               {0, group.updated_at, actor, "throttle-group.set", "throttle group " + name,
-                               toJson(current.value()).dump(), toJson(group).dump()},
+                               toJson(current).dump(), toJson(group).dump()},
                               [&] { return store.replace(group); });
   if (status.isNotFound()) {
-    return errorResponse(http::status::not_found, "throttle_group_not_found", "no throttle group named '" + name + "'");
+    return groupNotFound(name);
   }
   if (!status.isOk()) return conflictOrError(status);
   if (throttle_groups_ != nullptr) throttle_groups_->requestReload();
@@ -119,22 +123,18 @@ HttpResponse AdminApi::setThrottleGroup(ApiRequest& r, const std::string& name) 
 }
 
 HttpResponse AdminApi::removeThrottleGroup(ApiRequest& r, const std::string& name) {
+  auto stored = storedGroup(db_, name);
+  if (auto* error = std::get_if<HttpResponse>(&stored)) return std::move(*error);
+  const db::ThrottleGroupDefinition& current = std::get<db::ThrottleGroupDefinition>(stored);
   db::ThrottleGroupStore store(db_);
-  auto current = store.get(name);
-  if (!current.isOk()) {
-    if (current.status().isNotFound()) {
-      return errorResponse(http::status::not_found, "throttle_group_not_found", "no throttle group named '" + name + "'");
-    }
-    return dbErrorResponse(current.status());
-  }
   const std::string actor = r.actor();
   if (actor.empty()) return actorRequired("removing a throttle group");
   db::Status status = audited(db_,
                               {0, clock_(), actor, "throttle-group.remove", "throttle group " + name,
-                               toJson(current.value()).dump(), std::nullopt},
+                               toJson(current).dump(), std::nullopt},
                               [&] { return store.remove(name); });
   if (status.isNotFound()) {
-    return errorResponse(http::status::not_found, "throttle_group_not_found", "no throttle group named '" + name + "'");
+    return groupNotFound(name);
   }
   if (!status.isOk()) return dbErrorResponse(status);
   if (throttle_groups_ != nullptr) throttle_groups_->requestReload();

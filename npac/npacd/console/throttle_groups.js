@@ -79,7 +79,7 @@ function detail(g) {
     item('Level', live ? level(live.level) : '—'),
     item('Members', members(g.members)),
     item('On node', g.node ?? '—'),
-    live ? item('Held here', String(live.holds)) : null,
+    live ? item('Delivery rounds held here', String(live.holds)) : null,
     live ? item('Admitted here', String(live.admitted)) : null,
     item('Unreachable peers', h('span', { dataset: { unreachable: g.name } }, live ? peers(live.unreachable) : '—')))));
   if (!live) {
@@ -92,7 +92,7 @@ function detail(g) {
       [['Rate (msg/s)', limit(g.max_rate), limit(live.max_rate), number(live.rate), g.max_rate === 0 ? 'unlimited' : number(share.rate)],
         ['Pending', limit(g.max_pending), limit(live.max_pending), number(live.pending), g.max_pending === 0 ? 'unlimited' : number(share.pending)]]));
     parts.push(table(`Nodes of ${g.name}: each node's last report`,
-      ['Node', 'Rate (msg/s)', 'Pending', 'Messages held', 'Report age', 'Reachable'],
+      ['Node', 'Rate (msg/s)', 'Pending', 'Holding messages', 'Report age', 'Reachable'],
       (live.nodes ?? []).map((n) => [
         h('span', { dataset: { node: n.node } }, n.local ? `${n.node} (this node)` : n.node),
         number(n.rate), number(n.pending), yesNo(n.wanting), age((n.age_seconds ?? 0) * 1000),
