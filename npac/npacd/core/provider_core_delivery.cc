@@ -1,6 +1,7 @@
 // ProviderCore: delivery from the durable queue, per function without head-of-line
-// blocking, and the egress throttle (DSR "Egress Throttle Groups", docs/OPERATIONS.md
-// "Egress throttling").
+// blocking, the provider's own egress throttle (DSR "Egress Throttle Groups",
+// docs/OPERATIONS.md "Egress throttling") and its provisioned throttle group's, shared with
+// the other members and the other nodes (throttle_groups.h; "Throttle groups").
 #include <algorithm>
 #include <cmath>
 
