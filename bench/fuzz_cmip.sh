@@ -57,10 +57,10 @@ run() {  # name seconds corpus
   "$BUILD/fuzz/$name" -max_total_time="$secs" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$CORPUS/artifacts/" "$dir" >"$log" 2>&1 || true
   local execs crashes
-  execs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo 0)
+  execs=$(grep -aEo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo 0)
   crashes=$(( $(ls "$CORPUS/artifacts" | grep -c "" || true) - before ))
   local cov
-  cov=$(grep -Eo 'cov: [0-9]+' "$log" | tail -1 || true)
+  cov=$(grep -aEo 'cov: [0-9]+' "$log" | tail -1 || true)
   echo "$name: ${secs}s, executions=$execs, crashes=$crashes, ${cov:-cov: ?}, corpus=$(ls "$dir" | wc -l) files (log: $log)"
   if [ "$crashes" -ne 0 ]; then status=1; fi
 }

@@ -113,7 +113,8 @@ void body(const std::uint8_t* data, std::size_t size) {
   current.name = "g";
   current.members = {"0001"};
   current.max_rate = 10;
-  for (const db::ThrottleGroupDefinition* base : {static_cast<const db::ThrottleGroupDefinition*>(nullptr), &current}) {
+  const db::ThrottleGroupDefinition* const bases[] = {nullptr, &current};
+  for (const db::ThrottleGroupDefinition* base : bases) {
     Parsed<db::ThrottleGroupDefinition> parsed = parseThrottleGroup(j, base);
     if (!parsed.ok()) {
       check(!parsed.error.code.empty() && !parsed.error.message.empty());
