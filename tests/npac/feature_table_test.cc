@@ -68,6 +68,6 @@ TEST_CASE("Every test the egress throttling feature table names exists") {
     ++rows;
     if (line.rfind("| ETL across nodes |", 0) == 0) etl_row = true;
   }
-  CHECK(rows >= 9);
+  CHECK(rows >= 10);
   CHECK(etl_row);
 }

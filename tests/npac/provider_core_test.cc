@@ -602,3 +602,24 @@ TEST_CASE("Answers to a member's own requests are never held by its group") {
   REQUIRE(apdu.isOk());
   CHECK(std::holds_alternative<cmip::RoseReturnResult>(apdu.value()));
 }
+
+TEST_CASE("A member's own throttle_max_rate still applies inside its group") {
+  CoreFixture f;
+  ThrottleGroups groups(f.clock, "a");
+  groups.apply({bureau(1000, 0)});
+  f.groups = &groups;
+  RecordingLink& one = f.bind("0001", 1, kAll);
+  f.set("throttle_max_rate", "0001", "10");
+  f.submit("0001", F::kNotifications, 50);
+  for (std::int64_t ms = 0; ms < 2000; ms += 50) {
+    const std::size_t before = one.sent.size();
+    f.cores["0001"]->deliver();
+    for (std::size_t i = before; i < one.sent.size(); ++i) f.cores["0001"]->onAnswer(1, resultFor(invokeIdOf(one.sent[i].first)));
+    f.run();
+    f.clock.advance(50ms);
+  }
+  // The group would let 1,000 a second leave; the provider's own 10 a second hold it.
+  CHECK(one.sent.size() >= 10);
+  CHECK(one.sent.size() <= 20);
+  CHECK(groups.find("bureau")->view(f.clock.now()).admitted == one.sent.size());
+}
