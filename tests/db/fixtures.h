@@ -12,10 +12,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "db/database.h"
 #include "db/outbound_queue.h"
@@ -68,6 +70,36 @@ inline MessageId settleAll(OutboundQueue& queue, const std::string& spid, TimeMs
     if (*next == mark) return mark;
     mark = *next;
   }
+}
+
+// Schema 13 on an upgraded database: a group with a member and a report can be written,
+// and deleting the group deletes its member and report (ON DELETE CASCADE), both engines.
+inline void checkThrottleTablesCascade(Database& db) {
+  REQUIRE(db.executeScript(
+                "INSERT INTO throttle_groups VALUES('bureau-a', 50, 200, 100, 80, 0, 0, 0, 0, 2000, 50, 1, 'a');"
+                "INSERT INTO throttle_group_members(spid, name) VALUES('0001', 'bureau-a');"
+                "INSERT INTO throttle_reports VALUES('bureau-a', 'node-1', 2.5, 1, 0, 1);"
+                "DELETE FROM throttle_groups;")
+              .isOk());
+  auto left = db.prepare("SELECT (SELECT count(*) FROM throttle_group_members) + (SELECT count(*) FROM throttle_reports)");
+  REQUIRE(left->step().value());
+  CHECK(left->columnInt(0) == 0);
+}
+
+// PostgreSQL: whether a session of this test's database shows up waiting for a lock
+// within 5 s (bounded: 500 looks, 10 ms apart) — another connection's statement blocked
+// on a row lock the test holds.
+inline bool someoneWaitsForALock(const TempDir& dir) {
+  auto watcher = openFresh(dir);
+  for (int i = 0; i < 500; ++i) {
+    auto query = watcher->prepare(
+        "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+    REQUIRE(query.isOk());
+    REQUIRE(*query->step());
+    if (query->columnInt64(0) > 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
 }
 
 }  // namespace npac::db::testing

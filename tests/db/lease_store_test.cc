@@ -190,17 +190,7 @@ TEST_CASE("A takeover waits for a write that passed the fence, then queues that 
     return LeaseStore(*f.b).acquire("0001", "b", 1000 + kTtl, kTtl);
   });
   // Bounded: PostgreSQL shows b waiting for a lock within a few seconds at most.
-  auto watcher = openFresh(f.dir);
-  bool waiting = false;
-  for (int i = 0; i < 500 && !waiting; ++i) {
-    auto query = watcher->prepare(
-        "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
-    REQUIRE(query.isOk());
-    REQUIRE(*query->step());
-    waiting = query->columnInt64(0) > 0;
-    if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  CHECK(waiting);
+  CHECK(someoneWaitsForALock(f.dir));
   CHECK(takeover.wait_for(std::chrono::seconds(0)) == std::future_status::timeout);
   REQUIRE(write.commit().isOk());
   auto taken = takeover.get();

@@ -640,16 +640,7 @@ TEST_CASE("A version 12 file gains the throttle group tables keeping its rows, a
   auto rows = db->prepare("SELECT count(*) FROM outbound_queue");
   REQUIRE(rows->step().value());
   CHECK(rows->columnInt(0) == 5);
-  REQUIRE(db->executeScript(
-                 "INSERT INTO throttle_groups VALUES('bureau-a', 50, 200, 100, 80, 0, 0, 0, 0, 2000, 50, 1, 'a');"
-                 "INSERT INTO throttle_group_members(spid, name) VALUES('0001', 'bureau-a');"
-                 "INSERT INTO throttle_reports VALUES('bureau-a', 'node-1', 2.5, 1, 0, 1);"
-                 "DELETE FROM throttle_groups;")
-              .isOk());
-  // The members and reports went with their group.
-  auto left = db->prepare("SELECT (SELECT count(*) FROM throttle_group_members) + (SELECT count(*) FROM throttle_reports)");
-  REQUIRE(left->step().value());
-  CHECK(left->columnInt(0) == 0);
+  checkThrottleTablesCascade(*db);  // the members and reports go with their group
 }
 
 TEST_CASE("An upgraded version 12 file has exactly the schema of a new file", "[sqlite]") {

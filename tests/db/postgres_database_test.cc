@@ -103,16 +103,7 @@ TEST_CASE("A PostgreSQL database at schema 12 gains the throttle group tables an
   auto db = openFresh(dir);
   CHECK(readSchemaVersion(*db)->version == kCurrentSchemaVersion);
   CHECK(readSchemaVersion(*db)->last_compatible_version == 12);
-  REQUIRE(db->executeScript(
-                 "INSERT INTO throttle_groups VALUES('bureau-a', 50, 200, 100, 80, 0, 0, 0, 0, 2000, 50, 1, 'a');"
-                 "INSERT INTO throttle_group_members(spid, name) VALUES('0001', 'bureau-a');"
-                 "INSERT INTO throttle_reports VALUES('bureau-a', 'node-1', 2.5, 1, 0, 1);"
-                 "DELETE FROM throttle_groups;")
-              .isOk());
-  // The members and reports went with their group.
-  auto left = db->prepare("SELECT (SELECT count(*) FROM throttle_group_members) + (SELECT count(*) FROM throttle_reports)");
-  REQUIRE(left->step().value());
-  CHECK(left->columnInt(0) == 0);
+  checkThrottleTablesCascade(*db);  // the members and reports go with their group
 }
 
 TEST_CASE("A PostgreSQL database at schema 7 moves each queued PDU to a body of its own, ids kept",

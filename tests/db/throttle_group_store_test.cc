@@ -337,19 +337,10 @@ TEST_CASE("A report racing the removal of its group by another node waits for it
     return ThrottleGroupStore(*reporter).report("node-1", {report("bureau-a", 1, 1, false)});
   });
   // Bounded: PostgreSQL shows the report waiting for the group's row lock within moments.
-  auto watcher = openFresh(dir);
-  bool waiting = false;
-  for (int i = 0; i < 500 && !waiting; ++i) {
-    auto query = watcher->prepare(
-        "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
-    REQUIRE(query.isOk());
-    REQUIRE(*query->step());
-    waiting = query->columnInt64(0) > 0;
-    if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  CHECK(waiting);
+  CHECK(someoneWaitsForALock(dir));
   require(removal.commit());
   require(reported.get());
-  ThrottleGroupStore store(*watcher);
+  auto reader = openFresh(dir);
+  ThrottleGroupStore store(*reader);
   CHECK(allReports(store).empty());
 }
