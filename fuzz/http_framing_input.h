@@ -3,7 +3,7 @@
 // up to the end of a header (8 KiB limit), checkRequestFraming (npac/npacd/api/
 // http_framing.h), then the body (1 MiB limit) — until the bytes run out, a parse error,
 // or a refusal closes the connection. Shared by the libFuzzer target fuzz_http_framing
-// and a Catch2 replay of smuggling attempts (tests/npac/admin_api_framing_test.cc), so
+// and a Catch2 replay of smuggling attempts (tests/npac/npacd/api/admin_api_framing_test.cc), so
 // `make test` covers the same path without clang.
 //
 // Oracles (std::abort on violation, which libFuzzer reports as a crash): a header the

@@ -1,5 +1,5 @@
 // returnFreedHeap(): the allocator the process runs on does the work. This test program
-// runs on glibc's malloc; npacd runs on jemalloc, where tests/npac/npacd_api_flood_test.cc
+// runs on glibc's malloc; npacd runs on jemalloc, where tests/npac/npacd/npacd_api_flood_test.cc
 // shows the memory of closed event streams given back.
 #include "common/heap.h"
 

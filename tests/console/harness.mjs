@@ -1,6 +1,6 @@
 // The console tests' harness: a real npacd ($NPAC_BIN/npacd) on a fresh SQLite file in a
 // temp directory with ephemeral ports read back from its start-up line (as
-// tests/npac/npacd_fixture.h does), its admin API over fetch(), npac-soa-sim runs, and
+// tests/npac/npacd/npacd_fixture.h does), its admin API over fetch(), npac-soa-sim runs, and
 // the system Chromium (/usr/bin/chromium) driven by playwright-core — never a downloaded
 // browser. Every wait is bounded; children are killed when the test ends, however it ends.
 // A page's console errors and uncaught exceptions fail the test, except the refusals a

@@ -1,6 +1,6 @@
 // The storage state at the top of the overview (docs/OPERATIONS.md "The console", "When
 // the database stops taking writes"): while the database refuses writes — here its WAL
-// made immutable (chattr +i, as tests/npac/npacd_metrics_test.cc does), so the next write
+// made immutable (chattr +i, as tests/npac/npacd/npacd_metrics_test.cc does), so the next write
 // fails — the "Storage" box turns red and quotes npacd's reason from GET /ready; once the
 // file takes writes again it turns green.
 import { test } from 'node:test';

@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <regex>
 
-#include "npacd_fixture.h"
-#include "tests/npac/http_server_fixture.h"
+#include "tests/npac/npacd/npacd_fixture.h"
+#include "tests/npac/npacd/api/http_server_fixture.h"
 #include "tests/support/test_paths.h"
 
 using namespace npacd_test;

@@ -5,7 +5,7 @@
 // Every wait is bounded; a child still running at the end is killed (SIGKILL).
 #pragma once
 
-#include "../npac/npacd_fixture.h"
+#include "tests/npac/npacd/npacd_fixture.h"
 
 #include <cstdlib>
 #include <map>

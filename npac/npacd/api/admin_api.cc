@@ -253,7 +253,7 @@ db::Result<std::unique_ptr<AdminApi>> AdminApi::start(boost::asio::io_context& i
 
 // Route table: method + path shape → the role it needs and its handler. Paths are matched
 // segment by segment; a "{...}" segment matches any one segment. Every route declares its
-// role (docs/API.md "Authentication" has the table; tests/npac/admin_api_access_test.cc
+// role (docs/API.md "Authentication" has the table; tests/npac/npacd/api/admin_api_access_test.cc
 // walks this one). reader: every GET but the inbound poll; application: reader plus
 // submitting messages and taking and answering providers' requests; operator: the rest.
 // A route takes a JSON body unless it says RouteBody::kPduBatch.
