@@ -39,7 +39,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "db/migrations.h"
+#include "db/message_facts.h"
 #include "db/statement.h"
 #include "db/status.h"
 

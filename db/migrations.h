@@ -61,7 +61,7 @@
 #include <optional>
 #include <span>
 
-#include "db/outbound_queue.h"
+#include "db/message_facts.h"
 #include "db/status.h"
 
 namespace npac::db {
@@ -96,16 +96,8 @@ inline constexpr int kCurrentSchemaVersion = 13;
 // per-provider tunables alone, as before): it can still use the file; the value stays 12.
 inline constexpr int kCompatibleSchemaVersion = 12;
 
-// What the version-4 step does with a row queued before it (see above). The classifier
-// gets the row's stored PDU and answers its facts, or nullopt for "cannot tell" (then the
-// priority rule applies). It must not touch the database.
-using QueuedPduClassifier = std::function<std::optional<MessageFacts>(std::span<const std::uint8_t> pdu)>;
 // The priority npacd has given its answers to providers' requests since schema 1.
 inline constexpr int kLegacyResponsePriority = 10;
-
-struct MigrationOptions {
-  QueuedPduClassifier classify_queued_pdu;  // empty: the priority rule
-};
 
 struct SchemaVersion {
   int version = 0;

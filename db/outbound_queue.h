@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "db/clock.h"
+#include "db/message_facts.h"
 #include "db/statement.h"
 #include "db/status.h"
 
@@ -60,26 +61,6 @@ using AssociationId = std::int64_t;
 enum class MessageState { kQueued, kSent, kAcknowledged, kFailed };
 const char* toString(MessageState state);  // "queued", "sent", "acknowledged", "failed"
 std::optional<MessageState> parseMessageState(std::string_view text);
-
-// What a row is, stored with it at submission (schema version 4) so that delivery never
-// decodes its own bytes to rediscover it.
-//   kPush     — an NPAC request or notification to the provider (a ROSE Invoke).
-//   kResponse — the NPAC's answer to the provider's own request (ReturnResult/Error).
-enum class MessageKind { kPush, kResponse };
-const char* toString(MessageKind kind);  // "push", "response" (the column's values)
-std::optional<MessageKind> parseMessageKind(std::string_view text);
-
-// The CMIP operation code of a row that does not know it: a row upgraded from schema 3
-// whose PDU could not be classified (db/migrations.h).
-inline constexpr int kUnknownOpcode = -1;
-
-// A row's kind, operation and confirmation, as a migration's classifier reports them.
-struct MessageFacts {
-  MessageKind kind = MessageKind::kPush;
-  int opcode = kUnknownOpcode;  // X.711 §7.4 local operation code
-  bool confirmed = false;       // a response is expected
-  friend bool operator==(const MessageFacts&, const MessageFacts&) = default;
-};
 
 struct NewMessage {
   std::string spid;                // the provider it is for (must be provisioned)

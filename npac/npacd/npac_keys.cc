@@ -3,9 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include "associations/cmip_bind.h"
+#include "common/utc_time.h"
 #include "db/audit_store.h"
 #include "db/transaction.h"
-#include "npac/npacd/api/json.h"
 
 namespace npac::npacd {
 namespace as = npac::associations;
@@ -32,10 +32,10 @@ nlohmann::json npacKeyJson(const db::NpacKey& key, bool with_public_pem) {
   nlohmann::json out = {{"key_list_id", key.list_id},
                         {"key_id", key.key_id},
                         {"algorithm", db::toString(key.algorithm)},
-                        {"not_before", formatTime(key.not_before_at)},
-                        {"not_after", formatTime(key.not_after_at)},
+                        {"not_before", common::formatUtcMillis(key.not_before_at)},
+                        {"not_after", common::formatUtcMillis(key.not_after_at)},
                         {"state", db::toString(key.state)},
-                        {"created_at", formatTime(key.created_at)},
+                        {"created_at", common::formatUtcMillis(key.created_at)},
                         {"last_sequence", key.last_sequence}};
   auto fingerprint = as::publicKeyFingerprint(key.public_key_pem);
   out["fingerprint"] = fingerprint.ok() ? fingerprint.value() : "unreadable: " + fingerprint.error().detail;
@@ -84,7 +84,7 @@ db::Result<db::NpacKey> ensureNpacKey(db::Database& db, db::TimeMs now, std::int
   auto fingerprint = as::publicKeyFingerprint(created->public_key_pem);
   spdlog::info("no usable NPAC key: created NPAC key {}/{} (ed25519, valid until {}), public key {}; "
                "providers verify bind responses with it (npacctl npac-key export {} {})",
-               created->list_id, created->key_id, formatTime(created->not_after_at),
+               created->list_id, created->key_id, common::formatUtcMillis(created->not_after_at),
                fingerprint.ok() ? fingerprint.value() : "(unreadable)",
                created->list_id, created->key_id);
   return created;

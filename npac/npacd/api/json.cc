@@ -5,6 +5,7 @@
 
 #include "associations/bind_facts.h"
 #include "cmip/ber.h"
+#include "common/utc_time.h"
 #include "common/vocabulary.h"
 
 namespace npac::npacd {
@@ -417,15 +418,7 @@ std::optional<db::TimeMs> parseTime(const json& value) {
   return static_cast<db::TimeMs>(timegm(&tm)) * 1000 + millis;
 }
 
-std::string formatTime(db::TimeMs at) {
-  std::time_t seconds = static_cast<std::time_t>(at / 1000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(at % 1000));
-  return buf;
-}
+std::string formatTime(db::TimeMs at) { return common::formatUtcMillis(at); }
 
 json toJson(const db::ServiceProvider& provider) {
   return {{"spid", provider.spid},

@@ -79,7 +79,7 @@ std::string describeInvalidUtf8(const std::string& what, std::string_view text, 
 
 // "2026-11-29T15:00:00Z" (or with milliseconds) or a number of ms since the epoch.
 std::optional<db::TimeMs> parseTime(const nlohmann::json& value);
-std::string formatTime(db::TimeMs at);  // "2026-11-29T15:00:00.000Z"
+std::string formatTime(db::TimeMs at);  // "2026-11-29T15:00:00.000Z" (common/utc_time.h)
 
 nlohmann::json toJson(const db::ServiceProvider& provider);
 nlohmann::json toJson(const db::ProvisionedNsap& nsap);
