@@ -1,14 +1,11 @@
 #include "db/clock.h"
 
-#include <chrono>
-
 namespace npac::db {
 
-Clock systemClock() {
-  return [] {
-    using namespace std::chrono;
-    return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-  };
+Clock clockOf(const common::TimeSource& source) {
+  return [&source] { return source.wallMs(); };
 }
+
+Clock systemClock() { return clockOf(common::realTimeSource()); }
 
 }  // namespace npac::db

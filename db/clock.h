@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "common/time_source.h"
+
 namespace npac::db {
 
 using TimeMs = std::int64_t;  // milliseconds since the Unix epoch, UTC
@@ -17,7 +19,10 @@ using TimeMs = std::int64_t;  // milliseconds since the Unix epoch, UTC
 // Returns "now" in TimeMs. Must be callable from any thread.
 using Clock = std::function<TimeMs()>;
 
-// The wall clock (std::chrono::system_clock) in TimeMs.
+// `source`'s wall time in TimeMs; `source` must outlive the Clock.
+Clock clockOf(const common::TimeSource& source);
+
+// The process's real time source's wall time (common::realTimeSource()).
 Clock systemClock();
 
 }  // namespace npac::db

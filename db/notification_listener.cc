@@ -9,6 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/time_source.h"
 #include "db/database.h"
 #include "db/postgres_array.h"
 #include "db/postgres_connection.h"
@@ -128,7 +129,7 @@ Status NotificationListener::connect() {
   conn_ = nullptr;
   // Bounded like every other connection (db/postgres_io.h): a server that does not
   // answer costs this thread one answer bound per attempt, and stop() at most that.
-  const auto deadline = std::chrono::steady_clock::now() + answer_timeout_;
+  const auto deadline = common::realTimeSource().now() + answer_timeout_;
   std::string error;
   bool timed_out = false;
   pg_conn* conn = pgio::connectBefore({url_, "npacd listener"}, deadline, &error, &timed_out);

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/hex.h"
+#include "common/time_source.h"
 #include "db/postgres_io.h"
 #include "db/storage_health.h"
 
@@ -340,7 +341,7 @@ Result<std::unique_ptr<PostgresConnection>> PostgresConnection::connect(const st
   PQconninfoFree(parsed);
   std::string error;
   bool timed_out = false;
-  pg_conn* conn = pgio::connectBefore({url}, std::chrono::steady_clock::now() + timeouts.answer, &error, &timed_out);
+  pg_conn* conn = pgio::connectBefore({url}, common::realTimeSource().now() + timeouts.answer, &error, &timed_out);
   if (conn == nullptr) {
     std::string message = "cannot connect: " + trimmed(error.c_str());
     if (timed_out) {
@@ -373,7 +374,7 @@ Result<std::unique_ptr<PostgresConnection>> PostgresConnection::connect(const st
 }
 
 bool PostgresConnection::answers(const std::string& url, std::chrono::milliseconds within) {
-  const auto deadline = std::chrono::steady_clock::now() + within;
+  const auto deadline = common::realTimeSource().now() + within;
   std::string error;
   bool timed_out = false;
   pg_conn* conn = pgio::connectBefore({url, "npacd probe"}, deadline, &error, &timed_out);
@@ -447,7 +448,7 @@ Status PostgresConnection::ensureConnected() {
   std::string error;
   bool timed_out = false;
   pg_conn* fresh =
-      pgio::connectBefore({url_}, std::chrono::steady_clock::now() + timeouts_.answer, &error, &timed_out);
+      pgio::connectBefore({url_}, common::realTimeSource().now() + timeouts_.answer, &error, &timed_out);
   if (fresh == nullptr) {
     if (timed_out) return noAnswer("connecting");
     Status status = Status::make(Status::Code::kUnavailable,
@@ -486,7 +487,7 @@ Result<pg_result*> PostgresConnection::request(std::string_view context, const s
   if (Status status = ensureConnected(); !status) return status;
   pg_result* result = nullptr;
   ++requests_;
-  const auto deadline = std::chrono::steady_clock::now() + timeouts_.answer;
+  const auto deadline = common::realTimeSource().now() + timeouts_.answer;
   std::vector<std::string> ahead;
   ahead.swap(with_next_);  // on the wire now, whatever the outcome
   const pgio::Exchange exchanged = ahead.empty() ? pgio::exchange(conn_, send, deadline, &result)

@@ -5,6 +5,8 @@
 
 #include <cerrno>
 
+#include "common/time_source.h"
+
 namespace npac::db::pgio {
 namespace {
 
@@ -12,7 +14,7 @@ namespace {
 // An error or hang-up on the socket counts as ready: libpq then reports it.
 bool waitFor(int fd, short events, Deadline deadline) {
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - common::realTimeSource().now());
     if (left.count() <= 0) {
       // One last look without waiting: an answer that arrived just now still counts.
       pollfd ready{fd, events, 0};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/time_source.h"
 #include "db/notification_listener.h"
 
 #include <utility>
@@ -196,9 +197,9 @@ void QueueWriter::commitBatch(std::vector<Submission>& batch) {
       status = notifyNodes(*db_, kSubmittedChannel, payloads);
     }
     if (status) {
-      const auto started = std::chrono::steady_clock::now();
+      const auto started = common::realTimeSource().now();
       status = txn.commit();
-      commit_duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      commit_duration = std::chrono::duration<double>(common::realTimeSource().now() - started).count();
     }
   }
   if (!status) {

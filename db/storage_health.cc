@@ -61,7 +61,7 @@ void StorageHealth::reportFailure(const Status& status) {
 }
 
 void StorageHealth::reportNotAnswering(const Status& status, Probe probe, std::chrono::milliseconds interval) {
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = time_.now();
   {
     std::lock_guard lock(mutex_);
     ++failures_;
@@ -92,7 +92,7 @@ Status StorageHealth::notAnswering(const std::string& location) {
 
 std::string StorageHealth::silentText(const std::string& location, const Silent& silent) const {
   const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - silent.since).count();
+      std::chrono::duration<double>(time_.now() - silent.since).count();
   char gone[32];
   std::snprintf(gone, sizeof gone, "%.1f", seconds);
   return "PostgreSQL at " + location + " has not answered for " + gone + " s (" + silent.status.message() +
@@ -111,13 +111,13 @@ void StorageHealth::probeLoop() {
     for (auto it = silent_.begin(); it != silent_.end(); ++it) {
       if (it->second.next_probe < due->second.next_probe) due = it;
     }
-    if (std::chrono::steady_clock::now() < due->second.next_probe) {
+    if (time_.now() < due->second.next_probe) {
       probe_wake_.wait_until(lock, due->second.next_probe);
       continue;
     }
     const std::string location = due->first;
     Probe probe = due->second.probe;
-    due->second.next_probe = std::chrono::steady_clock::now() + due->second.interval;
+    due->second.next_probe = time_.now() + due->second.interval;
     lock.unlock();
     const bool answered = probe();  // bounded by the probe itself; never under the lock
     lock.lock();
@@ -125,7 +125,7 @@ void StorageHealth::probeLoop() {
     auto it = silent_.find(location);
     if (it == silent_.end()) continue;
     const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.since).count();
+        std::chrono::duration<double>(time_.now() - it->second.since).count();
     const std::string key = causeKey(it->second.status);
     // Said and the health cleared BEFORE the server is published as answering: a caller
     // that finds notAnswering() ok (its lock-free fast path) also finds the line logged and

@@ -37,6 +37,7 @@
 #include <string>
 #include <thread>
 
+#include "common/time_source.h"
 #include "db/status.h"
 
 namespace npac::db {
@@ -53,7 +54,7 @@ class StorageHealth {
   // on the probe thread; must itself be bounded.
   using Probe = std::function<bool()>;
 
-  StorageHealth() = default;
+  explicit StorageHealth(const common::TimeSource& time = common::realTimeSource()) : time_(time) {}
   ~StorageHealth();
   StorageHealth(const StorageHealth&) = delete;
   StorageHealth& operator=(const StorageHealth&) = delete;
@@ -82,6 +83,7 @@ class StorageHealth {
   std::string cause() const;
 
  private:
+  const common::TimeSource& time_;  // the problem's duration, the probes' cadence
   struct Silent {  // a server that does not answer
     Status status;  // the report that started it
     std::chrono::steady_clock::time_point since;

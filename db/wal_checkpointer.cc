@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/time_source.h"
 #include "db/postgres_connection.h"
 
 namespace npac::db {
@@ -80,10 +81,10 @@ bool WalCheckpointer::checkpointIfDue() {
 void WalCheckpointer::checkpoint() {
   const std::int64_t pages = wal_pages_.load(std::memory_order_relaxed);
   const bool restart = pages >= restart_at_;
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = common::realTimeSource().now();
   Result<Database::CheckpointResult> done =
       db_->checkpointWal(restart ? Database::CheckpointMode::kRestart : Database::CheckpointMode::kPassive);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double seconds = std::chrono::duration<double>(common::realTimeSource().now() - started).count();
 
   std::lock_guard lock(mutex_);
   if (!done) {

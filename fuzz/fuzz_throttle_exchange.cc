@@ -56,7 +56,7 @@ void check(bool ok) {
 }
 
 void exchange(Reader& in) {
-  ManualCoreClock clock;
+  npac::common::ManualTimeSource clock;
   db::ThrottleGroupDefinition group;
   group.name = "g";
   group.members = {"0001"};

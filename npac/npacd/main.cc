@@ -175,12 +175,15 @@ int main(int argc, char** argv) {
   // the file, so a second npacd leaves the live one's messages in flight alone. Held
   // until exit; the kernel releases it at any death.
   if (config.node.empty()) config.node = npacd::defaultNodeName();
-  auto instance_lock = db::InstanceLock::acquire(config.db_path, db::systemClock()(), config.node);
+  // Every component reads time from this one source (common/time_source.h).
+  const common::TimeSource& time_source = common::realTimeSource();
+  auto instance_lock = db::InstanceLock::acquire(config.db_path, time_source.wallMs(), config.node);
   if (!instance_lock.isOk()) {
     std::fprintf(stderr, "npacd: %s\n", instance_lock.status().toString().c_str());
     return 2;
   }
-  if (std::string damaged = npacd::checkDatabaseAtStart(config.db_path, *npacd::parseStartupCheck(command_line.check_db));
+  if (std::string damaged = npacd::checkDatabaseAtStart(config.db_path, *npacd::parseStartupCheck(command_line.check_db),
+                                                              time_source);
       !damaged.empty()) {
     std::fprintf(stderr, "npacd: %s\n", damaged.c_str());
     return 2;
@@ -219,7 +222,7 @@ int main(int argc, char** argv) {
   auto progress_db = openOrExit(config.db_path, progress_options);
   auto api_db = openOrExit(config.db_path, open_options);
   auto registry_db = openOrExit(config.db_path, open_options);
-  db::Clock clock = db::systemClock();
+  db::Clock clock = db::clockOf(time_source);
 
   std::unique_ptr<tunables::TunableRegistry> registry;
   tunables::Status opened = tunables::TunableRegistry::open(*registry_db, clock, &registry);
@@ -246,8 +249,7 @@ int main(int argc, char** argv) {
 
   boost::asio::io_context core_io;
   boost::asio::io_context api_io;
-  npacd::SystemCoreClock core_clock;
-  auto manager = std::make_unique<npacd::AssociationManager>(core_io, *core_db, *progress_db, **writer, *registry, core_clock);
+  auto manager = std::make_unique<npacd::AssociationManager>(core_io, *core_db, *progress_db, **writer, *registry, time_source);
   manager->setCounting(command_line.metrics == "on");
   manager->setNode(config.node);
   db::Status recovered = manager->recoverInterrupted();
@@ -257,7 +259,7 @@ int main(int argc, char** argv) {
   }
   // Provisioned egress throttle groups (docs/OPERATIONS.md "Egress throttling"): read, and
   // counts exchanged with the other nodes, through the database on a thread of its own.
-  npacd::ThrottleGroups throttle_groups(core_clock, config.node);
+  npacd::ThrottleGroups throttle_groups(time_source, config.node);
   auto exchange = npacd::ThrottleExchange::start(openOrExit(config.db_path, open_options), throttle_groups);
   if (!exchange.isOk()) {
     std::fprintf(stderr, "npacd: cannot read the throttle groups: %s\n", exchange.status().toString().c_str());
@@ -281,7 +283,7 @@ int main(int argc, char** argv) {
       extra->db = openOrExit(config.db_path, open_options);
       extra->progress_db = openOrExit(config.db_path, progress_options);
       extra->manager = std::make_unique<npacd::AssociationManager>(extra->io, *extra->db, *extra->progress_db,
-                                                                   **writer, *registry, core_clock);
+                                                                   **writer, *registry, time_source);
       extra->manager->setCounting(command_line.metrics == "on");
       extra->manager->setNode(config.node);
       extra->manager->setThrottleGroups(&throttle_groups);

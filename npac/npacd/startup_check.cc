@@ -62,7 +62,8 @@ const char* toString(StartupCheck check) {
   return "?";
 }
 
-std::string checkDatabaseAtStart(const std::string& path, StartupCheck mode, std::int64_t auto_limit_bytes) {
+std::string checkDatabaseAtStart(const std::string& path, StartupCheck mode, const common::TimeSource& time,
+                                 std::int64_t auto_limit_bytes) {
   if (mode == StartupCheck::kOff || db::isPostgresUrl(path)) return "";
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return "";  // new, or open() names what is wrong
@@ -76,9 +77,9 @@ std::string checkDatabaseAtStart(const std::string& path, StartupCheck mode, std
   }
   const bool full = mode == StartupCheck::kFull;
   const char* pragma = full ? "integrity_check" : "quick_check";
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = time.now();
   const std::vector<std::string> problems = sqliteCheck(path, full);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double seconds = std::chrono::duration<double>(time.now() - started).count();
   if (problems.empty()) {
     spdlog::info("database {}: PRAGMA {} found no damage ({} MiB in {:.2f} s)", path, pragma, bytes >> 20, seconds);
     return "";

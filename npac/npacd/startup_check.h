@@ -18,6 +18,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/time_source.h"
+
 namespace npac::npacd {
 
 enum class StartupCheck { kAuto, kQuick, kFull, kOff };
@@ -29,8 +31,8 @@ const char* toString(StartupCheck check);
 
 // "" when the file at `path` is sound, does not exist yet, is PostgreSQL, or was not
 // checked (the log says why); else why npacd refuses it, naming the problems SQLite found
-// and what an operator does about it.
-std::string checkDatabaseAtStart(const std::string& path, StartupCheck mode,
+// and what an operator does about it. `time` times the check for the log line.
+std::string checkDatabaseAtStart(const std::string& path, StartupCheck mode, const common::TimeSource& time,
                                  std::int64_t auto_limit_bytes = kAutoCheckLimitBytes);
 
 }  // namespace npac::npacd

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "db/database.h"
+#include "db/migrations.h"
 #include "db/outbound_queue.h"
 #include "fixtures.h"
 

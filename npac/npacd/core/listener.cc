@@ -51,7 +51,7 @@ bool Listener::LogLimiter::due(associations::TimePoint now, std::uint64_t* skipp
 }
 
 Listener::Listener(asio::io_context& io, const tunables::TunableRegistry& registry,
-                   const CoreClock& clock, SessionFactory factory)
+                   const common::TimeSource& clock, SessionFactory factory)
     : io_(io),
       registry_(registry),
       clock_(clock),

@@ -7,7 +7,7 @@
 //     it drops the OLDEST unbound one, so a flood of idle connections can never keep a
 //     provider's fresh bind out;
 //   - bind_timeout: tick(now) closes unbound connections older than it (the manager's
-//     periodic tick calls it with the injected CoreClock's time);
+//     periodic tick calls it with the injected common::TimeSource's time);
 //   - the descriptor limit: on EMFILE/ENFILE the oldest unbound connections are closed so
 //     that kFdHeadroom descriptors stay free for bound associations, the admin API and
 //     SQLite, and the unbound set is capped below that level until it empties. With no
@@ -39,7 +39,8 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "associations/nsap.h"
-#include "npac/npacd/core/clock.h"
+#include "associations/outstanding.h"
+#include "common/time_source.h"
 #include "npac/npacd/core/session.h"
 #include "tunables/registry.h"
 
@@ -68,7 +69,7 @@ class Listener {
       boost::asio::ip::tcp::socket socket, associations::Nsap nsap, std::string peer)>;
 
   Listener(boost::asio::io_context& io, const tunables::TunableRegistry& registry,
-           const CoreClock& clock, SessionFactory factory);
+           const common::TimeSource& clock, SessionFactory factory);
   ~Listener();
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
@@ -119,7 +120,7 @@ class Listener {
 
   boost::asio::io_context& io_;
   const tunables::TunableRegistry& registry_;
-  const CoreClock& clock_;
+  const common::TimeSource& clock_;
   SessionFactory factory_;
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer backoff_timer_;

@@ -41,7 +41,7 @@ std::optional<std::int32_t> answeredId(const cmip::RoseApdu& apdu, bool* error) 
 
 }  // namespace
 
-ProviderCore::ProviderCore(std::string spid, const CoreClock& clock,
+ProviderCore::ProviderCore(std::string spid, const common::TimeSource& clock,
                            tunables::TunableRegistry& registry, DeliveryStore& store, Host& host)
     : spid_(std::move(spid)), clock_(clock), registry_(registry), store_(store), host_(host) {
   const as::OutstandingLimits limits = limitsFor(registry_, spid_);

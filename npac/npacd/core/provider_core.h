@@ -18,7 +18,7 @@
 // (waitReason(), view()): not bound, no association for the function, all congested, all
 // silent, recovering, throttled, releasing, storage unavailable.
 //
-// Time: every decision reads the injected CoreClock; tick() (the manager's periodic timer,
+// Time: every decision reads the injected common::TimeSource; tick() (the manager's periodic timer,
 // or a test on a manual clock) sends heartbeats, times requests out, aborts silent
 // associations and releases what throttling held.
 //
@@ -34,11 +34,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "associations/outstanding.h"
 #include "associations/provider_egress.h"
 #include "cmip/cmip_operations.h"
+#include "common/time_source.h"
 #include "dispatch/throttle_group.h"
 #include "npac/npacd/core/association_link.h"
-#include "npac/npacd/core/clock.h"
 #include "npac/npacd/core/core_metrics.h"
 #include "npac/npacd/core/core_service.h"
 #include "npac/npacd/core/delivery_store.h"
@@ -77,7 +78,7 @@ class ProviderCore {
     }
   };
 
-  ProviderCore(std::string spid, const CoreClock& clock, tunables::TunableRegistry& registry,
+  ProviderCore(std::string spid, const common::TimeSource& clock, tunables::TunableRegistry& registry,
                DeliveryStore& store, Host& host);
   ProviderCore(const ProviderCore&) = delete;
   ProviderCore& operator=(const ProviderCore&) = delete;
@@ -216,7 +217,7 @@ class ProviderCore {
   void countAnswered(db::MessageId message, ProviderCounters::Outcome outcome);
 
   std::string spid_;
-  const CoreClock& clock_;
+  const common::TimeSource& clock_;
   tunables::TunableRegistry& registry_;
   DeliveryStore& store_;
   Host& host_;

@@ -26,16 +26,17 @@
 #include <string>
 #include <vector>
 
+#include "associations/outstanding.h"
+#include "common/time_source.h"
 #include "db/database.h"
 #include "db/lease_store.h"
-#include "npac/npacd/core/clock.h"
 #include "tunables/registry.h"
 
 namespace npac::npacd {
 
 class ProviderLeases {
  public:
-  ProviderLeases(db::Database& db, const CoreClock& clock, tunables::TunableRegistry& registry)
+  ProviderLeases(db::Database& db, const common::TimeSource& clock, tunables::TunableRegistry& registry)
       : db_(db), clock_(clock), registry_(registry) {}
 
   // This node's name (npacd --node); before io runs.
@@ -78,7 +79,7 @@ class ProviderLeases {
   static void noteRenewed(const std::string& spid, Held& held, associations::TimePoint started);
 
   db::Database& db_;
-  const CoreClock& clock_;
+  const common::TimeSource& clock_;
   tunables::TunableRegistry& registry_;
   std::string node_ = "npacd";
   std::map<std::string, Held> held_;

@@ -9,15 +9,16 @@
 // Paced by the tick alone (one batch per 500 ms), the purge removed at most 4,000 messages
 // a second: less than npacd accepts, so a retention backlog never shrank under load.
 //
-// Threading: the core thread (the core's connection). Time: the injected CoreClock.
+// Threading: the core thread (the core's connection). Time: the injected common::TimeSource.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <optional>
 
+#include "associations/outstanding.h"
+#include "common/time_source.h"
 #include "db/database.h"
-#include "npac/npacd/core/clock.h"
 #include "tunables/registry.h"
 
 namespace npac::npacd {
@@ -28,7 +29,7 @@ inline constexpr int kPurgePauseFactor = 3;
 
 class RetentionPurge {
  public:
-  RetentionPurge(db::Database& db, const tunables::TunableRegistry& registry, const CoreClock& clock)
+  RetentionPurge(db::Database& db, const tunables::TunableRegistry& registry, const common::TimeSource& clock)
       : db_(db), registry_(registry), clock_(clock) {}
 
   struct Outcome {
@@ -46,7 +47,7 @@ class RetentionPurge {
  private:
   db::Database& db_;
   const tunables::TunableRegistry& registry_;
-  const CoreClock& clock_;
+  const common::TimeSource& clock_;
   std::optional<associations::TimePoint> last_run_;
   associations::TimePoint next_due_{};  // with more_: the pause after the last run ends
   bool more_ = false;

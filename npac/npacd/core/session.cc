@@ -42,7 +42,6 @@ Session::Session(boost::asio::ip::tcp::socket socket, Handoff handoff, SessionOw
       upper_(std::move(handoff.upper)),
       timer_(socket_.get_executor()) {
   received_ = handoff.received;
-  last_received_ = handoff.last_received;
   for (Frame& frame : handoff.frames) {
     queued_bytes_ += frame.bytes.size();
     write_queue_.push_back(std::move(frame));
@@ -100,7 +99,6 @@ void Session::completeHandOff(std::vector<cmip::UpperLayersEvent> rest) {
   Handoff handoff(nsap_, peer_);
   handoff.upper = std::move(upper_);
   handoff.received = received_;
-  handoff.last_received = last_received_;
   handoff.events = std::move(rest);
   for (Frame& frame : write_queue_) handoff.frames.push_back(std::move(frame));
   write_queue_.clear();
@@ -146,7 +144,6 @@ void Session::readLoop() {
                        false);
           return;
         }
-        self->last_received_ = std::chrono::steady_clock::now();
         std::vector<cmip::UpperLayersEvent> events;
         std::vector<std::uint8_t> out;
         self->upper_->receive(cmip::Bytes(buffer.data(), n), events, out);

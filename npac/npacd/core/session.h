@@ -1,8 +1,10 @@
 // Session: one TCP connection to a provider — the socket, its cmip::UpperLayers (responder
-// role), a reader coroutine feeding received bytes to the stack and a writer coroutine
-// draining a bounded queue of frames. The Asio examples' "session" role: it owns the
-// socket, lives as long as a coroutine holds shared_from_this(), and reports everything
-// it learns to its SessionOwner (the AssociationManager), which decides.
+// role), a reader (an async read loop feeding received bytes to the stack) and a writer
+// (async gathered writes draining a bounded queue of frames). The Asio examples'
+// "session" role: it owns the socket, lives as long as a pending handler holds
+// shared_from_this(), and reports everything it learns to its SessionOwner (the
+// AssociationManager), which decides. tests/npac/npacd/core/session_test.cc drives one
+// in-process over loopback.
 //
 // Life: start() → the owner answers the ConnectIndication with accept()/reject() (the
 // Listener closes a session not bound within bind_timeout) → bound: ROSE APDUs both ways
@@ -101,7 +103,6 @@ class Session : public std::enable_shared_from_this<Session> {
     std::vector<cmip::UpperLayersEvent> events;  // the ConnectIndication first
     std::vector<Frame> frames;                   // not written yet, in order
     std::uint64_t received = 0;
-    std::chrono::steady_clock::time_point last_received;
   };
 
   Session(boost::asio::ip::tcp::socket socket, associations::Nsap nsap, std::string peer,
@@ -155,8 +156,6 @@ class Session : public std::enable_shared_from_this<Session> {
   // PDUs sent on it that had been sent before (a retry, or moved from another association).
   std::uint64_t retransmissions() const { return retransmissions_; }
   void countRetransmission() { ++retransmissions_; }
-  // When bytes last arrived (the heartbeat's "silence", NANC 404).
-  std::chrono::steady_clock::time_point lastReceived() const { return last_received_; }
 
   // Set by the owner once bound (for listings and logs).
   std::string spid;
@@ -201,7 +200,6 @@ class Session : public std::enable_shared_from_this<Session> {
   std::uint64_t sent_ = 0;
   std::uint64_t retransmissions_ = 0;
   std::uint64_t received_ = 0;
-  std::chrono::steady_clock::time_point last_received_ = std::chrono::steady_clock::now();
   bool handing_off_ = false;
   std::function<void(Handoff)> handoff_to_;
   std::vector<cmip::UpperLayersEvent> pending_handoff_;  // while a write completes

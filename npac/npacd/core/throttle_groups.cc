@@ -230,7 +230,7 @@ void ThrottleGroup::carryFrom(ThrottleGroup& previous) {
 
 // ---- ThrottleGroups ----
 
-ThrottleGroups::ThrottleGroups(const CoreClock& clock, std::string node) : clock_(clock), node_(std::move(node)) {}
+ThrottleGroups::ThrottleGroups(const common::TimeSource& clock, std::string node) : clock_(clock), node_(std::move(node)) {}
 
 void ThrottleGroups::apply(std::vector<db::ThrottleGroupDefinition> groups) {
   std::map<std::string, std::shared_ptr<ThrottleGroup>> by_name;

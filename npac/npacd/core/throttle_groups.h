@@ -39,10 +39,11 @@
 #include <string>
 #include <vector>
 
+#include "associations/outstanding.h"
+#include "common/time_source.h"
 #include "db/throttle_group_store.h"
 #include "dispatch/congestion.h"
 #include "dispatch/throttle_list.h"
-#include "npac/npacd/core/clock.h"
 
 namespace npac::npacd {
 
@@ -143,10 +144,10 @@ class ThrottleGroup {
 
 class ThrottleGroups {
  public:
-  ThrottleGroups(const CoreClock& clock, std::string node);
+  ThrottleGroups(const common::TimeSource& clock, std::string node);
 
   const std::string& node() const { return node_; }
-  const CoreClock& clock() const { return clock_; }
+  const common::TimeSource& clock() const { return clock_; }
 
   // The provisioned groups as read from the store. A group whose definition did not change
   // keeps its state; a changed one starts from the old one's counts and peers.
@@ -165,7 +166,7 @@ class ThrottleGroups {
   void requestReload() const;
 
  private:
-  const CoreClock& clock_;
+  const common::TimeSource& clock_;
   const std::string node_;
   mutable std::shared_mutex mu_;
   std::map<std::string, std::shared_ptr<ThrottleGroup>> by_name_;
