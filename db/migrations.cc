@@ -8,223 +8,12 @@
 #include <vector>
 
 #include "db/database.h"
-#include "db/postgres_schema.h"
 #include "db/progress_log.h"
+#include "db/schema.h"
 #include "db/transaction.h"
 
 namespace npac::db {
 namespace {
-
-// Schema 9's tables (db/progress_log.h): in the new-file schema and the version-9 step alike.
-constexpr const char* kSqliteDeliveryProgress = R"sql(
-CREATE TABLE delivery_progress(
-  seq INTEGER PRIMARY KEY,
-  spid TEXT NOT NULL,
-  event INTEGER NOT NULL CHECK(event BETWEEN 1 AND 5),
-  association_id INTEGER,
-  at INTEGER NOT NULL,
-  first_id INTEGER NOT NULL,
-  last_id INTEGER NOT NULL CHECK(last_id >= first_id),
-  ids BLOB NOT NULL,
-  reason TEXT);
-CREATE INDEX delivery_progress_by_provider ON delivery_progress(spid, first_id);
-CREATE INDEX delivery_progress_by_last ON delivery_progress(spid, last_id);
-CREATE TABLE delivery_settled(
-  spid TEXT PRIMARY KEY NOT NULL,
-  settled_through INTEGER NOT NULL,
-  at INTEGER NOT NULL);
-CREATE TABLE delivery_open(
-  spid TEXT NOT NULL,
-  id INTEGER NOT NULL,
-  waiting INTEGER NOT NULL CHECK(waiting IN (0, 1)),
-  PRIMARY KEY(spid, id));
-CREATE INDEX outbound_queue_open_base ON outbound_queue(spid, id)
-  WHERE state IN ('sent', 'failed');
-)sql";
-
-// Schema 11's table (db/progress_log.h "settled counts"), for new files and the version-11
-// step; the same DDL on PostgreSQL (BIGINT there: db/postgres_schema.cc).
-constexpr const char* kSqliteSettledCounts = R"sql(
-CREATE TABLE delivery_settled_counts(
-  spid TEXT NOT NULL,
-  function_mask INTEGER NOT NULL,
-  messages INTEGER NOT NULL,
-  PRIMARY KEY(spid, function_mask));
-)sql";
-
-// Schema 12's tables (db/progress_log.h "Retention ranges"): one text for both engines
-// (BIGINT is an integer column on SQLite), for new files and the version-12 step.
-constexpr const char* kRetentionRangesSchema = R"sql(
-CREATE TABLE delivery_marks(
-  spid TEXT NOT NULL,
-  minute BIGINT NOT NULL,
-  at BIGINT NOT NULL,
-  settled_through BIGINT NOT NULL,
-  PRIMARY KEY(spid, minute));
-CREATE TABLE delivery_late(
-  spid TEXT NOT NULL,
-  id BIGINT NOT NULL,
-  PRIMARY KEY(spid, id));
-)sql";
-
-// Schema 13's tables (db/throttle_group_store.h): one text for both engines (BIGINT is an
-// integer column on SQLite, DOUBLE PRECISION a REAL one), for new files and the version-13
-// step. A group's members and reports go with it (ON DELETE CASCADE; foreign keys are
-// enforced on every SQLite connection, Database::configure).
-constexpr const char* kThrottleGroupsSchema = R"sql(
-CREATE TABLE throttle_groups(
-  name TEXT PRIMARY KEY NOT NULL,
-  max_rate BIGINT NOT NULL,
-  max_pending BIGINT NOT NULL,
-  onset_1 INTEGER NOT NULL,
-  abatement_1 INTEGER NOT NULL,
-  onset_2 INTEGER NOT NULL,
-  abatement_2 INTEGER NOT NULL,
-  onset_3 INTEGER NOT NULL,
-  abatement_3 INTEGER NOT NULL,
-  min_abatement_ms BIGINT NOT NULL,
-  peer_loss_reduction_percent INTEGER NOT NULL,
-  updated_at BIGINT NOT NULL,
-  updated_by TEXT NOT NULL);
-CREATE TABLE throttle_group_members(
-  spid TEXT PRIMARY KEY NOT NULL,
-  name TEXT NOT NULL REFERENCES throttle_groups(name) ON DELETE CASCADE);
-CREATE INDEX throttle_group_members_by_name ON throttle_group_members(name);
-CREATE TABLE throttle_reports(
-  name TEXT NOT NULL REFERENCES throttle_groups(name) ON DELETE CASCADE,
-  node TEXT NOT NULL,
-  rate DOUBLE PRECISION NOT NULL,
-  pending BIGINT NOT NULL,
-  wanting INTEGER NOT NULL CHECK(wanting IN (0, 1)),
-  at BIGINT NOT NULL,
-  PRIMARY KEY(name, node));
-)sql";
-
-// The whole schema at kCurrentSchemaVersion, for new files (with kSqliteDeliveryProgress). Every column and index
-// added by a migration step below must also appear here (tests/db/migrations_test.cc
-// compares an upgraded file with a new one).
-constexpr const char* kCurrentSchema = R"sql(
-CREATE TABLE meta(
-  key TEXT PRIMARY KEY NOT NULL,
-  value INTEGER NOT NULL);
-
-CREATE TABLE service_providers(
-  spid TEXT PRIMARY KEY NOT NULL CHECK(length(spid) = 4),
-  name TEXT NOT NULL,
-  system_type TEXT NOT NULL CHECK(system_type IN ('soa', 'lsms', 'soa-and-lsms', 'npac')),
-  enabled INTEGER NOT NULL DEFAULT 1 CHECK(enabled IN (0, 1)));
-
-CREATE TABLE provider_nsaps(
-  spid TEXT NOT NULL REFERENCES service_providers(spid) ON DELETE CASCADE,
-  nsap BLOB NOT NULL CHECK(length(nsap) BETWEEN 1 AND 20),
-  weight INTEGER CHECK(weight IS NULL OR weight BETWEEN 1 AND 99),
-  relative_cost INTEGER CHECK(relative_cost IS NULL OR relative_cost >= 0),
-  PRIMARY KEY(spid, nsap));
-
-CREATE TABLE provider_keys(
-  spid TEXT NOT NULL REFERENCES service_providers(spid) ON DELETE CASCADE,
-  list_id INTEGER NOT NULL,
-  key_id INTEGER NOT NULL,
-  algorithm TEXT NOT NULL CHECK(algorithm IN ('rsa-sha256', 'ed25519')),
-  public_key_pem TEXT NOT NULL,
-  not_before_at INTEGER NOT NULL,
-  not_after_at INTEGER NOT NULL,
-  state TEXT NOT NULL CHECK(state IN ('active', 'expired', 'revoked')),
-  last_sequence INTEGER,
-  PRIMARY KEY(spid, list_id, key_id));
-
-CREATE TABLE tunable_overrides(
-  name TEXT NOT NULL,
-  spid TEXT NOT NULL DEFAULT '',
-  value TEXT NOT NULL,
-  updated_at INTEGER NOT NULL,
-  updated_by TEXT NOT NULL,
-  PRIMARY KEY(name, spid));
-
-CREATE TABLE association_log(
-  id INTEGER PRIMARY KEY,
-  at INTEGER NOT NULL,
-  event TEXT NOT NULL CHECK(event IN ('bind', 'reject', 'release', 'abort')),
-  spid TEXT NOT NULL,
-  nsap BLOB,
-  association_id INTEGER,
-  function_mask INTEGER NOT NULL DEFAULT 0,
-  recovery_mode INTEGER NOT NULL DEFAULT 0 CHECK(recovery_mode IN (0, 1)),
-  bound_at INTEGER,
-  reason TEXT NOT NULL DEFAULT '',
-  diagnostic TEXT NOT NULL DEFAULT '');
-CREATE INDEX association_log_by_provider ON association_log(spid, at);
-
-CREATE TABLE audit_log(
-  id INTEGER PRIMARY KEY,
-  at INTEGER NOT NULL,
-  actor TEXT NOT NULL,
-  action TEXT NOT NULL,
-  subject TEXT NOT NULL,
-  old_value TEXT,
-  new_value TEXT);
-CREATE INDEX audit_log_by_time ON audit_log(at);
-
-CREATE TABLE message_bodies(
-  id INTEGER PRIMARY KEY,
-  pdu BLOB NOT NULL,
-  addressees INTEGER NOT NULL CHECK(addressees >= 1));
-
-CREATE TABLE outbound_queue(
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  spid TEXT NOT NULL REFERENCES service_providers(spid),
-  function_mask INTEGER NOT NULL,
-  priority INTEGER NOT NULL DEFAULT 0,
-  state TEXT NOT NULL DEFAULT 'queued'
-    CHECK(state = 'queued' OR state = 'sent' OR state = 'acknowledged' OR state = 'failed'),
-  attempts INTEGER NOT NULL DEFAULT 0,
-  created_at INTEGER NOT NULL,
-  sent_at INTEGER,
-  acknowledged_at INTEGER,
-  association_id INTEGER,
-  failure_reason TEXT,
-  retransmission INTEGER NOT NULL DEFAULT 0 CHECK(retransmission IN (0, 1)),
-  failed_at INTEGER,
-  idempotency_key TEXT CHECK(idempotency_key IS NULL OR length(idempotency_key) BETWEEN 1 AND 128),
-  kind TEXT NOT NULL DEFAULT 'push' CHECK(kind IN ('push', 'response')),
-  opcode INTEGER NOT NULL DEFAULT -1,
-  confirmed INTEGER NOT NULL DEFAULT 0 CHECK(confirmed IN (0, 1)),
-  body_id INTEGER NOT NULL);
-CREATE INDEX outbound_queue_ready ON outbound_queue(spid, priority DESC, id)
-  WHERE state = 'queued';
-CREATE INDEX outbound_queue_in_flight ON outbound_queue(association_id) WHERE state = 'sent';
-CREATE INDEX outbound_queue_acknowledged ON outbound_queue(acknowledged_at)
-  WHERE state = 'acknowledged';
-CREATE UNIQUE INDEX outbound_queue_idempotency ON outbound_queue(spid, idempotency_key)
-  WHERE idempotency_key IS NOT NULL;
-
-CREATE TABLE npac_keys(
-  list_id INTEGER NOT NULL,
-  key_id INTEGER NOT NULL,
-  algorithm TEXT NOT NULL CHECK(algorithm IN ('rsa-sha256', 'ed25519')),
-  public_key_pem TEXT NOT NULL,
-  private_key_pem TEXT NOT NULL,
-  not_before_at INTEGER NOT NULL,
-  not_after_at INTEGER NOT NULL,
-  state TEXT NOT NULL CHECK(state IN ('active', 'expired', 'revoked')),
-  created_at INTEGER NOT NULL,
-  last_sequence INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY(list_id, key_id));
-
-CREATE TABLE api_tokens(
-  name TEXT PRIMARY KEY NOT NULL CHECK(length(name) BETWEEN 1 AND 64),
-  role TEXT NOT NULL CHECK(role IN ('operator', 'application', 'reader')),
-  secret_sha256 BLOB NOT NULL UNIQUE CHECK(length(secret_sha256) = 32),
-  created_at INTEGER NOT NULL,
-  created_by TEXT NOT NULL,
-  revoked_at INTEGER);
-
-CREATE TABLE provider_leases(
-  spid TEXT PRIMARY KEY NOT NULL REFERENCES service_providers(spid) ON DELETE CASCADE,
-  owner TEXT NOT NULL CHECK(length(owner) BETWEEN 1 AND 128),
-  epoch INTEGER NOT NULL CHECK(epoch >= 1),
-  expires_at INTEGER NOT NULL);
-)sql";
 
 // Version 1 → 2. A key's last accepted bind sequence number (NULL: none yet) so a
 // replayed bind is refused; the retransmission flag for re-queued messages and when a
@@ -429,8 +218,6 @@ ALTER TABLE outbound_queue DROP COLUMN pdu;
 
 // Version 9: delivery progress as appended records (db/progress_log.h) and each provider's
 // settled mark. Tables only; an npacd of schema 8 never reads them.
-constexpr const char* kMigrateV8ToV9 = kSqliteDeliveryProgress;
-
 // Version 10: one index over a provider's rows, not two. Since version 9 no row leaves
 // 'queued' by its columns, so the ready index holds every row, beside the index by
 // creation time: two scattered inserts per addressee of a broadcast. created_at is made
@@ -616,11 +403,8 @@ Status climb(Database& db, int version, int target, const MigrationOptions& opti
     version = 8;
   }
   if (version == 8 && target > 8) {
-    if (Status status = db.executeScript(db.backend() == Backend::kPostgres ? postgresDeliveryProgressSchema()
-                                                                          : kMigrateV8ToV9);
-        !status) {
-      return status;
-    }
+    // Schema 9's tables, as new files have them (db/schema.h).
+    if (Status status = db.executeScript(schema::deliveryProgress(db.backend())); !status) return status;
     version = 9;
   }
   if (version == 9 && target > 9) {
@@ -628,21 +412,17 @@ Status climb(Database& db, int version, int target, const MigrationOptions& opti
     version = 10;
   }
   if (version == 10 && target > 10) {
-    if (Status status = db.executeScript(db.backend() == Backend::kPostgres ? postgresSettledCountsSchema()
-                                                                          : kSqliteSettledCounts);
-        !status) {
-      return status;
-    }
+    if (Status status = db.executeScript(schema::settledCounts(db.backend())); !status) return status;
     if (Status status = db.executeScript(kFillSettledCounts); !status) return status;
     version = 11;
   }
   if (version == 11 && target > 11) {
-    if (Status status = db.executeScript(kRetentionRangesSchema); !status) return status;
+    if (Status status = db.executeScript(schema::retentionRanges(db.backend())); !status) return status;
     if (Status status = fillMarkNotes(db); !status) return status;
     version = 12;
   }
   if (version == 12 && target > 12) {
-    if (Status status = db.executeScript(kThrottleGroupsSchema); !status) return status;
+    if (Status status = db.executeScript(schema::throttleGroups(db.backend())); !status) return status;
     version = 13;
   }
   if (version != target) {
@@ -696,24 +476,12 @@ Status migrateToCurrent(Database& db, const MigrationOptions& options) {
                           "application",
                           db.path(), "point --db at an npacd database or at a new file name");
     }
-    if (Status status = db.executeScript(db.backend() == Backend::kPostgres ? postgresCurrentSchema()
-                                                                          : kCurrentSchema);
-        !status) {
-      return status;
+    // The whole schema at kCurrentSchemaVersion, one definition for both engines (db/schema.h).
+    for (const std::string& ddl :
+         {schema::baseTables(db.backend()), schema::deliveryProgress(db.backend()), schema::settledCounts(db.backend()),
+          schema::retentionRanges(db.backend()), schema::throttleGroups(db.backend())}) {
+      if (Status status = db.executeScript(ddl); !status) return status;
     }
-    // Schema 9's, 11's, 12's and 13's tables, written once for new files and their version's step.
-    if (Status status = db.executeScript(db.backend() == Backend::kPostgres ? postgresDeliveryProgressSchema()
-                                                                          : kSqliteDeliveryProgress);
-        !status) {
-      return status;
-    }
-    if (Status status = db.executeScript(db.backend() == Backend::kPostgres ? postgresSettledCountsSchema()
-                                                                          : kSqliteSettledCounts);
-        !status) {
-      return status;
-    }
-    if (Status status = db.executeScript(kRetentionRangesSchema); !status) return status;
-    if (Status status = db.executeScript(kThrottleGroupsSchema); !status) return status;
     if (Status status = writeMeta(db, kCurrentSchemaVersion, kCompatibleSchemaVersion); !status) {
       return status;
     }
