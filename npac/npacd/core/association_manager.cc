@@ -58,7 +58,7 @@ constexpr const char* kLiveTunables[] = {
 
 AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
                                        db::Database& progress_db, db::QueueWriter& writer,
-                                       tunables::TunableRegistry& registry, const CoreClock& clock)
+                                       tunables::TunableRegistry& registry, const common::TimeSource& clock)
     : io_(io),
       db_(db),
       writer_(writer),
@@ -221,6 +221,28 @@ void AssociationManager::setNode(const std::string& node) {
   installFence();
 }
 
+bool AssociationManager::handOffElsewhere(const std::shared_ptr<Session>& session, const std::string& spid) {
+  AssociationManager& owner = ownerOf(spid);
+  if (&owner == this) return false;
+  listener_.forget(*session);
+  session->handOff([&owner](Session::Handoff handoff) { owner.adopt(std::move(handoff)); });
+  return true;
+}
+
+void AssociationManager::leaseTaken(const std::string& spid) {
+  store_.forgetReady(spid);  // what the store kept of the provider is read again
+  wakeDelivery(spid);        // rows queued meanwhile (or re-queued by the takeover) leave now
+}
+
+std::int64_t AssociationManager::nextLocalAssociationId() {
+  return shards_ != nullptr ? shards_->nextAssociationId() : ++next_association_id_;
+}
+
+void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& session,
+                                             const cmip::ConnectIndication& indication) {
+  admission_.onConnectIndication(session, indication);
+}
+
 void AssociationManager::providerLost(const std::string& spid, const db::Status& why) {
   const bool was_held = leases_.held(spid);
   leases_.forget(spid);
@@ -349,18 +371,11 @@ void AssociationManager::onRose(const std::shared_ptr<Session>& session, cmip::R
     shards_->shard(0).postInbound(std::move(request));  // one place the application polls
     return;
   }
-  queueInbound(std::move(request));
-}
-
-void AssociationManager::queueInbound(InboundRequest request) {
-  request.id = next_inbound_id_++;
-  const InboundRequestId id = request.id;
-  inbound_waiting_.emplace(id, std::move(request));
-  answerPolls();
+  inbound_.add(std::move(request));
 }
 
 void AssociationManager::postInbound(InboundRequest request) {
-  asio::post(io_, [this, request = std::move(request)]() mutable { queueInbound(std::move(request)); });
+  asio::post(io_, [this, request = std::move(request)]() mutable { inbound_.add(std::move(request)); });
 }
 
 void AssociationManager::rejectInvoke(Session& session, const cmip::RoseInvoke& invoke,
@@ -412,23 +427,6 @@ void AssociationManager::logEvent(db::AssociationEventKind kind, const Session& 
   }
 }
 
-void AssociationManager::reportUnanswered() const {
-  // Providers' requests live in memory until the application answers them (the answer
-  // itself is durable): say which ones this stop leaves unanswered, so an operator can
-  // tell the application or expect the providers' ROSE retries.
-  std::map<std::string, std::vector<std::int32_t>> by_spid;
-  for (const auto* requests : {&inbound_waiting_, &inbound_open_}) {
-    for (const auto& [id, request] : *requests) by_spid[request.spid].push_back(request.invoke_id);
-  }
-  for (const auto& [spid, invoke_ids] : by_spid) {
-    std::string list;
-    for (std::int32_t invoke_id : invoke_ids) list += (list.empty() ? "" : ", ") + std::to_string(invoke_id);
-    spdlog::warn("SPID {}: {} request(s) from the provider left unanswered at stop (invoke ids {}); "
-                 "the provider will have to send them again",
-                 spid, invoke_ids.size(), list);
-  }
-}
-
 void AssociationManager::shutdown(std::function<void()> done) {
   asio::post(io_, [this, done = std::move(done)] {
     stopping_ = true;
@@ -437,18 +435,17 @@ void AssociationManager::shutdown(std::function<void()> done) {
     purge_timer_.cancel();
     for (auto& [spid, timer] : delivery_timers_) timer->cancel();
     store_.flush();
-    for (auto& poll : polls_) poll->done(db::Status::shutdown("npacd is stopping"));
-    polls_.clear();
+    inbound_.stop();
     // Drain: no new PDU leaves; each association is released (RLRQ) once nothing is
     // outstanding on it, or at kDrainTimeout whatever remains; the release timeout then
     // closes what did not answer. Done as soon as every association is gone.
     for (auto& [spid, c] : cores_) c->releaseAll(kReleaseShutdown);
-    const auto drain_deadline = std::chrono::steady_clock::now() + kDrainTimeout;
+    const auto drain_deadline = clock_.now() + kDrainTimeout;
     const auto final_deadline = drain_deadline + kReleaseTimeout + std::chrono::milliseconds(200);
     auto tick = std::make_shared<asio::steady_timer>(io_);
     auto step = std::make_shared<std::function<void()>>();
     *step = [this, tick, step, done, drain_deadline, final_deadline] {
-      const auto now = std::chrono::steady_clock::now();
+      const auto now = clock_.now();
       bool any = false;
       for (auto& [spid, c] : cores_) {
         if (c->associationCount() == 0) continue;
@@ -457,7 +454,7 @@ void AssociationManager::shutdown(std::function<void()> done) {
       }
       store_.flush();
       if (!any || now >= final_deadline) {
-        reportUnanswered();
+        inbound_.reportUnanswered();
         // Another node may take these providers at once (db/lease_store.h).
         leases_.release(leases_.heldSpids());
         auto finished = done;  // a copy: clearing *step destroys this lambda's captures

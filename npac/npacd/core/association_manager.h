@@ -1,23 +1,26 @@
-// AssociationManager: what remains of npacd's core above the providers — it accepts
-// connections (Listener), admits binds (cmip_bind → provisioning → BindGate with the live
-// tunables and the provider's live associations), routes every event of a bound
-// association by SPID to that provider's ProviderCore (provider_core.h), brokers the
-// providers' own requests to the NPAC application (pollInbound/respond), runs the
-// periodic tick and the retention purge, and is the CoreService the admin API calls.
+// AssociationManager: npacd's core above the providers on one core thread — it accepts
+// connections (Listener), hands each AARQ to its BindAdmission (bind_admission.h: the
+// admission role), routes every event of a bound association by SPID to that provider's
+// ProviderCore (provider_core.h), hands the providers' own requests to its InboundBroker
+// (inbound_broker.h) for the NPAC application (pollInbound/respond), runs the periodic
+// tick and the retention purge (RetentionPurge), and is the CoreService the admin API
+// calls.
 //
 // Everything of one provider's logical association — sessions, invoke ids, heartbeats,
 // delivery, timeouts, SRR, recovery, throttling — lives in its ProviderCore; nothing here
 // is shared between providers except the DeliveryStore (one database: when it stops
 // taking writes, every provider stops taking new deliveries, see delivery_store.h).
 //
-// Threading: single strand. Every method except the CoreService ones runs on the core
-// io_context thread, which also runs every Session; no locks. The CoreService methods are
-// called from the admin API's thread and only post onto the core io_context. The
-// QueueWriter completes on its own thread; its completions are posted back as well.
+// Threading: every method except the CoreService ones runs on the core io_context
+// thread, which also runs every Session; no locks. The CoreService methods are called
+// from the admin API's thread and post onto the core io_context (submit() hands its rows
+// to the QueueWriter directly, which is thread-safe). The QueueWriter completes on its
+// own thread; its completions are posted back as well.
 // With npacd --threads N there are N managers, one per core thread, joined by CoreShards
 // (core_shards.h), which decides where each provider lives; the thread-safe methods
 // under "Sharding" are how they reach each other.
-// Time: the injected CoreClock (clock.h); tick() is also callable by a test.
+// Time: the injected common::TimeSource (common/time_source.h); tick() is also callable
+// by a test.
 #pragma once
 
 #include <chrono>
@@ -34,13 +37,15 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "associations/bind_gate.h"
+#include "associations/outstanding.h"
+#include "common/time_source.h"
 #include "db/association_log_store.h"
 #include "db/database.h"
 #include "db/queue_writer.h"
-#include "npac/npacd/core/bind_queue.h"
-#include "npac/npacd/core/clock.h"
+#include "npac/npacd/core/bind_admission.h"
 #include "npac/npacd/core/core_service.h"
 #include "npac/npacd/core/delivery_store.h"
+#include "npac/npacd/core/inbound_broker.h"
 #include "npac/npacd/core/listener.h"
 #include "npac/npacd/core/provider_core.h"
 #include "npac/npacd/core/provider_leases.h"
@@ -69,7 +74,10 @@ inline constexpr std::chrono::milliseconds kTimerPeriod{500};
 // before they are released anyway.
 inline constexpr std::chrono::seconds kDrainTimeout{2};
 
-class AssociationManager : public CoreService, public SessionOwner, private ProviderCore::Host {
+class AssociationManager : public CoreService,
+                           public SessionOwner,
+                           private ProviderCore::Host,
+                           private BindAdmission::Host {
  public:
   // `db` and `progress_db` are the core's own connections (core thread only): `db` for
   // decisions that must be as durable as --durability (bind sequence numbers, the
@@ -79,7 +87,7 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   // connection. `clock` outlives the manager.
   AssociationManager(boost::asio::io_context& io, db::Database& db, db::Database& progress_db,
                      db::QueueWriter& writer, tunables::TunableRegistry& registry,
-                     const CoreClock& clock);
+                     const common::TimeSource& clock);
   ~AssociationManager() override;
 
   // Listens for associations on `endpoint`; false (and `*error`) if it cannot bind.
@@ -155,12 +163,6 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   void onWritten(const std::shared_ptr<Session>& session, std::int64_t tag) override;
 
  private:
-  struct PendingPoll {
-    InboundPoll poll;
-    PollDone done;
-    std::shared_ptr<boost::asio::steady_timer> timer;
-  };
-
   // ProviderCore::Host.
   void wakeDelivery(const std::string& spid) override;
   // The delivery rounds due (delivery_due_): each decided, then ONE commit of every
@@ -176,64 +178,42 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   // Leases (tick): renew what is due, release those of providers with no association
   // here, abort the providers whose lease another node took.
   void tendLeases();
-  void providerLost(const std::string& spid, const db::Status& why);
+  void providerLost(const std::string& spid, const db::Status& why) override;
   void installFence();
 
-  ProviderCore* core(const std::string& spid);  // none if it never bound in this run
-  ProviderCore& coreFor(const std::string& spid);  // made on first bind
+  // BindAdmission::Host.
+  bool stopping() const override { return stopping_; }
+  bool handOffElsewhere(const std::shared_ptr<Session>& session, const std::string& spid) override;
+  ProviderCore* core(const std::string& spid) override;  // none if it never bound in this run
+  ProviderCore& coreFor(const std::string& spid) override;  // made on first bind
+  void leaseTaken(const std::string& spid) override;
+  void forgetUnbound(const Session& session) override { listener_.forget(session); }
+  std::int64_t nextLocalAssociationId() override;
   void armTimer();
-  // association_manager_bind.cc
-  // The log line, the refusal counter and the association-log row of every refused bind.
-  void recordRefusal(const Session& session, const std::string& spid, std::uint32_t mask, bool recovery,
-                     const std::string& code, const std::string& reason);
-  void rejectBind(const std::shared_ptr<Session>& session, const cmip::ConnectIndication& ind,
-                  const std::string& spid, std::uint32_t mask, bool recovery,
-                  const std::string& code, const std::string& reason, std::int32_t diagnostic,
-                  cmip::AssociateResult result = cmip::AssociateResult::kRejectedPermanent);
-  // A bind decided in a batch (admit), answered once the batch committed (complete).
-  struct AdmittedBind {
-    PendingBind pending;
-    associations::AssociationSpec spec;
-    cmip::LnpAccessControl npac_access_control;  // the NPAC's signed answer
-    std::optional<associations::AssociationId> replaced;  // NANC 386: aborted once bound
-    std::optional<std::int64_t> taken_epoch;              // the lease taken for this bind
-    associations::TimePoint lease_started{};
-  };
-  void postAdmitBinds();  // admitBinds() at the end of this turn, once
-  void admitBinds();
-  std::optional<AdmittedBind> admit(PendingBind& bind);
-  void complete(AdmittedBind& bind);
-  void rejectStorageUnavailable(const std::shared_ptr<Session>& session,
-                                const cmip::ConnectIndication& ind,
-                                const associations::BindRequest& request,
-                                const db::Status& status);
   // A provider's Invoke that does not decode (cmip::fromRose refused it with `why`): ROSE
   // Reject on its association, one log line; it is not forwarded to the application.
   void rejectInvoke(Session& session, const cmip::RoseInvoke& invoke, const cmip::Status& why);
-  void answerPolls();
-  // A provider's request for the application: queued here (thread 0 when sharded).
-  void queueInbound(InboundRequest request);
   // wakeDelivery on the thread that owns `spid`.
   // The manager on whose core thread `spid` lives (this one without shards).
   AssociationManager& ownerOf(const std::string& spid);
   void wakeOwner(const std::string& spid);
-  // At stop: a warning per provider whose requests the application never answered.
-  void reportUnanswered() const;
   // `id`: the association's, when the row is written before accept() gave it to the
   // session (a bind's row, written in the bind's transaction).
   void logEvent(db::AssociationEventKind kind, const Session& session, const std::string& reason,
-                db::AssociationId id = 0);
+                db::AssociationId id) override;
+  void logEvent(db::AssociationEventKind kind, const Session& session, const std::string& reason) {
+    logEvent(kind, session, reason, 0);
+  }
 
   boost::asio::io_context& io_;
   db::Database& db_;
   db::QueueWriter& writer_;
   tunables::TunableRegistry& registry_;
-  const CoreClock& clock_;
+  const common::TimeSource& clock_;
   DeliveryStore store_;
   ProviderLeases leases_;
   const ThrottleGroups* throttle_groups_ = nullptr;  // setThrottleGroups
   RetentionPurge purge_;
-  associations::BindGate gate_;
   Listener listener_;
   boost::asio::steady_timer timer_;
   boost::asio::steady_timer purge_timer_;  // the retention purge's next run while it catches up
@@ -246,23 +226,14 @@ class AssociationManager : public CoreService, public SessionOwner, private Prov
   std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> delivery_timers_;
   bool flush_scheduled_ = false;
   std::int64_t next_association_id_ = 0;
-  std::uint64_t bind_order_ = 0;
-  BindQueue binds_;           // received, decided at the end of the turn
-  bool binds_posted_ = false;  // admitBinds() is posted
-  // Inbound requests from providers, for the NPAC application.
-  std::map<InboundRequestId, InboundRequest> inbound_waiting_;  // not yet handed out
-  std::map<InboundRequestId, InboundRequest> inbound_open_;     // handed out, unanswered
-  InboundRequestId next_inbound_id_ = 1;
-  std::vector<std::shared_ptr<PendingPoll>> polls_;
+  // Inbound requests from providers, for the NPAC application (thread 0 when sharded).
+  InboundBroker inbound_{io_};
   bool stopping_ = false;
   CoreShards* shards_ = nullptr;  // none: npacd runs on one core thread
   std::size_t shard_index_ = 0;
   std::vector<tunables::TunableRegistry::Subscription> subscriptions_;
-  // Metrics (core thread): bind admissions, by LnpBindRefusal reason code when refused.
-  bool counting_ = true;
-  std::uint64_t binds_accepted_ = 0;
-  std::uint64_t bind_commits_ = 0;  // transactions that admitted at least one bind
-  std::map<std::string, std::uint64_t> binds_refused_;
+  bool counting_ = true;  // metrics (core thread)
+  BindAdmission admission_{io_, db_, registry_, clock_, leases_, *this};  // after leases_
 };
 
 }  // namespace npac::npacd

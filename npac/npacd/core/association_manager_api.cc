@@ -93,72 +93,25 @@ void AssociationManager::announceAnswer(db::QueuedMessage row) {
   });
 }
 
-void AssociationManager::answerPolls() {
-  while (!polls_.empty() && !inbound_waiting_.empty()) {
-    bool served = false;
-    for (auto it = polls_.begin(); it != polls_.end(); ++it) {
-      auto poll = *it;
-      std::vector<InboundRequest> out;
-      for (auto r = inbound_waiting_.begin(); r != inbound_waiting_.end() && out.size() < poll->poll.max;) {
-        if (poll->poll.spid.empty() || poll->poll.spid == r->second.spid) {
-          inbound_open_.emplace(r->first, r->second);
-          out.push_back(r->second);
-          r = inbound_waiting_.erase(r);
-        } else {
-          ++r;
-        }
-      }
-      if (!out.empty()) {
-        polls_.erase(it);
-        if (poll->timer) poll->timer->cancel();
-        poll->done(std::move(out));
-        served = true;
-        break;
-      }
-    }
-    if (!served) break;
-  }
-}
-
 void AssociationManager::pollInbound(InboundPoll poll, PollDone done) {
   asio::post(io_, [this, poll = std::move(poll), done = std::move(done)]() mutable {
     if (stopping_) {
       done(db::Status::shutdown("npacd is stopping"));
       return;
     }
-    auto pending = std::make_shared<PendingPoll>();
-    pending->poll = std::move(poll);
-    pending->done = std::move(done);
-    polls_.push_back(pending);
-    answerPolls();
-    if (std::find(polls_.begin(), polls_.end(), pending) == polls_.end()) return;
-    if (pending->poll.wait.count() == 0) {
-      polls_.erase(std::find(polls_.begin(), polls_.end(), pending));
-      pending->done(std::vector<InboundRequest>{});
-      return;
-    }
-    pending->timer = std::make_shared<asio::steady_timer>(io_);
-    pending->timer->expires_after(pending->poll.wait);
-    pending->timer->async_wait([this, pending](boost::system::error_code ec) {
-      if (ec) return;
-      auto it = std::find(polls_.begin(), polls_.end(), pending);
-      if (it == polls_.end()) return;
-      polls_.erase(it);
-      pending->done(std::vector<InboundRequest>{});
-    });
+    inbound_.poll(std::move(poll), std::move(done));
   });
 }
 
 void AssociationManager::respond(InboundRequestId id, InboundResponse response, RespondDone done) {
   asio::post(io_, [this, id, response = std::move(response), done = std::move(done)] {
-    auto it = inbound_open_.find(id);
-    if (it == inbound_open_.end()) {
+    std::optional<InboundRequest> taken = inbound_.take(id);
+    if (!taken) {
       done(db::Status::notFound("inbound request " + std::to_string(id) +
                                 " unknown or already answered"));
       return;
     }
-    InboundRequest request = it->second;
-    inbound_open_.erase(it);
+    InboundRequest request = std::move(*taken);
     // The answer is committed to the outbound queue like any message (nothing lost while
     // the provider has no association, or across a restart), ahead of the provider's
     // queued messages, and leaves through the rotation (NANC 353 7.b.iv), so it may go
@@ -191,7 +144,7 @@ void AssociationManager::respond(InboundRequestId id, InboundResponse response, 
           // Not accepted: the request is open again, so the application may answer again.
           spdlog::error("SPID {}: the answer to inbound request {} was not stored: {}",
                         request.spid, request.id, status.toString());
-          inbound_open_.emplace(request.id, request);
+          inbound_.reopen(request);
           done(status);
           return;
         }
@@ -286,6 +239,7 @@ void AssociationManager::postProviderChanged(std::string spid) {
 
 void AssociationManager::setCounting(bool on) {
   counting_ = on;
+  admission_.setCounting(on);
   for (auto& [spid, provider] : cores_) provider->setCounting(on);
 }
 
@@ -299,9 +253,10 @@ void AssociationManager::metrics(bool providers, MetricsDone done) {
     out.delivery_rounds_memory = store_.readyRounds();
     out.delivery_rounds_database = store_.databaseRounds();
     if (providers) {
-      out.binds_accepted = binds_accepted_;
-      out.bind_commits = bind_commits_;
-      out.binds_refused = binds_refused_;
+      const BindAdmission::Counters& binds = admission_.counters();
+      out.binds_accepted = binds.accepted;
+      out.bind_commits = binds.commits;
+      out.binds_refused = binds.refused;
       const Listener::Counters& c = listener_.counters();
       out.connections_accepted = c.accepted;
       out.connections_dropped = c.dropped_over_cap + c.dropped_at_fd_limit + c.shed_at_fd_limit;

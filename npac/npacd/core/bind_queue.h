@@ -4,7 +4,7 @@
 // binds admitted in one turn in one transaction").
 //
 // Every AARQ that reaches admission waits here until the end of the core thread's turn;
-// then AssociationManager::admitBinds decides a batch of them in ONE transaction (one
+// then BindAdmission::admitBinds (bind_admission.h) decides a batch of them in ONE transaction (one
 // fsync at --durability full instead of one per bind) and answers each only after it
 // committed. A batch holds at most one bind per provider: a provider's second bind is
 // decided in the next batch, with its first association already live, so every check that
