@@ -34,6 +34,16 @@ struct PollOutcome {
   }
 };
 
+// `request` added and handed out to a poll: its id, now open.
+InboundRequestId handOut(InboundBroker& broker, InboundRequest request) {
+  broker.add(std::move(request));
+  PollOutcome outcome;
+  broker.poll(InboundPoll{"", 100, std::chrono::milliseconds(0)}, outcome.done());
+  REQUIRE(outcome.result);
+  REQUIRE(outcome.result->value().size() == 1);
+  return outcome.result->value().front().id;
+}
+
 TEST_CASE("An inbound poll takes the waiting requests oldest first, numbered from 1", "[inbound_broker]") {
   boost::asio::io_context io;
   InboundBroker broker(io);
@@ -99,10 +109,7 @@ TEST_CASE("A waiting inbound poll with nothing to take is answered empty when it
 TEST_CASE("An inbound request is answered once: a second take finds nothing", "[inbound_broker]") {
   boost::asio::io_context io;
   InboundBroker broker(io);
-  broker.add(requestFrom("0001", 9));
-  PollOutcome outcome;
-  broker.poll(InboundPoll{"", 100, std::chrono::milliseconds(0)}, outcome.done());
-  const InboundRequestId id = outcome.result->value().front().id;
+  const InboundRequestId id = handOut(broker, requestFrom("0001", 9));
   CHECK_FALSE(broker.take(id + 1));  // never handed out
   std::optional<InboundRequest> taken = broker.take(id);
   REQUIRE(taken);
@@ -113,10 +120,7 @@ TEST_CASE("An inbound request is answered once: a second take finds nothing", "[
 TEST_CASE("An inbound request whose answer was not stored can be answered again", "[inbound_broker]") {
   boost::asio::io_context io;
   InboundBroker broker(io);
-  broker.add(requestFrom("0001", 4));
-  PollOutcome outcome;
-  broker.poll(InboundPoll{"", 100, std::chrono::milliseconds(0)}, outcome.done());
-  const InboundRequestId id = outcome.result->value().front().id;
+  const InboundRequestId id = handOut(broker, requestFrom("0001", 4));
   std::optional<InboundRequest> taken = broker.take(id);
   REQUIRE(taken);
   broker.reopen(*taken);

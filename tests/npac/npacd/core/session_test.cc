@@ -136,6 +136,13 @@ struct Connection {
   }
 };
 
+cmip::RoseInvoke invokeOf(std::int32_t invoke_id, std::int32_t opcode) {
+  cmip::RoseInvoke invoke;
+  invoke.invokeId = invoke_id;
+  invoke.opcode = cmip::Code::local(opcode);
+  return invoke;
+}
+
 TEST_CASE("A Session reports the provider's AARQ to its owner and answers the accepting AARE", "[session]") {
   Connection c;
   c.sendAarq();
@@ -163,9 +170,7 @@ TEST_CASE("A bound Session hands the provider's ROSE APDUs to its owner", "[sess
   Connection c;
   c.sendAarq();
   REQUIRE(c.awaitConfirm());
-  cmip::RoseInvoke invoke;
-  invoke.invokeId = 7;
-  invoke.opcode = cmip::Code::local(6);  // m-Action (X.711 §7.4)
+  const cmip::RoseInvoke invoke = invokeOf(7, 6);  // m-Action (X.711 §7.4)
   std::vector<std::uint8_t> out;
   REQUIRE(c.provider.upper().sendRose(invoke, out).isOk());
   c.provider.send(out);
@@ -178,9 +183,7 @@ TEST_CASE("A bound Session writes its owner's ROSE APDU and reports it written b
   Connection c;
   c.sendAarq();
   REQUIRE(c.awaitConfirm());
-  cmip::RoseInvoke invoke;
-  invoke.invokeId = 11;
-  invoke.opcode = cmip::Code::local(3);  // m-EventReport-Confirmed
+  const cmip::RoseInvoke invoke = invokeOf(11, 3);  // m-EventReport-Confirmed
   REQUIRE(c.session->sendRoseEncoded(cmip::encodeRoseApdu(invoke), 99));
   REQUIRE(c.runUntil([&] { return !c.owner.written.empty(); }));
   CHECK(c.owner.written == std::vector<std::int64_t>{99});
