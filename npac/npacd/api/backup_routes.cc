@@ -13,6 +13,10 @@
 // X-Npac-Backup-Bytes, X-Npac-Backup-Sha256, X-Npac-Backup-Schema-Version so the client
 // can tell a whole copy from a cut one. A copy that fails before the first byte is an
 // ordinary error answer (507 no room beside the database, 503 while npacd stops, 500).
+#include <functional>
+#include <utility>
+
+#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include "db/audit_store.h"
@@ -66,7 +70,8 @@ void AdminApi::backupDatabase(ApiRequest& r, Responder& respond) {
       audit.append({0, clock_(), actor, "database.backup", "database", std::nullopt, dumpJson({{"file", db_.path()}})});
   if (!audited) return respond(dbErrorResponse(audited.status(), "cannot audit the backup"));
   spdlog::info("backup of {} for '{}': copying", db_.path(), actor);
-  backup_ = DatabaseBackup::start(io_, db_.path(), [this, respond, actor](const db::Result<DatabaseBackup::Copy>& copy) {
+  PostToApiThread post = [io = &io_](std::function<void()> work) { boost::asio::post(*io, std::move(work)); };
+  backup_ = DatabaseBackup::start(post, db_.path(), [this, respond, actor](const db::Result<DatabaseBackup::Copy>& copy) {
     if (!copy) {
       spdlog::warn("backup of {} for '{}' failed: {}", db_.path(), actor, copy.status().toString());
       backup_.reset();
