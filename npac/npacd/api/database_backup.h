@@ -30,8 +30,8 @@
 
 #include "db/sqlite_backup.h"
 #include "db/status.h"
+#include "npac/npacd/api/api_response.h"
 #include "npac/npacd/api/api_thread.h"
-#include "npac/npacd/api/http_server.h"
 
 namespace npac::npacd {
 
