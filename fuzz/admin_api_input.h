@@ -31,6 +31,7 @@
 #include "npac/npacd/api/access.h"
 #include "npac/npacd/api/broadcast.h"
 #include "npac/npacd/api/event_stream.h"
+#include "npac/npacd/api/http_adapter.h"
 #include "npac/npacd/api/request.h"
 #include "npac/npacd/api/json.h"
 
@@ -45,8 +46,8 @@ inline void requireUtf8(std::string_view text) {
   }
 }
 
-inline void requireJsonAnswer(const npacd::HttpResponse& response) {
-  if (nlohmann::json::parse(response.body(), nullptr, false).is_discarded()) std::abort();
+inline void requireJsonAnswer(const npacd::ApiResponse& response) {
+  if (nlohmann::json::parse(response.body, nullptr, false).is_discarded()) std::abort();
 }
 
 // POST /v1/broadcasts' body, and its recipients among three fixed providers: whoever it
@@ -55,7 +56,7 @@ inline void requireJsonAnswer(const npacd::HttpResponse& response) {
 inline void checkBroadcast(const nlohmann::json& body) {
   auto broadcast = npacd::parseBroadcast(body);
   if (!broadcast.ok()) {
-    requireJsonAnswer(npacd::errorResponse(boost::beast::http::status::bad_request, broadcast.error.code,
+    requireJsonAnswer(npacd::errorResponse(npacd::ApiStatus::kBadRequest, broadcast.error.code,
                                            broadcast.error.message));
     return;
   }
@@ -66,7 +67,7 @@ inline void checkBroadcast(const nlohmann::json& body) {
                                                      {"0003", "D", db::SystemType::kLsms, false}};
   npacd::BroadcastRecipients recipients = npacd::resolveRecipients(*broadcast.value, provisioned);
   if (!recipients.ok()) {
-    requireJsonAnswer(npacd::errorResponse(static_cast<boost::beast::http::status>(*recipients.status),
+    requireJsonAnswer(npacd::errorResponse(static_cast<npacd::ApiStatus>(*recipients.status),
                                            recipients.error.code, recipients.error.message));
     return;
   }
@@ -84,7 +85,7 @@ inline void checkBroadcast(const nlohmann::json& body) {
 // What the routes do with a parsed body: every parser, every error answer.
 inline void parseBodies(const nlohmann::json& body) {
   auto answer = [](const npacd::ApiError& error) {
-    requireJsonAnswer(npacd::errorResponse(boost::beast::http::status::bad_request, error.code, error.message));
+    requireJsonAnswer(npacd::errorResponse(npacd::ApiStatus::kBadRequest, error.code, error.message));
   };
   auto messages = npacd::parseMessages(body);
   if (!messages.ok()) answer(messages.error);
@@ -123,14 +124,14 @@ inline void checkAuthorization(std::optional<std::string_view> header) {
     return;
   }
   if (!credentials.token.empty() || !printable(credentials.error)) std::abort();
-  requireJsonAnswer(npacd::errorResponse(boost::beast::http::status::unauthorized, "unauthenticated", credentials.error));
+  requireJsonAnswer(npacd::errorResponse(npacd::ApiStatus::kUnauthorized, "unauthenticated", credentials.error));
 }
 
 // GET /v1/events's interval_ms: in range when accepted, a JSON-safe reason when not.
 inline void checkEventInterval(const std::optional<std::string>& text) {
   std::chrono::milliseconds interval{};
   if (std::optional<std::string> error = npacd::parseEventInterval(text, &interval)) {
-    requireJsonAnswer(npacd::errorResponse(boost::beast::http::status::bad_request, "invalid_interval", *error));
+    requireJsonAnswer(npacd::errorResponse(npacd::ApiStatus::kBadRequest, "invalid_interval", *error));
     return;
   }
   if (interval < npacd::kMinEventInterval || interval > npacd::kMaxEventInterval) std::abort();
@@ -158,7 +159,7 @@ inline void checkRequest(const npacd::HttpRequest& request) {
   }
   npacd::ApiRequest parsed;
   if (std::optional<npacd::ApiError> error = npacd::parseApiRequest(request, &parsed)) {
-    requireJsonAnswer(npacd::errorResponse(boost::beast::http::status::bad_request, error->code, error->message));
+    requireJsonAnswer(npacd::errorResponse(npacd::ApiStatus::kBadRequest, error->code, error->message));
     return;
   }
   for (const std::string& segment : parsed.path) requireUtf8(segment);
@@ -170,7 +171,7 @@ inline void checkRequest(const npacd::HttpRequest& request) {
   requireUtf8(parsed.actor());
   checkEventInterval(parsed.queryValue("interval_ms"));
   parseBodies(parsed.body);
-  requireJsonAnswer(npacd::jsonResponse(boost::beast::http::status::ok, parsed.body));
+  requireJsonAnswer(npacd::jsonResponse(npacd::ApiStatus::kOk, parsed.body));
 }
 
 // `data` two ways: as the raw bytes of an HTTP/1.1 request (Beast parses it as the

@@ -5,6 +5,7 @@
 
 #include "db/audit_store.h"
 #include "npac/npacd/api/json.h"
+#include "npac/npacd/api/http_adapter.h"
 #include "npac/npacd/api/request.h"
 
 namespace npac::npacd {
@@ -134,7 +135,7 @@ AccessControl::Decision AccessControl::admit(const HttpRequest& request, RouteAc
       // The database cannot say who this is: not the caller's fault, and not a refusal.
       // Answered as every route answers that failure (503 database_unavailable while
       // PostgreSQL is unreachable), so a client retries on one code, not two.
-      decision.refusal = dbErrorResponse(status, "cannot check the token");
+      decision.refusal = toHttpResponse(dbErrorResponse(status, "cannot check the token"));
     }
     return decision;
   }

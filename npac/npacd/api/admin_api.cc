@@ -1,255 +1,44 @@
 #include "npac/npacd/api/admin_api.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
+#include <functional>
+#include <utility>
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
 
-#include "db/provider_store.h"
 #include "npac/npacd/api/connection_priority.h"
-#include "npac/npacd/api/database_backup.h"
+#include "npac/npacd/api/http_adapter.h"
 #include "npac/npacd/api/pdu_batch.h"
 #include "npac/npacd/api/request.h"
+#include "npac/npacd/api/routes.h"
 
 namespace npac::npacd {
 
-using nlohmann::json;
+namespace http = boost::beast::http;
 
 namespace {
 
-int hexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-bool percentDecode(std::string_view in, std::string* out, bool plus_is_space) {
-  out->clear();
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '%') {
-      if (i + 2 >= in.size()) return false;
-      int hi = hexDigit(in[i + 1]), lo = hexDigit(in[i + 2]);
-      if (hi < 0 || lo < 0) return false;
-      out->push_back(static_cast<char>(hi * 16 + lo));
-      i += 2;
-    } else if (in[i] == '+' && plus_is_space) {
-      out->push_back(' ');
-    } else {
-      out->push_back(in[i]);
-    }
-  }
-  return true;
-}
-
-}  // namespace
-
-std::string ApiRequest::actor() const { return token_name; }
-
-bool parseTarget(const std::string& target, std::vector<std::string>* path,
-                 std::map<std::string, std::string>* query) {
-  if (target.empty() || target[0] != '/') return false;
-  std::size_t q = target.find('?');
-  std::string_view p = std::string_view(target).substr(0, q);
-  std::size_t start = 1;
-  while (start <= p.size()) {
-    std::size_t end = p.find('/', start);
-    if (end == std::string_view::npos) end = p.size();
-    if (end > start) {
-      std::string segment;
-      if (!percentDecode(p.substr(start, end - start), &segment, false)) return false;
-      path->push_back(std::move(segment));
-    }
-    start = end + 1;
-  }
-  if (q == std::string::npos) return true;
-  std::string_view rest = std::string_view(target).substr(q + 1);
-  while (!rest.empty()) {
-    std::size_t amp = rest.find('&');
-    std::string_view pair = rest.substr(0, amp);
-    std::size_t eq = pair.find('=');
-    std::string key, value;
-    if (!percentDecode(pair.substr(0, eq), &key, true)) return false;
-    if (eq != std::string_view::npos && !percentDecode(pair.substr(eq + 1), &value, true)) return false;
-    if (!key.empty()) (*query)[key] = value;
-    if (amp == std::string_view::npos) break;
-    rest = rest.substr(amp + 1);
-  }
-  return true;
-}
-
-std::optional<ApiError> parseApiRequest(const HttpRequest& request, ApiRequest* out) {
-  out->method = request.method();
-  const std::string target(request.target());
-  out->target = target;
-  if (!parseTarget(target, &out->path, &out->query)) {
-    return ApiError{"bad_target", "request target is not a valid path: " + printableAscii(target)};
-  }
-  // Every string taken in must be UTF-8 before it can be echoed into an answer or stored
-  // (RFC 8259 §8.1): percent-decoding can produce any byte.
-  for (std::size_t i = 0; i < out->path.size(); ++i) {
-    if (auto at = invalidUtf8At(out->path[i])) {
-      return ApiError{"bad_utf8", describeInvalidUtf8("path segment " + std::to_string(i + 1) +
-                                                          " (after percent-decoding)", out->path[i], *at)};
-    }
-  }
-  for (const auto& [key, value] : out->query) {
-    if (auto at = invalidUtf8At(key)) {
-      return ApiError{"bad_utf8", describeInvalidUtf8("a query key (after percent-decoding)", key, *at)};
-    }
-    if (auto at = invalidUtf8At(value)) {
-      return ApiError{"bad_utf8",
-                      describeInvalidUtf8("the query value of '" + key + "' (after percent-decoding)", value, *at)};
-    }
-  }
-  auto actor = request.find("X-Npac-Actor");
-  if (actor != request.end()) {
-    out->header_actor = std::string(actor->value());
-    if (auto at = invalidUtf8At(out->header_actor)) {
-      return ApiError{"bad_utf8", describeInvalidUtf8("the X-Npac-Actor header", out->header_actor, *at)};
-    }
-  }
-  out->body = json::object();
-  // A binary PDU batch (pdu_batch.h) is kept as sent; only its own route reads it.
-  auto content_type = request.find(http::field::content_type);
-  if (content_type != request.end() && isPduBatchMediaType(std::string_view(content_type->value().data(), content_type->value().size()))) {
-    out->pdu_batch = true;
-    out->raw_body = request.body();
-    return std::nullopt;
-  }
-  if (!request.body().empty()) {
-    if (auto at = invalidUtf8At(request.body())) {
-      return ApiError{"bad_utf8", describeInvalidUtf8("the request body", request.body(), *at)};
-    }
-    out->body = json::parse(request.body(), nullptr, /*allow_exceptions=*/false);
-    if (out->body.is_discarded()) return ApiError{"bad_json", "request body is not valid JSON"};
-    if (!out->body.is_object()) return ApiError{"bad_json", "request body must be a JSON object"};
-  }
-  return std::nullopt;
-}
-
-std::string dumpJson(const json& value) {
-  // A string read back from an older database may hold bytes that are not UTF-8; they
-  // are answered as U+FFFD instead of making dump() throw (the input side refuses them).
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-HttpResponse jsonResponse(http::status status, const json& body) {
-  HttpResponse response{status, 11};
-  response.set(http::field::content_type, "application/json");
-  response.body() = dumpJson(body) + "\n";
-  response.prepare_payload();
-  return response;
-}
-
-namespace {
-
-// A message never repeats its code: a status whose text starts with its own kind
-// ("unknown tunable: …", "shutting down: …") under the code saying the same
-// (unknown_tunable, shutting_down) loses those words, so npacctl's "code: message" reads
-// "unknown_tunable: no tunable named …", not "unknown_tunable: unknown tunable: …".
-std::string withoutCodeWords(const std::string& code, const std::string& message) {
-  std::string words = code;
-  std::replace(words.begin(), words.end(), '_', ' ');
-  words += ": ";
-  if (message.size() <= words.size()) return message;
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(message[i])) != words[i]) return message;
-  }
-  return message.substr(words.size());
-}
-
-}  // namespace
-
-HttpResponse errorResponse(http::status status, const std::string& code, const std::string& message) {
-  return jsonErrorResponse(status, code, withoutCodeWords(code, message));
-}
-
-HttpResponse dbErrorResponse(const db::Status& status, const std::string& context) {
-  using Code = db::Status::Code;
-  const std::string prefix = context.empty() ? std::string() : context + ": ";
-  switch (status.code()) {
-    case Code::kNotFound: return errorResponse(http::status::not_found, "not_found", prefix + status.message());
-    case Code::kInvalidArgument:
-      return errorResponse(http::status::bad_request, "invalid_argument", prefix + status.message());
-    case Code::kConstraint: return errorResponse(http::status::conflict, "conflict", prefix + status.message());
-    case Code::kBusy:
-    case Code::kOverloaded:
-      return errorResponse(http::status::service_unavailable, "overloaded", prefix + status.toString());
-    case Code::kShutdown:
-      return errorResponse(http::status::service_unavailable, "shutting_down", prefix + status.toString());
-    case Code::kUnavailable:
-      return errorResponse(http::status::service_unavailable, "database_unavailable", prefix + status.toString());
-    default: return errorResponse(http::status::internal_server_error, "storage", prefix + status.toString());
-  }
-}
-
-HttpResponse tunableErrorResponse(const tunables::Status& status) {
-  using tunables::ErrorCode;
-  // The code names the kind ("wrong_type"); the registry's message says what was wrong.
-  const std::string text = status.message().empty() ? status.toString() : status.message();
-  switch (status.code()) {
-    case ErrorCode::kUnknownName: return errorResponse(http::status::not_found, "unknown_tunable", text);
-    case ErrorCode::kWrongType: return errorResponse(http::status::bad_request, "wrong_type", text);
-    case ErrorCode::kOutOfRange: return errorResponse(http::status::bad_request, "out_of_range", text);
-    case ErrorCode::kWrongScope: return errorResponse(http::status::bad_request, "wrong_scope", text);
-    case ErrorCode::kUnknownEnumValue:
-      return errorResponse(http::status::bad_request, "unknown_enum_value", text);
-    case ErrorCode::kInvalidProvider:
-      return errorResponse(http::status::bad_request, "invalid_provider", text);
-    case ErrorCode::kInconsistent: return errorResponse(http::status::bad_request, "inconsistent", text);
-    case ErrorCode::kNoActor: return errorResponse(http::status::bad_request, "actor_required", text);
-    case ErrorCode::kReentrant: return errorResponse(http::status::conflict, "reentrant", text);
-    default: return errorResponse(http::status::internal_server_error, "storage", text);
-  }
-}
-
-HttpResponse actorRequired(const std::string& what) {
-  return errorResponse(http::status::bad_request, "actor_required",
-                       what + " changes the configuration: it needs a request admitted with a token, "
-                              "whose name goes to the audit log");
-}
-
-HttpResponse coreUnavailable() {
-  return errorResponse(http::status::service_unavailable, "core_unavailable",
-                       "the association core is not attached to this API (npacd is starting, "
-                       "stopping or runs without it): retry later");
-}
-
-AdminApi::AdminApi(boost::asio::io_context& io, db::Database& db, tunables::TunableRegistry& registry,
-                   db::Clock clock)
-    : io_(io), db_(db), registry_(registry), clock_(clock), access_(db, std::move(clock)) {}
-
-AdminApi::~AdminApi() { stop(); }
-
-db::Result<std::unique_ptr<AdminApi>> AdminApi::start(boost::asio::io_context& io, Options options,
-                                                      db::Database& db,
-                                                      tunables::TunableRegistry& registry,
-                                                      db::Clock clock) {
-  std::unique_ptr<AdminApi> api(new AdminApi(io, db, registry, std::move(clock)));
-  AdminApi* self = api.get();
-  api->event_keepalive_ = options.event_keepalive;
-  if (options.http.tls) {
-    // A certificate outside its validity starts all the same (a renewal may be on its
-    // way), but says so now, in GET /ready and in GET /metrics.
-    api->api_certificate_ = certificateValidity(*options.http.tls);
-    if (!api->api_certificate_) {
-      spdlog::warn("admin API: cannot read the validity dates of the certificate (--api-cert)");
-    } else if (std::optional<std::string> problem = certificateValidityProblem(*api->api_certificate_, api->clock_())) {
-      spdlog::warn("{}", *problem);
-    }
-  }
-  // The operator reserve (http_server.h) sorts requests by their token's role.
-  if (!options.http.classify) options.http.classify = [&db](const HttpRequest& r) { return classifyByToken(db, r); };
-  db::Result<std::unique_ptr<HttpServer>> server = HttpServer::start(
-      io, options.http,
-      [self](HttpRequest&& request, Responder respond) { self->handle(std::move(request), std::move(respond)); });
-  if (!server.isOk()) return server.status();
-  api->server_ = std::move(server.value());
-  return api;
-}
+// The media type of the body a route takes: JSON (or no body), or the binary PDU batch
+// (pdu_batch.h). handle() answers a body of the other type 415 before the handler runs.
+enum class RouteBody { kJson, kPduBatch };
+// What a read's work grows with: bounded (one provider, one message...), the whole data
+// set (every provider's queue counts and series: GET /metrics), or the rows its ?limit=
+// asks for (a log page: expensive past kCheapLogRows). Expensive reads of non-operator
+// tokens go through ExpensiveReads (expensive_reads.h).
+enum class ReadCost { kBounded, kWholeDataSet, kLimitRows };
+// One route: the handler (routes.h) answers through `respond`, at once or later.
+struct Route {
+  ApiMethod method;
+  const char* pattern;
+  RouteAccess access;
+  void (*run)(ApiContext& api, ApiRequest& request, ApiResponder& respond);
+  RouteBody body = RouteBody::kJson;
+  ReadCost cost = ReadCost::kBounded;
+};
 
 // Route table: method + path shape → the role it needs and its handler. Paths are matched
 // segment by segment; a "{...}" segment matches any one segment. Every route declares its
@@ -257,77 +46,75 @@ db::Result<std::unique_ptr<AdminApi>> AdminApi::start(boost::asio::io_context& i
 // walks this one). reader: every GET but the inbound poll; application: reader plus
 // submitting messages and taking and answering providers' requests; operator: the rest.
 // A route takes a JSON body unless it says RouteBody::kPduBatch.
-const std::vector<AdminApi::Route>& AdminApi::routeTable() {
-  using V = http::verb;
-  using A = RouteAccess;
-  // Handlers answering at once, and handlers answering through `respond` (maybe later).
-#define NPAC_NOW(call) [](AdminApi& a, ApiRequest& r, Responder& respond) { respond(a.call); }
-#define NPAC_LATER(call) [](AdminApi& a, ApiRequest& r, Responder& respond) { a.call; }
-  static const std::vector<Route> table{
-      {V::post, "/v1/providers", A::kOperator, NPAC_NOW(addProvider(r))},
-      {V::get, "/v1/providers", A::kReader, NPAC_NOW(listProviders(r))},
-      {V::get, "/v1/providers/{spid}", A::kReader, NPAC_NOW(showProvider(r, r.path[2]))},
-      {V::post, "/v1/providers/{spid}/disable", A::kOperator, NPAC_NOW(setProviderEnabled(r, r.path[2], false))},
-      {V::post, "/v1/providers/{spid}/enable", A::kOperator, NPAC_NOW(setProviderEnabled(r, r.path[2], true))},
-      {V::put, "/v1/providers/{spid}/srr", A::kOperator, NPAC_NOW(setSrr(r, r.path[2]))},
-      {V::get, "/v1/providers/{spid}/queue", A::kReader, NPAC_LATER(providerQueue(r, r.path[2], respond))},
-      {V::get, "/v1/providers/{spid}/egress", A::kReader, NPAC_LATER(providerEgress(r, r.path[2], respond))},
-      {V::post, "/v1/providers/{spid}/nsaps", A::kOperator, NPAC_NOW(addNsap(r, r.path[2]))},
-      {V::get, "/v1/providers/{spid}/nsaps", A::kReader, NPAC_NOW(listNsaps(r, r.path[2]))},
-      {V::delete_, "/v1/providers/{spid}/nsaps/{nsap}", A::kOperator, NPAC_NOW(removeNsap(r, r.path[2], r.path[4]))},
-      {V::post, "/v1/providers/{spid}/keys", A::kOperator, NPAC_NOW(addKey(r, r.path[2]))},
-      {V::get, "/v1/providers/{spid}/keys", A::kReader, NPAC_NOW(listKeys(r, r.path[2]))},
-      {V::post, "/v1/providers/{spid}/keys/{list}/{key}/revoke", A::kOperator,
-       NPAC_NOW(revokeKey(r, r.path[2], r.path[4], r.path[5]))},
-      {V::post, "/v1/npac-keys", A::kOperator, NPAC_NOW(addNpacKey(r))},
-      {V::get, "/v1/npac-keys", A::kReader, NPAC_NOW(listNpacKeys(r))},
-      {V::get, "/v1/npac-keys/{list}/{key}/public", A::kReader, NPAC_NOW(exportNpacKey(r, r.path[2], r.path[3]))},
-      {V::post, "/v1/npac-keys/{list}/{key}/revoke", A::kOperator, NPAC_NOW(revokeNpacKey(r, r.path[2], r.path[3]))},
-      {V::get, "/v1/tunables", A::kReader, NPAC_NOW(listTunables(r))},
-      {V::get, "/v1/tunables/{name}", A::kReader, NPAC_NOW(getTunable(r, r.path[2]))},
-      {V::put, "/v1/tunables/{name}", A::kOperator, NPAC_NOW(setTunable(r, r.path[2]))},
-      {V::delete_, "/v1/tunables/{name}", A::kOperator, NPAC_NOW(clearTunable(r, r.path[2]))},
-      {V::post, "/v1/messages", A::kApplication, NPAC_LATER(submitMessages(r, respond))},
-      {V::post, "/v1/broadcasts", A::kApplication, NPAC_LATER(submitBroadcast(r, respond))},
-      {V::post, "/v1/pdu-batches", A::kApplication, NPAC_LATER(submitPduBatch(r, respond)), RouteBody::kPduBatch},
-      {V::get, "/v1/messages/{id}", A::kReader, NPAC_LATER(messageStatus(r, r.path[2], respond))},
-      // Taking providers' requests is the application's job, not a reader's.
-      {V::get, "/v1/inbound", A::kApplication, NPAC_LATER(pollInbound(r, respond))},
-      {V::post, "/v1/inbound/{id}/response", A::kApplication, NPAC_LATER(respondInbound(r, r.path[2], respond))},
-      {V::get, "/v1/associations", A::kReader, NPAC_LATER(listAssociations(r, respond))},
-      {V::post, "/v1/associations/{id}/abort", A::kOperator, NPAC_LATER(abortAssociation(r, r.path[2], respond))},
-      {V::get, "/v1/association-log", A::kReader, NPAC_NOW(associationLog(r)), RouteBody::kJson, ReadCost::kLimitRows},
-      {V::get, "/v1/audit-log", A::kReader, NPAC_NOW(auditLog(r)), RouteBody::kJson, ReadCost::kLimitRows},
-      {V::post, "/v1/throttle-groups", A::kOperator, NPAC_NOW(addThrottleGroup(r))},
-      {V::get, "/v1/throttle-groups", A::kReader, NPAC_NOW(listThrottleGroups(r))},
-      {V::get, "/v1/throttle-groups/{name}", A::kReader, NPAC_NOW(showThrottleGroup(r, r.path[2]))},
-      {V::put, "/v1/throttle-groups/{name}", A::kOperator, NPAC_NOW(setThrottleGroup(r, r.path[2]))},
-      {V::delete_, "/v1/throttle-groups/{name}", A::kOperator, NPAC_NOW(removeThrottleGroup(r, r.path[2]))},
-      {V::get, "/v1/log-level", A::kReader, NPAC_NOW(getLogLevel(r))},
-      {V::put, "/v1/log-level", A::kOperator, NPAC_NOW(setLogLevel(r))},
-      {V::post, "/v1/tokens", A::kOperator, NPAC_NOW(createToken(r))},
-      {V::get, "/v1/tokens", A::kOperator, NPAC_NOW(listTokens(r))},
-      {V::post, "/v1/tokens/{name}/revoke", A::kOperator, NPAC_NOW(revokeToken(r, r.path[2]))},
-      // The whole database, NPAC private keys and token digests included: operators only.
-      {V::post, "/v1/backup", A::kOperator, NPAC_LATER(backupDatabase(r, respond))},
-      // The console (console_routes.cc, event_routes.cc): who the caller is, the page's
-      // files (public: they hold no data) and the live event stream.
-      {V::get, "/v1/whoami", A::kReader, NPAC_NOW(whoami(r))},
-      {V::get, "/v1/events", A::kReader, NPAC_LATER(events(r, respond))},
-      {V::get, "/console", A::kPublic, NPAC_NOW(consoleIndex(r))},
-      {V::get, "/console/{file}", A::kPublic, NPAC_NOW(consoleFile(r, r.path[1]))},
-      // Probes and the scrape, outside /v1 where their tools look (metrics_routes.cc,
-      // health_routes.cc).
-      {V::get, "/metrics", A::kReader, NPAC_LATER(metrics(r, respond)), RouteBody::kJson, ReadCost::kWholeDataSet},
-      {V::get, "/health", A::kPublic, NPAC_NOW(health(r))},
-      {V::get, "/ready", A::kPublic, NPAC_LATER(ready(r, respond))},
-  };
+using M = ApiMethod;
+using A = RouteAccess;
+// Handlers answering at once, and handlers answering through `respond` (maybe later).
+#define NPAC_NOW(call) [](ApiContext& api, ApiRequest& r, ApiResponder& respond) { respond(call); }
+#define NPAC_LATER(call) [](ApiContext& api, ApiRequest& r, ApiResponder& respond) { call; }
+const Route kRoutes[] = {
+    {M::kPost, "/v1/providers", A::kOperator, NPAC_NOW(addProvider(api, r))},
+    {M::kGet, "/v1/providers", A::kReader, NPAC_NOW(listProviders(api, r))},
+    {M::kGet, "/v1/providers/{spid}", A::kReader, NPAC_NOW(showProvider(api, r, r.path[2]))},
+    {M::kPost, "/v1/providers/{spid}/disable", A::kOperator, NPAC_NOW(setProviderEnabled(api, r, r.path[2], false))},
+    {M::kPost, "/v1/providers/{spid}/enable", A::kOperator, NPAC_NOW(setProviderEnabled(api, r, r.path[2], true))},
+    {M::kPut, "/v1/providers/{spid}/srr", A::kOperator, NPAC_NOW(setSrr(api, r, r.path[2]))},
+    {M::kGet, "/v1/providers/{spid}/queue", A::kReader, NPAC_LATER(providerQueue(api, r, r.path[2], respond))},
+    {M::kGet, "/v1/providers/{spid}/egress", A::kReader, NPAC_LATER(providerEgress(api, r, r.path[2], respond))},
+    {M::kPost, "/v1/providers/{spid}/nsaps", A::kOperator, NPAC_NOW(addNsap(api, r, r.path[2]))},
+    {M::kGet, "/v1/providers/{spid}/nsaps", A::kReader, NPAC_NOW(listNsaps(api, r, r.path[2]))},
+    {M::kDelete, "/v1/providers/{spid}/nsaps/{nsap}", A::kOperator, NPAC_NOW(removeNsap(api, r, r.path[2], r.path[4]))},
+    {M::kPost, "/v1/providers/{spid}/keys", A::kOperator, NPAC_NOW(addKey(api, r, r.path[2]))},
+    {M::kGet, "/v1/providers/{spid}/keys", A::kReader, NPAC_NOW(listKeys(api, r, r.path[2]))},
+    {M::kPost, "/v1/providers/{spid}/keys/{list}/{key}/revoke", A::kOperator,
+     NPAC_NOW(revokeKey(api, r, r.path[2], r.path[4], r.path[5]))},
+    {M::kPost, "/v1/npac-keys", A::kOperator, NPAC_NOW(addNpacKey(api, r))},
+    {M::kGet, "/v1/npac-keys", A::kReader, NPAC_NOW(listNpacKeys(api, r))},
+    {M::kGet, "/v1/npac-keys/{list}/{key}/public", A::kReader, NPAC_NOW(exportNpacKey(api, r, r.path[2], r.path[3]))},
+    {M::kPost, "/v1/npac-keys/{list}/{key}/revoke", A::kOperator, NPAC_NOW(revokeNpacKey(api, r, r.path[2], r.path[3]))},
+    {M::kGet, "/v1/tunables", A::kReader, NPAC_NOW(listTunables(api, r))},
+    {M::kGet, "/v1/tunables/{name}", A::kReader, NPAC_NOW(getTunable(api, r, r.path[2]))},
+    {M::kPut, "/v1/tunables/{name}", A::kOperator, NPAC_NOW(setTunable(api, r, r.path[2]))},
+    {M::kDelete, "/v1/tunables/{name}", A::kOperator, NPAC_NOW(clearTunable(api, r, r.path[2]))},
+    {M::kPost, "/v1/messages", A::kApplication, NPAC_LATER(submitMessages(api, r, respond))},
+    {M::kPost, "/v1/broadcasts", A::kApplication, NPAC_LATER(submitBroadcast(api, r, respond))},
+    {M::kPost, "/v1/pdu-batches", A::kApplication, NPAC_LATER(submitPduBatch(api, r, respond)), RouteBody::kPduBatch},
+    {M::kGet, "/v1/messages/{id}", A::kReader, NPAC_LATER(messageStatus(api, r, r.path[2], respond))},
+    // Taking providers' requests is the application's job, not a reader's.
+    {M::kGet, "/v1/inbound", A::kApplication, NPAC_LATER(pollInbound(api, r, respond))},
+    {M::kPost, "/v1/inbound/{id}/response", A::kApplication, NPAC_LATER(respondInbound(api, r, r.path[2], respond))},
+    {M::kGet, "/v1/associations", A::kReader, NPAC_LATER(listAssociations(api, r, respond))},
+    {M::kPost, "/v1/associations/{id}/abort", A::kOperator, NPAC_LATER(abortAssociation(api, r, r.path[2], respond))},
+    {M::kGet, "/v1/association-log", A::kReader, NPAC_NOW(associationLog(api, r)), RouteBody::kJson, ReadCost::kLimitRows},
+    {M::kGet, "/v1/audit-log", A::kReader, NPAC_NOW(auditLog(api, r)), RouteBody::kJson, ReadCost::kLimitRows},
+    {M::kPost, "/v1/throttle-groups", A::kOperator, NPAC_NOW(addThrottleGroup(api, r))},
+    {M::kGet, "/v1/throttle-groups", A::kReader, NPAC_NOW(listThrottleGroups(api, r))},
+    {M::kGet, "/v1/throttle-groups/{name}", A::kReader, NPAC_NOW(showThrottleGroup(api, r, r.path[2]))},
+    {M::kPut, "/v1/throttle-groups/{name}", A::kOperator, NPAC_NOW(setThrottleGroup(api, r, r.path[2]))},
+    {M::kDelete, "/v1/throttle-groups/{name}", A::kOperator, NPAC_NOW(removeThrottleGroup(api, r, r.path[2]))},
+    {M::kGet, "/v1/log-level", A::kReader, NPAC_NOW(showLogLevel(api, r))},
+    {M::kPut, "/v1/log-level", A::kOperator, NPAC_NOW(changeLogLevel(api, r))},
+    {M::kPost, "/v1/tokens", A::kOperator, NPAC_NOW(createToken(api, r))},
+    {M::kGet, "/v1/tokens", A::kOperator, NPAC_NOW(listTokens(api, r))},
+    {M::kPost, "/v1/tokens/{name}/revoke", A::kOperator, NPAC_NOW(revokeToken(api, r, r.path[2]))},
+    // The whole database, NPAC private keys and token digests included: operators only.
+    {M::kPost, "/v1/backup", A::kOperator, NPAC_LATER(backupDatabase(api, r, respond))},
+    // The console (console_routes.cc, event_routes.cc): who the caller is, the page's
+    // files (public: they hold no data) and the live event stream.
+    {M::kGet, "/v1/whoami", A::kReader, NPAC_NOW(whoami(api, r))},
+    {M::kGet, "/v1/events", A::kReader, NPAC_LATER(eventStream(api, r, respond))},
+    {M::kGet, "/console", A::kPublic, NPAC_NOW(consoleIndex(api, r))},
+    {M::kGet, "/console/{file}", A::kPublic, NPAC_NOW(consoleFile(api, r, r.path[1]))},
+    // Probes and the scrape, outside /v1 where their tools look (metrics_routes.cc,
+    // health_routes.cc).
+    {M::kGet, "/metrics", A::kReader, NPAC_LATER(scrapeMetrics(api, r, respond)), RouteBody::kJson,
+     ReadCost::kWholeDataSet},
+    {M::kGet, "/health", A::kPublic, NPAC_NOW(healthProbe(api, r))},
+    {M::kGet, "/ready", A::kPublic, NPAC_LATER(readyProbe(api, r, respond))},
+};
 #undef NPAC_NOW
 #undef NPAC_LATER
-  return table;
-}
 
-bool AdminApi::isExpensive(const Route& route, const ApiRequest& request) {
+bool isExpensive(const Route& route, const ApiRequest& request) {
   switch (route.cost) {
     case ReadCost::kBounded: return false;
     case ReadCost::kWholeDataSet: return true;
@@ -343,9 +130,158 @@ bool AdminApi::isExpensive(const Route& route, const ApiRequest& request) {
   return true;
 }
 
+// The route a request asks for, if any, and the role a caller needs to be answered.
+struct RouteMatch {
+  const Route* found = nullptr;
+  bool path_known = false;  // some route has the path (405 if none has the method)
+  RouteAccess need = RouteAccess::kReader;
+};
+
+RouteMatch findRoute(const ApiRequest& r) {
+  RouteMatch match;
+  RouteAccess path_access = RouteAccess::kOperator;  // the least any method on the path needs
+  for (const Route& route : kRoutes) {
+    if (!AdminApi::matches(route.pattern, r.path)) continue;
+    match.path_known = true;
+    path_access = std::min(path_access, route.access);
+    if (route.method == r.method) match.found = &route;
+  }
+  // Who may learn that a path or method does not exist: whoever may use the path, and
+  // for a path that does not exist at all, any reader — never an anonymous caller. Under
+  // /console/ every name is public: the browser asks for the page's files without a token,
+  // and what is not one of them is a 404 to anyone (console_routes.cc).
+  const bool console_path = !r.path.empty() && r.path[0] == "console";
+  match.need = match.found != nullptr ? match.found->access
+               : match.path_known     ? path_access
+               : console_path         ? RouteAccess::kPublic
+                                      : RouteAccess::kReader;
+  return match;
+}
+
+// 415 when the body's media type is not the one `route` takes (RFC 9110 §15.5.16).
+std::optional<ApiResponse> wrongBodyType(const Route& route, const ApiRequest& r, const std::string& route_name) {
+  if (r.pdu_batch && route.body != RouteBody::kPduBatch) {
+    std::string takers;  // the routes that do take it, "POST /v1/pdu-batches"
+    for (const Route& taker : kRoutes) {
+      if (taker.body != RouteBody::kPduBatch) continue;
+      takers += (takers.empty() ? "" : ", ") + std::string(toString(taker.method)) + " " + taker.pattern;
+    }
+    return errorResponse(ApiStatus::kUnsupportedMediaType, "unsupported_media_type",
+                         std::string(kPduBatchMediaType) + " is taken by " + takers + " only; " + route_name +
+                             " takes JSON");
+  }
+  if (!r.pdu_batch && route.body == RouteBody::kPduBatch) {
+    return errorResponse(ApiStatus::kUnsupportedMediaType, "unsupported_media_type",
+                         route_name + " takes Content-Type: " + std::string(kPduBatchMediaType) +
+                             " (docs/API.md \"PDU batches\"); JSON messages go to POST /v1/messages");
+  }
+  return std::nullopt;
+}
+
+// "/v1/providers/0001" from its segments ("/" for none).
+std::string joinedPath(const std::vector<std::string>& segments) {
+  std::string path;
+  for (const std::string& s : segments) path += "/" + s;
+  return path.empty() ? "/" : path;
+}
+
+// The API thread as the route files see it (api_thread.h): its io_context, which
+// outlives the AdminApi, and timers on it.
+class AsioApiTimer final : public ApiTimer {
+ public:
+  explicit AsioApiTimer(boost::asio::io_context& io) : timer_(io) {}
+  void after(std::chrono::milliseconds delay, std::function<void()> fn) override {
+    timer_.expires_after(delay);
+    timer_.async_wait([fn = std::move(fn)](const boost::system::error_code& ec) {
+      if (!ec) fn();
+    });
+  }
+  void cancel() override { timer_.cancel(); }
+
+ private:
+  boost::asio::steady_timer timer_;
+};
+
+PostToApiThread postingTo(boost::asio::io_context& io) {
+  return [&io](std::function<void()> work) { boost::asio::post(io, std::move(work)); };
+}
+
+MakeApiTimer timersOn(boost::asio::io_context& io) {
+  return [&io]() -> std::unique_ptr<ApiTimer> { return std::make_unique<AsioApiTimer>(io); };
+}
+
+// What GET /metrics shows of the API's own counts, by reason.
+ApiServerCounts serverCounts(const AccessCounters& access, const HttpServerCounters& http,
+                             const ExpensiveReadCounters& expensive) {
+  ApiServerCounts counts;
+  counts.refusals = {{"unauthenticated", access.unauthenticated},
+                     {"forbidden", access.forbidden},
+                     {"max-connections", http.refused_max_connections},
+                     {"per-client-limit", http.refused_per_client},
+                     {"per-credential-limit", http.refused_per_credential},
+                     {"operator-reserve", http.refused_operator_reserve},
+                     {"tls-handshake", http.tls_handshake_failures},
+                     {"expensive-read-rate", expensive.refused_rate},
+                     {"expensive-read-waiting", expensive.refused_waiting}};
+  counts.connections_closed = {{"idle-for-room", http.closed_idle_for_room},
+                               {"slow-stream", http.streams_closed_slow}};
+  return counts;
+}
+
+}  // namespace
+
+AdminApi::AdminApi(boost::asio::io_context& io, db::Database& db, tunables::TunableRegistry& registry,
+                   db::Clock clock)
+    : context_(db, registry, clock, postingTo(io), timersOn(io)),
+      access_(db, clock),
+      expensive_reads_(io, std::move(clock)) {}
+
+AdminApi::~AdminApi() { stop(); }
+
+db::Result<std::unique_ptr<AdminApi>> AdminApi::start(boost::asio::io_context& io, Options options,
+                                                      db::Database& db,
+                                                      tunables::TunableRegistry& registry,
+                                                      db::Clock clock) {
+  std::unique_ptr<AdminApi> api(new AdminApi(io, db, registry, std::move(clock)));
+  AdminApi* self = api.get();
+  ApiContext& context = api->context_;
+  context.event_keepalive = options.event_keepalive;
+  if (options.http.tls) {
+    // A certificate outside its validity starts all the same (a renewal may be on its
+    // way), but says so now, in GET /ready and in GET /metrics.
+    context.api_certificate = certificateValidity(*options.http.tls);
+    if (!context.api_certificate) {
+      spdlog::warn("admin API: cannot read the validity dates of the certificate (--api-cert)");
+    } else if (std::optional<std::string> problem = certificateValidityProblem(*context.api_certificate, context.clock())) {
+      spdlog::warn("{}", *problem);
+    }
+  }
+  // The operator reserve (http_server.h) sorts requests by their token's role.
+  if (!options.http.classify) options.http.classify = [&db](const HttpRequest& r) { return classifyByToken(db, r); };
+  db::Result<std::unique_ptr<HttpServer>> server = HttpServer::start(
+      io, options.http,
+      [self](HttpRequest&& request, Responder respond) { self->handle(std::move(request), std::move(respond)); });
+  if (!server.isOk()) return server.status();
+  api->server_ = std::move(server.value());
+  context.server_counts = [self] {
+    return serverCounts(self->access_.counters(), self->server_->counters(), self->expensive_reads_.counters());
+  };
+  return api;
+}
+
+void AdminApi::stop() {
+  // Each event stream sends its "end" and lets go of the context before the server closes
+  // the sessions; a backup still copying is interrupted (one streaming is cut by the
+  // server's stop: its client sees the body end short of X-Npac-Backup-Bytes).
+  stopEventStreams(context_);
+  expensive_reads_.stop();
+  cancelBackup(context_);
+  if (server_) server_->stop();
+}
+
 std::vector<AdminApi::RouteInfo> AdminApi::routes() {
   std::vector<RouteInfo> out;
-  for (const Route& route : routeTable()) out.push_back(RouteInfo{route.method, route.pattern, route.access});
+  for (const Route& route : kRoutes) out.push_back(RouteInfo{toVerb(route.method), route.pattern, route.access});
   return out;
 }
 
@@ -367,99 +303,41 @@ bool AdminApi::matches(std::string_view pattern, const std::vector<std::string>&
 }
 
 void AdminApi::handle(HttpRequest&& request, Responder respond) {
+  const std::string method(http::to_string(request.method()));
   // At --log-level debug (or PUT /v1/log-level), each request is logged as it arrives.
-  spdlog::debug("admin API: {} {}", std::string(http::to_string(request.method())), std::string(request.target()));
+  spdlog::debug("admin API: {} {}", method, std::string(request.target()));
   ApiRequest r;
   if (std::optional<ApiError> error = parseApiRequest(request, &r)) {
-    return respond(errorResponse(http::status::bad_request, error->code, error->message));
+    return respond(toHttpResponse(errorResponse(ApiStatus::kBadRequest, error->code, error->message)));
   }
-  std::string path;
-  for (const std::string& s : r.path) path += "/" + s;
-  if (path.empty()) path = "/";
-  const std::string route_name = std::string(http::to_string(r.method)) + " " + printableAscii(path);
-
-  const Route* found = nullptr;
-  bool path_known = false;
-  RouteAccess path_access = RouteAccess::kOperator;  // the least any method on the path needs
-  for (const Route& route : routeTable()) {
-    if (!matches(route.pattern, r.path)) continue;
-    path_known = true;
-    path_access = std::min(path_access, route.access);
-    if (route.method == r.method) found = &route;
-  }
-  // Who may learn that a path or method does not exist: whoever may use the path, and
-  // for a path that does not exist at all, any reader — never an anonymous caller. Under
-  // /console/ every name is public: the browser asks for the page's files without a token,
-  // and what is not one of them is a 404 to anyone (console_routes.cc).
-  const bool console_path = !r.path.empty() && r.path[0] == "console";
-  const RouteAccess need = found != nullptr ? found->access
-                           : path_known     ? path_access
-                           : console_path   ? RouteAccess::kPublic
-                                            : RouteAccess::kReader;
-  AccessControl::Decision decision = access_.admit(request, need, route_name);
+  const std::string route_name = method + " " + printableAscii(joinedPath(r.path));
+  const RouteMatch match = findRoute(r);
+  AccessControl::Decision decision = access_.admit(request, match.need, route_name);
   if (decision.refusal) return respond(std::move(*decision.refusal));
   r.token_name = std::move(decision.actor);
   r.token_role = decision.role;
 
-  // The body's media type must be the one the route takes (RFC 9110 §15.5.16: 415).
-  if (found != nullptr && r.pdu_batch && found->body != RouteBody::kPduBatch) {
-    std::string takers;  // the routes that do take it, "POST /v1/pdu-batches"
-    for (const Route& route : routeTable()) {
-      if (route.body != RouteBody::kPduBatch) continue;
-      takers += (takers.empty() ? "" : ", ") + std::string(http::to_string(route.method)) + " " + route.pattern;
-    }
-    return respond(errorResponse(http::status::unsupported_media_type, "unsupported_media_type",
-                                 std::string(kPduBatchMediaType) + " is taken by " + takers + " only; " +
-                                     route_name + " takes JSON"));
+  ApiResponder answer = toApiResponder(respond);
+  if (match.found == nullptr && match.path_known) {
+    return answer(errorResponse(ApiStatus::kMethodNotAllowed, "method_not_allowed",
+                                method + " is not allowed on this route"));
   }
-  if (found != nullptr && !r.pdu_batch && found->body == RouteBody::kPduBatch) {
-    return respond(errorResponse(http::status::unsupported_media_type, "unsupported_media_type",
-                                 route_name + " takes Content-Type: " + std::string(kPduBatchMediaType) +
-                                     " (docs/API.md \"PDU batches\"); JSON messages go to POST /v1/messages"));
+  if (match.found == nullptr) {
+    return answer(errorResponse(ApiStatus::kNotFound, "unknown_route", "no route " + route_name + " (see docs/API.md)"));
   }
-  if (found != nullptr && isExpensive(*found, r) && r.token_role != db::TokenRole::kOperator) {
+  const Route* route = match.found;
+  if (std::optional<ApiResponse> refused = wrongBodyType(*route, r, route_name)) return answer(std::move(*refused));
+  if (isExpensive(*route, r) && r.token_role != db::TokenRole::kOperator) {
     // A reader's or application's expensive read waits its turn (expensive_reads.h).
-    auto request = std::make_shared<ApiRequest>(std::move(r));
-    const Route* route = found;
-    return expensive_reads_.submit(request->token_name, route_name,
-                                   registry_.get(tunables::kApiExpensiveReadRate), std::move(respond),
-                                   [this, route, request](Responder& answer) { route->run(*this, *request, answer); });
+    auto queued = std::make_shared<ApiRequest>(std::move(r));
+    return expensive_reads_.submit(queued->token_name, route_name,
+                                   context_.registry.get(tunables::kApiExpensiveReadRate), std::move(respond),
+                                   [this, route, queued](Responder& done) {
+                                     ApiResponder read_answer = toApiResponder(done);
+                                     route->run(context_, *queued, read_answer);
+                                   });
   }
-  if (found != nullptr) return found->run(*this, r, respond);
-  if (path_known) {
-    return respond(errorResponse(http::status::method_not_allowed, "method_not_allowed",
-                                 std::string(http::to_string(r.method)) + " is not allowed on this route"));
-  }
-  respond(errorResponse(http::status::not_found, "unknown_route",
-                        "no route " + route_name + " (see docs/API.md)"));
-}
-
-bool AdminApi::requireProvider(ApiRequest&, const std::string& spid, HttpResponse* error) {
-  if (!db::isValidSpid(spid)) {
-    *error = errorResponse(http::status::bad_request, "invalid_spid",
-                           "'" + spid + "' is not a SPID: 4 ASCII letters or digits");
-    return false;
-  }
-  db::ProviderStore providers(db_);
-  db::Result<db::ServiceProvider> provider = providers.get(spid);
-  if (provider.isOk()) return true;
-  if (provider.status().isNotFound()) {
-    *error = errorResponse(http::status::not_found, "provider_not_found", "no provider " + spid + " is provisioned");
-  } else {
-    *error = dbErrorResponse(provider.status());
-  }
-  return false;
-}
-
-bool AdminApi::requireProviders(ApiRequest& r, const std::vector<OutboundMessage>& messages, HttpResponse* error) {
-  std::vector<std::string> checked;
-  for (const OutboundMessage& message : messages) {
-    const std::string& spid = message.message.spid;
-    if (std::find(checked.begin(), checked.end(), spid) != checked.end()) continue;
-    if (!requireProvider(r, spid, error)) return false;
-    checked.push_back(spid);
-  }
-  return true;
+  route->run(context_, r, answer);
 }
 
 }  // namespace npac::npacd

@@ -16,9 +16,9 @@
 // "X-Content-Type-Options") and sends no Referer (Referrer Policy "no-referrer").
 #include <string>
 
-#include "npac/npacd/api/admin_api.h"
 #include "npac/npacd/api/embedded_files.h"
 #include "npac/npacd/api/request.h"
+#include "npac/npacd/api/routes.h"
 
 namespace npac::npacd {
 
@@ -28,10 +28,10 @@ constexpr const char* kContentSecurityPolicy =
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
-void setConsoleHeaders(HttpResponse& response) {
+void setConsoleHeaders(ApiResponse& response) {
   // no-cache: the browser may keep a copy but asks again each time, so a new npacd's
   // page is seen at the next load.
-  response.set(http::field::cache_control, "no-cache");
+  response.set("Cache-Control", "no-cache");
   response.set("X-Content-Type-Options", "nosniff");
   response.set("Content-Security-Policy", kContentSecurityPolicy);
   response.set("Referrer-Policy", "no-referrer");
@@ -52,41 +52,40 @@ std::string consoleFileNames() {
 
 }  // namespace
 
-HttpResponse AdminApi::whoami(ApiRequest& r) {
+ApiResponse whoami(ApiContext&, ApiRequest& r) {
   // The route needs a reader, so an admitted request always has a token and its role.
   const db::TokenRole role = r.token_role.value_or(db::TokenRole::kReader);
-  return jsonResponse(http::status::ok, {{"name", r.token_name}, {"role", db::toString(role)}});
+  return jsonResponse(ApiStatus::kOk, {{"name", r.token_name}, {"role", db::toString(role)}});
 }
 
-HttpResponse AdminApi::consoleIndex(ApiRequest& r) {
+ApiResponse consoleIndex(ApiContext& api, ApiRequest& r) {
   // "/console" and "/console/" parse to the same segments: only the target tells them apart.
   const std::string path = r.target.substr(0, r.target.find('?'));
   if (!path.ends_with('/')) {
     // 308 keeps the method (RFC 9110 §15.4.9); the query, if any, goes along.
-    HttpResponse response{http::status::permanent_redirect, 11};
+    ApiResponse response;
+    response.status = ApiStatus::kPermanentRedirect;
     const std::size_t query = r.target.find('?');
-    response.set(http::field::location, "/console/" + (query == std::string::npos ? "" : r.target.substr(query)));
+    response.set("Location", "/console/" + (query == std::string::npos ? "" : r.target.substr(query)));
     setConsoleHeaders(response);
-    response.prepare_payload();
     return response;
   }
-  return consoleFile(r, "index.html");
+  return consoleFile(api, r, "index.html");
 }
 
-HttpResponse AdminApi::consoleFile(ApiRequest&, const std::string& name) {
+ApiResponse consoleFile(ApiContext&, ApiRequest&, const std::string& name) {
   const EmbeddedFile* file = findConsoleFile(name);
   if (file == nullptr) {
-    HttpResponse response = errorResponse(http::status::not_found, "console_file_not_found",
-                                          "the console has no file '" + printableAscii(name) +
-                                              "'; it has: " + consoleFileNames());
+    ApiResponse response = errorResponse(ApiStatus::kNotFound, "console_file_not_found",
+                                         "the console has no file '" + printableAscii(name) +
+                                             "'; it has: " + consoleFileNames());
     setConsoleHeaders(response);
     return response;
   }
-  HttpResponse response{http::status::ok, 11};
-  response.set(http::field::content_type, std::string(file->content_type));
+  ApiResponse response;
+  response.content_type = std::string(file->content_type);
   setConsoleHeaders(response);
-  response.body().assign(file->bytes.data(), file->bytes.size());
-  response.prepare_payload();
+  response.body.assign(file->bytes.data(), file->bytes.size());
   return response;
 }
 

@@ -11,8 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include <boost/asio/post.hpp>
-
 namespace npac::npacd {
 namespace {
 
@@ -57,12 +55,11 @@ db::Result<std::string> sha256Of(const std::string& path, std::uint64_t* bytes, 
 
 }  // namespace
 
-DatabaseBackup::DatabaseBackup(boost::asio::io_context& io, std::string database)
-    : io_(io), database_(std::move(database)), copy_path_(database_ + ".backup.tmp") {}
+DatabaseBackup::DatabaseBackup(PostToApiThread post, std::string database)
+    : post_(std::move(post)), database_(std::move(database)), copy_path_(database_ + ".backup.tmp") {}
 
-std::shared_ptr<DatabaseBackup> DatabaseBackup::start(boost::asio::io_context& io, std::string database,
-                                                      Ready ready) {
-  std::shared_ptr<DatabaseBackup> backup(new DatabaseBackup(io, std::move(database)));
+std::shared_ptr<DatabaseBackup> DatabaseBackup::start(PostToApiThread post, std::string database, Ready ready) {
+  std::shared_ptr<DatabaseBackup> backup(new DatabaseBackup(std::move(post), std::move(database)));
   // A copy left by an npacd that died during a backup is ours by its name: one npacd per
   // database (the instance lock), one backup at a time.
   ::unlink(backup->copy_path_.c_str());
@@ -92,7 +89,7 @@ void DatabaseBackup::run(Ready ready) {
   }();
   // The object outlives this thread (its destructor joins it), but not necessarily the
   // posted answer: that holds a weak reference.
-  boost::asio::post(io_, [weak = weak_from_this(), ready = std::move(ready), result = std::move(result)] {
+  post_([weak = weak_from_this(), ready = std::move(ready), result = std::move(result)] {
     std::shared_ptr<DatabaseBackup> self = weak.lock();
     if (self == nullptr || self->cancelled_) return;
     ready(result);
@@ -131,7 +128,7 @@ void DatabaseBackup::sendNextPiece() {
 }
 
 void DatabaseBackup::end(bool complete, const std::string& why) {
-  auto keep = shared_from_this();  // `ended` may drop the AdminApi's reference
+  auto keep = shared_from_this();  // `ended` may drop the ApiContext's reference
   if (file_ != nullptr) {
     std::fclose(file_);
     file_ = nullptr;

@@ -5,9 +5,10 @@
 // the client in pieces, each sent once the connection has taken the one before
 // (ResponseStream::whenQueueEmpty), and the copy is removed.
 //
-// Its cost is bounded by the AdminApi (one backup at a time, 429 otherwise) and here: the
-// worker runs at a lower CPU priority (nice 10) than npacd's other threads, and the
-// stream holds at most two pieces of kPieceBytes in memory whatever the file's size.
+// Its cost is bounded by the route (backup_routes.cc: one backup at a time, 429
+// otherwise) and here: the worker runs at a lower CPU priority (nice 10) than npacd's
+// other threads, and the stream holds at most two pieces of kPieceBytes in memory
+// whatever the file's size.
 //
 // Lifecycle: start() → the worker copies → ready(copy or error), posted to the API thread
 // → the route answers, and send()s a copy to a stream → ended(complete, why) once. The
@@ -15,7 +16,8 @@
 // still running, joins the worker and removes the file.
 //
 // Threading: start(), send(), cancel() and the callbacks run on the API thread (the
-// io_context's); only the copy and its digest run on the worker.
+// worker posts its answer there: api_thread.h); only the copy and its digest run on the
+// worker.
 #pragma once
 
 #include <atomic>
@@ -26,11 +28,10 @@
 #include <string>
 #include <thread>
 
-#include <boost/asio/io_context.hpp>
-
 #include "db/sqlite_backup.h"
 #include "db/status.h"
-#include "npac/npacd/api/http_server.h"
+#include "npac/npacd/api/api_response.h"
+#include "npac/npacd/api/api_thread.h"
 
 namespace npac::npacd {
 
@@ -48,9 +49,9 @@ class DatabaseBackup : public std::enable_shared_from_this<DatabaseBackup> {
 
   static constexpr std::size_t kPieceBytes = 128 * 1024;
 
-  // Starts copying the SQLite database `database`; `ready` is posted to `io` with the copy
-  // or why there is none — unless cancel() came first.
-  static std::shared_ptr<DatabaseBackup> start(boost::asio::io_context& io, std::string database, Ready ready);
+  // Starts copying the SQLite database `database`; `ready` is posted to the API thread with
+  // the copy or why there is none — unless cancel() came first.
+  static std::shared_ptr<DatabaseBackup> start(PostToApiThread post, std::string database, Ready ready);
   ~DatabaseBackup();
   DatabaseBackup(const DatabaseBackup&) = delete;
   DatabaseBackup& operator=(const DatabaseBackup&) = delete;
@@ -66,12 +67,12 @@ class DatabaseBackup : public std::enable_shared_from_this<DatabaseBackup> {
   std::uint64_t sentBytes() const { return sent_; }
 
  private:
-  DatabaseBackup(boost::asio::io_context& io, std::string database);
+  DatabaseBackup(PostToApiThread post, std::string database);
   void run(Ready ready);  // the worker
   void sendNextPiece();
   void end(bool complete, const std::string& why);
 
-  boost::asio::io_context& io_;
+  PostToApiThread post_;
   const std::string database_;
   const std::string copy_path_;
   db::SqliteCopier copier_;

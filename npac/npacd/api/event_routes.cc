@@ -23,9 +23,9 @@
 // 200 ms would take the whole API thread from everyone else (issue 24 item 2, docs/API.md
 // "Expensive reads").
 //
-// Threading: the API thread. An EventFeed is owned by AdminApi::feeds_ until its stream
-// closes; its timer and the core's answers hold it meanwhile; AdminApi::stop() ends them
-// all, after which none touches the AdminApi.
+// Threading: the API thread. An EventFeed is owned by ApiContext::event_feeds until its
+// stream closes; its timer and the core's answers hold it meanwhile; stopEventStreams()
+// (AdminApi::stop()) ends them all, after which none touches the ApiContext.
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -34,14 +34,13 @@
 #include <string_view>
 #include <utility>
 
-#include <boost/asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
 #include "db/token_store.h"
-#include "npac/npacd/api/admin_api.h"
-#include "npac/npacd/api/database_backup.h"
 #include "npac/npacd/api/event_stream.h"
+#include "npac/npacd/api/json.h"
 #include "npac/npacd/api/request.h"
+#include "npac/npacd/api/routes.h"
 
 namespace npac::npacd {
 
@@ -79,8 +78,8 @@ std::string formatServerSentEvent(std::uint64_t id, std::string_view name, std::
 namespace {
 
 // A handler's body without the newline jsonResponse() ends it with: one "data:" line.
-std::string bodyOf(const HttpResponse& response) {
-  std::string body = response.body();
+std::string bodyOf(const ApiResponse& response) {
+  std::string body = response.body;
   while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.pop_back();
   return body;
 }
@@ -100,10 +99,10 @@ struct EventSnapshot {
 
 class EventFeed : public std::enable_shared_from_this<EventFeed> {
  public:
-  EventFeed(AdminApi& api, std::shared_ptr<ResponseStream> stream, std::string token_name,
+  EventFeed(ApiContext& api, std::shared_ptr<ResponseStream> stream, std::string token_name,
             std::chrono::milliseconds interval)
       : api_(api), stream_(std::move(stream)), token_name_(std::move(token_name)), interval_(interval),
-        timer_(api.io_) {}
+        timer_(api.timer()) {}
 
   void start() {
     spdlog::debug("admin API: event stream for token '{}' every {} ms", token_name_, interval_.count());
@@ -113,7 +112,7 @@ class EventFeed : public std::enable_shared_from_this<EventFeed> {
     tick();
   }
 
-  // AdminApi::stop(): the last event, then the stream ends; the AdminApi is not called again.
+  // stopEventStreams(): the last event, then the stream ends; the ApiContext is not used again.
   void stop(const std::string& reason) {
     detached_ = true;
     end(reason);
@@ -124,8 +123,8 @@ class EventFeed : public std::enable_shared_from_this<EventFeed> {
     if (!ticking_) return;
     if (std::optional<std::string> why = tokenEnded()) return end(*why);
     if (stream_->queued() > 0) return scheduleTick();  // behind: the latest state once it caught up
-    if (api_.event_snapshot_ == nullptr) api_.event_snapshot_ = std::make_shared<EventSnapshot>();
-    const std::shared_ptr<EventSnapshot> snapshot = api_.event_snapshot_;
+    if (api_.event_snapshot == nullptr) api_.event_snapshot = std::make_shared<EventSnapshot>();
+    const std::shared_ptr<EventSnapshot> snapshot = api_.event_snapshot;
     const auto now = std::chrono::steady_clock::now();
     if (snapshot->built && now - snapshot->built_at < kMinEventInterval) {
       return publish(snapshot->associations, snapshot->providers);
@@ -135,9 +134,9 @@ class EventFeed : public std::enable_shared_from_this<EventFeed> {
     snapshot->building = true;
     ApiRequest request;
     request.token_name = token_name_;
-    std::string providers = bodyOf(api_.listProviders(request));
+    std::string providers = bodyOf(listProviders(api_, request));
     // The core answers on the API thread (posted), or at once when it is not attached.
-    Responder answer([snapshot, now, providers = std::move(providers)](HttpResponse associations) mutable {
+    ApiResponder answer([snapshot, now, providers = std::move(providers)](ApiResponse associations) mutable {
       snapshot->associations = bodyOf(associations);
       snapshot->providers = std::move(providers);
       snapshot->built_at = now;
@@ -149,7 +148,7 @@ class EventFeed : public std::enable_shared_from_this<EventFeed> {
         if (auto feed = weak.lock()) feed->publish(snapshot->associations, snapshot->providers);
       }
     });
-    api_.listAssociations(request, answer);
+    listAssociations(api_, request, answer);
   }
 
   void publish(const std::string& associations, const std::string& providers) {
@@ -157,7 +156,7 @@ class EventFeed : public std::enable_shared_from_this<EventFeed> {
     bool wrote = publishIfChanged("associations", associations, &last_associations_);
     wrote = publishIfChanged("providers", providers, &last_providers_) || wrote;
     quiet_ = wrote ? std::chrono::milliseconds(0) : quiet_ + interval_;
-    if (quiet_ >= api_.event_keepalive_) {
+    if (quiet_ >= api_.event_keepalive) {
       quiet_ = std::chrono::milliseconds(0);
       stream_->send(": keepalive\n\n");
     }
@@ -166,10 +165,7 @@ class EventFeed : public std::enable_shared_from_this<EventFeed> {
 
   void scheduleTick() {
     if (!ticking_ || stream_->closed()) return;
-    timer_.expires_after(interval_);
-    timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-      if (!ec) self->tick();
-    });
+    timer_->after(interval_, [self = shared_from_this()] { self->tick(); });
   }
 
   bool publishIfChanged(const char* name, const std::string& body, std::optional<std::size_t>* last) {
@@ -183,7 +179,7 @@ class EventFeed : public std::enable_shared_from_this<EventFeed> {
   // Why the stream must end now, if it must: its token was revoked (or is gone), or it
   // cannot be checked — a stream outlives no token, as no request does (access.h).
   std::optional<std::string> tokenEnded() {
-    db::TokenStore tokens(api_.db_);
+    db::TokenStore tokens(api_.db);
     db::Result<db::ApiToken> token = tokens.get(token_name_);
     if (!token) {
       if (token.status().isNotFound()) return "token '" + token_name_ + "' no longer exists";
@@ -196,7 +192,7 @@ class EventFeed : public std::enable_shared_from_this<EventFeed> {
   void end(const std::string& reason) {
     if (!ticking_) return;
     ticking_ = false;
-    timer_.cancel();
+    timer_->cancel();
     stream_->send(formatServerSentEvent(++last_id_, "end", dumpJson(nlohmann::json{{"reason", reason}})));
     stream_->finish();
   }
@@ -204,54 +200,49 @@ class EventFeed : public std::enable_shared_from_this<EventFeed> {
   void onStreamClosed(const std::string& why) {
     spdlog::debug("admin API: event stream for token '{}' closed: {}", token_name_, why);
     ticking_ = false;
-    timer_.cancel();
+    timer_->cancel();
     if (detached_) return;
     detached_ = true;
-    api_.forgetFeed(this);  // may drop the AdminApi's reference: the caller holds another
+    api_.event_feeds.erase(this);  // may drop the context's reference: the caller holds another
   }
 
-  AdminApi& api_;
+  ApiContext& api_;
   std::shared_ptr<ResponseStream> stream_;
   const std::string token_name_;
   const std::chrono::milliseconds interval_;
-  boost::asio::steady_timer timer_;
+  const std::unique_ptr<ApiTimer> timer_;
   bool ticking_ = true;
-  bool detached_ = false;  // the AdminApi no longer holds it: never call it again
+  bool detached_ = false;  // the ApiContext no longer holds it: never use it again
   std::uint64_t last_id_ = 0;
   std::optional<std::size_t> last_associations_, last_providers_;  // hashes of the bodies sent last
   std::chrono::milliseconds quiet_{0};  // since the last event written
 };
 
-void AdminApi::events(ApiRequest& r, Responder& respond) {
+void eventStream(ApiContext& api, ApiRequest& r, ApiResponder& respond) {
   std::chrono::milliseconds interval{};
   if (std::optional<std::string> error = parseEventInterval(r.queryValue("interval_ms"), &interval)) {
-    return respond(errorResponse(http::status::bad_request, "invalid_interval", *error));
+    return respond(errorResponse(ApiStatus::kBadRequest, "invalid_interval", *error));
   }
-  HttpResponse head{http::status::ok, 11};
-  head.set(http::field::content_type, "text/event-stream");
-  head.set(http::field::cache_control, "no-store");
+  ApiResponse head;
+  head.content_type = "text/event-stream";
+  head.set("Cache-Control", "no-store");
   head.set("X-Accel-Buffering", "no");  // a reverse proxy in front must not hold events back
   std::shared_ptr<ResponseStream> stream = respond.stream(std::move(head));
   if (stream == nullptr) {
-    return respond(errorResponse(http::status::internal_server_error, "internal",
+    return respond(errorResponse(ApiStatus::kInternalServerError, "internal",
                                  "this connection cannot carry an event stream"));
   }
-  auto feed = std::make_shared<EventFeed>(*this, std::move(stream), r.token_name, interval);
-  feeds_[feed.get()] = feed;
+  auto feed = std::make_shared<EventFeed>(api, std::move(stream), r.token_name, interval);
+  api.event_feeds[feed.get()] = feed;
   feed->start();
 }
 
-void AdminApi::stop() {
-  // Each feed sends its "end" and lets go of this AdminApi before the server closes the
+void stopEventStreams(ApiContext& api) {
+  // Each feed sends its "end" and lets go of the context before the server closes the
   // sessions; the copy, because ending a stream may close it at once.
-  auto feeds = std::move(feeds_);
-  feeds_.clear();
+  auto feeds = std::move(api.event_feeds);
+  api.event_feeds.clear();
   for (auto& [raw, feed] : feeds) feed->stop("npacd is stopping its admin API");
-  expensive_reads_.stop();
-  // A backup still copying is interrupted; one streaming is cut by the server's stop (its
-  // client sees the body end short of X-Npac-Backup-Bytes).
-  if (backup_) std::exchange(backup_, nullptr)->cancel();
-  if (server_) server_->stop();
 }
 
 }  // namespace npac::npacd

@@ -18,41 +18,40 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/post.hpp>
-
 #include "db/storage_health.h"
-#include "npac/npacd/api/admin_api.h"
 #include "npac/npacd/api/request.h"
+#include "npac/npacd/api/routes.h"
+#include "npac/npacd/core/core_service.h"
 
 namespace npac::npacd {
 
 namespace {
 
-HttpResponse textResponse(http::status status, std::string body) {
-  HttpResponse response{status, 11};
-  response.set(http::field::content_type, "text/plain; charset=utf-8");
-  response.set(http::field::cache_control, "no-store");
-  response.body() = std::move(body);
-  response.prepare_payload();
+ApiResponse textResponse(ApiStatus status, std::string body) {
+  ApiResponse response;
+  response.status = status;
+  response.content_type = "text/plain; charset=utf-8";
+  response.set("Cache-Control", "no-store");
+  response.body = std::move(body);
   return response;
 }
 
-HttpResponse readiness(const std::vector<std::string>& failing, const std::vector<std::string>& warnings) {
+ApiResponse readiness(const std::vector<std::string>& failing, const std::vector<std::string>& warnings) {
   std::string body = failing.empty() ? "ready" : "not ready:";
   for (const std::string& f : failing) body += "\n  " + f;
   for (const std::string& w : warnings) body += "\nwarning: " + w;
-  return textResponse(failing.empty() ? http::status::ok : http::status::service_unavailable, body + "\n");
+  return textResponse(failing.empty() ? ApiStatus::kOk : ApiStatus::kServiceUnavailable, body + "\n");
 }
 
 }  // namespace
 
-HttpResponse AdminApi::health(ApiRequest&) { return textResponse(http::status::ok, "alive\n"); }
+ApiResponse healthProbe(ApiContext&, ApiRequest&) { return textResponse(ApiStatus::kOk, "alive\n"); }
 
-void AdminApi::ready(ApiRequest&, Responder& respond) {
+void readyProbe(ApiContext& api, ApiRequest&, ApiResponder& respond) {
   std::vector<std::string> failing;
   std::vector<std::string> warnings;
-  if (api_certificate_) {
-    if (std::optional<std::string> problem = certificateValidityProblem(*api_certificate_, clock_())) {
+  if (api.api_certificate) {
+    if (std::optional<std::string> problem = certificateValidityProblem(*api.api_certificate, api.clock())) {
       warnings.push_back("api-certificate: " + *problem);
     }
   }
@@ -62,15 +61,15 @@ void AdminApi::ready(ApiRequest&, Responder& respond) {
                       std::to_string(storage.failuresSinceHealthy()) +
                       " storage failure(s) since it was last writable): " + storage.cause());
   }
-  if (core_ == nullptr) {
+  if (api.core == nullptr) {
     failing.push_back("core: the association core is not attached");
     return respond(readiness(failing, warnings));
   }
-  Responder answer = std::move(respond);
-  boost::asio::io_context* io = &io_;
-  core_->metrics(/*providers=*/false, [io, answer, failing, warnings](db::Result<CoreMetrics> core) mutable {
-    boost::asio::post(*io, [answer = std::move(answer), failing = std::move(failing), warnings = std::move(warnings),
-                            core = std::move(core)]() mutable {
+  ApiResponder answer = std::move(respond);
+  PostToApiThread post = api.post;
+  api.core->metrics(/*providers=*/false, [post, answer, failing, warnings](db::Result<CoreMetrics> core) mutable {
+    post([answer = std::move(answer), failing = std::move(failing), warnings = std::move(warnings),
+          core = std::move(core)]() mutable {
       if (!core.isOk()) {
         failing.push_back("core: " + core.status().toString());
       } else {

@@ -85,6 +85,7 @@
 #include <boost/beast/http.hpp>
 
 #include "db/status.h"
+#include "npac/npacd/api/api_response.h"
 #include "npac/npacd/api/connection_limits.h"
 
 namespace boost::asio::ssl {
@@ -95,33 +96,8 @@ namespace npac::npacd {
 
 using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
-// The body of a streamed response, written piece by piece after its header (server-sent
-// events: WHATWG HTML "Server-sent events"). Over HTTP/1.1 each send() is one chunk of the
-// chunked transfer coding (RFC 9112 §7.1), so the client can tell a finished stream (the
-// last chunk) from a cut one; over HTTP/1.0 the body ends when the connection closes.
-// Threading: the server's io_context thread only, like everything of a session.
-class ResponseStream {
- public:
-  virtual ~ResponseStream() = default;
-  // Queues `data` for the client; false (and `data` dropped) when the stream is closed. A
-  // client that falls more than stream_queue_limit bytes behind is closed here.
-  virtual bool send(std::string data) = 0;
-  // Ends the response once what is queued is written, then closes the connection.
-  virtual void finish() = 0;
-  // Bytes sent and not yet written to the socket (the write under way included): a
-  // sender with only the latest state to say waits for 0 rather than queueing more.
-  virtual std::size_t queued() const = 0;
-  virtual bool closed() const = 0;
-  // `fn` runs once when the stream closes, whatever the cause (finish() done, the client
-  // left or fell behind, stop()), with a sentence saying which; at once if it is closed.
-  // It may be called from within send() or close(): it must not re-enter the stream.
-  virtual void onClose(std::function<void(const std::string& why)> fn) = 0;
-  // `fn` runs once, on the io_context's thread, when no piece waits behind the one being
-  // written: a sender of a large body (POST /v1/backup) sends its next piece then, so at
-  // most two are held and stream_queue_limit is never reached by a client that reads. At
-  // once when nothing waits; never when the stream closes first (onClose() says so).
-  virtual void whenQueueEmpty(std::function<void()> fn) = 0;
-};
+// ResponseStream, the body of a streamed response, is the project's (api_response.h):
+// a session is one.
 
 // Delivers the answer to its session: call it exactly once, on the io_context's thread,
 // with a response — or call stream() once instead. Copyable; the copies share "answered".
@@ -153,10 +129,6 @@ using HttpHandler = std::function<void(HttpRequest&& request, Responder respond)
 // A JSON error body {"error":{"code":..,"message":..}} with `status`.
 HttpResponse jsonErrorResponse(boost::beast::http::status status, const std::string& code,
                                const std::string& message, unsigned version = 11);
-
-// `text` with every byte outside printable ASCII written as \xNN: for echoing client
-// input into a log line or an error message.
-std::string printableAscii(std::string_view text);
 
 // Counts since start; the refusals are the 503s (and closes at accept) of the limits.
 struct HttpServerCounters {

@@ -7,42 +7,42 @@
 
 #include "db/audit_store.h"
 #include "db/transaction.h"
-#include "npac/npacd/api/admin_api.h"
 #include "npac/npacd/api/request.h"
+#include "npac/npacd/api/routes.h"
 #include "npac/npacd/logging.h"
 
 namespace npac::npacd {
 
-HttpResponse AdminApi::getLogLevel(ApiRequest&) {
-  return jsonResponse(http::status::ok, {{"level", logLevelName(currentLogLevel())}});
+ApiResponse showLogLevel(ApiContext&, ApiRequest&) {
+  return jsonResponse(ApiStatus::kOk, {{"level", logLevelName(currentLogLevel())}});
 }
 
-HttpResponse AdminApi::setLogLevel(ApiRequest& r) {
+ApiResponse changeLogLevel(ApiContext& api, ApiRequest& r) {
   if (!r.body.contains("level") || !r.body["level"].is_string()) {
-    return errorResponse(http::status::bad_request, "invalid_log_level",
+    return errorResponse(ApiStatus::kBadRequest, "invalid_log_level",
                          std::string("give {\"level\": one of ") + logLevelNames() + "}");
   }
   const std::string wanted = r.body["level"].get<std::string>();
   const auto level = parseLogLevel(wanted);
   if (!level) {
-    return errorResponse(http::status::bad_request, "invalid_log_level",
+    return errorResponse(ApiStatus::kBadRequest, "invalid_log_level",
                          "level '" + wanted + "' is not one of " + logLevelNames());
   }
   const std::string actor = r.actor();
   if (actor.empty()) return actorRequired("changing the log level");
   const std::string old_level = logLevelName(currentLogLevel());
-  db::Transaction tx(db_);
+  db::Transaction tx(api.db);
   db::Status status = tx.begin();
   if (status.isOk()) {
-    db::AuditStore audit(db_);
+    db::AuditStore audit(api.db);
     db::Result<std::int64_t> id =
-        audit.append({0, clock_(), actor, "log-level.set", "log level", old_level, logLevelName(*level)});
+        audit.append({0, api.clock(), actor, "log-level.set", "log level", old_level, logLevelName(*level)});
     status = id.isOk() ? tx.commit() : id.status();
   }
   if (!status.isOk()) return dbErrorResponse(status);
   npacd::setLogLevel(*level);
   spdlog::info("log level {} → {} (by {})", old_level, logLevelName(*level), actor);
-  return jsonResponse(http::status::ok, {{"level", logLevelName(*level)}, {"previous", old_level}});
+  return jsonResponse(ApiStatus::kOk, {{"level", logLevelName(*level)}, {"previous", old_level}});
 }
 
 }  // namespace npac::npacd

@@ -1,4 +1,4 @@
-// AdminApi: the operator's read-only views of what happened (docs/API.md "Logs").
+// The operator's read-only views of what happened (docs/API.md "Logs").
 //   GET /v1/association-log?spid=&limit=   every bind, reject, release and abort, newest
 //                                          first (with spid: that provider's only)
 //   GET /v1/audit-log?limit=               every configuration change, newest first
@@ -7,8 +7,8 @@
 #include "associations/bind_facts.h"
 #include "db/association_log_store.h"
 #include "db/audit_store.h"
-#include "npac/npacd/api/admin_api.h"
 #include "npac/npacd/api/request.h"
+#include "npac/npacd/api/routes.h"
 #include "npac/npacd/api/json.h"
 
 namespace npac::npacd {
@@ -21,14 +21,14 @@ constexpr std::size_t kDefaultLogLimit = 100;
 constexpr std::size_t kMaxLogLimit = 10000;
 
 // "limit" from the query: 1..kMaxLogLimit, default kDefaultLogLimit; false if malformed.
-bool logLimit(const ApiRequest& r, std::size_t* limit, HttpResponse* error) {
+bool logLimit(const ApiRequest& r, std::size_t* limit, ApiResponse* error) {
   *limit = kDefaultLogLimit;
   auto text = r.queryValue("limit");
   if (!text) return true;
   std::size_t n = 0;
   auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
   if (ec != std::errc() || end != text->data() + text->size() || n < 1 || n > kMaxLogLimit) {
-    *error = errorResponse(http::status::bad_request, "invalid_limit",
+    *error = errorResponse(ApiStatus::kBadRequest, "invalid_limit",
                            "limit must be an integer 1.." + std::to_string(kMaxLogLimit) + ", got '" + *text + "'");
     return false;
   }
@@ -67,31 +67,31 @@ json toJson(const db::AuditEntry& e) {
 
 }  // namespace
 
-HttpResponse AdminApi::associationLog(ApiRequest& r) {
+ApiResponse associationLog(ApiContext& api, ApiRequest& r) {
   std::size_t limit = 0;
-  HttpResponse error;
+  ApiResponse error;
   if (!logLimit(r, &limit, &error)) return error;
   const std::string spid = r.queryValue("spid").value_or("");
   if (!spid.empty() && !db::isValidSpid(spid)) {
-    return errorResponse(http::status::bad_request, "invalid_spid", "'" + spid + "' is not a SPID");
+    return errorResponse(ApiStatus::kBadRequest, "invalid_spid", "'" + spid + "' is not a SPID");
   }
-  db::AssociationLogStore store(db_);
+  db::AssociationLogStore store(api.db);
   auto events = spid.empty() ? store.recent(limit) : store.recentForProvider(spid, limit);
   if (!events.isOk()) return dbErrorResponse(events.status());
   json list = json::array();
   for (const auto& e : events.value()) list.push_back(toJson(e));
-  return jsonResponse(http::status::ok, json{{"events", list}});
+  return jsonResponse(ApiStatus::kOk, json{{"events", list}});
 }
 
-HttpResponse AdminApi::auditLog(ApiRequest& r) {
+ApiResponse auditLog(ApiContext& api, ApiRequest& r) {
   std::size_t limit = 0;
-  HttpResponse error;
+  ApiResponse error;
   if (!logLimit(r, &limit, &error)) return error;
-  auto entries = db::AuditStore(db_).recent(limit);
+  auto entries = db::AuditStore(api.db).recent(limit);
   if (!entries.isOk()) return dbErrorResponse(entries.status());
   json list = json::array();
   for (const auto& e : entries.value()) list.push_back(toJson(e));
-  return jsonResponse(http::status::ok, json{{"entries", list}});
+  return jsonResponse(ApiStatus::kOk, json{{"entries", list}});
 }
 
 }  // namespace npac::npacd

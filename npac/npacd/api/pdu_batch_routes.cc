@@ -3,11 +3,10 @@
 // to the core's group commit, and the ids answered only after the COMMIT.
 #include <span>
 
-#include <boost/asio/post.hpp>
-
-#include "npac/npacd/api/admin_api.h"
 #include "npac/npacd/api/pdu_batch.h"
 #include "npac/npacd/api/request.h"
+#include "npac/npacd/api/routes.h"
+#include "npac/npacd/core/core_service.h"
 
 namespace npac::npacd {
 
@@ -15,16 +14,16 @@ using nlohmann::json;
 
 // Reached only with a PDU batch body: the route says RouteBody::kPduBatch, and handle()
 // answers any other body 415.
-void AdminApi::submitPduBatch(ApiRequest& r, Responder& respond) {
+void submitPduBatch(ApiContext& api, ApiRequest& r, ApiResponder& respond) {
   const auto* octets = reinterpret_cast<const std::uint8_t*>(r.raw_body.data());
   Parsed<std::vector<OutboundMessage>> parsed = parsePduBatch(std::span(octets, r.raw_body.size()));
-  if (!parsed.ok()) return respond(errorResponse(http::status::bad_request, parsed.error.code, parsed.error.message));
-  if (HttpResponse error; !requireProviders(r, *parsed.value, &error)) return respond(std::move(error));
-  if (core_ == nullptr) return respond(coreUnavailable());
-  Responder answer = std::move(respond);
-  boost::asio::io_context* io = &io_;
-  core_->submit(std::move(*parsed.value), [io, answer](db::Result<std::vector<db::AppendOutcome>> outcomes) mutable {
-    boost::asio::post(*io, [answer = std::move(answer), outcomes = std::move(outcomes)]() {
+  if (!parsed.ok()) return respond(errorResponse(ApiStatus::kBadRequest, parsed.error.code, parsed.error.message));
+  if (ApiResponse error; !requireProviders(api, *parsed.value, &error)) return respond(std::move(error));
+  if (api.core == nullptr) return respond(coreUnavailable());
+  ApiResponder answer = std::move(respond);
+  PostToApiThread post = api.post;
+  api.core->submit(std::move(*parsed.value), [post, answer](db::Result<std::vector<db::AppendOutcome>> outcomes) mutable {
+    post([answer = std::move(answer), outcomes = std::move(outcomes)]() {
       if (!outcomes.isOk()) return answer(dbErrorResponse(outcomes.status()));
       // The ids in record order, and the records that repeated a stored message (same
       // provider, idempotency key and content): 201 when a row was added, else 200.
@@ -34,7 +33,7 @@ void AdminApi::submitPduBatch(ApiRequest& r, Responder& respond) {
         if ((*outcomes)[i].duplicate) duplicates.push_back(i);
       }
       const bool created = duplicates.size() < outcomes->size();
-      answer(jsonResponse(created ? http::status::created : http::status::ok,
+      answer(jsonResponse(created ? ApiStatus::kCreated : ApiStatus::kOk,
                           {{"ids", std::move(ids)}, {"duplicates", std::move(duplicates)}}));
     });
   });

@@ -9,10 +9,12 @@
 #include "db/nsap_store.h"
 #include "db/provider_store.h"
 #include "db/transaction.h"
-#include "npac/npacd/api/admin_api.h"
 #include "npac/npacd/api/audited.h"
 #include "npac/npacd/api/request.h"
+#include "npac/npacd/api/routes.h"
 #include "npac/npacd/api/json.h"
+#include "npac/npacd/core/core_service.h"
+#include "tunables/registry.h"
 
 namespace npac::npacd {
 
@@ -24,8 +26,8 @@ std::string stringField(const json& body, const char* name) {
   return body.contains(name) && body[name].is_string() ? body[name].get<std::string>() : "";
 }
 
-HttpResponse invalid(const std::string& code, const std::string& message) {
-  return errorResponse(http::status::bad_request, code, message);
+ApiResponse invalid(const std::string& code, const std::string& message) {
+  return errorResponse(ApiStatus::kBadRequest, code, message);
 }
 
 // An NSAP from the path or body: 24 hex digits of the RFC 1277 form, or an IPv4 address.
@@ -65,9 +67,42 @@ bool parseId(const std::string& text, std::int64_t* out) {
   return true;
 }
 
+// The algorithm of a provider's key is the key's own (an Ed25519 or an RSA key);
+// "algorithm", when given, must agree with it. nullopt and `*error` when the key cannot be
+// read or the two disagree.
+std::optional<db::KeyAlgorithm> keyAlgorithm(const json& body, const std::string& pem, ApiResponse* error) {
+  auto read = associations::publicKeyAlgorithm(pem);
+  if (!read.ok()) {
+    *error = invalid("invalid_key", "public_key_pem: " + std::string(associations::toString(read.error().code)) +
+                                        ": " + read.error().detail);
+    return std::nullopt;
+  }
+  const associations::SignatureAlgorithm algorithm = read.value();
+  if (body.contains("algorithm") && !body["algorithm"].is_null()) {
+    const json& named = body["algorithm"];
+    auto parsed = named.is_string() ? associations::signatureAlgorithmFromString(named.get<std::string>())
+                                    : std::nullopt;
+    if (!parsed) {
+      *error = invalid("invalid_key", std::string("algorithm must be ") + associations::kSignatureAlgorithmNames +
+                                          ", or left out to read it from the key");
+      return std::nullopt;
+    }
+    if (*parsed != algorithm) {
+      *error = invalid("invalid_key", "public_key_pem: " +
+                                          std::string(associations::toString(associations::SignatureError::kWrongAlgorithm)) +
+                                          ": the key is " + std::string(associations::toString(algorithm)) +
+                                          ", but algorithm says " + std::string(associations::toString(*parsed)) +
+                                          " (leave algorithm out to read it from the key)");
+      return std::nullopt;
+    }
+  }
+  return algorithm == associations::SignatureAlgorithm::kEd25519 ? db::KeyAlgorithm::kEd25519
+                                                                 : db::KeyAlgorithm::kRsaSha256;
+}
+
 }  // namespace
 
-HttpResponse AdminApi::addProvider(ApiRequest& r) {
+ApiResponse addProvider(ApiContext& api, ApiRequest& r) {
   db::ServiceProvider provider;
   provider.spid = stringField(r.body, "spid");
   provider.name = stringField(r.body, "name");
@@ -87,44 +122,44 @@ HttpResponse AdminApi::addProvider(ApiRequest& r) {
   }
   std::string actor = r.actor();
   if (actor.empty()) return actorRequired("adding a provider");
-  db::ProviderStore providers(db_);
+  db::ProviderStore providers(api.db);
   db::Status status = audited(
-      db_, {0, clock_(), actor, "provider.add", "provider " + provider.spid, std::nullopt, toJson(provider).dump()},
+      api.db, {0, api.clock(), actor, "provider.add", "provider " + provider.spid, std::nullopt, toJson(provider).dump()},
       [&] { return providers.add(provider); });
   if (status.code() == db::Status::Code::kConstraint) {
-    return errorResponse(http::status::conflict, "provider_exists", "provider " + provider.spid + " already exists");
+    return errorResponse(ApiStatus::kConflict, "provider_exists", "provider " + provider.spid + " already exists");
   }
   if (!status.isOk()) return dbErrorResponse(status);
-  return jsonResponse(http::status::created, toJson(provider));
+  return jsonResponse(ApiStatus::kCreated, toJson(provider));
 }
 
-HttpResponse AdminApi::listProviders(ApiRequest&) {
-  db::ProviderStore providers(db_);
+ApiResponse listProviders(ApiContext& api, ApiRequest&) {
+  db::ProviderStore providers(api.db);
   db::Result<std::vector<db::ServiceProvider>> list = providers.list();
   if (!list.isOk()) return dbErrorResponse(list.status());
   json out = json::array();
   for (const db::ServiceProvider& p : list.value()) {
     json item = toJson(p);
-    item["srr"] = registry_.get(tunables::kSrr, p.spid);
+    item["srr"] = api.registry.get(tunables::kSrr, p.spid);
     out.push_back(std::move(item));
   }
-  return jsonResponse(http::status::ok, {{"providers", out}});
+  return jsonResponse(ApiStatus::kOk, {{"providers", out}});
 }
 
-HttpResponse AdminApi::showProvider(ApiRequest& r, const std::string& spid) {
-  HttpResponse error;
-  if (!requireProvider(r, spid, &error)) return error;
-  db::ProviderStore providers(db_);
+ApiResponse showProvider(ApiContext& api, ApiRequest&, const std::string& spid) {
+  ApiResponse error;
+  if (!requireProvider(api, spid, &error)) return error;
+  db::ProviderStore providers(api.db);
   db::Result<db::ServiceProvider> provider = providers.get(spid);
   if (!provider.isOk()) return dbErrorResponse(provider.status());
   json out = toJson(provider.value());
-  out["srr"] = registry_.get(tunables::kSrr, spid);
-  db::NsapStore nsaps(db_);
+  out["srr"] = api.registry.get(tunables::kSrr, spid);
+  db::NsapStore nsaps(api.db);
   auto nsap_list = nsaps.listForProvider(spid);
   if (!nsap_list.isOk()) return dbErrorResponse(nsap_list.status());
   out["nsaps"] = json::array();
   for (const auto& n : nsap_list.value()) out["nsaps"].push_back(toJson(n));
-  db::KeyStore keys(db_);
+  db::KeyStore keys(api.db);
   auto key_list = keys.listForProvider(spid);
   if (!key_list.isOk()) return dbErrorResponse(key_list.status());
   out["keys"] = json::array();
@@ -133,35 +168,35 @@ HttpResponse AdminApi::showProvider(ApiRequest& r, const std::string& spid) {
     item.erase("public_key_pem");
     out["keys"].push_back(std::move(item));
   }
-  return jsonResponse(http::status::ok, out);
+  return jsonResponse(ApiStatus::kOk, out);
 }
 
-HttpResponse AdminApi::setProviderEnabled(ApiRequest& r, const std::string& spid, bool enabled) {
-  HttpResponse error;
-  if (!requireProvider(r, spid, &error)) return error;
+ApiResponse setProviderEnabled(ApiContext& api, ApiRequest& r, const std::string& spid, bool enabled) {
+  ApiResponse error;
+  if (!requireProvider(api, spid, &error)) return error;
   std::string actor = r.actor();
   if (actor.empty()) return actorRequired(enabled ? "enabling a provider" : "disabling a provider");
-  db::ProviderStore providers(db_);
+  db::ProviderStore providers(api.db);
   db::Result<db::ServiceProvider> before = providers.get(spid);
   if (!before.isOk()) return dbErrorResponse(before.status());
   db::Status status = audited(
-      db_,
-      {0, clock_(), actor, enabled ? "provider.enable" : "provider.disable", "provider " + spid,
+      api.db,
+      {0, api.clock(), actor, enabled ? "provider.enable" : "provider.disable", "provider " + spid,
        before->enabled ? "enabled" : "disabled", enabled ? "enabled" : "disabled"},
       [&] { return providers.setEnabled(spid, enabled); });
   if (!status.isOk()) return dbErrorResponse(status);
   db::ServiceProvider after = before.value();
   after.enabled = enabled;
-  if (!enabled && core_ != nullptr) {
+  if (!enabled && api.core != nullptr) {
     // Its live associations end too (gracefully; nothing undelivered is lost).
-    core_->releaseProvider(spid, "provider disabled by " + actor, [](std::size_t) {});
+    api.core->releaseProvider(spid, "provider disabled by " + actor, [](std::size_t) {});
   }
-  return jsonResponse(http::status::ok, toJson(after));
+  return jsonResponse(ApiStatus::kOk, toJson(after));
 }
 
-HttpResponse AdminApi::addNsap(ApiRequest& r, const std::string& spid) {
-  HttpResponse error;
-  if (!requireProvider(r, spid, &error)) return error;
+ApiResponse addNsap(ApiContext& api, ApiRequest& r, const std::string& spid) {
+  ApiResponse error;
+  if (!requireProvider(api, spid, &error)) return error;
   std::string text = stringField(r.body, "nsap");
   if (text.empty()) text = stringField(r.body, "address");
   if (text.empty()) return invalid("invalid_nsap", "give \"nsap\" (24 hex digits, RFC 1277) or \"address\" (IPv4)");
@@ -177,53 +212,53 @@ HttpResponse AdminApi::addNsap(ApiRequest& r, const std::string& spid) {
   }
   std::string actor = r.actor();
   if (actor.empty()) return actorRequired("adding an NSAP");
-  db::NsapStore nsaps(db_);
-  db::Status status = audited(db_,
-                              {0, clock_(), actor, "nsap.add", "nsap " + spid + "/" + nsap->toHex(),
+  db::NsapStore nsaps(api.db);
+  db::Status status = audited(api.db,
+                              {0, api.clock(), actor, "nsap.add", "nsap " + spid + "/" + nsap->toHex(),
                                std::nullopt, toJson(row).dump()},
                               [&] { return nsaps.add(row); });
   if (status.code() == db::Status::Code::kConstraint) {
-    return errorResponse(http::status::conflict, "nsap_exists",
+    return errorResponse(ApiStatus::kConflict, "nsap_exists",
                          "NSAP " + nsap->toHex() + " is already provisioned for " + spid);
   }
   if (!status.isOk()) return dbErrorResponse(status);
-  return jsonResponse(http::status::created, toJson(row));
+  return jsonResponse(ApiStatus::kCreated, toJson(row));
 }
 
-HttpResponse AdminApi::listNsaps(ApiRequest& r, const std::string& spid) {
-  HttpResponse error;
-  if (!requireProvider(r, spid, &error)) return error;
-  db::NsapStore nsaps(db_);
+ApiResponse listNsaps(ApiContext& api, ApiRequest&, const std::string& spid) {
+  ApiResponse error;
+  if (!requireProvider(api, spid, &error)) return error;
+  db::NsapStore nsaps(api.db);
   auto list = nsaps.listForProvider(spid);
   if (!list.isOk()) return dbErrorResponse(list.status());
   json out = json::array();
   for (const auto& n : list.value()) out.push_back(toJson(n));
-  return jsonResponse(http::status::ok, {{"nsaps", out}});
+  return jsonResponse(ApiStatus::kOk, {{"nsaps", out}});
 }
 
-HttpResponse AdminApi::removeNsap(ApiRequest& r, const std::string& spid, const std::string& text) {
-  HttpResponse error;
-  if (!requireProvider(r, spid, &error)) return error;
+ApiResponse removeNsap(ApiContext& api, ApiRequest& r, const std::string& spid, const std::string& text) {
+  ApiResponse error;
+  if (!requireProvider(api, spid, &error)) return error;
   std::string why;
   std::optional<associations::Nsap> nsap = nsapFromText(text, &why);
   if (!nsap) return invalid("invalid_nsap", why);
   std::string actor = r.actor();
   if (actor.empty()) return actorRequired("removing an NSAP");
-  db::NsapStore nsaps(db_);
+  db::NsapStore nsaps(api.db);
   db::Status status = audited(
-      db_, {0, clock_(), actor, "nsap.remove", "nsap " + spid + "/" + nsap->toHex(), nsap->toHex(), std::nullopt},
+      api.db, {0, api.clock(), actor, "nsap.remove", "nsap " + spid + "/" + nsap->toHex(), nsap->toHex(), std::nullopt},
       [&] { return nsaps.remove(spid, nsap->octets()); });
   if (status.isNotFound()) {
-    return errorResponse(http::status::not_found, "nsap_not_found",
+    return errorResponse(ApiStatus::kNotFound, "nsap_not_found",
                          "NSAP " + nsap->toHex() + " is not provisioned for " + spid);
   }
   if (!status.isOk()) return dbErrorResponse(status);
-  return jsonResponse(http::status::ok, {{"removed", nsap->toHex()}});
+  return jsonResponse(ApiStatus::kOk, {{"removed", nsap->toHex()}});
 }
 
-HttpResponse AdminApi::addKey(ApiRequest& r, const std::string& spid) {
-  HttpResponse error;
-  if (!requireProvider(r, spid, &error)) return error;
+ApiResponse addKey(ApiContext& api, ApiRequest& r, const std::string& spid) {
+  ApiResponse error;
+  if (!requireProvider(api, spid, &error)) return error;
   db::ProviderKey key;
   key.spid = spid;
   for (const char* field : {"key_list_id", "key_id"}) {
@@ -235,40 +270,17 @@ HttpResponse AdminApi::addKey(ApiRequest& r, const std::string& spid) {
     (std::string(field) == "key_id" ? key.key_id : key.list_id) = v.get<std::int64_t>();
   }
   key.public_key_pem = stringField(r.body, "public_key_pem");
-  // The algorithm is the key's own (an Ed25519 or an RSA key); "algorithm", when given,
-  // must agree with it.
-  auto read = associations::publicKeyAlgorithm(key.public_key_pem);
-  if (!read.ok()) {
-    return invalid("invalid_key", "public_key_pem: " + std::string(associations::toString(read.error().code)) +
-                                      ": " + read.error().detail);
-  }
-  const associations::SignatureAlgorithm algorithm = read.value();
-  if (r.body.contains("algorithm") && !r.body["algorithm"].is_null()) {
-    const json& named = r.body["algorithm"];
-    auto parsed = named.is_string() ? associations::signatureAlgorithmFromString(named.get<std::string>())
-                                    : std::nullopt;
-    if (!parsed) {
-      return invalid("invalid_key", std::string("algorithm must be ") + associations::kSignatureAlgorithmNames +
-                                        ", or left out to read it from the key");
-    }
-    if (*parsed != algorithm) {
-      return invalid("invalid_key", "public_key_pem: " +
-                                        std::string(associations::toString(associations::SignatureError::kWrongAlgorithm)) +
-                                        ": the key is " + std::string(associations::toString(algorithm)) +
-                                        ", but algorithm says " + std::string(associations::toString(*parsed)) +
-                                        " (leave algorithm out to read it from the key)");
-    }
-  }
-  key.algorithm = algorithm == associations::SignatureAlgorithm::kEd25519 ? db::KeyAlgorithm::kEd25519
-                                                                          : db::KeyAlgorithm::kRsaSha256;
-  const db::TimeMs now = clock_();
+  std::optional<db::KeyAlgorithm> algorithm = keyAlgorithm(r.body, key.public_key_pem, &error);
+  if (!algorithm) return error;
+  key.algorithm = *algorithm;
+  const db::TimeMs now = api.clock();
   key.not_before_at = now;
   if (r.body.contains("not_before")) {
     std::optional<db::TimeMs> t = parseTime(r.body["not_before"]);
     if (!t) return invalid("invalid_key", "not_before must be an RFC 3339 UTC time (2026-11-29T15:00:00Z) or epoch ms");
     key.not_before_at = *t;
   }
-  key.not_after_at = key.not_before_at + registry_.get(tunables::kKeyLifetime).count();
+  key.not_after_at = key.not_before_at + api.registry.get(tunables::kKeyLifetime).count();
   if (r.body.contains("not_after")) {
     std::optional<db::TimeMs> t = parseTime(r.body["not_after"]);
     if (!t) return invalid("invalid_key", "not_after must be an RFC 3339 UTC time (2026-11-29T15:00:00Z) or epoch ms");
@@ -280,45 +292,45 @@ HttpResponse AdminApi::addKey(ApiRequest& r, const std::string& spid) {
   std::string subject = "key " + spid + "/" + std::to_string(key.list_id) + "/" + std::to_string(key.key_id);
   json summary = toJson(key);
   summary.erase("public_key_pem");
-  db::KeyStore keys(db_);
-  db::Status status = audited(db_, {0, now, actor, "key.add", subject, std::nullopt, summary.dump()},
+  db::KeyStore keys(api.db);
+  db::Status status = audited(api.db, {0, now, actor, "key.add", subject, std::nullopt, summary.dump()},
                               [&] { return keys.add(key); });
   if (status.code() == db::Status::Code::kConstraint) {
-    return errorResponse(http::status::conflict, "key_exists", subject + " already exists");
+    return errorResponse(ApiStatus::kConflict, "key_exists", subject + " already exists");
   }
   if (!status.isOk()) return dbErrorResponse(status);
-  return jsonResponse(http::status::created, summary);
+  return jsonResponse(ApiStatus::kCreated, summary);
 }
 
-HttpResponse AdminApi::listKeys(ApiRequest& r, const std::string& spid) {
-  HttpResponse error;
-  if (!requireProvider(r, spid, &error)) return error;
-  db::KeyStore keys(db_);
+ApiResponse listKeys(ApiContext& api, ApiRequest&, const std::string& spid) {
+  ApiResponse error;
+  if (!requireProvider(api, spid, &error)) return error;
+  db::KeyStore keys(api.db);
   auto list = keys.listForProvider(spid);
   if (!list.isOk()) return dbErrorResponse(list.status());
   json out = json::array();
   for (const auto& k : list.value()) out.push_back(toJson(k));
-  return jsonResponse(http::status::ok, {{"keys", out}});
+  return jsonResponse(ApiStatus::kOk, {{"keys", out}});
 }
 
-HttpResponse AdminApi::revokeKey(ApiRequest& r, const std::string& spid, const std::string& list,
-                                 const std::string& key) {
-  HttpResponse error;
-  if (!requireProvider(r, spid, &error)) return error;
+ApiResponse revokeKey(ApiContext& api, ApiRequest& r, const std::string& spid, const std::string& list,
+                      const std::string& key) {
+  ApiResponse error;
+  if (!requireProvider(api, spid, &error)) return error;
   std::int64_t list_id = 0, key_id = 0;
   if (!parseId(list, &list_id) || !parseId(key, &key_id)) {
     return invalid("invalid_key", "key list id and key id must be integers 0..4294967295");
   }
   std::string actor = r.actor();
   if (actor.empty()) return actorRequired("revoking a key");
-  db::KeyStore keys(db_);
+  db::KeyStore keys(api.db);
   std::string subject = "key " + spid + "/" + list + "/" + key;
   db::Result<db::ProviderKey> before = keys.get(spid, list_id, key_id);
   if (!before.isOk()) {
-    if (before.status().isNotFound()) return errorResponse(http::status::not_found, "key_not_found", "no " + subject);
+    if (before.status().isNotFound()) return errorResponse(ApiStatus::kNotFound, "key_not_found", "no " + subject);
     return dbErrorResponse(before.status());
   }
-  db::Status status = audited(db_, {0, clock_(), actor, "key.revoke", subject, db::toString(before->state),
+  db::Status status = audited(api.db, {0, api.clock(), actor, "key.revoke", subject, db::toString(before->state),
                                db::toString(db::KeyState::kRevoked)},
                               [&] { return keys.setState(spid, list_id, key_id, db::KeyState::kRevoked); });
   if (!status.isOk()) return dbErrorResponse(status);
@@ -326,7 +338,7 @@ HttpResponse AdminApi::revokeKey(ApiRequest& r, const std::string& spid, const s
   after.state = db::KeyState::kRevoked;
   json out = toJson(after);
   out.erase("public_key_pem");
-  return jsonResponse(http::status::ok, out);
+  return jsonResponse(ApiStatus::kOk, out);
 }
 
 }  // namespace npac::npacd

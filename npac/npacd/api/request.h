@@ -1,8 +1,11 @@
-// ApiRequest and the response helpers shared by the admin API's route files
-// (admin_api*.cc): the parsed target (path segments, query), the JSON body, the actor,
-// and the mapping of db / tunables errors to HTTP statuses and JSON error codes.
+// ApiRequest and the answers shared by the admin API's route files (*_routes.cc): the
+// parsed request (method, path segments, query, JSON body, the admitted token) and the
+// responses every route builds the same way — a JSON body, a JSON error, and the mapping
+// of db / tunables errors to statuses and JSON error codes. No HTTP library: the request
+// is parsed from the server's message, and the response turned into one, in one place
+// (http_adapter.h).
 //
-// Threading: used on the API thread only.
+// Threading: used on the API thread only (the pure functions anywhere).
 #pragma once
 
 #include <map>
@@ -10,21 +13,21 @@
 #include <string>
 #include <vector>
 
-#include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
 #include "db/status.h"
 #include "db/token_store.h"
-#include "npac/npacd/api/json.h"
-#include "npac/npacd/api/http_server.h"
+#include "npac/npacd/api/api_response.h"
 #include "tunables/status.h"
 
 namespace npac::npacd {
 
-namespace http = boost::beast::http;
+// The request methods the route table names; any other is kOther (405 on a known path).
+enum class ApiMethod { kGet, kPost, kPut, kDelete, kOther };
+const char* toString(ApiMethod method);  // "GET", "POST", "PUT", "DELETE", "OTHER"
 
 struct ApiRequest {
-  http::verb method = http::verb::get;
+  ApiMethod method = ApiMethod::kGet;
   std::vector<std::string> path;              // "/v1/providers/0001" → v1, providers, 0001
   std::map<std::string, std::string> query;   // percent-decoded
   nlohmann::json body;                        // object ({} when the request had no body)
@@ -49,30 +52,27 @@ struct ApiRequest {
 bool parseTarget(const std::string& target, std::vector<std::string>* path,
                  std::map<std::string, std::string>* query);
 
-// Parses `request` into `out`: method, target (path, query), X-Npac-Actor and the JSON
-// body, each string checked to be UTF-8. nullopt when the request is usable; otherwise the
-// reason for a 400 (bad_target, bad_utf8 naming the part, bad_json). Pure: no I/O, no
-// state, so the admin API fuzz target drives it directly.
-std::optional<ApiError> parseApiRequest(const HttpRequest& request, ApiRequest* out);
-
 // value.dump() that cannot throw: bytes that are not UTF-8 become U+FFFD.
 std::string dumpJson(const nlohmann::json& value);
 
-HttpResponse jsonResponse(http::status status, const nlohmann::json& body);
-HttpResponse errorResponse(http::status status, const std::string& code, const std::string& message);
+// `body` as application/json, ended by a newline.
+ApiResponse jsonResponse(ApiStatus status, const nlohmann::json& body);
+// {"error":{"code":..,"message":..}}; the message loses a leading repeat of its code's
+// words ("unknown tunable: ..." under unknown_tunable).
+ApiResponse errorResponse(ApiStatus status, const std::string& code, const std::string& message);
 // db::Status → 404 not_found, 400 invalid_argument, 409 conflict, 503 overloaded (busy,
 // overloaded) / shutting_down / database_unavailable (PostgreSQL unreachable), 500 storage
 // otherwise. The message is the Status's full text, after "<context>: " when one is given.
 // Every route and the token check answer a database failure through this one mapping.
-HttpResponse dbErrorResponse(const db::Status& status, const std::string& context = {});
+ApiResponse dbErrorResponse(const db::Status& status, const std::string& context = {});
 // tunables::Status → 404 unknown_tunable, 400 wrong_type / out_of_range / wrong_scope /
 // unknown_enum_value / invalid_provider / inconsistent / no_actor, 500 storage.
-HttpResponse tunableErrorResponse(const tunables::Status& status);
+ApiResponse tunableErrorResponse(const tunables::Status& status);
 // 400 actor_required: "<what> changes the configuration: it needs ... a token" (a change
 // reached without an admitted token: a route table mistake, never a caller's).
-HttpResponse actorRequired(const std::string& what);
+ApiResponse actorRequired(const std::string& what);
 // 503 core_unavailable, "retry later": a route the association core answers (core_service.h)
 // reached while no core is attached (npacd starting, stopping or running without it).
-HttpResponse coreUnavailable();
+ApiResponse coreUnavailable();
 
 }  // namespace npac::npacd

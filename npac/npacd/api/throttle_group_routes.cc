@@ -13,9 +13,9 @@
 
 #include "db/provider_store.h"
 #include "db/throttle_group_store.h"
-#include "npac/npacd/api/admin_api.h"
 #include "npac/npacd/api/audited.h"
 #include "npac/npacd/api/request.h"
+#include "npac/npacd/api/routes.h"
 #include "npac/npacd/api/throttle_group_json.h"
 
 namespace npac::npacd {
@@ -33,84 +33,85 @@ json withLive(const db::ThrottleGroupDefinition& group, const ThrottleGroups* gr
   return out;
 }
 
-HttpResponse groupNotFound(const std::string& name) {
-  return errorResponse(http::status::not_found, "throttle_group_not_found", "no throttle group named '" + name + "'");
+ApiResponse groupNotFound(const std::string& name) {
+  return errorResponse(ApiStatus::kNotFound, "throttle_group_not_found", "no throttle group named '" + name + "'");
 }
 
 // The stored group `name`, or the answer saying why there is none.
-std::variant<db::ThrottleGroupDefinition, HttpResponse> storedGroup(db::Database& db, const std::string& name) {
+std::variant<db::ThrottleGroupDefinition, ApiResponse> storedGroup(db::Database& db, const std::string& name) {
   auto group = db::ThrottleGroupStore(db).get(name);
   if (group.isOk()) return std::move(group).value();
   if (group.status().isNotFound()) return groupNotFound(name);
   return dbErrorResponse(group.status());
 }
 
-HttpResponse conflictOrError(const db::Status& status) {
+ApiResponse conflictOrError(const db::Status& status) {
   if (status.code() == db::Status::Code::kConstraint) {
-    return errorResponse(http::status::conflict, "throttle_group_conflict", status.message());
+    return errorResponse(ApiStatus::kConflict, "throttle_group_conflict", status.message());
   }
   return dbErrorResponse(status);
 }
 
-}  // namespace
-
-bool AdminApi::requireMembers(ApiRequest& r, const db::ThrottleGroupDefinition& group, HttpResponse* error) {
+// requireProvider for each member of `group`.
+bool requireMembers(ApiContext& api, const db::ThrottleGroupDefinition& group, ApiResponse* error) {
   for (const std::string& spid : group.members) {
-    if (!requireProvider(r, spid, error)) return false;
+    if (!requireProvider(api, spid, error)) return false;
   }
   return true;
 }
 
-HttpResponse AdminApi::addThrottleGroup(ApiRequest& r) {
+}  // namespace
+
+ApiResponse addThrottleGroup(ApiContext& api, ApiRequest& r) {
   Parsed<db::ThrottleGroupDefinition> parsed = parseThrottleGroup(r.body, nullptr);
-  if (!parsed.ok()) return errorResponse(http::status::bad_request, parsed.error.code, parsed.error.message);
+  if (!parsed.ok()) return errorResponse(ApiStatus::kBadRequest, parsed.error.code, parsed.error.message);
   db::ThrottleGroupDefinition group = std::move(*parsed.value);
-  HttpResponse error;
-  if (!requireMembers(r, group, &error)) return error;
+  ApiResponse error;
+  if (!requireMembers(api, group, &error)) return error;
   const std::string actor = r.actor();
   if (actor.empty()) return actorRequired("adding a throttle group");
-  group.updated_at = clock_();
+  group.updated_at = api.clock();
   group.updated_by = actor;
-  db::ThrottleGroupStore store(db_);
-  db::Status status = audited(db_,
+  db::ThrottleGroupStore store(api.db);
+  db::Status status = audited(api.db,
                               {0, group.updated_at, actor, "throttle-group.add", "throttle group " + group.name,
                                std::nullopt, toJson(group).dump()},
                               [&] { return store.create(group); });
   if (!status.isOk()) return conflictOrError(status);
-  if (throttle_groups_ != nullptr) throttle_groups_->requestReload();
-  return jsonResponse(http::status::created, toJson(group));
+  if (api.throttle_groups != nullptr) api.throttle_groups->requestReload();
+  return jsonResponse(ApiStatus::kCreated, toJson(group));
 }
 
-HttpResponse AdminApi::listThrottleGroups(ApiRequest&) {
-  db::ThrottleGroupStore store(db_);
+ApiResponse listThrottleGroups(ApiContext& api, ApiRequest&) {
+  db::ThrottleGroupStore store(api.db);
   auto groups = store.list();
   if (!groups.isOk()) return dbErrorResponse(groups.status());
   json out = json::array();
-  for (const db::ThrottleGroupDefinition& group : groups.value()) out.push_back(withLive(group, throttle_groups_));
-  return jsonResponse(http::status::ok, {{"throttle_groups", out}});
+  for (const db::ThrottleGroupDefinition& group : groups.value()) out.push_back(withLive(group, api.throttle_groups));
+  return jsonResponse(ApiStatus::kOk, {{"throttle_groups", out}});
 }
 
-HttpResponse AdminApi::showThrottleGroup(ApiRequest&, const std::string& name) {
-  auto group = storedGroup(db_, name);
-  if (auto* error = std::get_if<HttpResponse>(&group)) return std::move(*error);
-  return jsonResponse(http::status::ok, withLive(std::get<db::ThrottleGroupDefinition>(group), throttle_groups_));
+ApiResponse showThrottleGroup(ApiContext& api, ApiRequest&, const std::string& name) {
+  auto group = storedGroup(api.db, name);
+  if (auto* error = std::get_if<ApiResponse>(&group)) return std::move(*error);
+  return jsonResponse(ApiStatus::kOk, withLive(std::get<db::ThrottleGroupDefinition>(group), api.throttle_groups));
 }
 
-HttpResponse AdminApi::setThrottleGroup(ApiRequest& r, const std::string& name) {
-  auto stored = storedGroup(db_, name);
-  if (auto* error = std::get_if<HttpResponse>(&stored)) return std::move(*error);
+ApiResponse setThrottleGroup(ApiContext& api, ApiRequest& r, const std::string& name) {
+  auto stored = storedGroup(api.db, name);
+  if (auto* error = std::get_if<ApiResponse>(&stored)) return std::move(*error);
   const db::ThrottleGroupDefinition& current = std::get<db::ThrottleGroupDefinition>(stored);
-  db::ThrottleGroupStore store(db_);
+  db::ThrottleGroupStore store(api.db);
   Parsed<db::ThrottleGroupDefinition> parsed = parseThrottleGroup(r.body, &current);
-  if (!parsed.ok()) return errorResponse(http::status::bad_request, parsed.error.code, parsed.error.message);
+  if (!parsed.ok()) return errorResponse(ApiStatus::kBadRequest, parsed.error.code, parsed.error.message);
   db::ThrottleGroupDefinition group = std::move(*parsed.value);
-  HttpResponse error;
-  if (!requireMembers(r, group, &error)) return error;
+  ApiResponse error;
+  if (!requireMembers(api, group, &error)) return error;
   const std::string actor = r.actor();
   if (actor.empty()) return actorRequired("changing a throttle group");
-  group.updated_at = clock_();
+  group.updated_at = api.clock();
   group.updated_by = actor;
-  db::Status status = audited(db_,
+  db::Status status = audited(api.db,
                               {0, group.updated_at, actor, "throttle-group.set", "throttle group " + name,
                                toJson(current).dump(), toJson(group).dump()},
                               [&] { return store.replace(group); });
@@ -118,27 +119,27 @@ HttpResponse AdminApi::setThrottleGroup(ApiRequest& r, const std::string& name) 
     return groupNotFound(name);
   }
   if (!status.isOk()) return conflictOrError(status);
-  if (throttle_groups_ != nullptr) throttle_groups_->requestReload();
-  return jsonResponse(http::status::ok, toJson(group));
+  if (api.throttle_groups != nullptr) api.throttle_groups->requestReload();
+  return jsonResponse(ApiStatus::kOk, toJson(group));
 }
 
-HttpResponse AdminApi::removeThrottleGroup(ApiRequest& r, const std::string& name) {
-  auto stored = storedGroup(db_, name);
-  if (auto* error = std::get_if<HttpResponse>(&stored)) return std::move(*error);
+ApiResponse removeThrottleGroup(ApiContext& api, ApiRequest& r, const std::string& name) {
+  auto stored = storedGroup(api.db, name);
+  if (auto* error = std::get_if<ApiResponse>(&stored)) return std::move(*error);
   const db::ThrottleGroupDefinition& current = std::get<db::ThrottleGroupDefinition>(stored);
-  db::ThrottleGroupStore store(db_);
+  db::ThrottleGroupStore store(api.db);
   const std::string actor = r.actor();
   if (actor.empty()) return actorRequired("removing a throttle group");
-  db::Status status = audited(db_,
-                              {0, clock_(), actor, "throttle-group.remove", "throttle group " + name,
+  db::Status status = audited(api.db,
+                              {0, api.clock(), actor, "throttle-group.remove", "throttle group " + name,
                                toJson(current).dump(), std::nullopt},
                               [&] { return store.remove(name); });
   if (status.isNotFound()) {
     return groupNotFound(name);
   }
   if (!status.isOk()) return dbErrorResponse(status);
-  if (throttle_groups_ != nullptr) throttle_groups_->requestReload();
-  return jsonResponse(http::status::ok, {{"removed", name}});
+  if (api.throttle_groups != nullptr) api.throttle_groups->requestReload();
+  return jsonResponse(ApiStatus::kOk, {{"removed", name}});
 }
 
 }  // namespace npac::npacd

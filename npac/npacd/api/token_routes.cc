@@ -4,9 +4,9 @@
 #include "db/audit_store.h"
 #include "db/token_store.h"
 #include "db/transaction.h"
-#include "npac/npacd/api/admin_api.h"
 #include "npac/npacd/api/json.h"
 #include "npac/npacd/api/request.h"
+#include "npac/npacd/api/routes.h"
 
 namespace npac::npacd {
 
@@ -22,8 +22,8 @@ json toJson(const db::ApiToken& token) {
               {"revoked_at", token.revoked_at ? json(formatTime(*token.revoked_at)) : json(nullptr)}};
 }
 
-HttpResponse invalidToken(const std::string& message) {
-  return errorResponse(http::status::bad_request, "invalid_token_request", message);
+ApiResponse invalidToken(const std::string& message) {
+  return errorResponse(ApiStatus::kBadRequest, "invalid_token_request", message);
 }
 
 // Runs `change` and appends `entry` in one transaction.
@@ -39,24 +39,25 @@ db::Status audited(db::Database& db, const db::AuditEntry& entry, Change change)
 
 }  // namespace
 
-HttpResponse AdminApi::createToken(ApiRequest& r) {
+ApiResponse createToken(ApiContext& api, ApiRequest& r) {
   if (!r.body.contains("name") || !r.body["name"].is_string()) {
     return invalidToken("body must be {\"name\": \"...\", \"role\": \"operator|application|reader\"}");
   }
   const std::string name = r.body["name"].get<std::string>();
   if (!db::isValidTokenName(name)) {
-    return invalidToken("'" + printableAscii(name) + "' is not a token name: 1 to " +
+    // std::string("'"): GCC 12's -Wrestrict misreads "'" + std::string&& here (GCC bug 105329).
+    return invalidToken(std::string("'") + printableAscii(name) + "' is not a token name: 1 to " +
                         std::to_string(db::kMaxTokenNameLength) + " visible ASCII characters, no spaces");
   }
   std::optional<db::TokenRole> role;
   if (r.body.contains("role") && r.body["role"].is_string()) role = db::parseTokenRole(r.body["role"].get<std::string>());
   if (!role) return invalidToken("role must be \"operator\", \"application\" or \"reader\"");
 
-  db::TokenStore tokens(db_);
-  const db::TimeMs now = clock_();
+  db::TokenStore tokens(api.db);
+  const db::TimeMs now = api.clock();
   std::optional<db::IssuedToken> issued;
   db::Status status = audited(
-      db_,
+      api.db,
       {0, now, r.actor(), "token.create", "token " + name, std::nullopt,
        json{{"name", name}, {"role", db::toString(*role)}}.dump()},
       [&]() -> db::Status {
@@ -66,29 +67,29 @@ HttpResponse AdminApi::createToken(ApiRequest& r) {
         return db::Status::ok();
       });
   if (status.code() == db::Status::Code::kConstraint) {
-    return errorResponse(http::status::conflict, "token_exists",
+    return errorResponse(ApiStatus::kConflict, "token_exists",
                          "a token named '" + name + "' exists or existed (names are never reused)");
   }
   if (!status) return dbErrorResponse(status);
   json body = toJson(issued->token);
   body["token"] = issued->secret;  // shown once: npacd keeps only its SHA-256
-  return jsonResponse(http::status::created, body);
+  return jsonResponse(ApiStatus::kCreated, body);
 }
 
-HttpResponse AdminApi::listTokens(ApiRequest&) {
-  db::TokenStore tokens(db_);
+ApiResponse listTokens(ApiContext& api, ApiRequest&) {
+  db::TokenStore tokens(api.db);
   db::Result<std::vector<db::ApiToken>> listed = tokens.list();
   if (!listed) return dbErrorResponse(listed.status());
   json out = json::array();
   for (const db::ApiToken& token : *listed) out.push_back(toJson(token));
-  return jsonResponse(http::status::ok, json{{"tokens", out}});
+  return jsonResponse(ApiStatus::kOk, json{{"tokens", out}});
 }
 
-HttpResponse AdminApi::revokeToken(ApiRequest& r, const std::string& name) {
-  db::TokenStore tokens(db_);
-  const db::TimeMs now = clock_();
+ApiResponse revokeToken(ApiContext& api, ApiRequest& r, const std::string& name) {
+  db::TokenStore tokens(api.db);
+  const db::TimeMs now = api.clock();
   std::optional<db::ApiToken> revoked;
-  db::Status status = audited(db_, {0, now, r.actor(), "token.revoke", "token " + name, "active", "revoked"},
+  db::Status status = audited(api.db, {0, now, r.actor(), "token.revoke", "token " + name, "active", "revoked"},
                               [&]() -> db::Status {
                                 db::Result<db::ApiToken> done = tokens.revoke(name, now);
                                 if (!done) return done.status();
@@ -96,13 +97,13 @@ HttpResponse AdminApi::revokeToken(ApiRequest& r, const std::string& name) {
                                 return db::Status::ok();
                               });
   if (status.isNotFound()) {
-    return errorResponse(http::status::not_found, "token_not_found", "no token named '" + printableAscii(name) + "'");
+    return errorResponse(ApiStatus::kNotFound, "token_not_found", "no token named '" + printableAscii(name) + "'");
   }
   if (status.code() == db::Status::Code::kConstraint) {
-    return errorResponse(http::status::conflict, "token_revoked", "token '" + name + "' is revoked already");
+    return errorResponse(ApiStatus::kConflict, "token_revoked", "token '" + name + "' is revoked already");
   }
   if (!status) return dbErrorResponse(status);
-  return jsonResponse(http::status::ok, toJson(*revoked));
+  return jsonResponse(ApiStatus::kOk, toJson(*revoked));
 }
 
 }  // namespace npac::npacd

@@ -1,9 +1,10 @@
 // The tunable routes: the catalogue with effective values, get, set, clear, and the
 // `srr` convenience route. Validation, persistence, audit and change notification are
 // the TunableRegistry's (tunables/registry.h); errors keep its specific text.
-#include "npac/npacd/api/admin_api.h"
 #include "npac/npacd/api/request.h"
+#include "npac/npacd/api/routes.h"
 #include "tunables/catalogue.h"
+#include "tunables/registry.h"
 
 namespace npac::npacd {
 
@@ -22,17 +23,17 @@ json specJson(const tunables::Catalogue& catalogue, const tunables::TunableSpec&
 }
 
 // "?spid=" must be a SPID when present.
-bool scopeSpid(ApiRequest& r, std::string* spid, HttpResponse* error) {
+bool scopeSpid(ApiRequest& r, std::string* spid, ApiResponse* error) {
   *spid = r.queryValue("spid").value_or("");
   if (r.body.contains("spid")) {
     if (!r.body["spid"].is_string()) {
-      *error = errorResponse(http::status::bad_request, "invalid_provider", "spid must be a string");
+      *error = errorResponse(ApiStatus::kBadRequest, "invalid_provider", "spid must be a string");
       return false;
     }
     *spid = r.body["spid"].get<std::string>();
   }
   if (!spid->empty() && !tunables::isValidSpid(*spid)) {
-    *error = errorResponse(http::status::bad_request, "invalid_provider",
+    *error = errorResponse(ApiStatus::kBadRequest, "invalid_provider",
                            "'" + *spid + "' is not a SPID: 4 ASCII letters or digits");
     return false;
   }
@@ -50,89 +51,89 @@ bool valueText(const json& value, std::string* out) {
 
 }  // namespace
 
-HttpResponse AdminApi::listTunables(ApiRequest& r) {
+ApiResponse listTunables(ApiContext& api, ApiRequest& r) {
   std::string spid;
-  HttpResponse error;
+  ApiResponse error;
   if (!scopeSpid(r, &spid, &error)) return error;
-  const tunables::Catalogue& catalogue = registry_.catalogue();
+  const tunables::Catalogue& catalogue = api.registry.catalogue();
   json out = json::array();
   for (const tunables::TunableSpec& spec : catalogue.all()) {
     json item = specJson(catalogue, spec);
     std::string value;
-    tunables::Status status = registry_.getText(spec.name, spid, &value);
+    tunables::Status status = api.registry.getText(spec.name, spid, &value);
     if (!status.isOk()) return tunableErrorResponse(status);
     item["value"] = value;
     out.push_back(std::move(item));
   }
   json overrides = json::array();
-  for (const auto& o : registry_.listOverrides()) {
+  for (const auto& o : api.registry.listOverrides()) {
     if (!spid.empty() && !o.spid.empty() && o.spid != spid) continue;
     overrides.push_back({{"name", o.name}, {"spid", o.spid}, {"value", o.value}});
   }
   json body = {{"tunables", out}, {"overrides", overrides}};
   if (!spid.empty()) body["spid"] = spid;
-  return jsonResponse(http::status::ok, body);
+  return jsonResponse(ApiStatus::kOk, body);
 }
 
-HttpResponse AdminApi::getTunable(ApiRequest& r, const std::string& name) {
+ApiResponse getTunable(ApiContext& api, ApiRequest& r, const std::string& name) {
   std::string spid;
-  HttpResponse error;
+  ApiResponse error;
   if (!scopeSpid(r, &spid, &error)) return error;
-  const tunables::TunableSpec* spec = registry_.catalogue().find(name);
+  const tunables::TunableSpec* spec = api.registry.catalogue().find(name);
   if (spec == nullptr) {
-    return tunableErrorResponse(registry_.catalogue().unknownName(name));
+    return tunableErrorResponse(api.registry.catalogue().unknownName(name));
   }
   std::string value;
-  tunables::Status status = registry_.getText(name, spid, &value);
+  tunables::Status status = api.registry.getText(name, spid, &value);
   if (!status.isOk()) return tunableErrorResponse(status);
-  json out = specJson(registry_.catalogue(), *spec);
+  json out = specJson(api.registry.catalogue(), *spec);
   out["value"] = value;
   out["spid"] = spid;
-  return jsonResponse(http::status::ok, out);
+  return jsonResponse(ApiStatus::kOk, out);
 }
 
-HttpResponse AdminApi::setTunable(ApiRequest& r, const std::string& name) {
+ApiResponse setTunable(ApiContext& api, ApiRequest& r, const std::string& name) {
   std::string spid;
-  HttpResponse error;
+  ApiResponse error;
   if (!scopeSpid(r, &spid, &error)) return error;
   std::string text;
   if (!r.body.contains("value") || !valueText(r.body["value"], &text)) {
-    return errorResponse(http::status::bad_request, "wrong_type",
+    return errorResponse(ApiStatus::kBadRequest, "wrong_type",
                          "\"value\" is required: the value as text (\"15m\", \"on\", \"weighted\") or a number/bool");
   }
   std::string actor = r.actor();
   if (actor.empty()) return actorRequired("setting a tunable");
-  tunables::Status status = registry_.set(name, spid, text, actor);
+  tunables::Status status = api.registry.set(name, spid, text, actor);
   if (!status.isOk()) return tunableErrorResponse(status);
   std::string value;
-  (void)registry_.getText(name, spid, &value);
-  return jsonResponse(http::status::ok, {{"name", name}, {"spid", spid}, {"value", value}});
+  (void)api.registry.getText(name, spid, &value);
+  return jsonResponse(ApiStatus::kOk, {{"name", name}, {"spid", spid}, {"value", value}});
 }
 
-HttpResponse AdminApi::clearTunable(ApiRequest& r, const std::string& name) {
+ApiResponse clearTunable(ApiContext& api, ApiRequest& r, const std::string& name) {
   std::string spid;
-  HttpResponse error;
+  ApiResponse error;
   if (!scopeSpid(r, &spid, &error)) return error;
   std::string actor = r.actor();
   if (actor.empty()) return actorRequired("clearing a tunable");
-  tunables::Status status = registry_.clear(name, spid, actor);
+  tunables::Status status = api.registry.clear(name, spid, actor);
   if (!status.isOk()) return tunableErrorResponse(status);
   std::string value;
-  (void)registry_.getText(name, spid, &value);
-  return jsonResponse(http::status::ok, {{"name", name}, {"spid", spid}, {"value", value}});
+  (void)api.registry.getText(name, spid, &value);
+  return jsonResponse(ApiStatus::kOk, {{"name", name}, {"spid", spid}, {"value", value}});
 }
 
-HttpResponse AdminApi::setSrr(ApiRequest& r, const std::string& spid) {
-  HttpResponse error;
-  if (!requireProvider(r, spid, &error)) return error;
+ApiResponse setSrr(ApiContext& api, ApiRequest& r, const std::string& spid) {
+  ApiResponse error;
+  if (!requireProvider(api, spid, &error)) return error;
   if (!r.body.contains("on") || !r.body["on"].is_boolean()) {
-    return errorResponse(http::status::bad_request, "wrong_type", "body must be {\"on\": true|false, \"actor\": ...}");
+    return errorResponse(ApiStatus::kBadRequest, "wrong_type", "body must be {\"on\": true|false, \"actor\": ...}");
   }
   std::string actor = r.actor();
   if (actor.empty()) return actorRequired("switching SRR");
-  tunables::Status status = registry_.set("srr", spid, r.body["on"].get<bool>() ? "on" : "off", actor);
+  tunables::Status status = api.registry.set("srr", spid, r.body["on"].get<bool>() ? "on" : "off", actor);
   if (!status.isOk()) return tunableErrorResponse(status);
-  return jsonResponse(http::status::ok, {{"spid", spid}, {"srr", registry_.get(tunables::kSrr, spid)}});
+  return jsonResponse(ApiStatus::kOk, {{"spid", spid}, {"srr", api.registry.get(tunables::kSrr, spid)}});
 }
 
 }  // namespace npac::npacd

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "fuzz/admin_api_input.h"
+#include "npac/npacd/api/http_adapter.h"
 #include "npac/npacd/api/request.h"
 #include "npac/npacd/api/json.h"
 
