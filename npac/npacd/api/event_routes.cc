@@ -36,6 +36,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/time_source.h"
 #include "db/token_store.h"
 #include "npac/npacd/api/event_stream.h"
 #include "npac/npacd/api/json.h"
@@ -125,7 +126,7 @@ class EventFeed : public std::enable_shared_from_this<EventFeed> {
     if (stream_->queued() > 0) return scheduleTick();  // behind: the latest state once it caught up
     if (api_.event_snapshot == nullptr) api_.event_snapshot = std::make_shared<EventSnapshot>();
     const std::shared_ptr<EventSnapshot> snapshot = api_.event_snapshot;
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = common::realTimeSource().now();
     if (snapshot->built && now - snapshot->built_at < kMinEventInterval) {
       return publish(snapshot->associations, snapshot->providers);
     }

@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/heap.h"
+#include "common/time_source.h"
 #include "npac/npacd/api/http_session.h"
 
 namespace npac::npacd {
@@ -50,7 +51,7 @@ HttpResponse limitRefusal(const std::string& code, const std::string& message) {
 }  // namespace
 
 bool HttpServer::LogLimiter::due(std::uint64_t* skipped) {
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = common::realTimeSource().now();
   if (last && now - *last < kLogInterval) {
     ++suppressed;
     return false;
