@@ -51,32 +51,32 @@ void writeUserInformation(BerWriter& w, const std::vector<External>& info) {
 
 // Reads the single element inside an explicit [n] wrapper.
 Result<Tlv> unwrap(const BerReader& r, const Tlv& wrapper, BerReader& inner) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(inner, r.enter(wrapper));
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, inner.next());
-  NPAC_CMIP_RETURN_IF_ERROR(inner.expectEnd());
+  NPAC_ASSIGN_OR_RETURN(inner, r.enter(wrapper));
+  NPAC_ASSIGN_OR_RETURN(Tlv t, inner.next());
+  NPAC_RETURN_IF_ERROR(inner.expectEnd());
   return t;
 }
 
 Status readAeTitlePart(BerReader& r, uint32_t apTag, uint32_t aeTag, AeTitle& out) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto ap, r.optional(Tag::context(apTag, true)));
+  NPAC_ASSIGN_OR_RETURN(auto ap, r.optional(Tag::context(apTag, true)));
   if (ap) {
     BerReader in(Bytes{});
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, unwrap(r, *ap, in));
+    NPAC_ASSIGN_OR_RETURN(Tlv t, unwrap(r, *ap, in));
     if (t.tag != kTagOid) {
       return bad(t.offset, "only AP-title form 2 (OBJECT IDENTIFIER) is supported, got " +
                                t.tag.toString());
     }
-    NPAC_CMIP_ASSIGN_OR_RETURN(out.apTitle, decodeOid(t));
+    NPAC_ASSIGN_OR_RETURN(out.apTitle, decodeOid(t));
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto ae, r.optional(Tag::context(aeTag, true)));
+  NPAC_ASSIGN_OR_RETURN(auto ae, r.optional(Tag::context(aeTag, true)));
   if (ae) {
     BerReader in(Bytes{});
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, unwrap(r, *ae, in));
+    NPAC_ASSIGN_OR_RETURN(Tlv t, unwrap(r, *ae, in));
     if (t.tag != kTagInteger) {
       return bad(t.offset, "only AE-qualifier form 2 (INTEGER) is supported, got " +
                                t.tag.toString());
     }
-    NPAC_CMIP_ASSIGN_OR_RETURN(out.aeQualifier, decodeInteger(t));
+    NPAC_ASSIGN_OR_RETURN(out.aeQualifier, decodeInteger(t));
   }
   return Status::ok();
 }
@@ -85,7 +85,7 @@ Status readAeTitlePart(BerReader& r, uint32_t apTag, uint32_t aeTag, AeTitle& ou
 // requirements, authentication, context lists, implementation data) up to [30].
 Status skipUnusedComponents(BerReader& r) {
   while (!r.atEnd() && !r.nextIs(kUserInformation)) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, r.next());
+    NPAC_ASSIGN_OR_RETURN(Tlv t, r.next());
     if (t.tag.cls != TagClass::kContextSpecific) {
       return bad(t.offset, "unexpected component " + t.tag.toString());
     }
@@ -95,25 +95,25 @@ Status skipUnusedComponents(BerReader& r) {
 
 Result<std::vector<External>> readUserInformation(BerReader& r) {
   std::vector<External> out;
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto ui, r.optional(kUserInformation));
+  NPAC_ASSIGN_OR_RETURN(auto ui, r.optional(kUserInformation));
   if (!ui) return out;
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(*ui));
+  NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(*ui));
   while (!in.atEnd()) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, in.next());
+    NPAC_ASSIGN_OR_RETURN(Tlv t, in.next());
     if (t.tag != kTagExternal) {
       return Status::error(ErrorCode::kAcseBadUserInformation, t.offset,
                            "user-information holds " + t.tag.toString() + ", not EXTERNAL");
     }
-    NPAC_CMIP_ASSIGN_OR_RETURN(External ext, decodeExternal(t, r.limits()));
+    NPAC_ASSIGN_OR_RETURN(External ext, decodeExternal(t, r.limits()));
     out.push_back(std::move(ext));
   }
   return out;
 }
 
 Result<std::optional<BitString>> readProtocolVersion(BerReader& r) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto pv, r.optional(kProtocolVersion));
+  NPAC_ASSIGN_OR_RETURN(auto pv, r.optional(kProtocolVersion));
   if (!pv) return std::optional<BitString>{};
-  NPAC_CMIP_ASSIGN_OR_RETURN(BitString bits, decodeBitString(*pv));
+  NPAC_ASSIGN_OR_RETURN(BitString bits, decodeBitString(*pv));
   return std::optional<BitString>{std::move(bits)};
 }
 
@@ -121,38 +121,38 @@ Result<Oid> readContextName(BerReader& r, const char* apdu) {
   if (!r.nextIs(kContextName)) {
     return bad(r.offset(), std::string(apdu) + " lacks the mandatory aSO-context-name [1]");
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv w, r.next());
+  NPAC_ASSIGN_OR_RETURN(Tlv w, r.next());
   BerReader in(Bytes{});
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, unwrap(r, w, in));
+  NPAC_ASSIGN_OR_RETURN(Tlv t, unwrap(r, w, in));
   if (t.tag != kTagOid) return bad(t.offset, "aSO-context-name must be an OBJECT IDENTIFIER");
   return decodeOid(t);
 }
 
 Result<AcseApdu> decodeAarq(BerReader& r) {
   Aarq a;
-  NPAC_CMIP_ASSIGN_OR_RETURN(a.protocolVersion, readProtocolVersion(r));
-  NPAC_CMIP_ASSIGN_OR_RETURN(a.applicationContext, readContextName(r, "AARQ"));
-  NPAC_CMIP_RETURN_IF_ERROR(readAeTitlePart(r, kCalledApTitle, kCalledAeQualifier, a.called));
+  NPAC_ASSIGN_OR_RETURN(a.protocolVersion, readProtocolVersion(r));
+  NPAC_ASSIGN_OR_RETURN(a.applicationContext, readContextName(r, "AARQ"));
+  NPAC_RETURN_IF_ERROR(readAeTitlePart(r, kCalledApTitle, kCalledAeQualifier, a.called));
   // [4], [5]: called invocation identifiers (unused).
   while (r.nextIs(Tag::context(4, true)) || r.nextIs(Tag::context(5, true))) {
-    NPAC_CMIP_RETURN_IF_ERROR(r.next());
+    NPAC_RETURN_IF_ERROR(r.next());
   }
-  NPAC_CMIP_RETURN_IF_ERROR(readAeTitlePart(r, kCallingApTitle, kCallingAeQualifier, a.calling));
-  NPAC_CMIP_RETURN_IF_ERROR(skipUnusedComponents(r));
-  NPAC_CMIP_ASSIGN_OR_RETURN(a.userInformation, readUserInformation(r));
-  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  NPAC_RETURN_IF_ERROR(readAeTitlePart(r, kCallingApTitle, kCallingAeQualifier, a.calling));
+  NPAC_RETURN_IF_ERROR(skipUnusedComponents(r));
+  NPAC_ASSIGN_OR_RETURN(a.userInformation, readUserInformation(r));
+  NPAC_RETURN_IF_ERROR(r.expectEnd());
   return AcseApdu{std::move(a)};
 }
 
 Result<AcseApdu> decodeAare(BerReader& r) {
   Aare a;
-  NPAC_CMIP_ASSIGN_OR_RETURN(a.protocolVersion, readProtocolVersion(r));
-  NPAC_CMIP_ASSIGN_OR_RETURN(a.applicationContext, readContextName(r, "AARE"));
+  NPAC_ASSIGN_OR_RETURN(a.protocolVersion, readProtocolVersion(r));
+  NPAC_ASSIGN_OR_RETURN(a.applicationContext, readContextName(r, "AARE"));
   if (!r.nextIs(kResult)) return bad(r.offset(), "AARE lacks the mandatory result [2]");
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv rw, r.next());
+  NPAC_ASSIGN_OR_RETURN(Tlv rw, r.next());
   BerReader in(Bytes{});
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv rt, unwrap(r, rw, in));
-  NPAC_CMIP_ASSIGN_OR_RETURN(int64_t result, decodeInteger(rt));
+  NPAC_ASSIGN_OR_RETURN(Tlv rt, unwrap(r, rw, in));
+  NPAC_ASSIGN_OR_RETURN(int64_t result, decodeInteger(rt));
   if (result < 0 || result > 2) {
     return bad(rt.offset, "Associate-result " + std::to_string(result) + " is not 0..2");
   }
@@ -160,15 +160,15 @@ Result<AcseApdu> decodeAare(BerReader& r) {
   if (!r.nextIs(kResultSourceDiagnostic)) {
     return bad(r.offset(), "AARE lacks the mandatory result-source-diagnostic [3]");
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv dw, r.next());
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv choice, unwrap(r, dw, in));
+  NPAC_ASSIGN_OR_RETURN(Tlv dw, r.next());
+  NPAC_ASSIGN_OR_RETURN(Tlv choice, unwrap(r, dw, in));
   if (choice.tag != Tag::context(1, true) && choice.tag != Tag::context(2, true)) {
     return bad(choice.offset, "result-source-diagnostic must be [1] acse-service-user or "
                               "[2] acse-service-provider, got " + choice.tag.toString());
   }
   BerReader in2(Bytes{});
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv dv, unwrap(in, choice, in2));
-  NPAC_CMIP_ASSIGN_OR_RETURN(int64_t diag, decodeInteger(dv));
+  NPAC_ASSIGN_OR_RETURN(Tlv dv, unwrap(in, choice, in2));
+  NPAC_ASSIGN_OR_RETURN(int64_t diag, decodeInteger(dv));
   a.diagnostic.source = static_cast<DiagnosticSource>(choice.tag.number);
   int64_t max = a.diagnostic.source == DiagnosticSource::kServiceUser ? user_diagnostic::kMax
                                                                       : provider_diagnostic::kMax;
@@ -176,11 +176,11 @@ Result<AcseApdu> decodeAare(BerReader& r) {
     return bad(dv.offset, "diagnostic value " + std::to_string(diag) + " is out of range");
   }
   a.diagnostic.value = static_cast<int32_t>(diag);
-  NPAC_CMIP_RETURN_IF_ERROR(
+  NPAC_RETURN_IF_ERROR(
       readAeTitlePart(r, kRespondingApTitle, kRespondingAeQualifier, a.responding));
-  NPAC_CMIP_RETURN_IF_ERROR(skipUnusedComponents(r));
-  NPAC_CMIP_ASSIGN_OR_RETURN(a.userInformation, readUserInformation(r));
-  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  NPAC_RETURN_IF_ERROR(skipUnusedComponents(r));
+  NPAC_ASSIGN_OR_RETURN(a.userInformation, readUserInformation(r));
+  NPAC_RETURN_IF_ERROR(r.expectEnd());
   return AcseApdu{std::move(a)};
 }
 
@@ -189,15 +189,15 @@ Result<AcseApdu> decodeRelease(BerReader& r) {
   Apdu a;
   if (r.nextIs(kReason)) {
     size_t at = r.offset();
-    NPAC_CMIP_ASSIGN_OR_RETURN(int64_t v, r.readInteger(kReason));
+    NPAC_ASSIGN_OR_RETURN(int64_t v, r.readInteger(kReason));
     if (v != 0 && v != 1 && v != 30) {
       return bad(at, "release reason " + std::to_string(v) + " is not 0, 1 or 30");
     }
     a.reason = static_cast<Reason>(v);
   }
-  NPAC_CMIP_RETURN_IF_ERROR(skipUnusedComponents(r));
-  NPAC_CMIP_ASSIGN_OR_RETURN(a.userInformation, readUserInformation(r));
-  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  NPAC_RETURN_IF_ERROR(skipUnusedComponents(r));
+  NPAC_ASSIGN_OR_RETURN(a.userInformation, readUserInformation(r));
+  NPAC_RETURN_IF_ERROR(r.expectEnd());
   return AcseApdu{std::move(a)};
 }
 
@@ -205,18 +205,18 @@ Result<AcseApdu> decodeAbrt(BerReader& r) {
   Abrt a;
   size_t at = r.offset();
   if (!r.nextIs(kAbortSource)) return bad(at, "ABRT lacks the mandatory abort-source [0]");
-  NPAC_CMIP_ASSIGN_OR_RETURN(int64_t src, r.readInteger(kAbortSource));
+  NPAC_ASSIGN_OR_RETURN(int64_t src, r.readInteger(kAbortSource));
   if (src != 0 && src != 1) return bad(at, "abort-source must be 0 or 1");
   a.source = static_cast<AbortSource>(src);
   if (r.nextIs(kAbortDiagnostic)) {
     at = r.offset();
-    NPAC_CMIP_ASSIGN_OR_RETURN(int64_t d, r.readEnumerated(kAbortDiagnostic));
+    NPAC_ASSIGN_OR_RETURN(int64_t d, r.readEnumerated(kAbortDiagnostic));
     if (d < 1 || d > 6) return bad(at, "abort-diagnostic " + std::to_string(d) + " is not 1..6");
     a.diagnostic = static_cast<AbortDiagnostic>(d);
   }
-  NPAC_CMIP_RETURN_IF_ERROR(skipUnusedComponents(r));
-  NPAC_CMIP_ASSIGN_OR_RETURN(a.userInformation, readUserInformation(r));
-  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  NPAC_RETURN_IF_ERROR(skipUnusedComponents(r));
+  NPAC_ASSIGN_OR_RETURN(a.userInformation, readUserInformation(r));
+  NPAC_RETURN_IF_ERROR(r.expectEnd());
   return AcseApdu{std::move(a)};
 }
 
@@ -276,13 +276,13 @@ std::vector<uint8_t> encodeAcseApdu(const AcseApdu& apdu) {
 }
 
 Result<AcseApdu> decodeAcseApdu(std::span<const uint8_t> in, const DecodeLimits& limits) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(in, limits));
+  NPAC_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(in, limits));
   if (top.tag.cls != TagClass::kApplication || !top.tag.constructed || top.tag.number > kAbrtTag) {
     return bad(top.offset, "not an ACSE APDU ([APPLICATION 0..4] constructed): " +
                                top.tag.toString());
   }
   BerReader outer(in, limits);
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader r, outer.enter(top));
+  NPAC_ASSIGN_OR_RETURN(BerReader r, outer.enter(top));
   switch (top.tag.number) {
     case kAarqTag: return decodeAarq(r);
     case kAareTag: return decodeAare(r);

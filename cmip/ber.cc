@@ -114,10 +114,10 @@ Result<size_t> scanIndefinite(Bytes data, size_t pos, size_t base, size_t depth,
     if (pos >= data.size())
       return err(ErrorCode::kBerMissingEndOfContents, base + pos, "indefinite length without end-of-contents");
     Header h;
-    NPAC_CMIP_RETURN_IF_ERROR(parseHeader(data, pos, base, h));
+    NPAC_RETURN_IF_ERROR(parseHeader(data, pos, base, h));
     pos += h.header_length;
     if (h.indefinite) {
-      NPAC_CMIP_ASSIGN_OR_RETURN(size_t eoc, scanIndefinite(data, pos, base, depth + 1, limits));
+      NPAC_ASSIGN_OR_RETURN(size_t eoc, scanIndefinite(data, pos, base, depth + 1, limits));
       pos = eoc + 2;
     } else {
       pos += h.length;
@@ -144,7 +144,7 @@ BerReader::BerReader(Bytes data, const DecodeLimits& limits, size_t base_offset,
 
 Result<Tlv> BerReader::peek() const {
   Header h;
-  NPAC_CMIP_RETURN_IF_ERROR(parseHeader(data_, pos_, base_, h));
+  NPAC_RETURN_IF_ERROR(parseHeader(data_, pos_, base_, h));
   Tlv t;
   t.tag = h.tag;
   t.offset = base_ + pos_;
@@ -153,7 +153,7 @@ Result<Tlv> BerReader::peek() const {
   const size_t content_start = pos_ + h.header_length;
   size_t total;
   if (h.indefinite) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(size_t eoc, scanIndefinite(data_, content_start, base_, depth_ + 1, limits_));
+    NPAC_ASSIGN_OR_RETURN(size_t eoc, scanIndefinite(data_, content_start, base_, depth_ + 1, limits_));
     t.content = data_.subspan(content_start, eoc - content_start);
     total = eoc + 2 - pos_;
   } else {
@@ -190,7 +190,7 @@ Result<Tlv> BerReader::expect(Tag tag) {
 
 Result<std::optional<Tlv>> BerReader::optional(Tag tag) {
   if (!nextIs(tag)) return std::optional<Tlv>();
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, next());
+  NPAC_ASSIGN_OR_RETURN(Tlv t, next());
   return std::optional<Tlv>(t);
 }
 
@@ -208,23 +208,23 @@ Result<BerReader> BerReader::enter(const Tlv& tlv) const {
 }
 
 Result<int64_t> BerReader::readInteger(Tag tag) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, expect(tag));
+  NPAC_ASSIGN_OR_RETURN(Tlv t, expect(tag));
   return decodeInteger(t);
 }
 Result<int64_t> BerReader::readEnumerated(Tag tag) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, expect(tag));
+  NPAC_ASSIGN_OR_RETURN(Tlv t, expect(tag));
   return decodeInteger(t);
 }
 Result<bool> BerReader::readBoolean(Tag tag) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, expect(tag));
+  NPAC_ASSIGN_OR_RETURN(Tlv t, expect(tag));
   return decodeBoolean(t);
 }
 Result<Oid> BerReader::readOid(Tag tag) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, expect(tag));
+  NPAC_ASSIGN_OR_RETURN(Tlv t, expect(tag));
   return decodeOid(t);
 }
 Status BerReader::readNull(Tag tag) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, expect(tag));
+  NPAC_ASSIGN_OR_RETURN(Tlv t, expect(tag));
   return decodeNull(t);
 }
 
@@ -232,8 +232,8 @@ Result<Tlv> decodeSingleTlv(Bytes data, const DecodeLimits& limits) {
   if (data.size() > limits.max_pdu_size)
     return err(ErrorCode::kBerPduTooLarge, 0, "PDU of " + std::to_string(data.size()) + " bytes exceeds the " + std::to_string(limits.max_pdu_size) + "-byte limit");
   BerReader r(data, limits);
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, r.next());
-  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  NPAC_ASSIGN_OR_RETURN(Tlv t, r.next());
+  NPAC_RETURN_IF_ERROR(r.expectEnd());
   return t;
 }
 

@@ -10,9 +10,9 @@
 // ErrorCode and the offset relative to the buffer given to the top-level reader.
 //
 //   BerReader r(bytes);                                   // one PDU
-//   NPAC_CMIP_ASSIGN_OR_RETURN(Tlv seq, r.expect(kTagSequence));
-//   NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(seq));
-//   NPAC_CMIP_ASSIGN_OR_RETURN(int64_t id, in.readInteger());
+//   NPAC_ASSIGN_OR_RETURN(Tlv seq, r.expect(kTagSequence));
+//   NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(seq));
+//   NPAC_ASSIGN_OR_RETURN(int64_t id, in.readInteger());
 //
 // Writing always uses definite, minimal lengths (X.690 §8.1.3.2 a). BerWriter appends to
 // an EncodeBuffer front to back; beginConstructed() reserves one length octet and

@@ -291,10 +291,10 @@ Status appendStringSegments(const Tlv& t, const DecodeLimits& limits, size_t dep
   BerReader r(t.content, limits, t.contentOffset(), depth);
   if (depth + 1 > limits.max_depth) return err(ErrorCode::kBerDepthExceeded, t.offset, "constructed string nested too deeply");
   while (!r.atEnd()) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv seg, r.next());
+    NPAC_ASSIGN_OR_RETURN(Tlv seg, r.next());
     if (seg.tag.cls != TagClass::kUniversal || seg.tag.number != universal_tag::kOctetString)
       return err(ErrorCode::kBerBadConstructedString, seg.offset, "segment of a constructed string must be an OCTET STRING, found " + seg.tag.toString());
-    NPAC_CMIP_RETURN_IF_ERROR(appendStringSegments(seg, limits, depth + 1, out));
+    NPAC_RETURN_IF_ERROR(appendStringSegments(seg, limits, depth + 1, out));
   }
   return Status::ok();
 }
@@ -302,20 +302,20 @@ Status appendStringSegments(const Tlv& t, const DecodeLimits& limits, size_t dep
 
 Result<std::string> decodeString(const Tlv& t, StringKind kind, const DecodeLimits& limits) {
   std::string s;
-  NPAC_CMIP_RETURN_IF_ERROR(appendStringSegments(t, limits, 0, s));
+  NPAC_RETURN_IF_ERROR(appendStringSegments(t, limits, 0, s));
   if (!isValidString(s, kind)) return err(ErrorCode::kBerBadString, t.offset, "character outside the repertoire of " + t.tag.toString());
   return s;
 }
 
 Result<Bytes> decodeOctetStringView(const Tlv& t) {
-  NPAC_CMIP_RETURN_IF_ERROR(requirePrimitive(t, ErrorCode::kBerBadConstructedString, "this OCTET STRING"));
+  NPAC_RETURN_IF_ERROR(requirePrimitive(t, ErrorCode::kBerBadConstructedString, "this OCTET STRING"));
   return t.content;
 }
 
 // ---- INTEGER, BOOLEAN, NULL, BIT STRING ------------------------------------------
 
 Result<Bytes> decodeIntegerBytes(const Tlv& t) {
-  NPAC_CMIP_RETURN_IF_ERROR(requirePrimitive(t, ErrorCode::kBerBadInteger, "INTEGER"));
+  NPAC_RETURN_IF_ERROR(requirePrimitive(t, ErrorCode::kBerBadInteger, "INTEGER"));
   const Bytes c = t.content;
   if (c.empty()) return err(ErrorCode::kBerBadInteger, t.offset, "INTEGER with no content octets (X.690 §8.3.1)");
   if (c.size() > 1 && ((c[0] == 0x00 && !(c[1] & 0x80)) || (c[0] == 0xFF && (c[1] & 0x80))))
@@ -324,7 +324,7 @@ Result<Bytes> decodeIntegerBytes(const Tlv& t) {
 }
 
 Result<int64_t> decodeInteger(const Tlv& t) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Bytes c, decodeIntegerBytes(t));
+  NPAC_ASSIGN_OR_RETURN(Bytes c, decodeIntegerBytes(t));
   if (c.size() > 8) return err(ErrorCode::kBerIntegerOverflow, t.offset, "INTEGER of " + std::to_string(c.size()) + " octets does not fit 64 bits");
   uint64_t v = (c[0] & 0x80) ? ~uint64_t{0} : 0;
   for (uint8_t b : c) v = (v << 8) | b;
@@ -344,12 +344,12 @@ Status decodeNull(const Tlv& t) {
 }
 
 Result<Oid> decodeOid(const Tlv& t) {
-  NPAC_CMIP_RETURN_IF_ERROR(requirePrimitive(t, ErrorCode::kBerBadOid, "OBJECT IDENTIFIER"));
+  NPAC_RETURN_IF_ERROR(requirePrimitive(t, ErrorCode::kBerBadOid, "OBJECT IDENTIFIER"));
   return Oid::fromContent(t.content, t.contentOffset());
 }
 
 Result<BitString> decodeBitString(const Tlv& t) {
-  NPAC_CMIP_RETURN_IF_ERROR(requirePrimitive(t, ErrorCode::kBerBadBitString, "BIT STRING"));
+  NPAC_RETURN_IF_ERROR(requirePrimitive(t, ErrorCode::kBerBadBitString, "BIT STRING"));
   if (t.content.empty()) return err(ErrorCode::kBerBadBitString, t.offset, "BIT STRING without the unused-bits octet (X.690 §8.6.2)");
   const uint8_t unused = t.content[0];
   if (unused > 7 || (t.content.size() == 1 && unused != 0))
@@ -361,7 +361,7 @@ Result<BitString> decodeBitString(const Tlv& t) {
 }
 
 Result<GeneralizedTime> decodeGeneralizedTime(const Tlv& t) {
-  NPAC_CMIP_RETURN_IF_ERROR(requirePrimitive(t, ErrorCode::kBerBadTime, "GeneralizedTime"));
+  NPAC_RETURN_IF_ERROR(requirePrimitive(t, ErrorCode::kBerBadTime, "GeneralizedTime"));
   return GeneralizedTime::parse(std::string_view(reinterpret_cast<const char*>(t.content.data()), t.content.size()), t.offset);
 }
 
@@ -375,35 +375,35 @@ Result<External> decodeExternal(const Tlv& t, const DecodeLimits& limits) {
   BerReader r(t.content, limits, t.contentOffset(), 1);
   External e;
   if (r.nextIs(kTagOid)) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(e.direct_reference, r.readOid());
+    NPAC_ASSIGN_OR_RETURN(e.direct_reference, r.readOid());
   }
   if (r.nextIs(kTagInteger)) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(e.indirect_reference, r.readInteger());
+    NPAC_ASSIGN_OR_RETURN(e.indirect_reference, r.readInteger());
   }
   if (r.nextIs(kTagObjectDescriptor)) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv d, r.next());
-    NPAC_CMIP_ASSIGN_OR_RETURN(e.data_value_descriptor, decodeString(d, StringKind::kGraphic, limits));
+    NPAC_ASSIGN_OR_RETURN(Tlv d, r.next());
+    NPAC_ASSIGN_OR_RETURN(e.data_value_descriptor, decodeString(d, StringKind::kGraphic, limits));
   }
   if (r.atEnd()) return err(ErrorCode::kBerBadExternal, r.offset(), "EXTERNAL without an encoding choice");
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv enc, r.next());
+  NPAC_ASSIGN_OR_RETURN(Tlv enc, r.next());
   if (enc.tag == Tag::context(0, true)) {
     e.encoding = External::Encoding::kSingleAsn1Type;
-    NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(enc));
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv inner, in.next());
-    NPAC_CMIP_RETURN_IF_ERROR(in.expectEnd());
+    NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(enc));
+    NPAC_ASSIGN_OR_RETURN(Tlv inner, in.next());
+    NPAC_RETURN_IF_ERROR(in.expectEnd());
     e.data.assign(inner.encoded.begin(), inner.encoded.end());
   } else if (enc.tag == Tag::context(1)) {
     e.encoding = External::Encoding::kOctetAligned;
     e.data.assign(enc.content.begin(), enc.content.end());
   } else if (enc.tag == Tag::context(2)) {
     e.encoding = External::Encoding::kArbitrary;
-    NPAC_CMIP_ASSIGN_OR_RETURN(BitString b, decodeBitString(enc));
+    NPAC_ASSIGN_OR_RETURN(BitString b, decodeBitString(enc));
     e.data = std::move(b.bytes);
     e.arbitrary_unused_bits = b.unused_bits;
   } else {
     return err(ErrorCode::kBerBadExternal, enc.offset, "unknown EXTERNAL encoding " + enc.tag.toString());
   }
-  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  NPAC_RETURN_IF_ERROR(r.expectEnd());
   return e;
 }
 

@@ -35,19 +35,19 @@ void writeRdnSequence(BerWriter& w, const RdnSequence& rdns, Tag tag) {
 
 Result<RdnSequence> decodeRdnSequence(const BerReader& parent, const Tlv& tlv) {
   RdnSequence out;
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader seq, parent.enter(tlv));
+  NPAC_ASSIGN_OR_RETURN(BerReader seq, parent.enter(tlv));
   while (!seq.atEnd()) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv set_tlv, seq.expect(kTagSet));
-    NPAC_CMIP_ASSIGN_OR_RETURN(BerReader set, seq.enter(set_tlv));
+    NPAC_ASSIGN_OR_RETURN(Tlv set_tlv, seq.expect(kTagSet));
+    NPAC_ASSIGN_OR_RETURN(BerReader set, seq.enter(set_tlv));
     RelativeDistinguishedName rdn;
     while (!set.atEnd()) {
-      NPAC_CMIP_ASSIGN_OR_RETURN(Tlv ava_tlv, set.expect(kTagSequence));
-      NPAC_CMIP_ASSIGN_OR_RETURN(BerReader a, set.enter(ava_tlv));
+      NPAC_ASSIGN_OR_RETURN(Tlv ava_tlv, set.expect(kTagSequence));
+      NPAC_ASSIGN_OR_RETURN(BerReader a, set.enter(ava_tlv));
       Ava ava;
-      NPAC_CMIP_ASSIGN_OR_RETURN(ava.id, a.readOid());
-      NPAC_CMIP_ASSIGN_OR_RETURN(Tlv value, a.next());
-      NPAC_CMIP_ASSIGN_OR_RETURN(ava.value, decodeOpaque(value));
-      NPAC_CMIP_RETURN_IF_ERROR(a.expectEnd());
+      NPAC_ASSIGN_OR_RETURN(ava.id, a.readOid());
+      NPAC_ASSIGN_OR_RETURN(Tlv value, a.next());
+      NPAC_ASSIGN_OR_RETURN(ava.value, decodeOpaque(value));
+      NPAC_RETURN_IF_ERROR(a.expectEnd());
       rdn.push_back(std::move(ava));
     }
     out.push_back(std::move(rdn));
@@ -56,9 +56,9 @@ Result<RdnSequence> decodeRdnSequence(const BerReader& parent, const Tlv& tlv) {
 }
 
 Result<External> readExplicitExternal(BerReader& r, const Tlv& wrapper) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(wrapper));
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv ext, in.expect(kTagExternal));
-  NPAC_CMIP_RETURN_IF_ERROR(in.expectEnd());
+  NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(wrapper));
+  NPAC_ASSIGN_OR_RETURN(Tlv ext, in.expect(kTagExternal));
+  NPAC_RETURN_IF_ERROR(in.expectEnd());
   return decodeExternal(ext, r.limits());
 }
 
@@ -123,11 +123,11 @@ bool nextIsId(const BerReader& r, IdTags tags) {
 
 Result<GlobalOrLocal> readId(BerReader& r, IdTags tags, const char* what) {
   if (r.nextIs(Tag::context(tags.global))) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Oid oid, r.readOid(Tag::context(tags.global)));
+    NPAC_ASSIGN_OR_RETURN(Oid oid, r.readOid(Tag::context(tags.global)));
     return GlobalOrLocal::global(std::move(oid));
   }
   if (r.nextIs(Tag::context(tags.local))) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(int64_t v, r.readInteger(Tag::context(tags.local)));
+    NPAC_ASSIGN_OR_RETURN(int64_t v, r.readInteger(Tag::context(tags.local)));
     return GlobalOrLocal::local(v);
   }
   if (r.atEnd()) {
@@ -170,18 +170,18 @@ Result<ObjectInstance> readObjectInstance(BerReader& r) {
                          "managed object instance is missing");
   }
   if (!nextIsObjectInstance(r)) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, r.peek());
+    NPAC_ASSIGN_OR_RETURN(Tlv t, r.peek());
     return Status::error(ErrorCode::kBerUnexpectedTag, t.offset,
                          "ObjectInstance must be [2] distinguishedName, [3] nonSpecificForm "
                          "or [4] localDistinguishedName, got " + t.tag.toString());
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, r.next());
+  NPAC_ASSIGN_OR_RETURN(Tlv t, r.next());
   inst.form = static_cast<ObjectInstance::Form>(t.tag.number);
   if (inst.form == ObjectInstance::Form::kNonSpecific) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Bytes v, decodeOctetStringView(t));
+    NPAC_ASSIGN_OR_RETURN(Bytes v, decodeOctetStringView(t));
     inst.nonSpecific.assign(v.begin(), v.end());
   } else {
-    NPAC_CMIP_ASSIGN_OR_RETURN(inst.rdns, decodeRdnSequence(r, t));
+    NPAC_ASSIGN_OR_RETURN(inst.rdns, decodeRdnSequence(r, t));
   }
   return inst;
 }
@@ -194,13 +194,13 @@ void writeAttribute(BerWriter& w, const Attribute& a, Tag tag) {
 }
 
 Result<Attribute> decodeAttribute(const BerReader& parent, const Tlv& tlv) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, parent.enter(tlv));
+  NPAC_ASSIGN_OR_RETURN(BerReader in, parent.enter(tlv));
   Attribute a;
-  NPAC_CMIP_ASSIGN_OR_RETURN(a.id, readId(in, kAttributeIdTags, "attribute id"));
+  NPAC_ASSIGN_OR_RETURN(a.id, readId(in, kAttributeIdTags, "attribute id"));
   if (in.atEnd()) return badArgument(in.offset(), "attribute has no value");
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv v, in.next());
-  NPAC_CMIP_ASSIGN_OR_RETURN(a.value, decodeOpaque(v));
-  NPAC_CMIP_RETURN_IF_ERROR(in.expectEnd());
+  NPAC_ASSIGN_OR_RETURN(Tlv v, in.next());
+  NPAC_ASSIGN_OR_RETURN(a.value, decodeOpaque(v));
+  NPAC_RETURN_IF_ERROR(in.expectEnd());
   return a;
 }
 
@@ -211,12 +211,12 @@ void writeAttributeList(BerWriter& w, const std::vector<Attribute>& list, Tag ta
 }
 
 Result<std::vector<Attribute>> readAttributeList(BerReader& r, Tag tag) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv set, r.expect(tag));
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(set));
+  NPAC_ASSIGN_OR_RETURN(Tlv set, r.expect(tag));
+  NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(set));
   std::vector<Attribute> out;
   while (!in.atEnd()) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, in.expect(kTagSequence));
-    NPAC_CMIP_ASSIGN_OR_RETURN(Attribute a, decodeAttribute(in, t));
+    NPAC_ASSIGN_OR_RETURN(Tlv t, in.expect(kTagSequence));
+    NPAC_ASSIGN_OR_RETURN(Attribute a, decodeAttribute(in, t));
     out.push_back(std::move(a));
   }
   return out;
@@ -245,29 +245,29 @@ std::vector<uint8_t> encodeCmipUserInfo(const CmipUserInfo& info) {
 
 Result<CmipUserInfo> decodeCmipUserInfo(std::span<const uint8_t> in,
                                         const DecodeLimits& limits) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(in, limits));
+  NPAC_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(in, limits));
   if (top.tag != kTagSequence) {
     return Status::error(ErrorCode::kAcseBadUserInformation, top.offset,
                          "CMIPUserInfo must be a SEQUENCE, got " + top.tag.toString());
   }
   BerReader outer(in, limits);
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader r, outer.enter(top));
+  NPAC_ASSIGN_OR_RETURN(BerReader r, outer.enter(top));
   CmipUserInfo info;
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto pv, r.optional(kProtocolVersionTag));
+  NPAC_ASSIGN_OR_RETURN(auto pv, r.optional(kProtocolVersionTag));
   if (pv) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(info.protocolVersion, decodeBitString(*pv));
+    NPAC_ASSIGN_OR_RETURN(info.protocolVersion, decodeBitString(*pv));
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto fu, r.optional(kFunctionalUnitsTag));
+  NPAC_ASSIGN_OR_RETURN(auto fu, r.optional(kFunctionalUnitsTag));
   if (fu) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(info.functionalUnits, decodeBitString(*fu));
+    NPAC_ASSIGN_OR_RETURN(info.functionalUnits, decodeBitString(*fu));
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto ac, r.optional(kAccessControlTag));
+  NPAC_ASSIGN_OR_RETURN(auto ac, r.optional(kAccessControlTag));
   if (ac) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(info.accessControl, readExplicitExternal(r, *ac));
+    NPAC_ASSIGN_OR_RETURN(info.accessControl, readExplicitExternal(r, *ac));
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto ui, r.optional(kUserInfoTag));
+  NPAC_ASSIGN_OR_RETURN(auto ui, r.optional(kUserInfoTag));
   if (ui) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(info.userInfo, readExplicitExternal(r, *ui));
+    NPAC_ASSIGN_OR_RETURN(info.userInfo, readExplicitExternal(r, *ui));
   }
   if (!r.atEnd()) {
     return Status::error(ErrorCode::kAcseBadUserInformation, r.offset(),
@@ -292,26 +292,26 @@ std::vector<uint8_t> encodeCmipAbortInfo(const CmipAbortInfo& info) {
 
 Result<CmipAbortInfo> decodeCmipAbortInfo(std::span<const uint8_t> in,
                                           const DecodeLimits& limits) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(in, limits));
+  NPAC_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(in, limits));
   BerReader outer(in, limits);
   if (top.tag != kTagSequence) {
     return Status::error(ErrorCode::kAcseBadUserInformation, top.offset,
                          "CMIPAbortInfo must be a SEQUENCE, got " + top.tag.toString());
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader r, outer.enter(top));
+  NPAC_ASSIGN_OR_RETURN(BerReader r, outer.enter(top));
   CmipAbortInfo info;
   size_t at = r.offset();
-  NPAC_CMIP_ASSIGN_OR_RETURN(int64_t src, r.readEnumerated(kAbortSourceTag));
+  NPAC_ASSIGN_OR_RETURN(int64_t src, r.readEnumerated(kAbortSourceTag));
   if (src != 0 && src != 1) {
     return Status::error(ErrorCode::kAcseBadUserInformation, at,
                          "CMIPAbortSource must be 0 or 1, got " + std::to_string(src));
   }
   info.source = static_cast<CmipAbortSource>(src);
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto ui, r.optional(kAbortUserInfoTag));
+  NPAC_ASSIGN_OR_RETURN(auto ui, r.optional(kAbortUserInfoTag));
   if (ui) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(info.userInfo, readExplicitExternal(r, *ui));
+    NPAC_ASSIGN_OR_RETURN(info.userInfo, readExplicitExternal(r, *ui));
   }
-  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  NPAC_RETURN_IF_ERROR(r.expectEnd());
   return info;
 }
 

@@ -47,9 +47,9 @@ void writeExplicit(BerWriter& w, Tag tag, const OpaqueBer& v) {
 }
 
 Result<OpaqueBer> readExplicit(BerReader& r, const Tlv& wrapper) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(wrapper));
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv inner, in.next());
-  NPAC_CMIP_RETURN_IF_ERROR(in.expectEnd());
+  NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(wrapper));
+  NPAC_ASSIGN_OR_RETURN(Tlv inner, in.next());
+  NPAC_RETURN_IF_ERROR(in.expectEnd());
   return decodeOpaque(inner);
 }
 
@@ -60,16 +60,16 @@ void writeExplicitExternal(BerWriter& w, Tag tag, const External& ext) {
 }
 
 Result<External> readExplicitExternal(BerReader& r, const Tlv& wrapper) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(wrapper));
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv ext, in.expect(kTagExternal));
-  NPAC_CMIP_RETURN_IF_ERROR(in.expectEnd());
+  NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(wrapper));
+  NPAC_ASSIGN_OR_RETURN(Tlv ext, in.expect(kTagExternal));
+  NPAC_RETURN_IF_ERROR(in.expectEnd());
   return decodeExternal(ext, r.limits());
 }
 
 Result<ObjectInstance> readExplicitInstance(BerReader& r, const Tlv& wrapper) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(wrapper));
-  NPAC_CMIP_ASSIGN_OR_RETURN(ObjectInstance inst, readObjectInstance(in));
-  NPAC_CMIP_RETURN_IF_ERROR(in.expectEnd());
+  NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(wrapper));
+  NPAC_ASSIGN_OR_RETURN(ObjectInstance inst, readObjectInstance(in));
+  NPAC_RETURN_IF_ERROR(in.expectEnd());
   return inst;
 }
 
@@ -99,23 +99,23 @@ void writeSelection(BerWriter& w, const Selection& s) {
 }
 
 Status readSelection(BerReader& r, Selection& s) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(s.baseClass, readId(r, kObjectClassTags, "baseManagedObjectClass"));
-  NPAC_CMIP_ASSIGN_OR_RETURN(s.baseInstance, readObjectInstance(r));
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto ac, r.optional(kAccessControl));
+  NPAC_ASSIGN_OR_RETURN(s.baseClass, readId(r, kObjectClassTags, "baseManagedObjectClass"));
+  NPAC_ASSIGN_OR_RETURN(s.baseInstance, readObjectInstance(r));
+  NPAC_ASSIGN_OR_RETURN(auto ac, r.optional(kAccessControl));
   if (ac) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(s.accessControl, readExplicitExternal(r, *ac));
+    NPAC_ASSIGN_OR_RETURN(s.accessControl, readExplicitExternal(r, *ac));
   }
   if (r.nextIs(kSynchronization)) {
     size_t at = r.offset();
-    NPAC_CMIP_ASSIGN_OR_RETURN(int64_t v, r.readEnumerated(kSynchronization));
+    NPAC_ASSIGN_OR_RETURN(int64_t v, r.readEnumerated(kSynchronization));
     if (v != 0 && v != 1) return bad(at, "CMISSync must be bestEffort(0) or atomic(1)");
     s.synchronization = static_cast<CmisSync>(v);
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto sc, r.optional(kScope));
+  NPAC_ASSIGN_OR_RETURN(auto sc, r.optional(kScope));
   if (sc) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(*sc));
+    NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(*sc));
     Scope scope;
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, in.next());
+    NPAC_ASSIGN_OR_RETURN(Tlv t, in.next());
     if (t.tag == kTagInteger) {
       scope.kind = Scope::Kind::kNamedNumbers;
     } else if (t.tag == Tag::context(1) || t.tag == Tag::context(2)) {
@@ -123,13 +123,13 @@ Status readSelection(BerReader& r, Selection& s) {
     } else {
       return bad(t.offset, "Scope must be INTEGER, [1] or [2], got " + t.tag.toString());
     }
-    NPAC_CMIP_ASSIGN_OR_RETURN(scope.value, decodeInteger(t));
-    NPAC_CMIP_RETURN_IF_ERROR(in.expectEnd());
+    NPAC_ASSIGN_OR_RETURN(scope.value, decodeInteger(t));
+    NPAC_RETURN_IF_ERROR(in.expectEnd());
     s.scope = scope;
   }
   if (isFilterTag(r)) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv f, r.next());
-    NPAC_CMIP_ASSIGN_OR_RETURN(s.filter, decodeOpaque(f));
+    NPAC_ASSIGN_OR_RETURN(Tlv f, r.next());
+    NPAC_ASSIGN_OR_RETURN(s.filter, decodeOpaque(f));
   }
   return Status::ok();
 }
@@ -142,14 +142,14 @@ void writeReplyHeader(BerWriter& w, const ReplyHeader& h) {
 
 Status readReplyHeader(BerReader& r, ReplyHeader& h) {
   if (nextIsId(r, kObjectClassTags)) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(h.managedObjectClass, readId(r, kObjectClassTags, "class"));
+    NPAC_ASSIGN_OR_RETURN(h.managedObjectClass, readId(r, kObjectClassTags, "class"));
   }
   if (nextIsObjectInstance(r)) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(h.managedObjectInstance, readObjectInstance(r));
+    NPAC_ASSIGN_OR_RETURN(h.managedObjectInstance, readObjectInstance(r));
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto t, r.optional(kCurrentTime));
+  NPAC_ASSIGN_OR_RETURN(auto t, r.optional(kCurrentTime));
   if (t) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(h.currentTime, decodeGeneralizedTime(*t));
+    NPAC_ASSIGN_OR_RETURN(h.currentTime, decodeGeneralizedTime(*t));
   }
   return Status::ok();
 }
@@ -165,16 +165,16 @@ void writeFields(BerWriter& w, const EventReportArgument& a) {
 }
 
 Status readFields(BerReader& r, EventReportArgument& a) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(a.managedObjectClass, readId(r, kObjectClassTags, "managedObjectClass"));
-  NPAC_CMIP_ASSIGN_OR_RETURN(a.managedObjectInstance, readObjectInstance(r));
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto t, r.optional(kCurrentTime));
+  NPAC_ASSIGN_OR_RETURN(a.managedObjectClass, readId(r, kObjectClassTags, "managedObjectClass"));
+  NPAC_ASSIGN_OR_RETURN(a.managedObjectInstance, readObjectInstance(r));
+  NPAC_ASSIGN_OR_RETURN(auto t, r.optional(kCurrentTime));
   if (t) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(a.eventTime, decodeGeneralizedTime(*t));
+    NPAC_ASSIGN_OR_RETURN(a.eventTime, decodeGeneralizedTime(*t));
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(a.eventType, readId(r, kEventTypeTags, "eventType"));
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto info, r.optional(kEventInfo));
+  NPAC_ASSIGN_OR_RETURN(a.eventType, readId(r, kEventTypeTags, "eventType"));
+  NPAC_ASSIGN_OR_RETURN(auto info, r.optional(kEventInfo));
   if (info) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(a.eventInfo, readExplicit(r, *info));
+    NPAC_ASSIGN_OR_RETURN(a.eventInfo, readExplicit(r, *info));
   }
   return Status::ok();
 }
@@ -190,17 +190,17 @@ void writeFields(BerWriter& w, const EventReportResult& a) {
 }
 
 Status readFields(BerReader& r, EventReportResult& a) {
-  NPAC_CMIP_RETURN_IF_ERROR(readReplyHeader(r, a.header));
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto seq, r.optional(kTagSequence));
+  NPAC_RETURN_IF_ERROR(readReplyHeader(r, a.header));
+  NPAC_ASSIGN_OR_RETURN(auto seq, r.optional(kTagSequence));
   if (seq) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(*seq));
+    NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(*seq));
     EventReportResult::EventReply reply;
-    NPAC_CMIP_ASSIGN_OR_RETURN(reply.eventType, readId(in, kEventTypeTags, "eventType"));
-    NPAC_CMIP_ASSIGN_OR_RETURN(auto info, in.optional(kEventInfo));
+    NPAC_ASSIGN_OR_RETURN(reply.eventType, readId(in, kEventTypeTags, "eventType"));
+    NPAC_ASSIGN_OR_RETURN(auto info, in.optional(kEventInfo));
     if (info) {
-      NPAC_CMIP_ASSIGN_OR_RETURN(reply.eventReplyInfo, readExplicit(in, *info));
+      NPAC_ASSIGN_OR_RETURN(reply.eventReplyInfo, readExplicit(in, *info));
     }
-    NPAC_CMIP_RETURN_IF_ERROR(in.expectEnd());
+    NPAC_RETURN_IF_ERROR(in.expectEnd());
     a.eventReply = std::move(reply);
   }
   return Status::ok();
@@ -216,13 +216,13 @@ void writeFields(BerWriter& w, const GetArgument& a) {
 }
 
 Status readFields(BerReader& r, GetArgument& a) {
-  NPAC_CMIP_RETURN_IF_ERROR(readSelection(r, a.selection));
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto list, r.optional(kList12));
+  NPAC_RETURN_IF_ERROR(readSelection(r, a.selection));
+  NPAC_ASSIGN_OR_RETURN(auto list, r.optional(kList12));
   if (list) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(*list));
+    NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(*list));
     a.attributeIdList.emplace();
     while (!in.atEnd()) {
-      NPAC_CMIP_ASSIGN_OR_RETURN(AttributeId id, readId(in, kAttributeIdTags, "attributeId"));
+      NPAC_ASSIGN_OR_RETURN(AttributeId id, readId(in, kAttributeIdTags, "attributeId"));
       a.attributeIdList->push_back(std::move(id));
     }
   }
@@ -235,9 +235,9 @@ void writeFields(BerWriter& w, const AttributeListResult& a) {
 }
 
 Status readFields(BerReader& r, AttributeListResult& a) {
-  NPAC_CMIP_RETURN_IF_ERROR(readReplyHeader(r, a.header));
+  NPAC_RETURN_IF_ERROR(readReplyHeader(r, a.header));
   if (r.nextIs(kResultAttributes)) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(a.attributeList, readAttributeList(r, kResultAttributes));
+    NPAC_ASSIGN_OR_RETURN(a.attributeList, readAttributeList(r, kResultAttributes));
   }
   return Status::ok();
 }
@@ -256,23 +256,23 @@ void writeFields(BerWriter& w, const SetArgument& a) {
 }
 
 Status readFields(BerReader& r, SetArgument& a) {
-  NPAC_CMIP_RETURN_IF_ERROR(readSelection(r, a.selection));
+  NPAC_RETURN_IF_ERROR(readSelection(r, a.selection));
   if (!r.nextIs(kList12)) return bad(r.offset(), "SetArgument lacks modificationList [12]");
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv list, r.next());
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(list));
+  NPAC_ASSIGN_OR_RETURN(Tlv list, r.next());
+  NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(list));
   while (!in.atEnd()) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv item, in.expect(kTagSequence));
-    NPAC_CMIP_ASSIGN_OR_RETURN(BerReader m, in.enter(item));
+    NPAC_ASSIGN_OR_RETURN(Tlv item, in.expect(kTagSequence));
+    NPAC_ASSIGN_OR_RETURN(BerReader m, in.enter(item));
     Modification mod;
     if (m.nextIs(kModifyOperator)) {
-      NPAC_CMIP_ASSIGN_OR_RETURN(mod.modifyOperator, m.readInteger(kModifyOperator));
+      NPAC_ASSIGN_OR_RETURN(mod.modifyOperator, m.readInteger(kModifyOperator));
     }
-    NPAC_CMIP_ASSIGN_OR_RETURN(mod.attributeId, readId(m, kAttributeIdTags, "attributeId"));
+    NPAC_ASSIGN_OR_RETURN(mod.attributeId, readId(m, kAttributeIdTags, "attributeId"));
     if (!m.atEnd()) {
-      NPAC_CMIP_ASSIGN_OR_RETURN(Tlv v, m.next());
-      NPAC_CMIP_ASSIGN_OR_RETURN(mod.attributeValue, decodeOpaque(v));
+      NPAC_ASSIGN_OR_RETURN(Tlv v, m.next());
+      NPAC_ASSIGN_OR_RETURN(mod.attributeValue, decodeOpaque(v));
     }
-    NPAC_CMIP_RETURN_IF_ERROR(m.expectEnd());
+    NPAC_RETURN_IF_ERROR(m.expectEnd());
     a.modificationList.push_back(std::move(mod));
   }
   return Status::ok();
@@ -287,14 +287,14 @@ void writeFields(BerWriter& w, const ActionArgument& a) {
 }
 
 Status readFields(BerReader& r, ActionArgument& a) {
-  NPAC_CMIP_RETURN_IF_ERROR(readSelection(r, a.selection));
+  NPAC_RETURN_IF_ERROR(readSelection(r, a.selection));
   if (!r.nextIs(kList12)) return bad(r.offset(), "ActionArgument lacks actionInfo [12]");
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv info, r.next());
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(info));
-  NPAC_CMIP_ASSIGN_OR_RETURN(a.actionType, readId(in, kActionTypeTags, "actionType"));
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto arg, in.optional(kActionInfoArg));
+  NPAC_ASSIGN_OR_RETURN(Tlv info, r.next());
+  NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(info));
+  NPAC_ASSIGN_OR_RETURN(a.actionType, readId(in, kActionTypeTags, "actionType"));
+  NPAC_ASSIGN_OR_RETURN(auto arg, in.optional(kActionInfoArg));
   if (arg) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(a.actionInfoArg, readExplicit(in, *arg));
+    NPAC_ASSIGN_OR_RETURN(a.actionInfoArg, readExplicit(in, *arg));
   }
   return in.expectEnd();
 }
@@ -310,15 +310,15 @@ void writeFields(BerWriter& w, const ActionResult& a) {
 }
 
 Status readFields(BerReader& r, ActionResult& a) {
-  NPAC_CMIP_RETURN_IF_ERROR(readReplyHeader(r, a.header));
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto reply, r.optional(kActionReply));
+  NPAC_RETURN_IF_ERROR(readReplyHeader(r, a.header));
+  NPAC_ASSIGN_OR_RETURN(auto reply, r.optional(kActionReply));
   if (reply) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(*reply));
+    NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(*reply));
     ActionResult::ActionReply ar;
-    NPAC_CMIP_ASSIGN_OR_RETURN(ar.actionType, readId(in, kActionTypeTags, "actionType"));
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv info, in.expect(kActionInfoArg));
-    NPAC_CMIP_ASSIGN_OR_RETURN(ar.actionReplyInfo, readExplicit(in, info));
-    NPAC_CMIP_RETURN_IF_ERROR(in.expectEnd());
+    NPAC_ASSIGN_OR_RETURN(ar.actionType, readId(in, kActionTypeTags, "actionType"));
+    NPAC_ASSIGN_OR_RETURN(Tlv info, in.expect(kActionInfoArg));
+    NPAC_ASSIGN_OR_RETURN(ar.actionReplyInfo, readExplicit(in, info));
+    NPAC_RETURN_IF_ERROR(in.expectEnd());
     a.actionReply = std::move(ar);
   }
   return Status::ok();
@@ -341,24 +341,24 @@ void writeFields(BerWriter& w, const CreateArgument& a) {
 }
 
 Status readFields(BerReader& r, CreateArgument& a) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(a.managedObjectClass, readId(r, kObjectClassTags, "managedObjectClass"));
+  NPAC_ASSIGN_OR_RETURN(a.managedObjectClass, readId(r, kObjectClassTags, "managedObjectClass"));
   if (nextIsObjectInstance(r)) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(a.managedObjectInstance, readObjectInstance(r));
+    NPAC_ASSIGN_OR_RETURN(a.managedObjectInstance, readObjectInstance(r));
   } else if (r.nextIs(kSuperiorInstance)) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, r.next());
-    NPAC_CMIP_ASSIGN_OR_RETURN(a.managedObjectInstance, readExplicitInstance(r, t));
+    NPAC_ASSIGN_OR_RETURN(Tlv t, r.next());
+    NPAC_ASSIGN_OR_RETURN(a.managedObjectInstance, readExplicitInstance(r, t));
     a.instanceIsSuperior = true;
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto ac, r.optional(kAccessControl));
+  NPAC_ASSIGN_OR_RETURN(auto ac, r.optional(kAccessControl));
   if (ac) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(a.accessControl, readExplicitExternal(r, *ac));
+    NPAC_ASSIGN_OR_RETURN(a.accessControl, readExplicitExternal(r, *ac));
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(auto ref, r.optional(kReferenceInstance));
+  NPAC_ASSIGN_OR_RETURN(auto ref, r.optional(kReferenceInstance));
   if (ref) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(a.referenceObjectInstance, readExplicitInstance(r, *ref));
+    NPAC_ASSIGN_OR_RETURN(a.referenceObjectInstance, readExplicitInstance(r, *ref));
   }
   if (r.nextIs(kCreateAttributes)) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(a.attributeList, readAttributeList(r, kCreateAttributes));
+    NPAC_ASSIGN_OR_RETURN(a.attributeList, readAttributeList(r, kCreateAttributes));
   }
   return Status::ok();
 }
@@ -378,9 +378,9 @@ void writeSequence(BerWriter& w, const T& value, Tag tag = kTagSequence) {
 
 template <typename T>
 Result<T> readSequence(BerReader& parent, const Tlv& tlv) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, parent.enter(tlv));
+  NPAC_ASSIGN_OR_RETURN(BerReader in, parent.enter(tlv));
   T value;
-  NPAC_CMIP_RETURN_IF_ERROR(readFields(in, value));
+  NPAC_RETURN_IF_ERROR(readFields(in, value));
   if (!in.atEnd()) {
     return bad(in.offset(), "unexpected element after the last component");
   }
@@ -390,7 +390,7 @@ Result<T> readSequence(BerReader& parent, const Tlv& tlv) {
 // Decodes `tlv` as one T; the SEQUENCE tag is required.
 template <typename T>
 Result<T> decodeTop(std::span<const uint8_t> tlv, const DecodeLimits& limits) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(tlv, limits));
+  NPAC_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(tlv, limits));
   if (top.tag != kTagSequence) {
     return bad(top.offset, "expected SEQUENCE, got " + top.tag.toString());
   }
@@ -416,7 +416,7 @@ void writeLinkedReply(BerWriter& w, const LinkedReplyArgument& lr) {
 
 Result<LinkedReplyArgument> decodeLinkedReply(std::span<const uint8_t> tlv,
                                               const DecodeLimits& limits) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(tlv, limits));
+  NPAC_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(tlv, limits));
   if (top.tag.cls != TagClass::kContextSpecific || !top.tag.constructed || top.tag.number > 8) {
     return bad(top.offset, "LinkedReplyArgument must be [0]..[8], got " + top.tag.toString());
   }
@@ -426,21 +426,21 @@ Result<LinkedReplyArgument> decodeLinkedReply(std::span<const uint8_t> tlv,
   switch (lr.kind) {
     case LinkedReplyKind::kGetResult:
     case LinkedReplyKind::kSetResult: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(lr.body, readSequence<AttributeListResult>(outer, top));
+      NPAC_ASSIGN_OR_RETURN(lr.body, readSequence<AttributeListResult>(outer, top));
       break;
     }
     case LinkedReplyKind::kActionResult: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(lr.body, readSequence<ActionResult>(outer, top));
+      NPAC_ASSIGN_OR_RETURN(lr.body, readSequence<ActionResult>(outer, top));
       break;
     }
     case LinkedReplyKind::kDeleteResult: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(lr.body, readSequence<DeleteResult>(outer, top));
+      NPAC_ASSIGN_OR_RETURN(lr.body, readSequence<DeleteResult>(outer, top));
       break;
     }
     default: {
       // Validate that the content is a sequence of well-formed TLVs, keep it opaque.
-      NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, outer.enter(top));
-      while (!in.atEnd()) NPAC_CMIP_RETURN_IF_ERROR(in.next());
+      NPAC_ASSIGN_OR_RETURN(BerReader in, outer.enter(top));
+      while (!in.atEnd()) NPAC_RETURN_IF_ERROR(in.next());
       lr.body = std::vector<uint8_t>(top.content.begin(), top.content.end());
     }
   }
@@ -493,39 +493,39 @@ Result<CmipArgument> decodeArgument(CmipOpcode op, std::span<const uint8_t> tlv,
   switch (op) {
     case CmipOpcode::kEventReport:
     case CmipOpcode::kEventReportConfirmed: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(auto a, decodeTop<EventReportArgument>(tlv, limits));
+      NPAC_ASSIGN_OR_RETURN(auto a, decodeTop<EventReportArgument>(tlv, limits));
       return CmipArgument{std::move(a)};
     }
     case CmipOpcode::kGet: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(auto a, decodeTop<GetArgument>(tlv, limits));
+      NPAC_ASSIGN_OR_RETURN(auto a, decodeTop<GetArgument>(tlv, limits));
       return CmipArgument{std::move(a)};
     }
     case CmipOpcode::kSet:
     case CmipOpcode::kSetConfirmed: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(auto a, decodeTop<SetArgument>(tlv, limits));
+      NPAC_ASSIGN_OR_RETURN(auto a, decodeTop<SetArgument>(tlv, limits));
       return CmipArgument{std::move(a)};
     }
     case CmipOpcode::kAction:
     case CmipOpcode::kActionConfirmed: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(auto a, decodeTop<ActionArgument>(tlv, limits));
+      NPAC_ASSIGN_OR_RETURN(auto a, decodeTop<ActionArgument>(tlv, limits));
       return CmipArgument{std::move(a)};
     }
     case CmipOpcode::kCreate: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(auto a, decodeTop<CreateArgument>(tlv, limits));
+      NPAC_ASSIGN_OR_RETURN(auto a, decodeTop<CreateArgument>(tlv, limits));
       return CmipArgument{std::move(a)};
     }
     case CmipOpcode::kDelete: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(auto a, decodeTop<DeleteArgument>(tlv, limits));
+      NPAC_ASSIGN_OR_RETURN(auto a, decodeTop<DeleteArgument>(tlv, limits));
       return CmipArgument{std::move(a)};
     }
     case CmipOpcode::kLinkedReply: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(auto a, decodeLinkedReply(tlv, limits));
+      NPAC_ASSIGN_OR_RETURN(auto a, decodeLinkedReply(tlv, limits));
       return CmipArgument{std::move(a)};
     }
     case CmipOpcode::kCancelGet: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, decodeSingleTlv(tlv, limits));
+      NPAC_ASSIGN_OR_RETURN(Tlv t, decodeSingleTlv(tlv, limits));
       if (t.tag != kTagInteger) return bad(t.offset, "M-CANCEL-GET argument must be INTEGER");
-      NPAC_CMIP_ASSIGN_OR_RETURN(int64_t v, decodeInteger(t));
+      NPAC_ASSIGN_OR_RETURN(int64_t v, decodeInteger(t));
       if (v < INT32_MIN || v > INT32_MAX) return bad(t.offset, "invoke id out of range");
       return CmipArgument{CancelGetArgument{static_cast<int32_t>(v)}};
     }
@@ -549,21 +549,21 @@ Result<CmipResultValue> decodeResult(CmipOpcode op, std::span<const uint8_t> tlv
                                      const DecodeLimits& limits) {
   switch (op) {
     case CmipOpcode::kEventReportConfirmed: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(auto v, decodeTop<EventReportResult>(tlv, limits));
+      NPAC_ASSIGN_OR_RETURN(auto v, decodeTop<EventReportResult>(tlv, limits));
       return CmipResultValue{std::move(v)};
     }
     case CmipOpcode::kGet:
     case CmipOpcode::kSetConfirmed:
     case CmipOpcode::kCreate: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(auto v, decodeTop<AttributeListResult>(tlv, limits));
+      NPAC_ASSIGN_OR_RETURN(auto v, decodeTop<AttributeListResult>(tlv, limits));
       return CmipResultValue{std::move(v)};
     }
     case CmipOpcode::kActionConfirmed: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(auto v, decodeTop<ActionResult>(tlv, limits));
+      NPAC_ASSIGN_OR_RETURN(auto v, decodeTop<ActionResult>(tlv, limits));
       return CmipResultValue{std::move(v)};
     }
     case CmipOpcode::kDelete: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(auto v, decodeTop<DeleteResult>(tlv, limits));
+      NPAC_ASSIGN_OR_RETURN(auto v, decodeTop<DeleteResult>(tlv, limits));
       return CmipResultValue{std::move(v)};
     }
     default:
@@ -633,7 +633,7 @@ Result<CmipResult> fromRose(const RoseReturnResult& res, const DecodeLimits& lim
                          "ReturnResult for an opcode that is not an X.711 operation");
   }
   out.opcode = static_cast<CmipOpcode>(code.localValue());
-  NPAC_CMIP_ASSIGN_OR_RETURN(out.value, decodeResult(*out.opcode, res.result->result.bytes, limits));
+  NPAC_ASSIGN_OR_RETURN(out.value, decodeResult(*out.opcode, res.result->result.bytes, limits));
   return out;
 }
 

@@ -39,7 +39,7 @@ Status forEachParameter(Bytes t, size_t pos, size_t end, F&& f) {
     const uint8_t code = t[pos];
     const size_t len = t[pos + 1];
     if (end - pos - 2 < len) return err(ErrorCode::kCotpBadParameter, pos, "parameter length " + std::to_string(len) + " runs past the TPDU header");
-    NPAC_CMIP_RETURN_IF_ERROR(f(code, t.subspan(pos + 2, len), pos));
+    NPAC_RETURN_IF_ERROR(f(code, t.subspan(pos + 2, len), pos));
     pos += 2 + len;
   }
   return Status::ok();
@@ -51,7 +51,7 @@ Result<Connect> decodeConnect(Bytes t, size_t end) {
   c.src_ref = be16(t, 4);
   c.protocol_class = t[6] >> 4;
   c.options = t[6] & 0x0F;
-  NPAC_CMIP_RETURN_IF_ERROR(forEachParameter(t, 7, end, [&](uint8_t code, Bytes v, size_t off) -> Status {
+  NPAC_RETURN_IF_ERROR(forEachParameter(t, 7, end, [&](uint8_t code, Bytes v, size_t off) -> Status {
     switch (code) {
       case kParamTpduSize:
         if (v.size() != 1 || v[0] < kMinTpduSizeCode || v[0] > kMaxTpduSizeCodeAny)
@@ -93,14 +93,14 @@ Result<Tpdu> decode(Bytes t) {
     case static_cast<uint8_t>(TpduCode::kConnectionConfirm): {
       if (li < kConnectFixedLength) return err(ErrorCode::kCotpBadLengthIndicator, 0, "CR/CC header shorter than its fixed part");
       out.code = static_cast<TpduCode>(code);
-      NPAC_CMIP_ASSIGN_OR_RETURN(out.connect, decodeConnect(t, end));
+      NPAC_ASSIGN_OR_RETURN(out.connect, decodeConnect(t, end));
       return out;
     }
     case static_cast<uint8_t>(TpduCode::kDisconnectRequest): {
       if (li < kDisconnectFixedLength) return err(ErrorCode::kCotpBadLengthIndicator, 0, "DR header shorter than its fixed part");
       out.code = TpduCode::kDisconnectRequest;
       out.disconnect = Disconnect{be16(t, 2), be16(t, 4), t[6]};
-      NPAC_CMIP_RETURN_IF_ERROR(forEachParameter(t, 7, end, [](uint8_t, Bytes, size_t) { return Status::ok(); }));
+      NPAC_RETURN_IF_ERROR(forEachParameter(t, 7, end, [](uint8_t, Bytes, size_t) { return Status::ok(); }));
       return out;
     }
     case static_cast<uint8_t>(TpduCode::kData): {
@@ -116,7 +116,7 @@ Result<Tpdu> decode(Bytes t) {
       out.code = TpduCode::kError;
       out.error.dst_ref = be16(t, 2);
       out.error.cause = t[4];
-      NPAC_CMIP_RETURN_IF_ERROR(forEachParameter(t, 5, end, [&](uint8_t c, Bytes v, size_t) {
+      NPAC_RETURN_IF_ERROR(forEachParameter(t, 5, end, [&](uint8_t c, Bytes v, size_t) {
         if (c == kParamInvalidTpdu) out.error.invalid_tpdu.assign(v.begin(), v.end());
         return Status::ok();
       }));

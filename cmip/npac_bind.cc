@@ -43,7 +43,7 @@ void writeSignedFields(BerWriter& w, const LnpAccessControl& ac) {
 Result<Tlv> expectField(BerReader& r, Tag tag, const char* name) {
   if (r.atEnd()) return bad(r.offset(), std::string("LnpAccessControl lacks ") + name);
   if (!r.nextIs(tag)) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, r.peek());
+    NPAC_ASSIGN_OR_RETURN(Tlv t, r.peek());
     return bad(t.offset, std::string("expected ") + name + " " + tag.toString() + ", got " +
                              t.tag.toString());
   }
@@ -51,8 +51,8 @@ Result<Tlv> expectField(BerReader& r, Tag tag, const char* name) {
 }
 
 Result<int64_t> readRanged(BerReader& r, Tag tag, const char* name, int64_t max) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, expectField(r, tag, name));
-  NPAC_CMIP_ASSIGN_OR_RETURN(int64_t v, decodeInteger(t));
+  NPAC_ASSIGN_OR_RETURN(Tlv t, expectField(r, tag, name));
+  NPAC_ASSIGN_OR_RETURN(int64_t v, decodeInteger(t));
   if (v < 0 || v > max) {
     return bad(t.offset, std::string(name) + " " + std::to_string(v) + " is outside 0.." +
                              std::to_string(max));
@@ -62,34 +62,34 @@ Result<int64_t> readRanged(BerReader& r, Tag tag, const char* name, int64_t max)
 
 Result<LnpAccessControl> decodeFields(BerReader& r) {
   LnpAccessControl ac;
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv sid, expectField(r, kSystemId, "systemId"));
-  NPAC_CMIP_ASSIGN_OR_RETURN(ac.systemId, decodeString(sid, StringKind::kPrintable, r.limits()));
+  NPAC_ASSIGN_OR_RETURN(Tlv sid, expectField(r, kSystemId, "systemId"));
+  NPAC_ASSIGN_OR_RETURN(ac.systemId, decodeString(sid, StringKind::kPrintable, r.limits()));
   if (ac.systemId.size() != kSystemIdLength) {
     return bad(sid.offset, "systemId (SPID) must be exactly 4 characters, got " +
                                std::to_string(ac.systemId.size()));
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(int64_t type, readRanged(r, kSystemType, "systemType", 3));
+  NPAC_ASSIGN_OR_RETURN(int64_t type, readRanged(r, kSystemType, "systemType", 3));
   ac.systemType = static_cast<SystemType>(type);
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv uid, expectField(r, kUserId, "userId"));
-  NPAC_CMIP_ASSIGN_OR_RETURN(ac.userId, decodeString(uid, StringKind::kVisible, r.limits()));
+  NPAC_ASSIGN_OR_RETURN(Tlv uid, expectField(r, kUserId, "userId"));
+  NPAC_ASSIGN_OR_RETURN(ac.userId, decodeString(uid, StringKind::kVisible, r.limits()));
   if (ac.userId.empty() || ac.userId.size() > kMaxUserIdLength) {
     return bad(uid.offset, "userId must be 1..64 characters, got " +
                                std::to_string(ac.userId.size()));
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(ac.listId, readRanged(r, kListId, "listId", kMaxKeyNumber));
-  NPAC_CMIP_ASSIGN_OR_RETURN(ac.keyId, readRanged(r, kKeyId, "keyId", kMaxKeyNumber));
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv dt, expectField(r, kDepartureTime, "cmipDepartureTime"));
-  NPAC_CMIP_ASSIGN_OR_RETURN(ac.departureTime, decodeGeneralizedTime(dt));
+  NPAC_ASSIGN_OR_RETURN(ac.listId, readRanged(r, kListId, "listId", kMaxKeyNumber));
+  NPAC_ASSIGN_OR_RETURN(ac.keyId, readRanged(r, kKeyId, "keyId", kMaxKeyNumber));
+  NPAC_ASSIGN_OR_RETURN(Tlv dt, expectField(r, kDepartureTime, "cmipDepartureTime"));
+  NPAC_ASSIGN_OR_RETURN(ac.departureTime, decodeGeneralizedTime(dt));
   if (!ac.departureTime.utc) return bad(dt.offset, "cmipDepartureTime must be UTC ('Z')");
-  NPAC_CMIP_ASSIGN_OR_RETURN(
+  NPAC_ASSIGN_OR_RETURN(
       ac.sequenceNumber, readRanged(r, kSequenceNumber, "sequenceNumber", kMaxSequenceNumber));
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv fn, expectField(r, kFunctions, "associationFunctions"));
-  NPAC_CMIP_ASSIGN_OR_RETURN(BitString bits, decodeBitString(fn));
-  NPAC_CMIP_ASSIGN_OR_RETURN(ac.functions, AssociationFunctionMask::fromBitString(bits, fn.offset));
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv rm, expectField(r, kRecoveryMode, "recoveryMode"));
-  NPAC_CMIP_ASSIGN_OR_RETURN(ac.recoveryMode, decodeBoolean(rm));
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv sg, expectField(r, kSignature, "signature"));
-  NPAC_CMIP_ASSIGN_OR_RETURN(BitString sig, decodeBitString(sg));
+  NPAC_ASSIGN_OR_RETURN(Tlv fn, expectField(r, kFunctions, "associationFunctions"));
+  NPAC_ASSIGN_OR_RETURN(BitString bits, decodeBitString(fn));
+  NPAC_ASSIGN_OR_RETURN(ac.functions, AssociationFunctionMask::fromBitString(bits, fn.offset));
+  NPAC_ASSIGN_OR_RETURN(Tlv rm, expectField(r, kRecoveryMode, "recoveryMode"));
+  NPAC_ASSIGN_OR_RETURN(ac.recoveryMode, decodeBoolean(rm));
+  NPAC_ASSIGN_OR_RETURN(Tlv sg, expectField(r, kSignature, "signature"));
+  NPAC_ASSIGN_OR_RETURN(BitString sig, decodeBitString(sg));
   if (sig.unused_bits != 0) return bad(sg.offset, "signature must have 0 unused bits");
   ac.signature = std::move(sig.bytes);
   if (!r.atEnd()) return bad(r.offset(), "unexpected element after signature");
@@ -99,7 +99,7 @@ Result<LnpAccessControl> decodeFields(BerReader& r) {
 Result<BerReader> enterSequence(std::span<const uint8_t> tlv, const DecodeLimits& limits,
                                 BerReader& outer, const char* what,
                                 ErrorCode code = ErrorCode::kBindBadAccessControl) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(tlv, limits));
+  NPAC_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(tlv, limits));
   if (top.tag != kTagSequence) {
     return Status::error(code, top.offset,
                          std::string(what) + " must be a SEQUENCE, got " + top.tag.toString());
@@ -176,7 +176,7 @@ std::vector<uint8_t> encodeAccessControl(const LnpAccessControl& ac) {
 Result<LnpAccessControl> decodeAccessControl(std::span<const uint8_t> tlv,
                                              const DecodeLimits& limits) {
   BerReader outer(tlv, limits);
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader r, enterSequence(tlv, limits, outer, "LnpAccessControl"));
+  NPAC_ASSIGN_OR_RETURN(BerReader r, enterSequence(tlv, limits, outer, "LnpAccessControl"));
   return decodeFields(r);
 }
 
@@ -240,7 +240,7 @@ Result<std::optional<LnpAccessControl>> npacAccessControlFrom(const Aare& aare, 
   for (const External& ext : aare.userInformation) {
     Result<CmipUserInfo> info = decodeCmipUserInfo(ext.data, limits);
     if (!info.isOk() || !info->accessControl) continue;  // not a CMIPUserInfo, or no accessControl
-    NPAC_CMIP_ASSIGN_OR_RETURN(LnpAccessControl ac, accessControlFromExternal(*info->accessControl, limits));
+    NPAC_ASSIGN_OR_RETURN(LnpAccessControl ac, accessControlFromExternal(*info->accessControl, limits));
     return std::optional<LnpAccessControl>(std::move(ac));
   }
   return std::optional<LnpAccessControl>();
@@ -262,10 +262,10 @@ OpaqueBer encodeRecoveryRequest(const RecoveryRequest& req) {
 
 Result<RecoveryRequest> decodeRecoveryRequest(std::span<const uint8_t> tlv,
                                               const DecodeLimits& limits) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(tlv, limits));
+  NPAC_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(tlv, limits));
   RecoveryRequest req;
   if (top.tag == Tag::context(1)) {
-    NPAC_CMIP_RETURN_IF_ERROR(decodeNull(top));
+    NPAC_RETURN_IF_ERROR(decodeNull(top));
     req.allUnacknowledged = true;
     return req;
   }
@@ -274,12 +274,12 @@ Result<RecoveryRequest> decodeRecoveryRequest(std::span<const uint8_t> tlv,
                          "RecoveryRequest must be [0] timeRange or [1] allUnacknowledged");
   }
   BerReader outer(tlv, limits);
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader r, outer.enter(top));
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv start, r.expect(Tag::context(0)));
-  NPAC_CMIP_ASSIGN_OR_RETURN(req.startTime, decodeGeneralizedTime(start));
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv stop, r.expect(Tag::context(1)));
-  NPAC_CMIP_ASSIGN_OR_RETURN(req.stopTime, decodeGeneralizedTime(stop));
-  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  NPAC_ASSIGN_OR_RETURN(BerReader r, outer.enter(top));
+  NPAC_ASSIGN_OR_RETURN(Tlv start, r.expect(Tag::context(0)));
+  NPAC_ASSIGN_OR_RETURN(req.startTime, decodeGeneralizedTime(start));
+  NPAC_ASSIGN_OR_RETURN(Tlv stop, r.expect(Tag::context(1)));
+  NPAC_ASSIGN_OR_RETURN(req.stopTime, decodeGeneralizedTime(stop));
+  NPAC_RETURN_IF_ERROR(r.expectEnd());
   if (req.stopTime.toUnixMillis() < req.startTime.toUnixMillis()) {
     return Status::error(ErrorCode::kCmipBadArgument, top.offset,
                          "RecoveryRequest stopTime is before startTime");
@@ -298,9 +298,9 @@ OpaqueBer encodeRecoveryReply(int64_t messageCount) {
 
 Result<int64_t> decodeRecoveryReply(std::span<const uint8_t> tlv, const DecodeLimits& limits) {
   BerReader outer(tlv, limits);
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader r, enterSequence(tlv, limits, outer, "RecoveryReply", ErrorCode::kCmipBadArgument));
-  NPAC_CMIP_ASSIGN_OR_RETURN(int64_t n, r.readInteger(Tag::context(0)));
-  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  NPAC_ASSIGN_OR_RETURN(BerReader r, enterSequence(tlv, limits, outer, "RecoveryReply", ErrorCode::kCmipBadArgument));
+  NPAC_ASSIGN_OR_RETURN(int64_t n, r.readInteger(Tag::context(0)));
+  NPAC_RETURN_IF_ERROR(r.expectEnd());
   return n;
 }
 
@@ -316,10 +316,10 @@ OpaqueBer encodeHeartbeat(const GeneralizedTime& sentAt) {
 Result<GeneralizedTime> decodeHeartbeat(std::span<const uint8_t> tlv,
                                         const DecodeLimits& limits) {
   BerReader outer(tlv, limits);
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader r, enterSequence(tlv, limits, outer, "Heartbeat", ErrorCode::kCmipBadArgument));
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, r.expect(Tag::context(0)));
-  NPAC_CMIP_ASSIGN_OR_RETURN(GeneralizedTime g, decodeGeneralizedTime(t));
-  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  NPAC_ASSIGN_OR_RETURN(BerReader r, enterSequence(tlv, limits, outer, "Heartbeat", ErrorCode::kCmipBadArgument));
+  NPAC_ASSIGN_OR_RETURN(Tlv t, r.expect(Tag::context(0)));
+  NPAC_ASSIGN_OR_RETURN(GeneralizedTime g, decodeGeneralizedTime(t));
+  NPAC_RETURN_IF_ERROR(r.expectEnd());
   return g;
 }
 

@@ -39,26 +39,26 @@ std::vector<uint8_t> encodeBindRefusal(const LnpBindRefusal& refusal) {
 }
 
 Result<LnpBindRefusal> decodeBindRefusal(std::span<const uint8_t> tlv, const DecodeLimits& limits) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(tlv, limits));
+  NPAC_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(tlv, limits));
   if (top.tag != kTagSequence) return bad(top.offset, "LnpBindRefusal must be a SEQUENCE, got " + top.tag.toString());
   BerReader outer(tlv, limits);
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader r, outer.enter(top));
+  NPAC_ASSIGN_OR_RETURN(BerReader r, outer.enter(top));
   LnpBindRefusal refusal;
   if (r.atEnd() || !r.nextIs(kReason)) return bad(top.offset, "LnpBindRefusal lacks reason [0]");
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv reason, r.next());
-  NPAC_CMIP_ASSIGN_OR_RETURN(refusal.reason, decodeString(reason, StringKind::kVisible, limits));
+  NPAC_ASSIGN_OR_RETURN(Tlv reason, r.next());
+  NPAC_ASSIGN_OR_RETURN(refusal.reason, decodeString(reason, StringKind::kVisible, limits));
   if (refusal.reason.empty() || refusal.reason.size() > kMaxRefusalReason) {
     return bad(reason.offset, "LnpBindRefusal reason must be 1.." + std::to_string(kMaxRefusalReason) +
                                   " characters, got " + std::to_string(refusal.reason.size()));
   }
   if (!r.atEnd() && r.nextIs(kText)) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv text, r.next());
-    NPAC_CMIP_ASSIGN_OR_RETURN(refusal.text, decodeString(text, StringKind::kUtf8, limits));
+    NPAC_ASSIGN_OR_RETURN(Tlv text, r.next());
+    NPAC_ASSIGN_OR_RETURN(refusal.text, decodeString(text, StringKind::kUtf8, limits));
     if (refusal.text.size() > kMaxRefusalText) {
       return bad(text.offset, "LnpBindRefusal text is over " + std::to_string(kMaxRefusalText) + " octets");
     }
   }
-  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  NPAC_RETURN_IF_ERROR(r.expectEnd());
   return refusal;
 }
 
@@ -81,7 +81,7 @@ Result<std::optional<LnpBindRefusal>> bindRefusalFrom(const Aare& aare, const De
     if (inner.encoding != External::Encoding::kSingleAsn1Type) {
       return bad(0, "LnpBindRefusal EXTERNAL must use single-ASN1-type encoding");
     }
-    NPAC_CMIP_ASSIGN_OR_RETURN(LnpBindRefusal refusal, decodeBindRefusal(inner.data, limits));
+    NPAC_ASSIGN_OR_RETURN(LnpBindRefusal refusal, decodeBindRefusal(inner.data, limits));
     return std::optional<LnpBindRefusal>(std::move(refusal));
   }
   return std::optional<LnpBindRefusal>();

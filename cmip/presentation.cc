@@ -41,29 +41,29 @@ Status asPpduError(const Status& s) {
 }
 
 Result<std::vector<uint8_t>> selector(const Tlv& t) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Bytes v, decodeOctetStringView(t));
+  NPAC_ASSIGN_OR_RETURN(Bytes v, decodeOctetStringView(t));
   return std::vector<uint8_t>(v.begin(), v.end());
 }
 
 Status decodePdv(BerReader& outer, const Tlv& item, UserData& out) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader r, outer.enter(item));
+  NPAC_ASSIGN_OR_RETURN(BerReader r, outer.enter(item));
   Pdv pdv;
   if (r.nextIs(kTagOid)) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(pdv.transfer_syntax, r.readOid());
+    NPAC_ASSIGN_OR_RETURN(pdv.transfer_syntax, r.readOid());
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(pdv.context_id, r.readInteger());
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv v, r.next());
+  NPAC_ASSIGN_OR_RETURN(pdv.context_id, r.readInteger());
+  NPAC_ASSIGN_OR_RETURN(Tlv v, r.next());
   if (v.tag == kTagSingleAsn1Type) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(v));
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv apdu, in.next());
-    NPAC_CMIP_RETURN_IF_ERROR(in.expectEnd());
+    NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(v));
+    NPAC_ASSIGN_OR_RETURN(Tlv apdu, in.next());
+    NPAC_RETURN_IF_ERROR(in.expectEnd());
     pdv.value = apdu.encoded;
   } else if (v.tag == kTagOctetAligned) {
     pdv.value = v.content;
   } else {
     return bad(v.offset, "presentation-data-values " + v.tag.toString() + " not supported (single-ASN1-type or octet-aligned)");
   }
-  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  NPAC_RETURN_IF_ERROR(r.expectEnd());
   out.push_back(pdv);
   return Status::ok();
 }
@@ -71,54 +71,54 @@ Status decodePdv(BerReader& outer, const Tlv& item, UserData& out) {
 Status decodeUserDataTlv(BerReader& outer, const Tlv& t, UserData& out) {
   if (t.tag == kTagSimplyEncodedData) return bad(t.offset, "simply-encoded-data is not used in normal mode with contexts (X.226 §8.4.1)");
   if (!(t.tag == kTagFullyEncodedData)) return bad(t.offset, "expected User-data [APPLICATION 1], found " + t.tag.toString());
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader r, outer.enter(t));
+  NPAC_ASSIGN_OR_RETURN(BerReader r, outer.enter(t));
   if (r.atEnd()) return bad(t.offset, "fully-encoded-data needs at least one PDV-list");
   while (!r.atEnd()) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv item, r.expect(kTagSequence));
-    NPAC_CMIP_RETURN_IF_ERROR(decodePdv(r, item, out));
+    NPAC_ASSIGN_OR_RETURN(Tlv item, r.expect(kTagSequence));
+    NPAC_RETURN_IF_ERROR(decodePdv(r, item, out));
   }
   return Status::ok();
 }
 
 Result<bool> decodeVersion(const Tlv& t) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(BitString b, decodeBitString(t));
+  NPAC_ASSIGN_OR_RETURN(BitString b, decodeBitString(t));
   return b.bit(0);
 }
 
 Status decodeResultList(BerReader& outer, const Tlv& t, std::vector<ContextResult>& out) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader r, outer.enter(t));
+  NPAC_ASSIGN_OR_RETURN(BerReader r, outer.enter(t));
   while (!r.atEnd()) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv item, r.expect(kTagSequence));
-    NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(item));
+    NPAC_ASSIGN_OR_RETURN(Tlv item, r.expect(kTagSequence));
+    NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(item));
     ContextResult cr;
-    NPAC_CMIP_ASSIGN_OR_RETURN(cr.result, in.readInteger(kTagResult));
+    NPAC_ASSIGN_OR_RETURN(cr.result, in.readInteger(kTagResult));
     if (in.nextIs(kTagResultTransferSyntax)) {
-      NPAC_CMIP_ASSIGN_OR_RETURN(cr.transfer_syntax, in.readOid(kTagResultTransferSyntax));
+      NPAC_ASSIGN_OR_RETURN(cr.transfer_syntax, in.readOid(kTagResultTransferSyntax));
     }
     if (in.nextIs(kTagResultProviderReason)) {
-      NPAC_CMIP_ASSIGN_OR_RETURN(cr.provider_reason, in.readInteger(kTagResultProviderReason));
+      NPAC_ASSIGN_OR_RETURN(cr.provider_reason, in.readInteger(kTagResultProviderReason));
     }
-    NPAC_CMIP_RETURN_IF_ERROR(in.expectEnd());
+    NPAC_RETURN_IF_ERROR(in.expectEnd());
     out.push_back(std::move(cr));
   }
   return Status::ok();
 }
 
 Status decodeDefinitionList(BerReader& outer, const Tlv& t, std::vector<ContextProposal>& out) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader r, outer.enter(t));
+  NPAC_ASSIGN_OR_RETURN(BerReader r, outer.enter(t));
   while (!r.atEnd()) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv item, r.expect(kTagSequence));
-    NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(item));
+    NPAC_ASSIGN_OR_RETURN(Tlv item, r.expect(kTagSequence));
+    NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(item));
     ContextProposal p;
-    NPAC_CMIP_ASSIGN_OR_RETURN(p.id, in.readInteger());
-    NPAC_CMIP_ASSIGN_OR_RETURN(p.abstract_syntax, in.readOid());
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv list, in.expect(kTagSequence));
-    NPAC_CMIP_ASSIGN_OR_RETURN(BerReader ts, in.enter(list));
+    NPAC_ASSIGN_OR_RETURN(p.id, in.readInteger());
+    NPAC_ASSIGN_OR_RETURN(p.abstract_syntax, in.readOid());
+    NPAC_ASSIGN_OR_RETURN(Tlv list, in.expect(kTagSequence));
+    NPAC_ASSIGN_OR_RETURN(BerReader ts, in.enter(list));
     while (!ts.atEnd()) {
-      NPAC_CMIP_ASSIGN_OR_RETURN(Oid o, ts.readOid());
+      NPAC_ASSIGN_OR_RETURN(Oid o, ts.readOid());
       p.transfer_syntaxes.push_back(std::move(o));
     }
-    NPAC_CMIP_RETURN_IF_ERROR(in.expectEnd());
+    NPAC_RETURN_IF_ERROR(in.expectEnd());
     for (const ContextProposal& q : out)
       if (q.id == p.id) return bad(item.offset, "presentation context identifier " + std::to_string(p.id) + " proposed twice");
     out.push_back(std::move(p));
@@ -161,7 +161,7 @@ const uint8_t kModeSelectorNormal[] = {0xA0, 0x03, 0x80, 0x01, 0x01};  // [0] { 
 }  // namespace
 
 Result<UserData> decodeUserData(Bytes ppdu, const DecodeLimits& limits) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, topLevel(ppdu, limits));
+  NPAC_ASSIGN_OR_RETURN(Tlv t, topLevel(ppdu, limits));
   BerReader top(ppdu, limits);
   UserData ud;
   Status s = decodeUserDataTlv(top, t, ud);
@@ -170,34 +170,34 @@ Result<UserData> decodeUserData(Bytes ppdu, const DecodeLimits& limits) {
 }
 
 Result<ConnectRequest> decodeConnectRequest(Bytes ppdu, const DecodeLimits& limits) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, topLevel(ppdu, limits));
+  NPAC_ASSIGN_OR_RETURN(Tlv t, topLevel(ppdu, limits));
   if (!(t.tag == kTagSet)) return bad(t.offset, "CP-type must be a SET, found " + t.tag.toString());
   ConnectRequest cp;
   bool have_mode = false;
   BerReader top(ppdu, limits);
   auto body = [&]() -> Status {
-    NPAC_CMIP_ASSIGN_OR_RETURN(BerReader set, top.enter(t));
+    NPAC_ASSIGN_OR_RETURN(BerReader set, top.enter(t));
     while (!set.atEnd()) {
-      NPAC_CMIP_ASSIGN_OR_RETURN(Tlv e, set.next());
+      NPAC_ASSIGN_OR_RETURN(Tlv e, set.next());
       if (e.tag == kTagModeSelector) {
-        NPAC_CMIP_ASSIGN_OR_RETURN(BerReader m, set.enter(e));
-        NPAC_CMIP_ASSIGN_OR_RETURN(cp.mode, m.readInteger(kTagModeValue));
-        NPAC_CMIP_RETURN_IF_ERROR(m.expectEnd());
+        NPAC_ASSIGN_OR_RETURN(BerReader m, set.enter(e));
+        NPAC_ASSIGN_OR_RETURN(cp.mode, m.readInteger(kTagModeValue));
+        NPAC_RETURN_IF_ERROR(m.expectEnd());
         have_mode = true;
       } else if (e.tag == kTagNormalModeParameters) {
-        NPAC_CMIP_ASSIGN_OR_RETURN(BerReader n, set.enter(e));
+        NPAC_ASSIGN_OR_RETURN(BerReader n, set.enter(e));
         while (!n.atEnd()) {
-          NPAC_CMIP_ASSIGN_OR_RETURN(Tlv p, n.next());
+          NPAC_ASSIGN_OR_RETURN(Tlv p, n.next());
           if (p.tag == kTagProtocolVersion) {
-            NPAC_CMIP_ASSIGN_OR_RETURN(cp.version1, decodeVersion(p));
+            NPAC_ASSIGN_OR_RETURN(cp.version1, decodeVersion(p));
           } else if (p.tag == kTagCallingSelector) {
-            NPAC_CMIP_ASSIGN_OR_RETURN(cp.calling_selector, selector(p));
+            NPAC_ASSIGN_OR_RETURN(cp.calling_selector, selector(p));
           } else if (p.tag == kTagCalledSelector) {
-            NPAC_CMIP_ASSIGN_OR_RETURN(cp.called_selector, selector(p));
+            NPAC_ASSIGN_OR_RETURN(cp.called_selector, selector(p));
           } else if (p.tag == kTagContextDefinitionList) {
-            NPAC_CMIP_RETURN_IF_ERROR(decodeDefinitionList(n, p, cp.contexts));
+            NPAC_RETURN_IF_ERROR(decodeDefinitionList(n, p, cp.contexts));
           } else if (p.tag.cls == TagClass::kApplication) {
-            NPAC_CMIP_RETURN_IF_ERROR(decodeUserDataTlv(n, p, cp.user_data));
+            NPAC_RETURN_IF_ERROR(decodeUserDataTlv(n, p, cp.user_data));
           }  // default context, requirements, options: not used by this profile
         }
       }  // x410-mode-parameters [1]: the mode check below refuses that mode
@@ -211,28 +211,28 @@ Result<ConnectRequest> decodeConnectRequest(Bytes ppdu, const DecodeLimits& limi
 }
 
 Result<ConnectAccept> decodeConnectAccept(Bytes ppdu, const DecodeLimits& limits) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, topLevel(ppdu, limits));
+  NPAC_ASSIGN_OR_RETURN(Tlv t, topLevel(ppdu, limits));
   if (!(t.tag == kTagSet)) return bad(t.offset, "CPA-PPDU must be a SET, found " + t.tag.toString());
   ConnectAccept cpa;
   BerReader top(ppdu, limits);
   auto body = [&]() -> Status {
-    NPAC_CMIP_ASSIGN_OR_RETURN(BerReader set, top.enter(t));
+    NPAC_ASSIGN_OR_RETURN(BerReader set, top.enter(t));
     while (!set.atEnd()) {
-      NPAC_CMIP_ASSIGN_OR_RETURN(Tlv e, set.next());
+      NPAC_ASSIGN_OR_RETURN(Tlv e, set.next());
       if (e.tag == kTagModeSelector) {
-        NPAC_CMIP_ASSIGN_OR_RETURN(BerReader m, set.enter(e));
-        NPAC_CMIP_ASSIGN_OR_RETURN(int64_t mode, m.readInteger(kTagModeValue));
+        NPAC_ASSIGN_OR_RETURN(BerReader m, set.enter(e));
+        NPAC_ASSIGN_OR_RETURN(int64_t mode, m.readInteger(kTagModeValue));
         if (mode != kNormalMode) return Status::error(ErrorCode::kPresentationUnsupportedMode, e.offset, "CPA in a mode other than normal");
       } else if (e.tag == kTagNormalModeParameters) {
-        NPAC_CMIP_ASSIGN_OR_RETURN(BerReader n, set.enter(e));
+        NPAC_ASSIGN_OR_RETURN(BerReader n, set.enter(e));
         while (!n.atEnd()) {
-          NPAC_CMIP_ASSIGN_OR_RETURN(Tlv p, n.next());
+          NPAC_ASSIGN_OR_RETURN(Tlv p, n.next());
           if (p.tag == kTagRespondingSelector) {
-            NPAC_CMIP_ASSIGN_OR_RETURN(cpa.responding_selector, selector(p));
+            NPAC_ASSIGN_OR_RETURN(cpa.responding_selector, selector(p));
           } else if (p.tag == kTagContextResultList) {
-            NPAC_CMIP_RETURN_IF_ERROR(decodeResultList(n, p, cpa.results));
+            NPAC_RETURN_IF_ERROR(decodeResultList(n, p, cpa.results));
           } else if (p.tag.cls == TagClass::kApplication) {
-            NPAC_CMIP_RETURN_IF_ERROR(decodeUserDataTlv(n, p, cpa.user_data));
+            NPAC_RETURN_IF_ERROR(decodeUserDataTlv(n, p, cpa.user_data));
           }
         }
       }
@@ -245,22 +245,22 @@ Result<ConnectAccept> decodeConnectAccept(Bytes ppdu, const DecodeLimits& limits
 }
 
 Result<ConnectReject> decodeConnectReject(Bytes ppdu, const DecodeLimits& limits) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, topLevel(ppdu, limits));
+  NPAC_ASSIGN_OR_RETURN(Tlv t, topLevel(ppdu, limits));
   if (!(t.tag == kTagSequence)) return bad(t.offset, "normal-mode CPR-PPDU must be a SEQUENCE, found " + t.tag.toString());
   ConnectReject cpr;
   BerReader top(ppdu, limits);
   auto body = [&]() -> Status {
-    NPAC_CMIP_ASSIGN_OR_RETURN(BerReader n, top.enter(t));
+    NPAC_ASSIGN_OR_RETURN(BerReader n, top.enter(t));
     while (!n.atEnd()) {
-      NPAC_CMIP_ASSIGN_OR_RETURN(Tlv p, n.next());
+      NPAC_ASSIGN_OR_RETURN(Tlv p, n.next());
       if (p.tag == kTagRespondingSelector) {
-        NPAC_CMIP_ASSIGN_OR_RETURN(cpr.responding_selector, selector(p));
+        NPAC_ASSIGN_OR_RETURN(cpr.responding_selector, selector(p));
       } else if (p.tag == kTagContextResultList) {
-        NPAC_CMIP_RETURN_IF_ERROR(decodeResultList(n, p, cpr.results));
+        NPAC_RETURN_IF_ERROR(decodeResultList(n, p, cpr.results));
       } else if (p.tag == kTagCprProviderReason) {
-        NPAC_CMIP_ASSIGN_OR_RETURN(cpr.provider_reason, decodeInteger(p));
+        NPAC_ASSIGN_OR_RETURN(cpr.provider_reason, decodeInteger(p));
       } else if (p.tag.cls == TagClass::kApplication) {
-        NPAC_CMIP_RETURN_IF_ERROR(decodeUserDataTlv(n, p, cpr.user_data));
+        NPAC_RETURN_IF_ERROR(decodeUserDataTlv(n, p, cpr.user_data));
       }
     }
     return Status::ok();
@@ -271,27 +271,27 @@ Result<ConnectReject> decodeConnectReject(Bytes ppdu, const DecodeLimits& limits
 }
 
 Result<Abort> decodeAbort(Bytes ppdu, const DecodeLimits& limits) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv t, topLevel(ppdu, limits));
+  NPAC_ASSIGN_OR_RETURN(Tlv t, topLevel(ppdu, limits));
   Abort a;
   BerReader top(ppdu, limits);
   auto body = [&]() -> Status {
-    NPAC_CMIP_ASSIGN_OR_RETURN(BerReader r, top.enter(t));
+    NPAC_ASSIGN_OR_RETURN(BerReader r, top.enter(t));
     if (t.tag == kTagAruNormalMode) {
       a.user_abort = true;
       if (r.nextIs(kTagAruContextList)) {
-        NPAC_CMIP_RETURN_IF_ERROR(r.next().status());
+        NPAC_RETURN_IF_ERROR(r.next().status());
       }
       if (!r.atEnd()) {
-        NPAC_CMIP_ASSIGN_OR_RETURN(Tlv ud, r.next());
-        NPAC_CMIP_RETURN_IF_ERROR(decodeUserDataTlv(r, ud, a.user_data));
+        NPAC_ASSIGN_OR_RETURN(Tlv ud, r.next());
+        NPAC_RETURN_IF_ERROR(decodeUserDataTlv(r, ud, a.user_data));
       }
     } else if (t.tag == kTagSequence) {
       a.user_abort = false;
       if (r.nextIs(kTagArpReason)) {
-        NPAC_CMIP_ASSIGN_OR_RETURN(a.provider_reason, r.readInteger(kTagArpReason));
+        NPAC_ASSIGN_OR_RETURN(a.provider_reason, r.readInteger(kTagArpReason));
       }
       if (r.nextIs(kTagArpEvent)) {
-        NPAC_CMIP_ASSIGN_OR_RETURN(a.event_identifier, r.readInteger(kTagArpEvent));
+        NPAC_ASSIGN_OR_RETURN(a.event_identifier, r.readInteger(kTagArpEvent));
       }
     } else {
       return bad(t.offset, "Abort-type must be ARU [0] or ARP SEQUENCE, found " + t.tag.toString());

@@ -47,96 +47,96 @@ Result<int32_t> toInt32(int64_t v, size_t offset, const char* what) {
 
 Result<InvokeId> readInvokeId(BerReader& r) {
   if (r.nextIs(kTagNull)) {
-    NPAC_CMIP_RETURN_IF_ERROR(r.readNull());
+    NPAC_RETURN_IF_ERROR(r.readNull());
     return InvokeId{};
   }
   size_t at = r.offset();
   if (!r.nextIs(kTagInteger)) return bad(at, "invokeId must be INTEGER or NULL");
-  NPAC_CMIP_ASSIGN_OR_RETURN(int64_t v, r.readInteger());
-  NPAC_CMIP_ASSIGN_OR_RETURN(int32_t id, toInt32(v, at, "invokeId"));
+  NPAC_ASSIGN_OR_RETURN(int64_t v, r.readInteger());
+  NPAC_ASSIGN_OR_RETURN(int32_t id, toInt32(v, at, "invokeId"));
   return InvokeId{id};
 }
 
 Result<Code> readCode(BerReader& r, const char* what) {
   size_t at = r.offset();
   if (r.nextIs(kTagInteger)) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(int64_t v, r.readInteger());
-    NPAC_CMIP_ASSIGN_OR_RETURN(int32_t c, toInt32(v, at, what));
+    NPAC_ASSIGN_OR_RETURN(int64_t v, r.readInteger());
+    NPAC_ASSIGN_OR_RETURN(int32_t c, toInt32(v, at, what));
     return Code::local(c);
   }
   if (r.nextIs(kTagOid)) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Oid oid, r.readOid());
+    NPAC_ASSIGN_OR_RETURN(Oid oid, r.readOid());
     return Code{std::move(oid)};
   }
   return bad(at, std::string(what) + " must be INTEGER (local) or OBJECT IDENTIFIER");
 }
 
 Result<OpaqueBer> readOpaque(BerReader& r) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv tlv, r.next());
+  NPAC_ASSIGN_OR_RETURN(Tlv tlv, r.next());
   return decodeOpaque(tlv);
 }
 
 Result<RoseApdu> decodeInvoke(BerReader& r) {
   RoseInvoke inv;
   size_t at = r.offset();
-  NPAC_CMIP_ASSIGN_OR_RETURN(InvokeId id, readInvokeId(r));
+  NPAC_ASSIGN_OR_RETURN(InvokeId id, readInvokeId(r));
   if (!id.present) return bad(at, "Invoke needs a present invokeId (X.711 InvokeIDType)");
   inv.invokeId = *id.present;
   if (r.nextIs(kLinkedIdPresent)) {
     size_t lat = r.offset();
-    NPAC_CMIP_ASSIGN_OR_RETURN(int64_t v, r.readInteger(kLinkedIdPresent));
-    NPAC_CMIP_ASSIGN_OR_RETURN(inv.linkedId, toInt32(v, lat, "linkedId"));
+    NPAC_ASSIGN_OR_RETURN(int64_t v, r.readInteger(kLinkedIdPresent));
+    NPAC_ASSIGN_OR_RETURN(inv.linkedId, toInt32(v, lat, "linkedId"));
   } else if (r.nextIs(kLinkedIdAbsent)) {
-    NPAC_CMIP_RETURN_IF_ERROR(r.readNull(kLinkedIdAbsent));  // same as omitted
+    NPAC_RETURN_IF_ERROR(r.readNull(kLinkedIdAbsent));  // same as omitted
   }
-  NPAC_CMIP_ASSIGN_OR_RETURN(inv.opcode, readCode(r, "opcode"));
+  NPAC_ASSIGN_OR_RETURN(inv.opcode, readCode(r, "opcode"));
   if (!r.atEnd()) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(inv.argument, readOpaque(r));
+    NPAC_ASSIGN_OR_RETURN(inv.argument, readOpaque(r));
   }
-  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  NPAC_RETURN_IF_ERROR(r.expectEnd());
   return RoseApdu{std::move(inv)};
 }
 
 Result<RoseApdu> decodeReturnResult(BerReader& r) {
   RoseReturnResult rr;
-  NPAC_CMIP_ASSIGN_OR_RETURN(rr.invokeId, readInvokeId(r));
+  NPAC_ASSIGN_OR_RETURN(rr.invokeId, readInvokeId(r));
   if (!r.atEnd()) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(Tlv seq, r.expect(kTagSequence));
-    NPAC_CMIP_ASSIGN_OR_RETURN(BerReader in, r.enter(seq));
+    NPAC_ASSIGN_OR_RETURN(Tlv seq, r.expect(kTagSequence));
+    NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(seq));
     RoseReturnResult::Body body;
-    NPAC_CMIP_ASSIGN_OR_RETURN(body.opcode, readCode(in, "result.opcode"));
+    NPAC_ASSIGN_OR_RETURN(body.opcode, readCode(in, "result.opcode"));
     if (in.atEnd()) return bad(in.offset(), "ReturnResult.result lacks its result value");
-    NPAC_CMIP_ASSIGN_OR_RETURN(body.result, readOpaque(in));
-    NPAC_CMIP_RETURN_IF_ERROR(in.expectEnd());
+    NPAC_ASSIGN_OR_RETURN(body.result, readOpaque(in));
+    NPAC_RETURN_IF_ERROR(in.expectEnd());
     rr.result = std::move(body);
   }
-  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  NPAC_RETURN_IF_ERROR(r.expectEnd());
   return RoseApdu{std::move(rr)};
 }
 
 Result<RoseApdu> decodeReturnError(BerReader& r) {
   RoseReturnError re;
-  NPAC_CMIP_ASSIGN_OR_RETURN(re.invokeId, readInvokeId(r));
-  NPAC_CMIP_ASSIGN_OR_RETURN(re.errcode, readCode(r, "errcode"));
+  NPAC_ASSIGN_OR_RETURN(re.invokeId, readInvokeId(r));
+  NPAC_ASSIGN_OR_RETURN(re.errcode, readCode(r, "errcode"));
   if (!r.atEnd()) {
-    NPAC_CMIP_ASSIGN_OR_RETURN(re.parameter, readOpaque(r));
+    NPAC_ASSIGN_OR_RETURN(re.parameter, readOpaque(r));
   }
-  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  NPAC_RETURN_IF_ERROR(r.expectEnd());
   return RoseApdu{std::move(re)};
 }
 
 Result<RoseApdu> decodeReject(BerReader& r) {
   RoseReject rj;
-  NPAC_CMIP_ASSIGN_OR_RETURN(rj.invokeId, readInvokeId(r));
+  NPAC_ASSIGN_OR_RETURN(rj.invokeId, readInvokeId(r));
   size_t at = r.offset();
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv p, r.next());
+  NPAC_ASSIGN_OR_RETURN(Tlv p, r.next());
   if (p.tag.cls != TagClass::kContextSpecific || p.tag.constructed || p.tag.number > 3) {
     return bad(at, "Reject.problem must be [0]..[3] IMPLICIT INTEGER, got " + p.tag.toString());
   }
   rj.kind = static_cast<RejectProblemKind>(p.tag.number);
-  NPAC_CMIP_ASSIGN_OR_RETURN(int64_t v, decodeInteger(p));
-  NPAC_CMIP_ASSIGN_OR_RETURN(rj.problem, toInt32(v, at, "problem"));
-  NPAC_CMIP_RETURN_IF_ERROR(r.expectEnd());
+  NPAC_ASSIGN_OR_RETURN(int64_t v, decodeInteger(p));
+  NPAC_ASSIGN_OR_RETURN(rj.problem, toInt32(v, at, "problem"));
+  NPAC_RETURN_IF_ERROR(r.expectEnd());
   return RoseApdu{std::move(rj)};
 }
 
@@ -198,7 +198,7 @@ Result<std::vector<uint8_t>> spliceInvokeId(std::span<const uint8_t> invoke_apdu
     return bad(0, "only an Invoke ([1]) carries an invokeId to replace");
   }
   size_t outer_length = 0, outer_octets = 0;
-  NPAC_CMIP_RETURN_IF_ERROR(readDefiniteLength(invoke_apdu, 1, &outer_length, &outer_octets));
+  NPAC_RETURN_IF_ERROR(readDefiniteLength(invoke_apdu, 1, &outer_length, &outer_octets));
   const size_t content_at = 1 + outer_octets;
   if (outer_length > invoke_apdu.size() - content_at) {
     return Status::error(ErrorCode::kBerLengthPastBuffer, 1, "Invoke length past the end of the APDU");
@@ -211,7 +211,7 @@ Result<std::vector<uint8_t>> spliceInvokeId(std::span<const uint8_t> invoke_apdu
     return bad(content_at, "Invoke does not start with its invokeId INTEGER");
   }
   size_t id_length = 0, id_octets = 0;
-  NPAC_CMIP_RETURN_IF_ERROR(readDefiniteLength(content, 1, &id_length, &id_octets).shifted(content_at));
+  NPAC_RETURN_IF_ERROR(readDefiniteLength(content, 1, &id_length, &id_octets).shifted(content_at));
   const size_t id_content = 1 + id_octets;
   if (id_length > content.size() - id_content) {
     return Status::error(ErrorCode::kBerLengthPastBuffer, content_at + 1, "invokeId past the end of the Invoke");
@@ -306,14 +306,14 @@ std::vector<uint8_t> encodeRoseApdu(const RoseApdu& apdu) {
 }
 
 Result<RoseApdu> decodeRoseApdu(std::span<const uint8_t> in, const DecodeLimits& limits) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(in, limits));
+  NPAC_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(in, limits));
   if (top.tag.cls != TagClass::kContextSpecific || !top.tag.constructed ||
       top.tag.number < kInvokeTag || top.tag.number > kRejectTag) {
     return Status::error(ErrorCode::kRoseUnknownApdu, top.offset,
                          "not a ROSE APDU ([1]..[4] constructed): " + top.tag.toString());
   }
   BerReader outer(in, limits);
-  NPAC_CMIP_ASSIGN_OR_RETURN(BerReader r, outer.enter(top));
+  NPAC_ASSIGN_OR_RETURN(BerReader r, outer.enter(top));
   switch (top.tag.number) {
     case kInvokeTag: return decodeInvoke(r);
     case kReturnResultTag: return decodeReturnResult(r);

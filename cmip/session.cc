@@ -32,9 +32,9 @@ Status forEachUnit(Bytes t, size_t pos, size_t end, F&& f) {
   while (pos < end) {
     const size_t start = pos;
     const uint8_t code = t[pos++];
-    NPAC_CMIP_ASSIGN_OR_RETURN(size_t len, readLength(t.first(end), pos));
+    NPAC_ASSIGN_OR_RETURN(size_t len, readLength(t.first(end), pos));
     if (end - pos < len) return err(ErrorCode::kSessionBadParameter, start, "parameter " + std::to_string(code) + " runs past its SPDU");
-    NPAC_CMIP_RETURN_IF_ERROR(f(Unit{code, t.subspan(pos, len), start}));
+    NPAC_RETURN_IF_ERROR(f(Unit{code, t.subspan(pos, len), start}));
     pos += len;
   }
   return Status::ok();
@@ -62,17 +62,17 @@ Status decodeConnect(Bytes t, size_t pos, size_t end, Spdu& s) {
         const size_t vpos = static_cast<size_t>(u.value.data() - t.data());
         return forEachUnit(t, vpos, vpos + u.value.size(), [&](const Unit& pi) -> Status {
           if (pi.code == kPiProtocolOptions) {
-            NPAC_CMIP_RETURN_IF_ERROR(expectLength(pi, 1));
+            NPAC_RETURN_IF_ERROR(expectLength(pi, 1));
             c.protocol_options = pi.value[0];
           } else if (pi.code == kPiVersionNumber) {
-            NPAC_CMIP_RETURN_IF_ERROR(expectLength(pi, 1));
+            NPAC_RETURN_IF_ERROR(expectLength(pi, 1));
             c.version = pi.value[0];
           }
           return Status::ok();  // TSDU maximum size, serial number, token setting: unused
         });
       }
       case kPiSessionUserRequirements:
-        NPAC_CMIP_RETURN_IF_ERROR(expectLength(u, 2));
+        NPAC_RETURN_IF_ERROR(expectLength(u, 2));
         c.user_requirements = static_cast<uint16_t>((u.value[0] << 8) | u.value[1]);
         return Status::ok();
       case kPiCallingSessionSelector:
@@ -158,7 +158,7 @@ Result<Spdu> decode(Bytes t) {
   if (t.empty()) return err(ErrorCode::kSessionTruncated, 0, "empty TSDU");
   size_t pos = 1;
   const uint8_t si = t[0];
-  NPAC_CMIP_ASSIGN_OR_RETURN(size_t li, readLength(t, pos));
+  NPAC_ASSIGN_OR_RETURN(size_t li, readLength(t, pos));
   if (t.size() - pos < li) return err(ErrorCode::kSessionTruncated, pos, "SPDU length " + std::to_string(li) + " runs past the TSDU");
   const size_t end = pos + li;
   Spdu s;
@@ -170,35 +170,35 @@ Result<Spdu> decode(Bytes t) {
   switch (si) {
     case kGiveTokensSi: {
       // GT (token item ignored: duplex has no tokens to give) followed by DT, §6.3.7.
-      NPAC_CMIP_RETURN_IF_ERROR(forEachUnit(t, pos, end, [](const Unit&) { return Status::ok(); }));
+      NPAC_RETURN_IF_ERROR(forEachUnit(t, pos, end, [](const Unit&) { return Status::ok(); }));
       if (end >= t.size() || t[end] != static_cast<uint8_t>(SpduType::kDataTransfer))
         return err(ErrorCode::kSessionUnexpectedSpdu, end, "GT not followed by a DT SPDU (X.225 §6.3.7)");
       size_t p = end + 1;
-      NPAC_CMIP_ASSIGN_OR_RETURN(size_t dli, readLength(t, p));
+      NPAC_ASSIGN_OR_RETURN(size_t dli, readLength(t, p));
       if (t.size() - p < dli) return err(ErrorCode::kSessionTruncated, p, "DT header runs past the TSDU");
-      NPAC_CMIP_RETURN_IF_ERROR(forEachUnit(t, p, p + dli, [](const Unit&) { return Status::ok(); }));
+      NPAC_RETURN_IF_ERROR(forEachUnit(t, p, p + dli, [](const Unit&) { return Status::ok(); }));
       s.type = SpduType::kDataTransfer;
       s.user_data = t.subspan(p + dli);
       return s;
     }
     case static_cast<uint8_t>(SpduType::kConnect):
     case static_cast<uint8_t>(SpduType::kAccept):
-      NPAC_CMIP_RETURN_IF_ERROR(decodeConnect(t, pos, end, s));
+      NPAC_RETURN_IF_ERROR(decodeConnect(t, pos, end, s));
       if (s.connect.version == 0) return err(ErrorCode::kSessionBadParameter, pos, "Version Number proposes no version");
-      NPAC_CMIP_RETURN_IF_ERROR(noTrailing());
+      NPAC_RETURN_IF_ERROR(noTrailing());
       return s;
     case static_cast<uint8_t>(SpduType::kRefuse): {
       bool have_reason = false;
       s.refuse.version = kVersion1;
-      NPAC_CMIP_RETURN_IF_ERROR(forEachUnit(t, pos, end, [&](const Unit& u) -> Status {
+      NPAC_RETURN_IF_ERROR(forEachUnit(t, pos, end, [&](const Unit& u) -> Status {
         if (u.code == kPiTransportDisconnect) {
-          NPAC_CMIP_RETURN_IF_ERROR(expectLength(u, 1));
+          NPAC_RETURN_IF_ERROR(expectLength(u, 1));
           s.refuse.transport_disconnect = u.value[0];
         } else if (u.code == kPiSessionUserRequirements) {
-          NPAC_CMIP_RETURN_IF_ERROR(expectLength(u, 2));
+          NPAC_RETURN_IF_ERROR(expectLength(u, 2));
           s.refuse.user_requirements = static_cast<uint16_t>((u.value[0] << 8) | u.value[1]);
         } else if (u.code == kPiVersionNumber) {
-          NPAC_CMIP_RETURN_IF_ERROR(expectLength(u, 1));
+          NPAC_RETURN_IF_ERROR(expectLength(u, 1));
           s.refuse.version = u.value[0];
         } else if (u.code == kPiReasonCode) {
           if (u.value.empty()) return err(ErrorCode::kSessionBadParameter, u.offset, "empty Reason Code (X.225 §8.3.5.7)");
@@ -209,7 +209,7 @@ Result<Spdu> decode(Bytes t) {
         return Status::ok();
       }));
       if (!have_reason) return err(ErrorCode::kSessionMissingParameter, 0, "RF without a Reason Code (X.225 §8.3.5.7)");
-      NPAC_CMIP_RETURN_IF_ERROR(noTrailing());
+      NPAC_RETURN_IF_ERROR(noTrailing());
       return s;
     }
     case static_cast<uint8_t>(SpduType::kFinish):
@@ -217,16 +217,16 @@ Result<Spdu> decode(Bytes t) {
     case static_cast<uint8_t>(SpduType::kAbort):
     case static_cast<uint8_t>(SpduType::kAbortAccept):
       s.transport_disconnect = si == static_cast<uint8_t>(SpduType::kAbort) ? (kReleaseTransport | kUserAbort) : kReleaseTransport;
-      NPAC_CMIP_RETURN_IF_ERROR(forEachUnit(t, pos, end, [&](const Unit& u) -> Status {
+      NPAC_RETURN_IF_ERROR(forEachUnit(t, pos, end, [&](const Unit& u) -> Status {
         if (u.code == kPiTransportDisconnect) {
-          NPAC_CMIP_RETURN_IF_ERROR(expectLength(u, 1));
+          NPAC_RETURN_IF_ERROR(expectLength(u, 1));
           s.transport_disconnect = u.value[0];
         } else if (u.code == kPgiUserData) {
           s.user_data = u.value;
         }
         return Status::ok();  // AB reflect parameter values: informative only
       }));
-      NPAC_CMIP_RETURN_IF_ERROR(noTrailing());
+      NPAC_RETURN_IF_ERROR(noTrailing());
       return s;
     default:
       return err(ErrorCode::kSessionUnknownSpdu, 0, "SPDU identifier " + std::to_string(si) + " is not supported (kernel + duplex, X.225 §8.3)");

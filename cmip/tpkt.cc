@@ -20,7 +20,7 @@ Result<size_t> parseHeader(Bytes h, size_t max_packet_length) {
 }
 
 Result<Bytes> parseFrame(Bytes p, size_t max_packet_length) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(size_t len, parseHeader(p, max_packet_length));
+  NPAC_ASSIGN_OR_RETURN(size_t len, parseHeader(p, max_packet_length));
   if (p.size() < len)
     return Status::error(ErrorCode::kTpktTruncated, p.size(), "TPKT announces " + std::to_string(len) + " octets, " + std::to_string(p.size()) + " present");
   if (p.size() > len)

@@ -47,7 +47,7 @@ int64_t UpperLayers::acseContextId() const {
 }
 
 Status UpperLayers::flush(EncodeBuffer& spdu, std::vector<uint8_t>& out) {
-  NPAC_CMIP_RETURN_IF_ERROR(cotp::frameUserData(spdu, tpdu_size_));
+  NPAC_RETURN_IF_ERROR(cotp::frameUserData(spdu, tpdu_size_));
   appendTo(out, spdu.view());
   return Status::ok();
 }
@@ -380,7 +380,7 @@ Status UpperLayers::connect(const Aarq& aarq, std::vector<uint8_t>& out) {
   cr_.tpdu_size_code = code;
   EncodeBuffer& buf = scratch();
   cotp::encodeConnect(cotp::TpduCode::kConnectionRequest, cr_, buf);
-  NPAC_CMIP_RETURN_IF_ERROR(tpkt::prependHeader(buf));
+  NPAC_RETURN_IF_ERROR(tpkt::prependHeader(buf));
   appendTo(out, buf.view());
   state_ = State::kAwaitingCc;
   return Status::ok();
@@ -392,8 +392,8 @@ Status UpperLayers::acceptAssociation(const Aare& aare, std::vector<uint8_t>& ou
   BerWriter w(buf);
   encodeAcseApdu(AcseApdu{aare}, w);
   presentation::prependConnectAccept(buf, presentation_decision_.accept, acseContextId());
-  NPAC_CMIP_RETURN_IF_ERROR(session::prependAccept(buf, session_accept_));
-  NPAC_CMIP_RETURN_IF_ERROR(flush(buf, out));
+  NPAC_RETURN_IF_ERROR(session::prependAccept(buf, session_accept_));
+  NPAC_RETURN_IF_ERROR(flush(buf, out));
   state_ = State::kAssociated;
   return Status::ok();
 }
@@ -407,8 +407,8 @@ Status UpperLayers::rejectAssociation(const Aare& aare, std::vector<uint8_t>& ou
   cpr.results = presentation_decision_.accept.results;
   cpr.responding_selector = presentation_decision_.accept.responding_selector;
   presentation::prependConnectReject(buf, cpr, acseContextId());
-  NPAC_CMIP_RETURN_IF_ERROR(session::prependRefuse(buf, session::Refuse{}));
-  NPAC_CMIP_RETURN_IF_ERROR(flush(buf, out));
+  NPAC_RETURN_IF_ERROR(session::prependRefuse(buf, session::Refuse{}));
+  NPAC_RETURN_IF_ERROR(flush(buf, out));
   state_ = State::kClosed;
   return Status::ok();
 }
@@ -439,7 +439,7 @@ Status UpperLayers::requestRelease(const Rlrq& rlrq, std::vector<uint8_t>& out) 
   encodeAcseApdu(AcseApdu{rlrq}, w);
   presentation::prependUserData(buf, acseContextId());
   session::prependFinish(buf);
-  NPAC_CMIP_RETURN_IF_ERROR(flush(buf, out));
+  NPAC_RETURN_IF_ERROR(flush(buf, out));
   state_ = State::kReleasing;
   return Status::ok();
 }
@@ -451,7 +451,7 @@ Status UpperLayers::respondRelease(const Rlre& rlre, std::vector<uint8_t>& out) 
   encodeAcseApdu(AcseApdu{rlre}, w);
   presentation::prependUserData(buf, acseContextId());
   session::prependDisconnect(buf);
-  NPAC_CMIP_RETURN_IF_ERROR(flush(buf, out));
+  NPAC_RETURN_IF_ERROR(flush(buf, out));
   state_ = State::kClosed;
   return Status::ok();
 }
@@ -494,7 +494,7 @@ Status UpperLayers::respondToError(const ProtocolError& e, std::vector<uint8_t>&
       er.cause = e.status.code() == ErrorCode::kCotpUnknownTpdu ? cotp::kCauseInvalidTpduType : cotp::kCauseNotSpecified;
       cotp::encodeError(er, buf);
       state_ = State::kClosed;
-      NPAC_CMIP_RETURN_IF_ERROR(tpkt::prependHeader(buf));
+      NPAC_RETURN_IF_ERROR(tpkt::prependHeader(buf));
       appendTo(out, buf.view());
       return Status::ok();
     }

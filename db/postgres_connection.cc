@@ -547,8 +547,10 @@ void PostgresConnection::rollbackTo(const std::string& name) {
     }
   }
   with_next_.clear();  // only savepoints inside this one, undone with it
-  execute("ROLLBACK TO " + name);
-  execute("RELEASE " + name);
+  // Failing, the connection is lost or the transaction aborted: the whole transaction is
+  // rolled back by the server, which is more than this savepoint.
+  (void)execute("ROLLBACK TO " + name);
+  (void)execute("RELEASE " + name);
 }
 
 Status PostgresConnection::execute(std::string_view sql) {

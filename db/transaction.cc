@@ -109,13 +109,15 @@ void Transaction::rollback() {
   }
   if (!db_.inTransaction()) return;  // SQLite rolled back already
   const std::string name = "npac_" + std::to_string(depth_);
+  // A rollback that fails has nothing left to undo: SQLite ends the transaction itself
+  // when it cannot roll back (inTransaction() above is then false at the next use).
   if (depth_ == 0) {
-    db_.execute("ROLLBACK");
+    (void)db_.execute("ROLLBACK");
   } else if (pg != nullptr) {
     pg->rollbackTo(name);
   } else {
-    db_.execute("ROLLBACK TO " + name);
-    db_.execute("RELEASE " + name);
+    (void)db_.execute("ROLLBACK TO " + name);
+    (void)db_.execute("RELEASE " + name);
   }
 }
 

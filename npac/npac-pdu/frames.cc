@@ -97,33 +97,33 @@ Status presentationToJson(const ses::Spdu& s, Json& frame, size_t index) {
   if (ppdu.empty()) return Status::ok();
   switch (s.type) {
     case ses::SpduType::kConnect: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(auto cp, pres::decodeConnectRequest(ppdu));
+      NPAC_ASSIGN_OR_RETURN(auto cp, pres::decodeConnectRequest(ppdu));
       p = {{"ppdu", "CP"}, {"version1", cp.version1}, {"mode", cp.mode},
            {"calling_selector", toHex(cp.calling_selector)}, {"called_selector", toHex(cp.called_selector)},
            {"contexts", contextsToJson(cp.contexts)}};
-      NPAC_CMIP_RETURN_IF_ERROR(userDataToJson(cp.user_data, p, frame, index));
+      NPAC_RETURN_IF_ERROR(userDataToJson(cp.user_data, p, frame, index));
       break;
     }
     case ses::SpduType::kAccept: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(auto cpa, pres::decodeConnectAccept(ppdu));
+      NPAC_ASSIGN_OR_RETURN(auto cpa, pres::decodeConnectAccept(ppdu));
       p = {{"ppdu", "CPA"}, {"responding_selector", toHex(cpa.responding_selector)},
            {"results", resultsToJson(cpa.results)}};
-      NPAC_CMIP_RETURN_IF_ERROR(userDataToJson(cpa.user_data, p, frame, index));
+      NPAC_RETURN_IF_ERROR(userDataToJson(cpa.user_data, p, frame, index));
       break;
     }
     case ses::SpduType::kRefuse: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(auto cpr, pres::decodeConnectReject(ppdu));
+      NPAC_ASSIGN_OR_RETURN(auto cpr, pres::decodeConnectReject(ppdu));
       p = {{"ppdu", "CPR"}, {"responding_selector", toHex(cpr.responding_selector)},
            {"results", resultsToJson(cpr.results)}};
       if (cpr.provider_reason) p["provider_reason"] = *cpr.provider_reason;
-      NPAC_CMIP_RETURN_IF_ERROR(userDataToJson(cpr.user_data, p, frame, index));
+      NPAC_RETURN_IF_ERROR(userDataToJson(cpr.user_data, p, frame, index));
       break;
     }
     case ses::SpduType::kAbort: {
-      NPAC_CMIP_ASSIGN_OR_RETURN(auto ab, pres::decodeAbort(ppdu));
+      NPAC_ASSIGN_OR_RETURN(auto ab, pres::decodeAbort(ppdu));
       if (ab.user_abort) {
         p = {{"ppdu", "ARU"}};
-        NPAC_CMIP_RETURN_IF_ERROR(userDataToJson(ab.user_data, p, frame, index));
+        NPAC_RETURN_IF_ERROR(userDataToJson(ab.user_data, p, frame, index));
       } else {
         p = {{"ppdu", "ARP"}};
         if (ab.provider_reason) p["provider_reason"] = *ab.provider_reason;
@@ -131,9 +131,9 @@ Status presentationToJson(const ses::Spdu& s, Json& frame, size_t index) {
       break;
     }
     default: {  // DT: TD; FN/DN: release user data
-      NPAC_CMIP_ASSIGN_OR_RETURN(auto ud, pres::decodeUserData(ppdu));
+      NPAC_ASSIGN_OR_RETURN(auto ud, pres::decodeUserData(ppdu));
       p = {{"ppdu", s.type == ses::SpduType::kDataTransfer ? "TD" : "user-data"}};
-      NPAC_CMIP_RETURN_IF_ERROR(userDataToJson(ud, p, frame, index));
+      NPAC_RETURN_IF_ERROR(userDataToJson(ud, p, frame, index));
     }
   }
   // Keep the layers in wire order: presentation before the APDU keys added above.
@@ -150,7 +150,7 @@ Status presentationToJson(const ses::Spdu& s, Json& frame, size_t index) {
 }
 
 Status sessionToJson(Bytes tsdu, Json& frame, size_t index) {
-  NPAC_CMIP_ASSIGN_OR_RETURN(ses::Spdu s, ses::decode(tsdu));
+  NPAC_ASSIGN_OR_RETURN(ses::Spdu s, ses::decode(tsdu));
   Json j{{"type", ses::spduName(s.type)}};
   switch (s.type) {
     case ses::SpduType::kConnect:
@@ -200,7 +200,7 @@ cmip::Result<Json> decodeFrames(std::span<const uint8_t> stream) {
     if (!next.isOk()) return frameError(index, next.status());
     if (!next->has_value()) break;
     Bytes packet = **next;
-    NPAC_CMIP_ASSIGN_OR_RETURN(Bytes tpdu_bytes, tpkt::parseFrame(packet));
+    NPAC_ASSIGN_OR_RETURN(Bytes tpdu_bytes, tpkt::parseFrame(packet));
     auto tpdu = cotp::decode(tpdu_bytes);
     if (!tpdu.isOk()) return frameError(index, tpdu.status());
     Json frame{{"tpkt", {{"version", tpkt::kVersion}, {"length", packet.size()}}}};

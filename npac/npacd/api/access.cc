@@ -135,7 +135,7 @@ AccessControl::Decision AccessControl::admit(const HttpRequest& request, RouteAc
       // The database cannot say who this is: not the caller's fault, and not a refusal.
       // Answered as every route answers that failure (503 database_unavailable while
       // PostgreSQL is unreachable), so a client retries on one code, not two.
-      decision.refusal = toHttpResponse(dbErrorResponse(status, "cannot check the token"));
+      decision.refusal = toHttpResponse(statusResponse(status, "cannot check the token"));
     }
     return decision;
   }

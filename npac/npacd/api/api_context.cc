@@ -20,7 +20,7 @@ bool requireProvider(ApiContext& api, const std::string& spid, ApiResponse* erro
   if (provider.status().isNotFound()) {
     *error = errorResponse(ApiStatus::kNotFound, "provider_not_found", "no provider " + spid + " is provisioned");
   } else {
-    *error = dbErrorResponse(provider.status());
+    *error = statusResponse(provider.status());
   }
   return false;
 }

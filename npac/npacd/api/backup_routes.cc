@@ -85,7 +85,7 @@ void sendCopy(ApiContext& api, const ApiResponder& respond, const std::string& a
     const bool full = copy.status().code() == db::Status::Code::kFull;
     return respond(full ? errorResponse(ApiStatus::kInsufficientStorage, "backup_no_space",
                                         "no room for the copy beside the database: " + copy.status().toString())
-                        : dbErrorResponse(copy.status(), "cannot copy the database"));
+                        : statusResponse(copy.status(), "cannot copy the database"));
   }
   std::shared_ptr<ResponseStream> stream = respond.stream(backupHead(*copy));
   if (stream == nullptr) {
@@ -117,7 +117,7 @@ void backupDatabase(ApiContext& api, ApiRequest& r, ApiResponder& respond) {
   db::AuditStore audit(api.db);
   db::Result<std::int64_t> audited =
       audit.append({0, api.clock(), actor, "database.backup", "database", std::nullopt, dumpJson({{"file", api.db.path()}})});
-  if (!audited) return respond(dbErrorResponse(audited.status(), "cannot audit the backup"));
+  if (!audited) return respond(statusResponse(audited.status(), "cannot audit the backup"));
   spdlog::info("backup of {} for '{}': copying", api.db.path(), actor);
   // The callbacks hold the context: cancelBackup() (the API stopping) silences them first.
   api.backup = DatabaseBackup::start(api.post, api.db.path(),

@@ -23,7 +23,7 @@ void submitBroadcast(ApiContext& api, ApiRequest& r, ApiResponder& respond) {
   }
   db::ProviderStore store(api.db);
   db::Result<std::vector<db::ServiceProvider>> provisioned = store.list();
-  if (!provisioned.isOk()) return respond(dbErrorResponse(provisioned.status()));
+  if (!provisioned.isOk()) return respond(statusResponse(provisioned.status()));
   BroadcastRecipients recipients = resolveRecipients(*parsed.value, provisioned.value());
   if (!recipients.ok()) {
     return respond(errorResponse(static_cast<ApiStatus>(*recipients.status), recipients.error.code,
@@ -36,7 +36,7 @@ void submitBroadcast(ApiContext& api, ApiRequest& r, ApiResponder& respond) {
   api.core->submit(std::move(rows), [post, answer, spids = std::move(recipients.spids)](
                                         db::Result<std::vector<db::AppendOutcome>> outcomes) mutable {
     post([answer = std::move(answer), spids = std::move(spids), outcomes = std::move(outcomes)]() {
-      if (!outcomes.isOk()) return answer(dbErrorResponse(outcomes.status()));
+      if (!outcomes.isOk()) return answer(statusResponse(outcomes.status()));
       // As POST /v1/messages: 201 when a row was added, 200 when every provider's row was
       // already stored under the idempotency key (a retry of a broadcast whose answer was
       // lost), so nothing was created.

@@ -39,7 +39,7 @@ ApiResponse changeLogLevel(ApiContext& api, ApiRequest& r) {
         audit.append({0, api.clock(), actor, "log-level.set", "log level", old_level, logLevelName(*level)});
     status = id.isOk() ? tx.commit() : id.status();
   }
-  if (!status.isOk()) return dbErrorResponse(status);
+  if (!status.isOk()) return statusResponse(status);
   npacd::setLogLevel(*level);
   spdlog::info("log level {} → {} (by {})", old_level, logLevelName(*level), actor);
   return jsonResponse(ApiStatus::kOk, {{"level", logLevelName(*level)}, {"previous", old_level}});

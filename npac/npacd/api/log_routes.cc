@@ -77,7 +77,7 @@ ApiResponse associationLog(ApiContext& api, ApiRequest& r) {
   }
   db::AssociationLogStore store(api.db);
   auto events = spid.empty() ? store.recent(limit) : store.recentForProvider(spid, limit);
-  if (!events.isOk()) return dbErrorResponse(events.status());
+  if (!events.isOk()) return statusResponse(events.status());
   json list = json::array();
   for (const auto& e : events.value()) list.push_back(toJson(e));
   return jsonResponse(ApiStatus::kOk, json{{"events", list}});
@@ -88,7 +88,7 @@ ApiResponse auditLog(ApiContext& api, ApiRequest& r) {
   ApiResponse error;
   if (!logLimit(r, &limit, &error)) return error;
   auto entries = db::AuditStore(api.db).recent(limit);
-  if (!entries.isOk()) return dbErrorResponse(entries.status());
+  if (!entries.isOk()) return statusResponse(entries.status());
   json list = json::array();
   for (const auto& e : entries.value()) list.push_back(toJson(e));
   return jsonResponse(ApiStatus::kOk, json{{"entries", list}});

@@ -36,7 +36,7 @@ void submitMessages(ApiContext& api, ApiRequest& r, ApiResponder& respond) {
   PostToApiThread post = api.post;
   api.core->submit(std::move(*parsed.value), [post, answer](db::Result<std::vector<db::AppendOutcome>> outcomes) mutable {
     post([answer = std::move(answer), outcomes = std::move(outcomes)]() {
-      if (!outcomes.isOk()) return answer(dbErrorResponse(outcomes.status()));
+      if (!outcomes.isOk()) return answer(statusResponse(outcomes.status()));
       // 201 when the submission added a row; 200 when every message was a duplicate of
       // a stored one (a retry of a submission whose answer was lost): nothing created.
       json ids = json::array(), messages = json::array();
@@ -65,7 +65,7 @@ void messageStatus(ApiContext& api, ApiRequest&, const std::string& id_text, Api
       return respond(errorResponse(ApiStatus::kNotFound, "message_not_found",
                                    "no message " + id_text + " (never accepted, or purged after queue_retention)"));
     }
-    return respond(dbErrorResponse(message.status()));
+    return respond(statusResponse(message.status()));
   }
   json out = toJson(message.value());
   if (message->state != db::MessageState::kQueued) return respond(jsonResponse(ApiStatus::kOk, out));
@@ -118,7 +118,7 @@ void pollInbound(ApiContext& api, ApiRequest& r, ApiResponder& respond) {
   PostToApiThread post = api.post;
   api.core->pollInbound(poll, [post, answer](db::Result<std::vector<InboundRequest>> requests) mutable {
     post([answer = std::move(answer), requests = std::move(requests)]() {
-      if (!requests.isOk()) return answer(dbErrorResponse(requests.status()));
+      if (!requests.isOk()) return answer(statusResponse(requests.status()));
       json list = json::array();
       for (const InboundRequest& request : requests.value()) list.push_back(toJson(request));
       answer(jsonResponse(ApiStatus::kOk, {{"requests", list}}));
@@ -144,7 +144,7 @@ void respondInbound(ApiContext& api, ApiRequest& r, const std::string& id_text, 
                           return answer(errorResponse(ApiStatus::kNotFound, "request_not_found",
                                                       "no unanswered inbound request " + id_text));
                         }
-                        if (!queued.isOk()) return answer(dbErrorResponse(queued.status()));
+                        if (!queued.isOk()) return answer(statusResponse(queued.status()));
                         // The answer is an outbound message like any other: its id lets the
                         // application follow its delivery with GET /v1/messages/{id}.
                         answer(jsonResponse(ApiStatus::kOk,
@@ -159,7 +159,7 @@ void listAssociations(ApiContext& api, ApiRequest&, ApiResponder& respond) {
   PostToApiThread post = api.post;
   api.core->listAssociations([post, answer](db::Result<std::vector<AssociationInfo>> list) mutable {
     post([answer = std::move(answer), list = std::move(list)]() {
-      if (!list.isOk()) return answer(dbErrorResponse(list.status()));
+      if (!list.isOk()) return answer(statusResponse(list.status()));
       json out = json::array();
       for (const AssociationInfo& a : list.value()) out.push_back(toJson(a));
       answer(jsonResponse(ApiStatus::kOk, {{"associations", out}}));
@@ -184,7 +184,7 @@ void abortAssociation(ApiContext& api, ApiRequest& r, const std::string& id_text
         return answer(errorResponse(ApiStatus::kNotFound, "association_not_found",
                                     "no live association " + std::to_string(id)));
       }
-      if (!status.isOk()) return answer(dbErrorResponse(status));
+      if (!status.isOk()) return answer(statusResponse(status));
       answer(jsonResponse(ApiStatus::kOk, {{"aborted", id}}));
     });
   });

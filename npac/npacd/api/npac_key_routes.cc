@@ -78,14 +78,14 @@ ApiResponse addNpacKey(ApiContext& api, ApiRequest& r) {
       return errorResponse(ApiStatus::kConflict, "conflict",
                            subject(request.list_id, request.key_id) + " already exists");
     }
-    return dbErrorResponse(key.status());
+    return statusResponse(key.status());
   }
   return jsonResponse(ApiStatus::kCreated, npacKeyJson(key.value(), true));
 }
 
 ApiResponse listNpacKeys(ApiContext& api, ApiRequest&) {
   db::Result<std::vector<db::NpacKey>> keys = db::NpacKeyStore(api.db).list();
-  if (!keys.isOk()) return dbErrorResponse(keys.status());
+  if (!keys.isOk()) return statusResponse(keys.status());
   json out = json::array();
   for (const db::NpacKey& key : keys.value()) out.push_back(npacKeyJson(key));
   db::Result<db::NpacKey> signing = db::NpacKeyStore(api.db).signingKeyAt(api.clock());
@@ -102,7 +102,7 @@ ApiResponse exportNpacKey(ApiContext& api, ApiRequest&, const std::string& list,
   db::Result<db::NpacKey> found = db::NpacKeyStore(api.db).get(list_id, key_id);
   if (!found.isOk()) {
     if (found.status().isNotFound()) return errorResponse(ApiStatus::kNotFound, "key_not_found", "no " + subject(list_id, key_id));
-    return dbErrorResponse(found.status());
+    return statusResponse(found.status());
   }
   return jsonResponse(ApiStatus::kOk, npacKeyJson(found.value(), true));
 }
@@ -118,7 +118,7 @@ ApiResponse revokeNpacKey(ApiContext& api, ApiRequest& r, const std::string& lis
   db::Result<db::NpacKey> before = keys.get(list_id, key_id);
   if (!before.isOk()) {
     if (before.status().isNotFound()) return errorResponse(ApiStatus::kNotFound, "key_not_found", "no " + subject(list_id, key_id));
-    return dbErrorResponse(before.status());
+    return statusResponse(before.status());
   }
   // Associations bound with this key stay up: the NPAC's signature is checked at bind only.
   db::Transaction tx(api.db);
@@ -130,7 +130,7 @@ ApiResponse revokeNpacKey(ApiContext& api, ApiRequest& r, const std::string& lis
     db::Result<std::int64_t> id = db::AuditStore(api.db).append(entry);
     status = id.isOk() ? tx.commit() : id.status();
   }
-  if (!status.isOk()) return dbErrorResponse(status);
+  if (!status.isOk()) return statusResponse(status);
   db::NpacKey after = before.value();
   after.state = db::KeyState::kRevoked;
   return jsonResponse(ApiStatus::kOk, npacKeyJson(after));

@@ -24,7 +24,7 @@ void submitPduBatch(ApiContext& api, ApiRequest& r, ApiResponder& respond) {
   PostToApiThread post = api.post;
   api.core->submit(std::move(*parsed.value), [post, answer](db::Result<std::vector<db::AppendOutcome>> outcomes) mutable {
     post([answer = std::move(answer), outcomes = std::move(outcomes)]() {
-      if (!outcomes.isOk()) return answer(dbErrorResponse(outcomes.status()));
+      if (!outcomes.isOk()) return answer(statusResponse(outcomes.status()));
       // The ids in record order, and the records that repeated a stored message (same
       // provider, idempotency key and content): 201 when a row was added, else 200.
       json ids = json::array(), duplicates = json::array();

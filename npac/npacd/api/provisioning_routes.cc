@@ -129,14 +129,14 @@ ApiResponse addProvider(ApiContext& api, ApiRequest& r) {
   if (status.code() == db::Status::Code::kConstraint) {
     return errorResponse(ApiStatus::kConflict, "provider_exists", "provider " + provider.spid + " already exists");
   }
-  if (!status.isOk()) return dbErrorResponse(status);
+  if (!status.isOk()) return statusResponse(status);
   return jsonResponse(ApiStatus::kCreated, toJson(provider));
 }
 
 ApiResponse listProviders(ApiContext& api, ApiRequest&) {
   db::ProviderStore providers(api.db);
   db::Result<std::vector<db::ServiceProvider>> list = providers.list();
-  if (!list.isOk()) return dbErrorResponse(list.status());
+  if (!list.isOk()) return statusResponse(list.status());
   json out = json::array();
   for (const db::ServiceProvider& p : list.value()) {
     json item = toJson(p);
@@ -151,17 +151,17 @@ ApiResponse showProvider(ApiContext& api, ApiRequest&, const std::string& spid) 
   if (!requireProvider(api, spid, &error)) return error;
   db::ProviderStore providers(api.db);
   db::Result<db::ServiceProvider> provider = providers.get(spid);
-  if (!provider.isOk()) return dbErrorResponse(provider.status());
+  if (!provider.isOk()) return statusResponse(provider.status());
   json out = toJson(provider.value());
   out["srr"] = api.registry.get(tunables::kSrr, spid);
   db::NsapStore nsaps(api.db);
   auto nsap_list = nsaps.listForProvider(spid);
-  if (!nsap_list.isOk()) return dbErrorResponse(nsap_list.status());
+  if (!nsap_list.isOk()) return statusResponse(nsap_list.status());
   out["nsaps"] = json::array();
   for (const auto& n : nsap_list.value()) out["nsaps"].push_back(toJson(n));
   db::KeyStore keys(api.db);
   auto key_list = keys.listForProvider(spid);
-  if (!key_list.isOk()) return dbErrorResponse(key_list.status());
+  if (!key_list.isOk()) return statusResponse(key_list.status());
   out["keys"] = json::array();
   for (const auto& k : key_list.value()) {
     json item = toJson(k);
@@ -178,13 +178,13 @@ ApiResponse setProviderEnabled(ApiContext& api, ApiRequest& r, const std::string
   if (actor.empty()) return actorRequired(enabled ? "enabling a provider" : "disabling a provider");
   db::ProviderStore providers(api.db);
   db::Result<db::ServiceProvider> before = providers.get(spid);
-  if (!before.isOk()) return dbErrorResponse(before.status());
+  if (!before.isOk()) return statusResponse(before.status());
   db::Status status = audited(
       api.db,
       {0, api.clock(), actor, enabled ? "provider.enable" : "provider.disable", "provider " + spid,
        before->enabled ? "enabled" : "disabled", enabled ? "enabled" : "disabled"},
       [&] { return providers.setEnabled(spid, enabled); });
-  if (!status.isOk()) return dbErrorResponse(status);
+  if (!status.isOk()) return statusResponse(status);
   db::ServiceProvider after = before.value();
   after.enabled = enabled;
   if (!enabled && api.core != nullptr) {
@@ -221,7 +221,7 @@ ApiResponse addNsap(ApiContext& api, ApiRequest& r, const std::string& spid) {
     return errorResponse(ApiStatus::kConflict, "nsap_exists",
                          "NSAP " + nsap->toHex() + " is already provisioned for " + spid);
   }
-  if (!status.isOk()) return dbErrorResponse(status);
+  if (!status.isOk()) return statusResponse(status);
   return jsonResponse(ApiStatus::kCreated, toJson(row));
 }
 
@@ -230,7 +230,7 @@ ApiResponse listNsaps(ApiContext& api, ApiRequest&, const std::string& spid) {
   if (!requireProvider(api, spid, &error)) return error;
   db::NsapStore nsaps(api.db);
   auto list = nsaps.listForProvider(spid);
-  if (!list.isOk()) return dbErrorResponse(list.status());
+  if (!list.isOk()) return statusResponse(list.status());
   json out = json::array();
   for (const auto& n : list.value()) out.push_back(toJson(n));
   return jsonResponse(ApiStatus::kOk, {{"nsaps", out}});
@@ -252,7 +252,7 @@ ApiResponse removeNsap(ApiContext& api, ApiRequest& r, const std::string& spid, 
     return errorResponse(ApiStatus::kNotFound, "nsap_not_found",
                          "NSAP " + nsap->toHex() + " is not provisioned for " + spid);
   }
-  if (!status.isOk()) return dbErrorResponse(status);
+  if (!status.isOk()) return statusResponse(status);
   return jsonResponse(ApiStatus::kOk, {{"removed", nsap->toHex()}});
 }
 
@@ -298,7 +298,7 @@ ApiResponse addKey(ApiContext& api, ApiRequest& r, const std::string& spid) {
   if (status.code() == db::Status::Code::kConstraint) {
     return errorResponse(ApiStatus::kConflict, "key_exists", subject + " already exists");
   }
-  if (!status.isOk()) return dbErrorResponse(status);
+  if (!status.isOk()) return statusResponse(status);
   return jsonResponse(ApiStatus::kCreated, summary);
 }
 
@@ -307,7 +307,7 @@ ApiResponse listKeys(ApiContext& api, ApiRequest&, const std::string& spid) {
   if (!requireProvider(api, spid, &error)) return error;
   db::KeyStore keys(api.db);
   auto list = keys.listForProvider(spid);
-  if (!list.isOk()) return dbErrorResponse(list.status());
+  if (!list.isOk()) return statusResponse(list.status());
   json out = json::array();
   for (const auto& k : list.value()) out.push_back(toJson(k));
   return jsonResponse(ApiStatus::kOk, {{"keys", out}});
@@ -328,12 +328,12 @@ ApiResponse revokeKey(ApiContext& api, ApiRequest& r, const std::string& spid, c
   db::Result<db::ProviderKey> before = keys.get(spid, list_id, key_id);
   if (!before.isOk()) {
     if (before.status().isNotFound()) return errorResponse(ApiStatus::kNotFound, "key_not_found", "no " + subject);
-    return dbErrorResponse(before.status());
+    return statusResponse(before.status());
   }
   db::Status status = audited(api.db, {0, api.clock(), actor, "key.revoke", subject, db::toString(before->state),
                                db::toString(db::KeyState::kRevoked)},
                               [&] { return keys.setState(spid, list_id, key_id, db::KeyState::kRevoked); });
-  if (!status.isOk()) return dbErrorResponse(status);
+  if (!status.isOk()) return statusResponse(status);
   db::ProviderKey after = before.value();
   after.state = db::KeyState::kRevoked;
   json out = toJson(after);

@@ -17,7 +17,7 @@ void providerQueue(ApiContext& api, ApiRequest&, const std::string& spid, ApiRes
   ApiResponse error;
   if (!requireProvider(api, spid, &error)) return respond(std::move(error));
   db::Result<db::QueueSummary> summary = db::summarizeQueue(api.db, spid);
-  if (!summary.isOk()) return respond(dbErrorResponse(summary.status()));
+  if (!summary.isOk()) return respond(statusResponse(summary.status()));
   // Without a core the counts still answer; every queued function then waits for
   // not-bound, and what only the core knows is null.
   if (api.core == nullptr) {
@@ -29,7 +29,7 @@ void providerQueue(ApiContext& api, ApiRequest&, const std::string& spid, ApiRes
                              clock = api.clock](db::Result<ProviderQueueView> view) mutable {
     post([answer = std::move(answer), spid = std::move(spid), counts = std::move(counts), clock = std::move(clock),
           view = std::move(view)]() {
-      if (!view.isOk()) return answer(dbErrorResponse(view.status()));
+      if (!view.isOk()) return answer(statusResponse(view.status()));
       answer(jsonResponse(ApiStatus::kOk, queueViewJson(spid, counts, &view.value(), clock())));
     });
   });
@@ -53,7 +53,7 @@ void providerEgress(ApiContext& api, ApiRequest&, const std::string& spid, ApiRe
   api.core->egressView(spid, [post, answer, notBound](db::Result<ProviderEgressView> view) mutable {
     post([answer = std::move(answer), notBound, view = std::move(view)]() {
       if (view.status().isNotFound()) return answer(jsonResponse(ApiStatus::kOk, toJson(notBound(), false)));
-      if (!view.isOk()) return answer(dbErrorResponse(view.status()));
+      if (!view.isOk()) return answer(statusResponse(view.status()));
       answer(jsonResponse(ApiStatus::kOk, toJson(view.value(), true)));
     });
   });

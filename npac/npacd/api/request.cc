@@ -116,8 +116,32 @@ ApiResponse errorResponse(ApiStatus status, const std::string& code, const std::
   return jsonResponse(status, json{{"error", {{"code", code}, {"message", withoutCodeWords(code, message)}}}});
 }
 
-ApiResponse dbErrorResponse(const db::Status& status, const std::string& context) {
-  using Code = db::Status::Code;
+namespace {
+
+// The tunables group: the code names the kind ("wrong_type"), the registry's message says
+// what was wrong.
+ApiResponse tunableResponse(const Status& status) {
+  using Code = npac::StatusCode;
+  const std::string text = status.message().empty() ? status.toString() : status.message();
+  switch (status.code()) {
+    case Code::kUnknownName: return errorResponse(ApiStatus::kNotFound, "unknown_tunable", text);
+    case Code::kWrongType: return errorResponse(ApiStatus::kBadRequest, "wrong_type", text);
+    case Code::kOutOfRange: return errorResponse(ApiStatus::kBadRequest, "out_of_range", text);
+    case Code::kWrongScope: return errorResponse(ApiStatus::kBadRequest, "wrong_scope", text);
+    case Code::kUnknownEnumValue: return errorResponse(ApiStatus::kBadRequest, "unknown_enum_value", text);
+    case Code::kInvalidProvider: return errorResponse(ApiStatus::kBadRequest, "invalid_provider", text);
+    case Code::kInconsistent: return errorResponse(ApiStatus::kBadRequest, "inconsistent", text);
+    case Code::kNoActor: return errorResponse(ApiStatus::kBadRequest, "actor_required", text);
+    case Code::kReentrant: return errorResponse(ApiStatus::kConflict, "reentrant", text);
+    default: return errorResponse(ApiStatus::kInternalServerError, "storage", text);
+  }
+}
+
+}  // namespace
+
+ApiResponse statusResponse(const Status& status, const std::string& context) {
+  using Code = npac::StatusCode;
+  if (status.layer() == StatusLayer::kTunables) return tunableResponse(status);
   const std::string prefix = context.empty() ? std::string() : context + ": ";
   switch (status.code()) {
     case Code::kNotFound: return errorResponse(ApiStatus::kNotFound, "not_found", prefix + status.message());
@@ -132,24 +156,6 @@ ApiResponse dbErrorResponse(const db::Status& status, const std::string& context
     case Code::kUnavailable:
       return errorResponse(ApiStatus::kServiceUnavailable, "database_unavailable", prefix + status.toString());
     default: return errorResponse(ApiStatus::kInternalServerError, "storage", prefix + status.toString());
-  }
-}
-
-ApiResponse tunableErrorResponse(const tunables::Status& status) {
-  using tunables::ErrorCode;
-  // The code names the kind ("wrong_type"); the registry's message says what was wrong.
-  const std::string text = status.message().empty() ? status.toString() : status.message();
-  switch (status.code()) {
-    case ErrorCode::kUnknownName: return errorResponse(ApiStatus::kNotFound, "unknown_tunable", text);
-    case ErrorCode::kWrongType: return errorResponse(ApiStatus::kBadRequest, "wrong_type", text);
-    case ErrorCode::kOutOfRange: return errorResponse(ApiStatus::kBadRequest, "out_of_range", text);
-    case ErrorCode::kWrongScope: return errorResponse(ApiStatus::kBadRequest, "wrong_scope", text);
-    case ErrorCode::kUnknownEnumValue: return errorResponse(ApiStatus::kBadRequest, "unknown_enum_value", text);
-    case ErrorCode::kInvalidProvider: return errorResponse(ApiStatus::kBadRequest, "invalid_provider", text);
-    case ErrorCode::kInconsistent: return errorResponse(ApiStatus::kBadRequest, "inconsistent", text);
-    case ErrorCode::kNoActor: return errorResponse(ApiStatus::kBadRequest, "actor_required", text);
-    case ErrorCode::kReentrant: return errorResponse(ApiStatus::kConflict, "reentrant", text);
-    default: return errorResponse(ApiStatus::kInternalServerError, "storage", text);
   }
 }
 

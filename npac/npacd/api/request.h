@@ -15,10 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "db/status.h"
+#include "common/status.h"
 #include "db/token_store.h"
 #include "npac/npacd/api/api_response.h"
-#include "tunables/status.h"
 
 namespace npac::npacd {
 
@@ -60,14 +59,16 @@ ApiResponse jsonResponse(ApiStatus status, const nlohmann::json& body);
 // {"error":{"code":..,"message":..}}; the message loses a leading repeat of its code's
 // words ("unknown tunable: ..." under unknown_tunable).
 ApiResponse errorResponse(ApiStatus status, const std::string& code, const std::string& message);
-// db::Status → 404 not_found, 400 invalid_argument, 409 conflict, 503 overloaded (busy,
-// overloaded) / shutting_down / database_unavailable (PostgreSQL unreachable), 500 storage
-// otherwise. The message is the Status's full text, after "<context>: " when one is given.
-// Every route and the token check answer a database failure through this one mapping.
-ApiResponse dbErrorResponse(const db::Status& status, const std::string& context = {});
-// tunables::Status → 404 unknown_tunable, 400 wrong_type / out_of_range / wrong_scope /
-// unknown_enum_value / invalid_provider / inconsistent / no_actor, 500 storage.
-ApiResponse tunableErrorResponse(const tunables::Status& status);
+// The one mapping of a Status (common/status.h) to an HTTP answer; every route and the
+// token check answer a failure through it.
+// Storage codes → 404 not_found, 400 invalid_argument, 409 conflict, 503 overloaded
+// (busy, overloaded) / shutting_down / database_unavailable (PostgreSQL unreachable),
+// 500 storage otherwise; the message is the Status's full text, after "<context>: " when
+// one is given.
+// Tunable codes → 404 unknown_tunable, 400 wrong_type / out_of_range / wrong_scope /
+// unknown_enum_value / invalid_provider / inconsistent / actor_required, 409 reentrant,
+// 500 storage; the message is the registry's own.
+ApiResponse statusResponse(const Status& status, const std::string& context = {});
 // 400 actor_required: "<what> changes the configuration: it needs ... a token" (a change
 // reached without an admitted token: a route table mistake, never a caller's).
 ApiResponse actorRequired(const std::string& what);

@@ -42,14 +42,14 @@ std::variant<db::ThrottleGroupDefinition, ApiResponse> storedGroup(db::Database&
   auto group = db::ThrottleGroupStore(db).get(name);
   if (group.isOk()) return std::move(group).value();
   if (group.status().isNotFound()) return groupNotFound(name);
-  return dbErrorResponse(group.status());
+  return statusResponse(group.status());
 }
 
 ApiResponse conflictOrError(const db::Status& status) {
   if (status.code() == db::Status::Code::kConstraint) {
     return errorResponse(ApiStatus::kConflict, "throttle_group_conflict", status.message());
   }
-  return dbErrorResponse(status);
+  return statusResponse(status);
 }
 
 // requireProvider for each member of `group`.
@@ -85,7 +85,7 @@ ApiResponse addThrottleGroup(ApiContext& api, ApiRequest& r) {
 ApiResponse listThrottleGroups(ApiContext& api, ApiRequest&) {
   db::ThrottleGroupStore store(api.db);
   auto groups = store.list();
-  if (!groups.isOk()) return dbErrorResponse(groups.status());
+  if (!groups.isOk()) return statusResponse(groups.status());
   json out = json::array();
   for (const db::ThrottleGroupDefinition& group : groups.value()) out.push_back(withLive(group, api.throttle_groups));
   return jsonResponse(ApiStatus::kOk, {{"throttle_groups", out}});
@@ -137,7 +137,7 @@ ApiResponse removeThrottleGroup(ApiContext& api, ApiRequest& r, const std::strin
   if (status.isNotFound()) {
     return groupNotFound(name);
   }
-  if (!status.isOk()) return dbErrorResponse(status);
+  if (!status.isOk()) return statusResponse(status);
   if (api.throttle_groups != nullptr) api.throttle_groups->requestReload();
   return jsonResponse(ApiStatus::kOk, {{"removed", name}});
 }

@@ -70,7 +70,7 @@ ApiResponse createToken(ApiContext& api, ApiRequest& r) {
     return errorResponse(ApiStatus::kConflict, "token_exists",
                          "a token named '" + name + "' exists or existed (names are never reused)");
   }
-  if (!status) return dbErrorResponse(status);
+  if (!status) return statusResponse(status);
   json body = toJson(issued->token);
   body["token"] = issued->secret;  // shown once: npacd keeps only its SHA-256
   return jsonResponse(ApiStatus::kCreated, body);
@@ -79,7 +79,7 @@ ApiResponse createToken(ApiContext& api, ApiRequest& r) {
 ApiResponse listTokens(ApiContext& api, ApiRequest&) {
   db::TokenStore tokens(api.db);
   db::Result<std::vector<db::ApiToken>> listed = tokens.list();
-  if (!listed) return dbErrorResponse(listed.status());
+  if (!listed) return statusResponse(listed.status());
   json out = json::array();
   for (const db::ApiToken& token : *listed) out.push_back(toJson(token));
   return jsonResponse(ApiStatus::kOk, json{{"tokens", out}});
@@ -102,7 +102,7 @@ ApiResponse revokeToken(ApiContext& api, ApiRequest& r, const std::string& name)
   if (status.code() == db::Status::Code::kConstraint) {
     return errorResponse(ApiStatus::kConflict, "token_revoked", "token '" + name + "' is revoked already");
   }
-  if (!status) return dbErrorResponse(status);
+  if (!status) return statusResponse(status);
   return jsonResponse(ApiStatus::kOk, toJson(*revoked));
 }
 

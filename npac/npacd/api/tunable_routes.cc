@@ -61,7 +61,7 @@ ApiResponse listTunables(ApiContext& api, ApiRequest& r) {
     json item = specJson(catalogue, spec);
     std::string value;
     tunables::Status status = api.registry.getText(spec.name, spid, &value);
-    if (!status.isOk()) return tunableErrorResponse(status);
+    if (!status.isOk()) return statusResponse(status);
     item["value"] = value;
     out.push_back(std::move(item));
   }
@@ -81,11 +81,11 @@ ApiResponse getTunable(ApiContext& api, ApiRequest& r, const std::string& name) 
   if (!scopeSpid(r, &spid, &error)) return error;
   const tunables::TunableSpec* spec = api.registry.catalogue().find(name);
   if (spec == nullptr) {
-    return tunableErrorResponse(api.registry.catalogue().unknownName(name));
+    return statusResponse(api.registry.catalogue().unknownName(name));
   }
   std::string value;
   tunables::Status status = api.registry.getText(name, spid, &value);
-  if (!status.isOk()) return tunableErrorResponse(status);
+  if (!status.isOk()) return statusResponse(status);
   json out = specJson(api.registry.catalogue(), *spec);
   out["value"] = value;
   out["spid"] = spid;
@@ -104,7 +104,7 @@ ApiResponse setTunable(ApiContext& api, ApiRequest& r, const std::string& name) 
   std::string actor = r.actor();
   if (actor.empty()) return actorRequired("setting a tunable");
   tunables::Status status = api.registry.set(name, spid, text, actor);
-  if (!status.isOk()) return tunableErrorResponse(status);
+  if (!status.isOk()) return statusResponse(status);
   std::string value;
   (void)api.registry.getText(name, spid, &value);
   return jsonResponse(ApiStatus::kOk, {{"name", name}, {"spid", spid}, {"value", value}});
@@ -117,7 +117,7 @@ ApiResponse clearTunable(ApiContext& api, ApiRequest& r, const std::string& name
   std::string actor = r.actor();
   if (actor.empty()) return actorRequired("clearing a tunable");
   tunables::Status status = api.registry.clear(name, spid, actor);
-  if (!status.isOk()) return tunableErrorResponse(status);
+  if (!status.isOk()) return statusResponse(status);
   std::string value;
   (void)api.registry.getText(name, spid, &value);
   return jsonResponse(ApiStatus::kOk, {{"name", name}, {"spid", spid}, {"value", value}});
@@ -132,7 +132,7 @@ ApiResponse setSrr(ApiContext& api, ApiRequest& r, const std::string& spid) {
   std::string actor = r.actor();
   if (actor.empty()) return actorRequired("switching SRR");
   tunables::Status status = api.registry.set("srr", spid, r.body["on"].get<bool>() ? "on" : "off", actor);
-  if (!status.isOk()) return tunableErrorResponse(status);
+  if (!status.isOk()) return statusResponse(status);
   return jsonResponse(ApiStatus::kOk, {{"spid", spid}, {"srr", api.registry.get(tunables::kSrr, spid)}});
 }
 
