@@ -2,9 +2,17 @@
 // OSI upper layers, NPAC bind), delivers the durable outbound queue through each
 // provider's logical association, and serves the admin HTTP/JSON API.
 //
-// Threads: the core io_context (network + AssociationManager) — with --threads N, N of
-// them, providers sharded over them (core/core_shards.h) — the admin API's io_context,
-// the QueueWriter's writer thread. SIGTERM/SIGINT: graceful shutdown.
+// main() reads as npacd's start, phase by phase: the command line, the checks made before
+// anything is created, storage, the core, the admin API, the other nodes, then serving
+// until SIGTERM/SIGINT and the graceful stop. Each phase either succeeds or returns the
+// refusal npacd prints before exiting 2; what a phase builds lives in Npacd (below),
+// destroyed in the reverse order of its construction.
+//
+// Threads (docs/ARCHITECTURE.md "Threads" has the whole table): this thread runs the core
+// io_context (the listener, the first AssociationManager); --threads N adds N-1 core
+// threads (core/core_shards.h); the admin API runs on its own io_context thread; the
+// QueueWriter, the WAL checkpointer, the throttle exchange, the node notifications and
+// the storage prober each own one more.
 // Settings come from the command line and, under it, from --config FILE (command_line.h);
 // under systemd npacd tells the manager when it is ready, when it stops, and pings its
 // watchdog from the core thread (systemd_notify.h).
@@ -13,8 +21,11 @@
 #include <filesystem>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -30,6 +41,7 @@
 #include "db/queue_writer.h"
 #include "db/wal_checkpointer.h"
 #include "npac/npacd/api/admin_api.h"
+#include "npac/npacd/asio_timers.h"
 #include "npac/npacd/api/tls_context.h"
 #include "npac/npacd/core/association_manager.h"
 #include "npac/npacd/core/core_shards.h"
@@ -53,13 +65,61 @@ using namespace npac;
 // At stop: how long the admin API may take to finish its last writes (kApiDrainTimeout).
 constexpr std::chrono::seconds kApiDrainTimeout{2};
 
-std::unique_ptr<db::Database> openOrExit(const std::string& path, const db::OpenOptions& options) {
-  auto opened = db::Database::open(path, options);
-  if (!opened.isOk()) {
-    std::fprintf(stderr, "npacd: cannot open the database: %s\n", opened.status().toString().c_str());
-    std::exit(2);
+// What a phase of the start says when npacd must not run: printed as "npacd: <refusal>",
+// then npacd exits 2. Empty: the phase succeeded.
+using Refusal = std::string;
+
+// A core thread of --threads N beyond the first: its own io_context, connections and
+// AssociationManager (core/core_shards.h).
+struct ExtraCore {
+  boost::asio::io_context io;
+  std::unique_ptr<db::Database> db, progress_db;
+  std::unique_ptr<npacd::AssociationManager> manager;
+  std::thread thread;
+};
+
+// Everything npacd builds while it starts, in construction order: members are destroyed
+// in reverse, the core before the connections it uses, the checkpointer last of the
+// storage, the instance lock after everything that touches the database.
+struct Npacd {
+  npacd::NpacdCommandLine command_line;
+  npacd::NpacdConfig& config = command_line.config;
+  std::shared_ptr<boost::asio::ssl::context> api_tls;
+  db::Durability durability = db::Durability::kFull;
+  std::string token_file;
+  // Every component reads time from this one source (common/time_source.h).
+  const common::TimeSource& time_source = common::realTimeSource();
+  std::unique_ptr<db::InstanceLock> instance_lock;
+  db::OpenOptions open_options;
+  db::OpenOptions progress_options;
+  std::unique_ptr<db::WalCheckpointer> checkpointer;
+  std::unique_ptr<db::Database> core_db, progress_db, api_db, registry_db;
+  db::Clock clock;
+  std::unique_ptr<tunables::TunableRegistry> registry;
+  std::unique_ptr<db::QueueWriter> writer;
+  boost::asio::io_context core_io;
+  npacd::AsioTimers core_timers{core_io};  // the systemd watchdog's pings
+  boost::asio::io_context api_io;
+  std::unique_ptr<npacd::AssociationManager> manager;
+  std::unique_ptr<npacd::ThrottleGroups> throttle_groups;
+  std::unique_ptr<npacd::ThrottleExchange> exchange;
+  std::vector<std::unique_ptr<ExtraCore>> extra_cores;
+  std::unique_ptr<npacd::CoreShards> shards;
+  std::unique_ptr<npacd::AdminApi> admin;
+  std::unique_ptr<npacd::NodeNotifications> notifications;
+
+  // The provider's owner: its shard's manager, or the one manager.
+  npacd::AssociationManager& ownerOf(const std::string& spid) {
+    return shards ? shards->shard(shards->shardOf(spid)) : *manager;
   }
-  return std::move(opened).value();
+};
+
+// Opens one more connection to the database, or says why it cannot.
+Refusal openConnection(const Npacd& n, const db::OpenOptions& options, std::unique_ptr<db::Database>* out) {
+  auto opened = db::Database::open(n.config.db_path, options);
+  if (!opened.isOk()) return "cannot open the database: " + opened.status().toString();
+  *out = std::move(opened).value();
+  return {};
 }
 
 // Whether host:port can be listened on now ("" when it can, else why): tried before
@@ -80,24 +140,21 @@ std::string portTaken(const std::string& host, std::uint16_t port) {
   return ec ? ec.message() : "";
 }
 
-}  // namespace
+// "<what> cannot listen on host:port: <why> — choose another <flag> host:port, or stop the
+// process using it (ss …)<tail>".
+Refusal portRefusal(const std::string& what, const std::string& flag, const std::string& host, std::uint16_t port,
+                    const std::string& why, const std::string& tail) {
+  const std::string p = std::to_string(port);
+  return what + " cannot listen on " + host + ":" + p + ": " + why + " — choose another " + flag +
+         " host:port, or stop the process using it (ss -ltnp 'sport = :" + p + "')" + tail;
+}
 
-int main(int argc, char** argv) {
-  // A server keeps running when whoever read its standard output went away (`npacd |
-  // head`, a closed terminal, `make run | tee` ended): a write there fails with EPIPE,
-  // which the log sinks ignore, instead of killing npacd before it releases its
-  // associations. Sockets are written with MSG_NOSIGNAL or their errors anyway.
-  std::signal(SIGPIPE, SIG_IGN);
-  npacd::NpacdCommandLine command_line;
-  npacd::NpacdConfig& config = command_line.config;
-  npacd::LogOptions& log_options = command_line.log;
-  const std::string& listen = command_line.listen;
-  const std::string& api = command_line.api;
-  const std::string& durability = command_line.durability;
+// Every option, its range or check, and --config under them (command_line.h). Returns the
+// exit code when npacd is done already (--help, --version, a bad command line).
+std::optional<int> parseCommandLine(Npacd& n, int argc, char** argv) {
   CLI::App app{"npacd: NPAC SMS association manager"};
   app.set_version_flag("--version", npac::versionLine("npacd"));
-  // Every option, its range or check, and --config under them (command_line.h).
-  npacd::declareNpacdOptions(app, command_line);
+  npacd::declareNpacdOptions(app, n.command_line);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -111,337 +168,323 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "npacd: %s\n", e.what());
     return 2;
   }
+  return std::nullopt;
+}
 
+// What can be refused before anything is created or changed: the endpoints, the API's
+// transport and limits, the ports, the TLS files, --durability, the log target.
+Refusal checkSettings(Npacd& n) {
+  npacd::NpacdConfig& config = n.config;
   // Checked as they were parsed (command_line.h): these conversions cannot fail now.
-  (void)npacd::parseDbTimeout(command_line.db_timeout, &config.db_timeout);
+  (void)npacd::parseDbTimeout(n.command_line.db_timeout, &config.db_timeout);
   std::string error;
-  if (!npacd::parseEndpoint(listen, &config.listen_address, &config.listen_port, &error) ||
-      !npacd::parseEndpoint(api, &config.api_address, &config.api_port, &error)) {
-    std::fprintf(stderr, "npacd: %s\n", error.c_str());
-    return 2;
+  if (!npacd::parseEndpoint(n.command_line.listen, &config.listen_address, &config.listen_port, &error) ||
+      !npacd::parseEndpoint(n.command_line.api, &config.api_address, &config.api_port, &error)) {
+    return error;
   }
-  if (std::string refused = npacd::checkApiTransport(config); !refused.empty()) {
-    std::fprintf(stderr, "npacd: %s\n", refused.c_str());
-    return 2;
-  }
-  if (std::string refused = npacd::checkApiLimits(config); !refused.empty()) {
-    std::fprintf(stderr, "npacd: %s\n", refused.c_str());
-    return 2;
-  }
+  if (Refusal refused = npacd::checkApiTransport(config); !refused.empty()) return refused;
+  if (Refusal refused = npacd::checkApiLimits(config); !refused.empty()) return refused;
   if (std::string taken = portTaken(config.listen_address, config.listen_port); !taken.empty()) {
-    std::fprintf(stderr,
-                 "npacd: associations: cannot listen on %s:%u: %s — choose another --listen host:port, or "
-                 "stop the process using it (ss -ltnp 'sport = :%u'); nothing was created or changed\n",
-                 config.listen_address.c_str(), static_cast<unsigned>(config.listen_port), taken.c_str(),
-                 static_cast<unsigned>(config.listen_port));
-    return 2;
+    return portRefusal("associations:", "--listen", config.listen_address, config.listen_port, taken,
+                       "; nothing was created or changed");
   }
   if (std::string taken = portTaken(config.api_address, config.api_port); !taken.empty()) {
-    std::fprintf(stderr,
-                 "npacd: the admin API cannot start: admin API cannot listen on %s:%u: %s — choose another "
-                 "--api host:port, or stop the process using it (ss -ltnp 'sport = :%u'); nothing was created "
-                 "or changed\n",
-                 config.api_address.c_str(), static_cast<unsigned>(config.api_port), taken.c_str(),
-                 static_cast<unsigned>(config.api_port));
-    return 2;
+    return portRefusal("the admin API cannot start: admin API", "--api", config.api_address, config.api_port,
+                       taken, "; nothing was created or changed");
   }
-  std::shared_ptr<boost::asio::ssl::context> api_tls;
   if (!config.api_cert_file.empty()) {
     auto loaded = npacd::loadServerTlsContext(config.api_cert_file, config.api_key_file);
-    if (!loaded.isOk()) {
-      std::fprintf(stderr, "npacd: the admin API's TLS: %s\n", loaded.status().message().c_str());
-      return 2;
-    }
-    api_tls = std::move(loaded).value();
+    if (!loaded.isOk()) return "the admin API's TLS: " + loaded.status().message();
+    n.api_tls = std::move(loaded).value();
   }
-  auto parsed_durability = db::parseDurability(durability);
-  if (!parsed_durability) {
-    std::fprintf(stderr, "npacd: --durability must be full or normal, got '%s'\n", durability.c_str());
-    return 2;
-  }
-  log_options.level = config.log_level;
-  if (!npacd::setUpLogging(log_options, &error)) {
-    std::fprintf(stderr, "npacd: %s\n", error.c_str());
-    return 2;
-  }
+  auto durability = db::parseDurability(n.command_line.durability);
+  if (!durability) return "--durability must be full or normal, got '" + n.command_line.durability + "'";
+  n.durability = *durability;
+  n.command_line.log.level = config.log_level;
+  if (!npacd::setUpLogging(n.command_line.log, &error)) return error;
+  return {};
+}
 
+// The database's directory and the token file's, this node's name, and the instance lock:
+// one npacd per database (db/instance_lock.h), taken before anything reads or changes the
+// file, so a second npacd leaves the live one's messages in flight alone. Held until
+// exit; the kernel releases it at any death. Then the startup check (--check-db).
+Refusal lockDatabase(Npacd& n) {
+  npacd::NpacdConfig& config = n.config;
   std::error_code fs_error;
   const auto parent = std::filesystem::path(config.db_path).parent_path();
   if (!parent.empty() && !db::isPostgresUrl(config.db_path)) std::filesystem::create_directories(parent, fs_error);
-  const std::string token_file = npacd::tokenFilePath(config.db_path, config.token_file);
-  const auto token_parent = std::filesystem::path(token_file).parent_path();
+  n.token_file = npacd::tokenFilePath(config.db_path, config.token_file);
+  const auto token_parent = std::filesystem::path(n.token_file).parent_path();
   if (!token_parent.empty()) std::filesystem::create_directories(token_parent, fs_error);
-  // One npacd per database (db/instance_lock.h): taken before anything reads or changes
-  // the file, so a second npacd leaves the live one's messages in flight alone. Held
-  // until exit; the kernel releases it at any death.
   if (config.node.empty()) config.node = npacd::defaultNodeName();
-  // Every component reads time from this one source (common/time_source.h).
-  const common::TimeSource& time_source = common::realTimeSource();
-  auto instance_lock = db::InstanceLock::acquire(config.db_path, time_source.wallMs(), config.node);
-  if (!instance_lock.isOk()) {
-    std::fprintf(stderr, "npacd: %s\n", instance_lock.status().toString().c_str());
-    return 2;
-  }
-  if (std::string damaged = npacd::checkDatabaseAtStart(config.db_path, *npacd::parseStartupCheck(command_line.check_db),
-                                                              time_source);
-      !damaged.empty()) {
-    std::fprintf(stderr, "npacd: %s\n", damaged.c_str());
-    return 2;
-  }
-  db::OpenOptions open_options;
-  open_options.durability = *parsed_durability;
-  open_options.initialize_existing_blank = config.init_database;
-  open_options.answer_timeout = config.db_timeout;
+  auto lock = db::InstanceLock::acquire(config.db_path, n.time_source.wallMs(), config.node);
+  if (!lock.isOk()) return lock.status().toString();
+  n.instance_lock = std::move(lock).value();
+  return npacd::checkDatabaseAtStart(config.db_path, *npacd::parseStartupCheck(n.command_line.check_db),
+                                     n.time_source);
+}
+
+// One connection per user thread (db/database.h): core, API, registry; the QueueWriter
+// opens its own. --durability governs what is accepted or decided: the QueueWriter's
+// submissions (messages, answers to providers), the operator's changes, and on the core
+// thread the binds (replay sequence numbers, the association log). The core's second
+// connection records only delivery progress (sent, acknowledged, failed) and always
+// commits with synchronous=NORMAL: in WAL mode that survives kill -9, and what a power
+// loss can take back is the latest progress, never an accepted message — such a
+// message is delivered again after the restart (docs/DATABASE.md "Durability").
+Refusal openStorage(Npacd& n) {
+  n.open_options.durability = n.durability;
+  n.open_options.initialize_existing_blank = n.config.init_database;
+  n.open_options.answer_timeout = n.config.db_timeout;
   // Types the rows an older schema queued (db/migrations.h, version 4).
-  open_options.migration.classify_queued_pdu = npacd::classifyQueuedPdu;
+  n.open_options.migration.classify_queued_pdu = npacd::classifyQueuedPdu;
   // SQLite: WAL checkpoints on a thread of their own (db/wal_checkpointer.h), never inside
   // a commit of the core thread or the queue writer. Opened first (its connection brings
   // the schema up to date) so that every connection below reports to it; destroyed last.
-  std::unique_ptr<db::WalCheckpointer> checkpointer;
-  if (!db::isPostgresUrl(config.db_path)) {
-    auto opened = db::WalCheckpointer::open(config.db_path, open_options);
-    if (!opened.isOk()) {
-      std::fprintf(stderr, "npacd: cannot open the database: %s\n", opened.status().toString().c_str());
-      return 2;
-    }
-    checkpointer = std::move(opened).value();
-    open_options.checkpointer = checkpointer.get();
-    checkpointer->start();
+  if (!db::isPostgresUrl(n.config.db_path)) {
+    auto opened = db::WalCheckpointer::open(n.config.db_path, n.open_options);
+    if (!opened.isOk()) return "cannot open the database: " + opened.status().toString();
+    n.checkpointer = std::move(opened).value();
+    n.open_options.checkpointer = n.checkpointer.get();
+    n.checkpointer->start();
   }
-  // One connection per user thread (db/database.h): core, API, registry; the QueueWriter
-  // opens its own. --durability governs what is accepted or decided: the QueueWriter's
-  // submissions (messages, answers to providers), the operator's changes, and on the core
-  // thread the binds (replay sequence numbers, the association log). The core's second
-  // connection records only delivery progress (sent, acknowledged, failed) and always
-  // commits with synchronous=NORMAL: in WAL mode that survives kill -9, and what a power
-  // loss can take back is the latest progress, never an accepted message — such a
-  // message is delivered again after the restart (docs/DATABASE.md "Durability").
-  auto core_db = openOrExit(config.db_path, open_options);
-  db::OpenOptions progress_options = open_options;
-  progress_options.durability = db::Durability::kNormal;
-  auto progress_db = openOrExit(config.db_path, progress_options);
-  auto api_db = openOrExit(config.db_path, open_options);
-  auto registry_db = openOrExit(config.db_path, open_options);
-  db::Clock clock = db::clockOf(time_source);
-
-  std::unique_ptr<tunables::TunableRegistry> registry;
-  tunables::Status opened = tunables::TunableRegistry::open(*registry_db, clock, &registry);
-  if (!opened.isOk()) {
-    std::fprintf(stderr, "npacd: cannot load the tunables: %s\n", opened.toString().c_str());
-    return 2;
+  n.progress_options = n.open_options;
+  n.progress_options.durability = db::Durability::kNormal;
+  const std::pair<const db::OpenOptions*, std::unique_ptr<db::Database>*> connections[] = {
+      {&n.open_options, &n.core_db}, {&n.progress_options, &n.progress_db}, {&n.open_options, &n.api_db},
+      {&n.open_options, &n.registry_db}};
+  for (const auto& [options, connection] : connections) {
+    if (Refusal refused = openConnection(n, *options, connection); !refused.empty()) return refused;
   }
-  for (const std::string& ignored : registry->ignoredAtLoad()) spdlog::warn("tunables: {}", ignored);
-
+  n.clock = db::clockOf(n.time_source);
+  tunables::Status opened = tunables::TunableRegistry::open(*n.registry_db, n.clock, &n.registry);
+  if (!opened.isOk()) return "cannot load the tunables: " + opened.toString();
+  for (const std::string& ignored : n.registry->ignoredAtLoad()) spdlog::warn("tunables: {}", ignored);
   db::QueueWriter::Options writer_options;
-  writer_options.node = config.node;
-  auto writer = db::QueueWriter::start(config.db_path, open_options, clock, writer_options);
-  if (!writer.isOk()) {
-    std::fprintf(stderr, "npacd: cannot start the queue writer: %s\n", writer.status().toString().c_str());
-    return 2;
-  }
-
+  writer_options.node = n.config.node;
+  auto writer = db::QueueWriter::start(n.config.db_path, n.open_options, n.clock, writer_options);
+  if (!writer.isOk()) return "cannot start the queue writer: " + writer.status().toString();
+  n.writer = std::move(writer).value();
   // Every accepting AARE is signed with an NPAC key (docs/OPERATIONS.md "NPAC keys").
-  auto npac_key = npacd::ensureNpacKey(*core_db, clock(), registry->get(tunables::kKeyLifetime).count());
-  if (!npac_key.isOk()) {
-    std::fprintf(stderr, "npacd: no NPAC signing key: %s\n", npac_key.status().toString().c_str());
-    return 2;
-  }
+  auto npac_key = npacd::ensureNpacKey(*n.core_db, n.clock(), n.registry->get(tunables::kKeyLifetime).count());
+  if (!npac_key.isOk()) return "no NPAC signing key: " + npac_key.status().toString();
+  return {};
+}
 
-  boost::asio::io_context core_io;
-  boost::asio::io_context api_io;
-  auto manager = std::make_unique<npacd::AssociationManager>(core_io, *core_db, *progress_db, **writer, *registry, time_source);
-  manager->setCounting(command_line.metrics == "on");
-  manager->setNode(config.node);
-  db::Status recovered = manager->recoverInterrupted();
-  if (!recovered.isOk()) {
-    std::fprintf(stderr, "npacd: cannot requeue interrupted messages: %s\n", recovered.toString().c_str());
-    return 2;
+// An AssociationManager on `io` with its two connections, counting and node set.
+std::unique_ptr<npacd::AssociationManager> makeManager(Npacd& n, boost::asio::io_context& io, db::Database& core_db,
+                                                       db::Database& progress_db) {
+  auto manager =
+      std::make_unique<npacd::AssociationManager>(io, core_db, progress_db, *n.writer, *n.registry, n.time_source);
+  manager->setCounting(n.command_line.metrics == "on");
+  manager->setNode(n.config.node);
+  return manager;
+}
+
+// --threads N: core threads 1..N-1, each with its own io_context, connections and
+// AssociationManager; thread 0 (this one) keeps the listener (core/core_shards.h).
+Refusal startExtraCores(Npacd& n) {
+  if (n.config.core_threads <= 1) return {};
+  std::vector<npacd::AssociationManager*> managers{n.manager.get()};
+  for (std::size_t i = 1; i < n.config.core_threads; ++i) {
+    auto extra = std::make_unique<ExtraCore>();
+    if (Refusal refused = openConnection(n, n.open_options, &extra->db); !refused.empty()) return refused;
+    if (Refusal refused = openConnection(n, n.progress_options, &extra->progress_db); !refused.empty()) return refused;
+    extra->manager = makeManager(n, extra->io, *extra->db, *extra->progress_db);
+    extra->manager->setThrottleGroups(n.throttle_groups.get());
+    managers.push_back(extra->manager.get());
+    n.extra_cores.push_back(std::move(extra));
   }
+  n.shards = std::make_unique<npacd::CoreShards>(std::move(managers), *n.writer, n.manager->lastAssociationId());
+  for (auto& extra : n.extra_cores) extra->manager->startTimer();
+  return {};
+}
+
+// The core: the interrupted messages requeued, the egress throttle groups, the extra core
+// threads, and the associations' listener.
+Refusal startCore(Npacd& n) {
+  n.manager = makeManager(n, n.core_io, *n.core_db, *n.progress_db);
+  db::Status recovered = n.manager->recoverInterrupted();
+  if (!recovered.isOk()) return "cannot requeue interrupted messages: " + recovered.toString();
   // Provisioned egress throttle groups (docs/OPERATIONS.md "Egress throttling"): read, and
   // counts exchanged with the other nodes, through the database on a thread of its own.
-  npacd::ThrottleGroups throttle_groups(time_source, config.node);
-  auto exchange = npacd::ThrottleExchange::start(openOrExit(config.db_path, open_options), throttle_groups);
-  if (!exchange.isOk()) {
-    std::fprintf(stderr, "npacd: cannot read the throttle groups: %s\n", exchange.status().toString().c_str());
-    return 2;
-  }
-  manager->setThrottleGroups(&throttle_groups);
-  // --threads N: core threads 1..N-1, each with its own io_context, connections and
-  // AssociationManager; thread 0 (this one) keeps the listener (core/core_shards.h).
-  struct ExtraCore {
-    boost::asio::io_context io;
-    std::unique_ptr<db::Database> db, progress_db;
-    std::unique_ptr<npacd::AssociationManager> manager;
-    std::thread thread;
-  };
-  std::vector<std::unique_ptr<ExtraCore>> extra_cores;
-  std::unique_ptr<npacd::CoreShards> shards;
-  if (config.core_threads > 1) {
-    std::vector<npacd::AssociationManager*> managers{manager.get()};
-    for (std::size_t i = 1; i < config.core_threads; ++i) {
-      auto extra = std::make_unique<ExtraCore>();
-      extra->db = openOrExit(config.db_path, open_options);
-      extra->progress_db = openOrExit(config.db_path, progress_options);
-      extra->manager = std::make_unique<npacd::AssociationManager>(extra->io, *extra->db, *extra->progress_db,
-                                                                   **writer, *registry, time_source);
-      extra->manager->setCounting(command_line.metrics == "on");
-      extra->manager->setNode(config.node);
-      extra->manager->setThrottleGroups(&throttle_groups);
-      managers.push_back(extra->manager.get());
-      extra_cores.push_back(std::move(extra));
-    }
-    shards = std::make_unique<npacd::CoreShards>(std::move(managers), **writer, manager->lastAssociationId());
-    for (auto& extra : extra_cores) extra->manager->startTimer();
-  }
+  n.throttle_groups = std::make_unique<npacd::ThrottleGroups>(n.time_source, n.config.node);
+  std::unique_ptr<db::Database> exchange_db;
+  if (Refusal refused = openConnection(n, n.open_options, &exchange_db); !refused.empty()) return refused;
+  auto exchange = npacd::ThrottleExchange::start(std::move(exchange_db), *n.throttle_groups);
+  if (!exchange.isOk()) return "cannot read the throttle groups: " + exchange.status().toString();
+  n.exchange = std::move(exchange).value();
+  n.manager->setThrottleGroups(n.throttle_groups.get());
+  if (Refusal refused = startExtraCores(n); !refused.empty()) return refused;
   boost::system::error_code ec;
-  auto listen_address = boost::asio::ip::make_address(config.listen_address, ec);
-  if (ec) {
-    std::fprintf(stderr, "npacd: bad --listen address '%s'\n", config.listen_address.c_str());
-    return 2;
+  auto listen_address = boost::asio::ip::make_address(n.config.listen_address, ec);
+  if (ec) return "bad --listen address '" + n.config.listen_address + "'";
+  std::string error;
+  if (!n.manager->listen({listen_address, n.config.listen_port}, &error)) {
+    const std::string port = std::to_string(n.config.listen_port);
+    return "associations: " + error + " — choose another --listen host:port, or stop the process using it (ss -ltnp "
+           "'sport = :" + port + "')";
   }
-  if (!manager->listen({listen_address, config.listen_port}, &error)) {
-    std::fprintf(stderr,
-                 "npacd: associations: %s — choose another --listen host:port, or stop the "
-                 "process using it (ss -ltnp 'sport = :%u')\n",
-                 error.c_str(), static_cast<unsigned>(config.listen_port));
-    return 2;
-  }
+  return {};
+}
 
-  // The admin API takes bearer tokens only; the first start writes an operator token
-  // to <db>.token or --token-file (npac/npacd/initial_token.h).
-  auto initial_token = npacd::ensureInitialToken(*api_db, token_file, clock());
-  if (!initial_token.isOk()) {
-    std::fprintf(stderr, "npacd: cannot set up the admin API token: %s\n", initial_token.status().toString().c_str());
-    return 2;
-  }
+// The admin API takes bearer tokens only; the first start writes an operator token to
+// <db>.token or --token-file (npac/npacd/initial_token.h).
+Refusal startApi(Npacd& n) {
+  auto initial_token = npacd::ensureInitialToken(*n.api_db, n.token_file, n.clock());
+  if (!initial_token.isOk()) return "cannot set up the admin API token: " + initial_token.status().toString();
   if (!initial_token->warning.empty()) spdlog::warn("admin API: {}", initial_token->warning);
   if (!initial_token->name.empty()) {
     spdlog::info("admin API: operator token '{}' is in {}{}", initial_token->name, initial_token->file,
                  initial_token->created ? " (created now, mode 0600)" : "");
   }
   npacd::AdminApi::Options api_options;
-  api_options.http.address = config.api_address;
-  api_options.http.port = config.api_port;
-  api_options.http.tls = api_tls;
-  api_options.http.max_connections = config.api_max_connections;
-  api_options.http.operator_reserve = config.api_operator_reserve;
-  api_options.http.max_per_client = config.api_max_per_client;
-  api_options.http.max_per_credential = config.api_max_per_token;
-  auto admin = npacd::AdminApi::start(api_io, api_options, *api_db, *registry, clock);
+  api_options.http.address = n.config.api_address;
+  api_options.http.port = n.config.api_port;
+  api_options.http.tls = n.api_tls;
+  api_options.http.max_connections = n.config.api_max_connections;
+  api_options.http.operator_reserve = n.config.api_operator_reserve;
+  api_options.http.max_per_client = n.config.api_max_per_client;
+  api_options.http.max_per_credential = n.config.api_max_per_token;
+  auto admin = npacd::AdminApi::start(n.api_io, api_options, *n.api_db, *n.registry, n.clock);
   if (!admin.isOk()) {
     // Not a database error: the Status only carries the listener's reason (its category
     // would read "cannot open database"), so the message is built from the flag's view.
-    std::fprintf(stderr,
-                 "npacd: the admin API cannot start: %s — choose another --api host:port, or "
-                 "stop the process using it (ss -ltnp 'sport = :%u')\n",
-                 admin.status().message().c_str(), static_cast<unsigned>(config.api_port));
-    return 2;
+    const std::string port = std::to_string(n.config.api_port);
+    return "the admin API cannot start: " + admin.status().message() +
+           " — choose another --api host:port, or stop the process using it (ss -ltnp 'sport = :" + port + "')";
   }
-  if (shards) {
-    (*admin)->attachCore(shards.get());
+  n.admin = std::move(admin).value();
+  if (n.shards) {
+    n.admin->attachCore(n.shards.get());
   } else {
-    (*admin)->attachCore(manager.get());
+    n.admin->attachCore(n.manager.get());
   }
-  (*admin)->attachQueueWriter(writer.value().get());
-  (*admin)->attachCheckpointer(checkpointer.get());
-  (*admin)->attachThrottleGroups(&throttle_groups);
+  n.admin->attachQueueWriter(n.writer.get());
+  n.admin->attachCheckpointer(n.checkpointer.get());
+  n.admin->attachThrottleGroups(n.throttle_groups.get());
+  return {};
+}
 
-  // Two sites (node_notifications.h): a message submitted on another node, or an
-  // operator's change made there, reaches this node through PostgreSQL's NOTIFY.
-  std::unique_ptr<npacd::NodeNotifications> notifications;
-  if (core_db->backend() == db::Backend::kPostgres) {
-    auto ownerOf = [&manager, &shards](const std::string& spid) -> npacd::AssociationManager& {
-      return shards ? shards->shard(shards->shardOf(spid)) : *manager;
-    };
-    npacd::NodeNotifications::Actions actions;
-    actions.wake_all = [&manager, &shards] {
-      if (shards) {
-        for (std::size_t i = 0; i < shards->size(); ++i) shards->shard(i).postWakeAll();
-      } else {
-        manager->postWakeAll();
-      }
-    };
-    actions.wake = [ownerOf](const std::string& spid) { ownerOf(spid).postSubmittedElsewhere(spid); };
-    actions.provider_changed = [ownerOf](const std::string& spid) { ownerOf(spid).postProviderChanged(spid); };
-    auto started =
-        npacd::NodeNotifications::start(config.db_path, *registry, std::move(actions), config.db_timeout, config.node);
-    if (!started.isOk()) {
-      std::fprintf(stderr, "npacd: cannot listen for the other nodes' notifications: %s\n",
-                   started.status().toString().c_str());
-      return 2;
+// Two sites (node_notifications.h): a message submitted on another node, or an operator's
+// change made there, reaches this node through PostgreSQL's NOTIFY.
+Refusal listenToOtherNodes(Npacd& n) {
+  if (n.core_db->backend() != db::Backend::kPostgres) return {};
+  npacd::NodeNotifications::Actions actions;
+  actions.wake_all = [&n] {
+    if (n.shards) {
+      for (std::size_t i = 0; i < n.shards->size(); ++i) n.shards->shard(i).postWakeAll();
+    } else {
+      n.manager->postWakeAll();
     }
-    notifications = std::move(started).value();
-  }
+  };
+  actions.wake = [&n](const std::string& spid) { n.ownerOf(spid).postSubmittedElsewhere(spid); };
+  actions.provider_changed = [&n](const std::string& spid) { n.ownerOf(spid).postProviderChanged(spid); };
+  auto started = npacd::NodeNotifications::start(n.config.db_path, *n.registry, std::move(actions),
+                                                 n.config.db_timeout, n.config.node);
+  if (!started.isOk()) return "cannot listen for the other nodes' notifications: " + started.status().toString();
+  n.notifications = std::move(started).value();
+  return {};
+}
 
-  // SIGTERM is caught from here on (asio holds it until the core runs): a test or script
-  // that stops npacd as soon as the line below appears gets the graceful stop, not death
-  // by the signal.
-  boost::asio::signal_set signals(core_io, SIGTERM, SIGINT);
-  signals.async_wait([&](boost::system::error_code signal_ec, int signal) {
+// Said once everything is in force: a test or a supervisor that waits for the first line
+// finds the node listening to the others too.
+void announce(const Npacd& n) {
+  const npacd::NpacdConfig& config = n.config;
+  spdlog::info("npacd listening for associations on {}:{}, admin API on {}:{}{}, database {} ({})",
+               config.listen_address, n.manager->port(), config.api_address, n.admin->port(),
+               n.api_tls ? " (HTTPS)" : "", n.core_db->path(), n.command_line.durability);  // a URL's password hidden
+  if (n.shards) spdlog::info("core: {} threads, providers sharded over them by SPID", config.core_threads);
+  if (n.core_db->backend() == db::Backend::kPostgres) {
+    spdlog::info("node '{}': provider leases shared with the nodes on this database (provider_lease_timeout {} "
+                 "ms, --db-timeout {} ms)",
+                 config.node, n.registry->get(tunables::kProviderLeaseTimeout).count(), config.db_timeout.count());
+  }
+}
+
+// SIGTERM and SIGINT: drain — every association released, the core's threads stopped.
+// Caught from the moment this is called (asio holds a signal until the core runs): a test
+// or script that stops npacd as soon as announce()'s line appears gets the graceful stop,
+// not death by the signal.
+void drainOnSignal(Npacd& n, boost::asio::signal_set& signals) {
+  signals.async_wait([&n](boost::system::error_code signal_ec, int signal) {
     if (signal_ec) return;
     spdlog::info("signal {}: releasing associations and stopping", signal);
     npacd::SystemdNotifier::stopping("draining: releasing associations");
-    if (shards) {
-      shards->shutdown([&] {
-        for (auto& extra : extra_cores) extra->io.stop();
-        core_io.stop();
+    if (n.shards) {
+      n.shards->shutdown([&n] {
+        for (auto& extra : n.extra_cores) extra->io.stop();
+        n.core_io.stop();
       });
     } else {
-      manager->shutdown([&] { core_io.stop(); });
+      n.manager->shutdown([&n] { n.core_io.stop(); });
     }
   });
-  // Said once everything above is in force: a test or a supervisor that waits for this
-  // line finds the node listening to the others too.
-  spdlog::info("npacd listening for associations on {}:{}, admin API on {}:{}{}, database {} ({})",
-               config.listen_address, manager->port(), config.api_address, (*admin)->port(),
-               api_tls ? " (HTTPS)" : "", core_db->path(), durability);  // a URL's password hidden
-  if (shards) spdlog::info("core: {} threads, providers sharded over them by SPID", config.core_threads);
-  if (core_db->backend() == db::Backend::kPostgres) {
-    spdlog::info("node '{}': provider leases shared with the nodes on this database (provider_lease_timeout {} "
-                 "ms, --db-timeout {} ms)",
-                 config.node, registry->get(tunables::kProviderLeaseTimeout).count(), config.db_timeout.count());
-  }
+}
 
-  auto api_work = boost::asio::make_work_guard(api_io);
+// Runs the core on this thread, the API and the extra cores on theirs, until the drain
+// stops the core; then stops the rest in order. Both listeners accept and SIGTERM is
+// handled before systemd hears READY: it may start what depends on npacd, and stop it at
+// any moment from then on.
+void serve(Npacd& n) {
+  auto api_work = boost::asio::make_work_guard(n.api_io);
   std::promise<void> api_ran_out;
   std::future<void> api_finished = api_ran_out.get_future();
   std::thread api_thread([&] {
-    api_io.run();
+    n.api_io.run();
     api_ran_out.set_value();
   });
-
   std::vector<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> extra_work;
-  for (auto& extra : extra_cores) {
+  for (auto& extra : n.extra_cores) {
     extra_work.push_back(boost::asio::make_work_guard(extra->io));
     extra->thread = std::thread([&io = extra->io] { io.run(); });
   }
-  auto core_work = boost::asio::make_work_guard(core_io);
-  // Both listeners accept and SIGTERM is handled now: systemd may start what depends on
-  // npacd, and stop it at any moment from here on (a SIGTERM before the handler would kill
-  // npacd without its drain).
+  auto core_work = boost::asio::make_work_guard(n.core_io);
   npacd::SystemdNotifier notifier;
-  npacd::SystemdNotifier::ready("associations on " + config.listen_address + ":" +
-                                std::to_string(manager->port()) + ", admin API on " + config.api_address +
-                                ":" + std::to_string((*admin)->port()));
-  notifier.startWatchdog(core_io);
-  core_io.run();
+  npacd::SystemdNotifier::ready("associations on " + n.config.listen_address + ":" + std::to_string(n.manager->port()) +
+                                ", admin API on " + n.config.api_address + ":" + std::to_string(n.admin->port()));
+  notifier.startWatchdog(n.core_timers);
+  n.core_io.run();
   notifier.stopWatchdog();
-  if (notifications) notifications->stop();
-  (*exchange)->stop();  // this node's counts leave the other nodes' lists
+  if (n.notifications) n.notifications->stop();
+  n.exchange->stop();  // this node's counts leave the other nodes' lists
   extra_work.clear();
-  for (auto& extra : extra_cores) {
+  for (auto& extra : n.extra_cores) {
     extra->io.stop();
     extra->thread.join();
   }
-
-  boost::asio::post(api_io, [&] { (*admin)->stop(); });
+  boost::asio::post(n.api_io, [&n] { n.admin->stop(); });
   api_work.reset();
   // The API's io_context runs out of work by itself once stop() has sent each event
   // stream's end event and closed the sessions; stopping it at once could cut those
   // writes off. Bounded: a client that does not read cannot hold npacd's exit.
-  if (api_finished.wait_for(kApiDrainTimeout) != std::future_status::ready) api_io.stop();
+  if (api_finished.wait_for(kApiDrainTimeout) != std::future_status::ready) n.api_io.stop();
   api_thread.join();
-  (*writer)->stop();
+  n.writer->stop();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A server keeps running when whoever read its standard output went away (`npacd |
+  // head`, a closed terminal, `make run | tee` ended): a write there fails with EPIPE,
+  // which the log sinks ignore, instead of killing npacd before it releases its
+  // associations. Sockets are written with MSG_NOSIGNAL or their errors anyway.
+  std::signal(SIGPIPE, SIG_IGN);
+  Npacd n;
+  if (std::optional<int> done = parseCommandLine(n, argc, argv)) return *done;
+  for (Refusal (*phase)(Npacd&) :
+       {checkSettings, lockDatabase, openStorage, startCore, startApi, listenToOtherNodes}) {
+    if (Refusal refused = phase(n); !refused.empty()) {
+      std::fprintf(stderr, "npacd: %s\n", refused.c_str());
+      return 2;
+    }
+  }
+  boost::asio::signal_set signals(n.core_io, SIGTERM, SIGINT);
+  drainOnSignal(n, signals);
+  announce(n);
+  serve(n);
   spdlog::info("npacd stopped");
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "npac/npacd/systemd_notify.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -44,14 +45,14 @@ void SystemdNotifier::status(const std::string& status) {
   if (managed()) send("STATUS=" + oneLine(status));
 }
 
-std::chrono::microseconds SystemdNotifier::startWatchdog(boost::asio::io_context& io) {
+std::chrono::microseconds SystemdNotifier::startWatchdog(common::TimerFactory& timers) {
   std::uint64_t usec = 0;
   // > 0 only when WATCHDOG_USEC is set and WATCHDOG_PID, if set, is this process.
   if (sd_watchdog_enabled(0, &usec) <= 0 || usec == 0) return std::chrono::microseconds{0};
   // systemd.service(5) WatchdogSec=: "the daemon should send WATCHDOG=1 ... at least
   // every half of the watchdog time"; half leaves one missed tick of margin.
   interval_ = std::chrono::microseconds{static_cast<std::int64_t>(usec / 2)};
-  timer_ = std::make_unique<boost::asio::steady_timer>(io);
+  timer_ = timers.makeTimer();
   send("WATCHDOG=1");
   schedulePing();
   return interval_;
@@ -62,9 +63,7 @@ void SystemdNotifier::stopWatchdog() {
 }
 
 void SystemdNotifier::schedulePing() {
-  timer_->expires_after(interval_);
-  timer_->async_wait([this](const boost::system::error_code& ec) {
-    if (ec) return;
+  timer_->after(std::max(std::chrono::floor<std::chrono::milliseconds>(interval_), std::chrono::milliseconds(1)), [this] {
     send("WATCHDOG=1");
     schedulePing();
   });

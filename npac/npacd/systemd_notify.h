@@ -5,17 +5,16 @@
 // Without NOTIFY_SOCKET (npacd not started by systemd) every call does nothing.
 //
 // Threading: ready(), stopping() and status() may be called from any thread (each is one
-// datagram). The watchdog pings run on the io_context given to startWatchdog() — the
-// core's — so a core that stops turning stops the pings and the manager restarts npacd.
-// stopWatchdog() and the destructor must run on that io_context's thread or after it stopped.
+// datagram). The watchdog pings run on the timers given to startWatchdog() — the core's
+// io_context's — so a core that stops turning stops the pings and the manager restarts
+// npacd. stopWatchdog() and the destructor must run on that thread or after it stopped.
 #pragma once
 
 #include <chrono>
 #include <memory>
 #include <string>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include "common/timer.h"
 
 namespace npac::npacd {
 
@@ -33,13 +32,13 @@ class SystemdNotifier {
 
   // Starts WATCHDOG=1 pings every half WATCHDOG_USEC on `io` when the manager enabled the
   // watchdog for this process; returns the interval, or zero when it is not enabled.
-  std::chrono::microseconds startWatchdog(boost::asio::io_context& io);
+  std::chrono::microseconds startWatchdog(common::TimerFactory& timers);
   void stopWatchdog();
 
  private:
   void schedulePing();
 
-  std::unique_ptr<boost::asio::steady_timer> timer_;
+  std::unique_ptr<common::Timer> timer_;
   std::chrono::microseconds interval_{0};
 };
 

@@ -6,11 +6,11 @@
 #include <utility>
 
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
 
 #include "npac/npacd/api/connection_priority.h"
+#include "npac/npacd/asio_timers.h"
 #include "npac/npacd/api/http_adapter.h"
 #include "npac/npacd/api/pdu_batch.h"
 #include "npac/npacd/api/request.h"
@@ -187,27 +187,12 @@ std::string joinedPath(const std::vector<std::string>& segments) {
 
 // The API thread as the route files see it (api_thread.h): its io_context, which
 // outlives the AdminApi, and timers on it.
-class AsioApiTimer final : public ApiTimer {
- public:
-  explicit AsioApiTimer(boost::asio::io_context& io) : timer_(io) {}
-  void after(std::chrono::milliseconds delay, std::function<void()> fn) override {
-    timer_.expires_after(delay);
-    timer_.async_wait([fn = std::move(fn)](const boost::system::error_code& ec) {
-      if (!ec) fn();
-    });
-  }
-  void cancel() override { timer_.cancel(); }
-
- private:
-  boost::asio::steady_timer timer_;
-};
-
 PostToApiThread postingTo(boost::asio::io_context& io) {
   return [&io](std::function<void()> work) { boost::asio::post(io, std::move(work)); };
 }
 
 MakeApiTimer timersOn(boost::asio::io_context& io) {
-  return [&io]() -> std::unique_ptr<ApiTimer> { return std::make_unique<AsioApiTimer>(io); };
+  return [timers = std::make_shared<AsioTimers>(io)]() -> std::unique_ptr<ApiTimer> { return timers->makeTimer(); };
 }
 
 // What GET /metrics shows of the API's own counts, by reason.

@@ -1,7 +1,7 @@
 // The admin API's thread as the code away from Asio sees it (route files, DatabaseBackup):
 // PostToApiThread runs work on it from any thread, an ApiTimer runs work on it later.
-// admin_api.cc makes both from the io_context the API thread runs (boost::asio::post, a
-// steady_timer), so the route files compile without Asio.
+// admin_api.cc makes both from the io_context the API thread runs (boost::asio::post,
+// AsioTimers), so the route files compile without Asio.
 //
 // Threading: a PostToApiThread may be called from any thread, and a copy may outlive the
 // AdminApi (it holds only the io_context, which outlives the API): a core completion that
@@ -13,20 +13,15 @@
 #include <functional>
 #include <memory>
 
+#include "common/timer.h"
+
 namespace npac::npacd {
 
 // Runs `work` on the API thread, after whatever is already waiting for it. Copyable.
 using PostToApiThread = std::function<void(std::function<void()> work)>;
 
-// A one-shot timer on the API thread.
-class ApiTimer {
- public:
-  virtual ~ApiTimer() = default;
-  // Runs `fn` once `delay` has passed — unless cancel(), another after() or the timer's
-  // destruction comes first, which drop it.
-  virtual void after(std::chrono::milliseconds delay, std::function<void()> fn) = 0;
-  virtual void cancel() = 0;
-};
+// A one-shot timer on the API thread: the one Timer of the time source (common/timer.h).
+using ApiTimer = common::Timer;
 
 // Makes a timer on the API thread.
 using MakeApiTimer = std::function<std::unique_ptr<ApiTimer>()>;

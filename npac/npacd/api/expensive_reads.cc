@@ -6,8 +6,9 @@
 #include <utility>
 
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
+
+#include "npac/npacd/asio_timers.h"
 
 namespace npac::npacd {
 
@@ -27,11 +28,12 @@ constexpr db::TimeMs kMaxRestMs = 5'000;
 // outlive the ExpensiveReads (a read answering after stop()); they check it through a
 // weak_ptr and do nothing once it is gone.
 struct ExpensiveReads::Line : std::enable_shared_from_this<Line> {
-  Line(boost::asio::io_context& context, db::Clock c) : io(context), clock(std::move(c)), rest(context) {}
+  Line(boost::asio::io_context& context, db::Clock c)
+      : io(context), clock(std::move(c)), rest(AsioTimers(context).makeTimer()) {}
 
   boost::asio::io_context& io;
   db::Clock clock;
-  boost::asio::steady_timer rest;  // after a read, as long as it took
+  std::unique_ptr<common::Timer> rest;  // after a read, as long as it took
   std::deque<Queued> queue;
   std::unordered_map<std::string, std::size_t> in_line;  // waiting or running, by token
   bool busy = false;     // a read is posted, running or resting: the next waits
@@ -101,10 +103,9 @@ struct ExpensiveReads::Line : std::enable_shared_from_this<Line> {
       busy = false;
       return postNext();
     }
-    rest.expires_after(std::chrono::milliseconds(took));
-    rest.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    rest->after(std::chrono::milliseconds(took), [weak = weak_from_this()] {
       auto self = weak.lock();
-      if (ec || !self) return;
+      if (!self) return;
       self->busy = false;
       self->postNext();
     });
@@ -119,7 +120,7 @@ ExpensiveReads::~ExpensiveReads() { stop(); }
 void ExpensiveReads::stop() {
   line_->stopped = true;
   line_->queue.clear();
-  line_->rest.cancel();
+  line_->rest->cancel();
 }
 
 std::size_t ExpensiveReads::waiting() const { return line_->queue.size(); }

@@ -58,8 +58,10 @@ constexpr const char* kLiveTunables[] = {
 
 AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
                                        db::Database& progress_db, db::QueueWriter& writer,
-                                       tunables::TunableRegistry& registry, const common::TimeSource& clock)
+                                       tunables::TunableRegistry& registry, const common::TimeSource& clock,
+                                       common::TimerFactory* timers)
     : io_(io),
+      timers_(timers != nullptr ? *timers : asio_timers_),
       db_(db),
       writer_(writer),
       registry_(registry),
@@ -75,13 +77,14 @@ AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
              }),
       leases_(db, clock, registry),
       purge_(db, registry, clock),
-      listener_(io, registry, clock,
+      listener_(io, timers_, registry, clock,
                 [this](asio::ip::tcp::socket socket, as::Nsap nsap, std::string peer) {
                   enableKeepalive(socket);
-                  return std::make_shared<Session>(std::move(socket), nsap, std::move(peer), *this);
+                  return std::make_shared<Session>(std::move(socket), nsap, std::move(peer), *this,
+                                                   timers_.makeTimer());
                 }),
-      timer_(io),
-      purge_timer_(io) {
+      timer_(timers_.makeTimer()),
+      purge_timer_(timers_.makeTimer()) {
   installFence();
   // Rows this node's writer committed reach the store in memory (announceSubmitted); the
   // writer's mark tells a load which of them its snapshot already holds.
@@ -125,9 +128,8 @@ bool AssociationManager::listen(const asio::ip::tcp::endpoint& endpoint, std::st
 }
 
 void AssociationManager::armTimer() {
-  timer_.expires_after(kTimerPeriod);
-  timer_.async_wait([this](boost::system::error_code ec) {
-    if (ec || stopping_) return;
+  timer_->after(kTimerPeriod, [this] {
+    if (stopping_) return;
     tick();
     armTimer();
   });
@@ -197,12 +199,9 @@ void AssociationManager::deliverDue() {
 
 void AssociationManager::wakeDeliveryAfter(const std::string& spid, as::Duration delay) {
   auto& timer = delivery_timers_[spid];
-  if (!timer) timer = std::make_shared<asio::steady_timer>(io_);
-  if (timer->expiry() > asio::steady_timer::clock_type::now()) return;  // already armed
-  timer->expires_after(std::chrono::duration_cast<asio::steady_timer::duration>(delay));
-  timer->async_wait([this, spid](boost::system::error_code ec) {
-    if (!ec) wakeDelivery(spid);
-  });
+  if (!timer) timer = timers_.makeTimer();
+  if (timer->armed()) return;  // the earlier wake comes first
+  timer->after(std::chrono::ceil<std::chrono::milliseconds>(delay), [this, spid] { wakeDelivery(spid); });
 }
 
 void AssociationManager::installFence() {
@@ -292,10 +291,9 @@ void AssociationManager::purge() {
   const std::optional<as::Duration> pause = purge_.continueAfter();
   if (!pause || purge_continuing_ || stopping_) return;
   purge_continuing_ = true;
-  purge_timer_.expires_after(std::chrono::duration_cast<asio::steady_timer::duration>(*pause));
-  purge_timer_.async_wait([this](boost::system::error_code ec) {
+  purge_timer_->after(std::chrono::ceil<std::chrono::milliseconds>(*pause), [this] {
     purge_continuing_ = false;
-    if (!ec) purge();
+    purge();
   });
 }
 
@@ -316,7 +314,7 @@ void AssociationManager::adopt(Session::Handoff handoff) {
       ::close(fd);
       return;
     }
-    auto session = std::make_shared<Session>(std::move(socket), std::move(*handoff), *this);
+    auto session = std::make_shared<Session>(std::move(socket), std::move(*handoff), *this, timers_.makeTimer());
     session->resume();
   });
 }
@@ -431,8 +429,9 @@ void AssociationManager::shutdown(std::function<void()> done) {
   asio::post(io_, [this, done = std::move(done)] {
     stopping_ = true;
     listener_.stop("npacd shutting down");
-    timer_.cancel();
-    purge_timer_.cancel();
+    timer_->cancel();
+    purge_timer_->cancel();
+    purge_continuing_ = false;
     for (auto& [spid, timer] : delivery_timers_) timer->cancel();
     store_.flush();
     inbound_.stop();
@@ -442,7 +441,7 @@ void AssociationManager::shutdown(std::function<void()> done) {
     for (auto& [spid, c] : cores_) c->releaseAll(kReleaseShutdown);
     const auto drain_deadline = clock_.now() + kDrainTimeout;
     const auto final_deadline = drain_deadline + kReleaseTimeout + std::chrono::milliseconds(200);
-    auto tick = std::make_shared<asio::steady_timer>(io_);
+    std::shared_ptr<common::Timer> tick = timers_.makeTimer();
     auto step = std::make_shared<std::function<void()>>();
     *step = [this, tick, step, done, drain_deadline, final_deadline] {
       const auto now = clock_.now();
@@ -462,8 +461,7 @@ void AssociationManager::shutdown(std::function<void()> done) {
         finished();
         return;
       }
-      tick->expires_after(std::chrono::milliseconds(20));
-      tick->async_wait([step](boost::system::error_code) {
+      tick->after(std::chrono::milliseconds(20), [step] {
         if (*step) (*step)();
       });
     };

@@ -34,7 +34,6 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "associations/bind_gate.h"
 #include "associations/outstanding.h"
@@ -42,6 +41,7 @@
 #include "db/association_log_store.h"
 #include "db/database.h"
 #include "db/queue_writer.h"
+#include "npac/npacd/asio_timers.h"
 #include "npac/npacd/core/bind_admission.h"
 #include "npac/npacd/core/core_service.h"
 #include "npac/npacd/core/delivery_store.h"
@@ -84,10 +84,11 @@ class AssociationManager : public CoreService,
   // association log, the retention purge), `progress_db` for the outbound queue's
   // delivery progress (sent, acknowledged, failed), which may run with
   // synchronous=NORMAL: losing progress only repeats a delivery. Both may be the same
-  // connection. `clock` outlives the manager.
+  // connection. `clock` outlives the manager. `timers` (common/timer.h) makes every timer
+  // the core arms, on `io`'s thread; unset, AsioTimers on `io` (asio_timers.h).
   AssociationManager(boost::asio::io_context& io, db::Database& db, db::Database& progress_db,
                      db::QueueWriter& writer, tunables::TunableRegistry& registry,
-                     const common::TimeSource& clock);
+                     const common::TimeSource& clock, common::TimerFactory* timers = nullptr);
   ~AssociationManager() override;
 
   // Listens for associations on `endpoint`; false (and `*error`) if it cannot bind.
@@ -206,6 +207,8 @@ class AssociationManager : public CoreService,
   }
 
   boost::asio::io_context& io_;
+  AsioTimers asio_timers_{io_};
+  common::TimerFactory& timers_;
   db::Database& db_;
   db::QueueWriter& writer_;
   tunables::TunableRegistry& registry_;
@@ -215,19 +218,19 @@ class AssociationManager : public CoreService,
   const ThrottleGroups* throttle_groups_ = nullptr;  // setThrottleGroups
   RetentionPurge purge_;
   Listener listener_;
-  boost::asio::steady_timer timer_;
-  boost::asio::steady_timer purge_timer_;  // the retention purge's next run while it catches up
+  std::unique_ptr<common::Timer> timer_;        // the tick
+  std::unique_ptr<common::Timer> purge_timer_;  // the retention purge's next run while it catches up
   bool purge_continuing_ = false;          // purge_timer_ is armed
   std::map<std::string, std::unique_ptr<ProviderCore>> cores_;
   std::set<std::string> delivery_scheduled_;
   // The providers whose delivery round is due, in the order they were woken: one posted
   // handler (deliverDue) runs them all with one commit.
   std::vector<std::string> delivery_due_;
-  std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> delivery_timers_;
+  std::map<std::string, std::unique_ptr<common::Timer>> delivery_timers_;
   bool flush_scheduled_ = false;
   std::int64_t next_association_id_ = 0;
   // Inbound requests from providers, for the NPAC application (thread 0 when sharded).
-  InboundBroker inbound_{io_};
+  InboundBroker inbound_{timers_};
   bool stopping_ = false;
   CoreShards* shards_ = nullptr;  // none: npacd runs on one core thread
   std::size_t shard_index_ = 0;

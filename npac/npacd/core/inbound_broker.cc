@@ -54,10 +54,8 @@ void InboundBroker::poll(InboundPoll poll, CoreService::PollDone done) {
     pending->done(std::vector<InboundRequest>{});
     return;
   }
-  pending->timer = std::make_shared<boost::asio::steady_timer>(io_);
-  pending->timer->expires_after(pending->poll.wait);
-  pending->timer->async_wait([this, pending](boost::system::error_code ec) {
-    if (ec) return;
+  pending->timer = timers_.makeTimer();
+  pending->timer->after(pending->poll.wait, [this, pending] {
     auto it = std::find(polls_.begin(), polls_.end(), pending);
     if (it == polls_.end()) return;
     polls_.erase(it);

@@ -9,7 +9,7 @@
 // named in a warning (reportUnanswered).
 //
 // Threading: the core thread of shard 0 (AssociationManager posts every call there);
-// not synchronised. The poll timers run on the io_context given.
+// not synchronised. The poll timers are made from the TimerFactory given.
 #pragma once
 
 #include <map>
@@ -17,9 +17,8 @@
 #include <optional>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
+#include "common/timer.h"
 #include "db/status.h"
 #include "npac/npacd/core/core_service.h"
 
@@ -27,7 +26,8 @@ namespace npac::npacd {
 
 class InboundBroker {
  public:
-  explicit InboundBroker(boost::asio::io_context& io) : io_(io) {}
+  // `timers`: the long polls' expiries, on the core thread.
+  explicit InboundBroker(common::TimerFactory& timers) : timers_(timers) {}
 
   // A provider's request arrived: it is numbered (InboundRequest::id) and handed to a
   // waiting poll if one takes it.
@@ -48,11 +48,11 @@ class InboundBroker {
   struct PendingPoll {
     InboundPoll poll;
     CoreService::PollDone done;
-    std::shared_ptr<boost::asio::steady_timer> timer;
+    std::unique_ptr<common::Timer> timer;
   };
   void answerPolls();
 
-  boost::asio::io_context& io_;
+  common::TimerFactory& timers_;
   std::map<InboundRequestId, InboundRequest> waiting_;  // not yet handed out
   std::map<InboundRequestId, InboundRequest> open_;     // handed out, unanswered
   InboundRequestId next_id_ = 1;

@@ -50,14 +50,14 @@ bool Listener::LogLimiter::due(associations::TimePoint now, std::uint64_t* skipp
   return true;
 }
 
-Listener::Listener(asio::io_context& io, const tunables::TunableRegistry& registry,
+Listener::Listener(asio::io_context& io, common::TimerFactory& timers, const tunables::TunableRegistry& registry,
                    const common::TimeSource& clock, SessionFactory factory)
     : io_(io),
       registry_(registry),
       clock_(clock),
       factory_(std::move(factory)),
       acceptor_(io),
-      backoff_timer_(io) {}
+      backoff_timer_(timers.makeTimer()) {}
 
 Listener::~Listener() {
   *alive_ = false;
@@ -94,7 +94,7 @@ void Listener::stop(const std::string& reason) {
   stopped_ = true;
   boost::system::error_code ignored;
   acceptor_.close(ignored);
-  backoff_timer_.cancel();
+  backoff_timer_->cancel();
   while (!unbound_.empty()) closeOldest(reason);
 }
 
@@ -220,9 +220,8 @@ void Listener::shedOne() {
 }
 
 void Listener::backOff() {
-  backoff_timer_.expires_after(backoff_);
-  backoff_timer_.async_wait([this, alive = alive_](boost::system::error_code ec) {
-    if (ec || !*alive || stopped_) return;
+  backoff_timer_->after(backoff_, [this, alive = alive_] {
+    if (!*alive || stopped_) return;
     acceptNext();
   });
 }

@@ -36,11 +36,11 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "associations/nsap.h"
 #include "associations/outstanding.h"
 #include "common/time_source.h"
+#include "common/timer.h"
 #include "npac/npacd/core/session.h"
 #include "tunables/registry.h"
 
@@ -68,7 +68,8 @@ class Listener {
   using SessionFactory = std::function<std::shared_ptr<Session>(
       boost::asio::ip::tcp::socket socket, associations::Nsap nsap, std::string peer)>;
 
-  Listener(boost::asio::io_context& io, const tunables::TunableRegistry& registry,
+  // `timers`: on `io`'s thread (the accept back-off's).
+  Listener(boost::asio::io_context& io, common::TimerFactory& timers, const tunables::TunableRegistry& registry,
            const common::TimeSource& clock, SessionFactory factory);
   ~Listener();
   Listener(const Listener&) = delete;
@@ -123,7 +124,7 @@ class Listener {
   const common::TimeSource& clock_;
   SessionFactory factory_;
   boost::asio::ip::tcp::acceptor acceptor_;
-  boost::asio::steady_timer backoff_timer_;
+  std::unique_ptr<common::Timer> backoff_timer_;
   std::chrono::milliseconds backoff_{0};
   int reserve_fd_ = -1;
   std::list<Unbound> unbound_;  // oldest first

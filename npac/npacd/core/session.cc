@@ -26,21 +26,22 @@ cmip::UpperLayersConfig responderConfig() {
 }  // namespace
 
 Session::Session(boost::asio::ip::tcp::socket socket, associations::Nsap nsap, std::string peer,
-                 SessionOwner& owner)
+                 SessionOwner& owner, std::unique_ptr<common::Timer> release_timer)
     : socket_(std::move(socket)),
       nsap_(nsap),
       peer_(std::move(peer)),
       owner_(owner),
       upper_(std::make_unique<cmip::UpperLayers>(responderConfig())),
-      timer_(socket_.get_executor()) {}
+      timer_(std::move(release_timer)) {}
 
-Session::Session(boost::asio::ip::tcp::socket socket, Handoff handoff, SessionOwner& owner)
+Session::Session(boost::asio::ip::tcp::socket socket, Handoff handoff, SessionOwner& owner,
+                 std::unique_ptr<common::Timer> release_timer)
     : socket_(std::move(socket)),
       nsap_(handoff.nsap),
       peer_(std::move(handoff.peer)),
       owner_(owner),
       upper_(std::move(handoff.upper)),
-      timer_(socket_.get_executor()) {
+      timer_(std::move(release_timer)) {
   received_ = handoff.received;
   for (Frame& frame : handoff.frames) {
     queued_bytes_ += frame.bytes.size();
@@ -104,7 +105,7 @@ void Session::completeHandOff(std::vector<cmip::UpperLayersEvent> rest) {
   write_queue_.clear();
   queued_bytes_ = 0;
   closed_ = true;
-  timer_.cancel();
+  timer_->cancel();
   boost::system::error_code ec;
   handoff.protocol_v6 = socket_.local_endpoint(ec).address().is_v6();
   handoff.fd = ec ? -1 : socket_.release(ec);
@@ -219,7 +220,7 @@ void Session::accept(std::int64_t association_id, const cmip::Aare& aare) {
   association_id_ = association_id;
   bound_ = true;
   unbound_end_ = nullptr;  // bound: the owner hears of its end through onClosed()
-  timer_.cancel();
+  timer_->cancel();
   enqueue(std::move(out));
   resumeAfterDecision();
 }
@@ -227,7 +228,7 @@ void Session::accept(std::int64_t association_id, const cmip::Aare& aare) {
 void Session::reject(const cmip::Aare& refusal) {
   std::vector<std::uint8_t> out;
   (void)upper_->rejectAssociation(refusal, out);
-  timer_.cancel();
+  timer_->cancel();
   enqueue(std::move(out));
   close_after_write_ = true;
   resumeAfterDecision();  // drops what waited: the association is refused
@@ -253,9 +254,8 @@ void Session::requestRelease() {
     return;
   }
   enqueue(std::move(out));
-  timer_.expires_after(kReleaseTimeout);
-  timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
-    if (ec || self->closed_) return;
+  timer_->after(kReleaseTimeout, [self = shared_from_this()] {
+    if (self->closed_) return;
     const std::string& why = self->release_reason_.empty() ? kReleased : self->release_reason_;
     self->close(why + ": no RLRE within the release timeout");
   });
@@ -274,7 +274,7 @@ void Session::abort(const std::string& reason) {
 void Session::close(const std::string& reason) {
   if (!closed_) finish(reason, false);
   boost::system::error_code ignored;
-  timer_.cancel();
+  timer_->cancel();
   socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
 }
@@ -294,7 +294,7 @@ void Session::finish(const std::string& reason, bool orderly) {
   }
   if (!writing_ && write_queue_.empty()) {
     boost::system::error_code ignored;
-    timer_.cancel();
+    timer_->cancel();
     socket_.close(ignored);
   }
 }
@@ -328,7 +328,7 @@ void Session::writeNext() {
     writing_ = false;
     if (closed_ || close_after_write_) {
       boost::system::error_code ignored;
-      timer_.cancel();
+      timer_->cancel();
       socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
       socket_.close(ignored);
     }

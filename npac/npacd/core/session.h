@@ -39,10 +39,10 @@
 #include <vector>
 
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "associations/nsap.h"
 #include "cmip/upper_layers.h"
+#include "common/timer.h"
 
 namespace npac::npacd {
 
@@ -105,10 +105,12 @@ class Session : public std::enable_shared_from_this<Session> {
     std::uint64_t received = 0;
   };
 
+  // `release_timer`: the release timeout's (common/timer.h), on `socket`'s thread.
   Session(boost::asio::ip::tcp::socket socket, associations::Nsap nsap, std::string peer,
-          SessionOwner& owner);
+          SessionOwner& owner, std::unique_ptr<common::Timer> release_timer);
   // The session a Handoff continues as, on `socket`'s thread; resume() goes on with it.
-  Session(boost::asio::ip::tcp::socket socket, Handoff handoff, SessionOwner& owner);
+  Session(boost::asio::ip::tcp::socket socket, Handoff handoff, SessionOwner& owner,
+          std::unique_ptr<common::Timer> release_timer);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -185,7 +187,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string peer_;
   SessionOwner& owner_;
   std::unique_ptr<cmip::UpperLayers> upper_;
-  boost::asio::steady_timer timer_;  // release timeout
+  std::unique_ptr<common::Timer> timer_;  // release timeout
   std::function<void()> unbound_end_;
   std::deque<Frame> write_queue_;
   std::size_t queued_bytes_ = 0;

@@ -1,6 +1,7 @@
 // InboundBroker in-process (npac/npacd/core/inbound_broker.h): requests handed to polls
 // once each, oldest first, by SPID; answered once; reopened after a failed store; polls
-// answered at stop. An io_context stands in for the core thread; nothing sleeps.
+// answered at stop. The polls' expiries run on ManualTimers (common/timer.h): a test
+// moves time itself; nothing sleeps.
 #include "npac/npacd/core/inbound_broker.h"
 
 #include <chrono>
@@ -8,8 +9,10 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
+
+#include "common/time_source.h"
+#include "common/timer.h"
 
 namespace npac::npacd {
 namespace {
@@ -45,8 +48,9 @@ InboundRequestId handOut(InboundBroker& broker, InboundRequest request) {
 }
 
 TEST_CASE("An inbound poll takes the waiting requests oldest first, numbered from 1", "[inbound_broker]") {
-  boost::asio::io_context io;
-  InboundBroker broker(io);
+  common::ManualTimeSource time;
+  common::ManualTimers timers(time);
+  InboundBroker broker(timers);
   broker.add(requestFrom("0001", 7));
   broker.add(requestFrom("0002", 8));
   PollOutcome outcome;
@@ -59,8 +63,9 @@ TEST_CASE("An inbound poll takes the waiting requests oldest first, numbered fro
 }
 
 TEST_CASE("An inbound poll for one SPID leaves the other providers' requests waiting", "[inbound_broker]") {
-  boost::asio::io_context io;
-  InboundBroker broker(io);
+  common::ManualTimeSource time;
+  common::ManualTimers timers(time);
+  InboundBroker broker(timers);
   broker.add(requestFrom("0001", 1));
   broker.add(requestFrom("0002", 2));
   PollOutcome for_0002, for_anyone;
@@ -71,8 +76,9 @@ TEST_CASE("An inbound poll for one SPID leaves the other providers' requests wai
 }
 
 TEST_CASE("An inbound poll takes at most its max and the rest waits for the next", "[inbound_broker]") {
-  boost::asio::io_context io;
-  InboundBroker broker(io);
+  common::ManualTimeSource time;
+  common::ManualTimers timers(time);
+  InboundBroker broker(timers);
   for (int i = 1; i <= 3; ++i) broker.add(requestFrom("0001", i));
   PollOutcome first, second;
   broker.poll(InboundPoll{"", 2, std::chrono::milliseconds(0)}, first.done());
@@ -82,33 +88,38 @@ TEST_CASE("An inbound poll takes at most its max and the rest waits for the next
 }
 
 TEST_CASE("A waiting inbound poll is answered by the next request that arrives", "[inbound_broker]") {
-  boost::asio::io_context io;
-  InboundBroker broker(io);
+  common::ManualTimeSource time;
+  common::ManualTimers timers(time);
+  InboundBroker broker(timers);
   PollOutcome outcome;
   broker.poll(InboundPoll{"", 100, std::chrono::hours(1)}, outcome.done());
   CHECK_FALSE(outcome.result);
   broker.add(requestFrom("0001", 5));
   REQUIRE(outcome.result);
   CHECK(outcome.invokeIds() == std::vector<std::int32_t>{5});
-  io.poll();  // the cancelled timer's handler runs and does nothing more
+  CHECK(timers.pending() == 0);  // its expiry is cancelled
+  timers.advance(std::chrono::hours(2));
   CHECK(outcome.result->value().size() == 1);
 }
 
 TEST_CASE("A waiting inbound poll with nothing to take is answered empty when its wait ends", "[inbound_broker]") {
-  boost::asio::io_context io;
-  InboundBroker broker(io);
+  common::ManualTimeSource time;
+  common::ManualTimers timers(time);
+  InboundBroker broker(timers);
   PollOutcome outcome;
-  broker.poll(InboundPoll{"", 100, std::chrono::milliseconds(1)}, outcome.done());
+  broker.poll(InboundPoll{"", 100, std::chrono::seconds(30)}, outcome.done());
+  timers.advance(std::chrono::milliseconds(29'999));
   CHECK_FALSE(outcome.result);
-  io.run();  // the 1 ms timer fires
+  timers.advance(std::chrono::milliseconds(1));  // the 30 s wait ends
   REQUIRE(outcome.result);
   REQUIRE(outcome.result->isOk());
   CHECK(outcome.result->value().empty());
 }
 
 TEST_CASE("An inbound request is answered once: a second take finds nothing", "[inbound_broker]") {
-  boost::asio::io_context io;
-  InboundBroker broker(io);
+  common::ManualTimeSource time;
+  common::ManualTimers timers(time);
+  InboundBroker broker(timers);
   const InboundRequestId id = handOut(broker, requestFrom("0001", 9));
   CHECK_FALSE(broker.take(id + 1));  // never handed out
   std::optional<InboundRequest> taken = broker.take(id);
@@ -118,8 +129,9 @@ TEST_CASE("An inbound request is answered once: a second take finds nothing", "[
 }
 
 TEST_CASE("An inbound request whose answer was not stored can be answered again", "[inbound_broker]") {
-  boost::asio::io_context io;
-  InboundBroker broker(io);
+  common::ManualTimeSource time;
+  common::ManualTimers timers(time);
+  InboundBroker broker(timers);
   const InboundRequestId id = handOut(broker, requestFrom("0001", 4));
   std::optional<InboundRequest> taken = broker.take(id);
   REQUIRE(taken);
@@ -130,8 +142,9 @@ TEST_CASE("An inbound request whose answer was not stored can be answered again"
 }
 
 TEST_CASE("Stopping the inbound broker answers every waiting poll shutdown", "[inbound_broker]") {
-  boost::asio::io_context io;
-  InboundBroker broker(io);
+  common::ManualTimeSource time;
+  common::ManualTimers timers(time);
+  InboundBroker broker(timers);
   PollOutcome a, b;
   broker.poll(InboundPoll{"0001", 100, std::chrono::hours(1)}, a.done());
   broker.poll(InboundPoll{"", 100, std::chrono::hours(1)}, b.done());
@@ -140,7 +153,7 @@ TEST_CASE("Stopping the inbound broker answers every waiting poll shutdown", "[i
   REQUIRE(b.result);
   CHECK(a.result->status().code() == db::Status::Code::kShutdown);
   CHECK(b.result->status().code() == db::Status::Code::kShutdown);
-  io.run();  // the cancelled timers end without answering again
+  CHECK(timers.pending() == 0);  // their expiries are cancelled: nothing answers again
 }
 
 }  // namespace

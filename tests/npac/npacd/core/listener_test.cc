@@ -57,9 +57,9 @@ class ListenerFixture {
     REQUIRE(npac::tunables::TunableRegistry::open(*db_, [] { return npac::db::TimeMs{0}; }, &registry)
                 .isOk());
     listener = std::make_unique<Listener>(
-        io, *registry, clock,
+        io, timers, *registry, clock,
         [this](asio::ip::tcp::socket socket, npac::associations::Nsap nsap, std::string peer) {
-          return std::make_shared<Session>(std::move(socket), nsap, std::move(peer), owner_);
+          return std::make_shared<Session>(std::move(socket), nsap, std::move(peer), owner_, timers.makeTimer());
         });
     std::string error;
     REQUIRE(listener->listen({asio::ip::make_address("127.0.0.1"), 0}, &error));
@@ -103,6 +103,7 @@ class ListenerFixture {
 
   asio::io_context io;
   ManualTimeSource clock;
+  npac::common::ManualTimers timers{clock};
   std::unique_ptr<npac::tunables::TunableRegistry> registry;
   std::unique_ptr<Listener> listener;
 

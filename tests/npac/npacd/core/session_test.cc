@@ -21,6 +21,8 @@
 #include "cmip/oids.h"
 #include "cmip/rose.h"
 #include "cmip/upper_layers.h"
+#include "common/time_source.h"
+#include "common/timer.h"
 
 namespace npac::npacd {
 namespace {
@@ -94,6 +96,8 @@ class Provider {
 // A session on an accepted loopback connection, and the provider's end of it.
 struct Connection {
   asio::io_context io;
+  common::ManualTimeSource time;
+  common::ManualTimers timers{time};  // the release timeout's
   RecordingOwner owner;
   Provider provider{io};
   std::shared_ptr<Session> session;
@@ -105,7 +109,7 @@ struct Connection {
     tcp::socket accepted(io);
     acceptor.accept(accepted);
     const auto nsap = associations::Nsap::fromIpv4({127, 0, 0, 1});
-    session = std::make_shared<Session>(std::move(accepted), nsap, "127.0.0.1", owner);
+    session = std::make_shared<Session>(std::move(accepted), nsap, "127.0.0.1", owner, timers.makeTimer());
     session->setUnboundEndHandler([this] { unbound_end = true; });
     session->start();
   }
@@ -192,6 +196,24 @@ TEST_CASE("A bound Session writes its owner's ROSE APDU and reports it written b
   auto* data = std::get_if<cmip::DataIndication>(&events.front());
   REQUIRE(data != nullptr);
   CHECK(std::get<cmip::RoseInvoke>(data->apdu) == invoke);
+}
+
+TEST_CASE("A bound Session whose RLRQ gets no RLRE closes at the release timeout and not before", "[session]") {
+  Connection c;
+  c.sendAarq();
+  REQUIRE(c.awaitConfirm());
+  c.session->requestRelease();
+  // The provider reads the RLRQ and does not answer it.
+  REQUIRE(c.runUntil([&] { return c.provider.socket().available() > 0; }));
+  c.io.poll();
+  c.timers.advance(kReleaseTimeout - std::chrono::milliseconds(1));
+  c.io.poll();
+  CHECK_FALSE(c.session->closed());
+  CHECK(c.owner.closed.empty());
+  c.timers.advance(std::chrono::milliseconds(1));
+  REQUIRE(c.runUntil([&] { return !c.owner.closed.empty(); }));
+  CHECK(c.session->closed());
+  CHECK_THAT(c.owner.closed.front(), Catch::Contains("no RLRE within the release timeout"));
 }
 
 TEST_CASE("A bound Session tells its owner once when the provider's connection is lost", "[session]") {
