@@ -29,7 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "npac/npacd/api/http_framing.h"
-#include "npac/npacd/api/http_server.h"
+#include "npac/npacd/api/http_message.h"
 
 namespace npac::fuzz {
 

@@ -28,7 +28,7 @@
 #include "db/clock.h"
 #include "db/database.h"
 #include "db/token_store.h"
-#include "npac/npacd/api/http_server.h"
+#include "npac/npacd/api/http_message.h"
 
 namespace npac::npacd {
 

@@ -28,4 +28,19 @@ const std::string* ApiResponse::field(std::string_view name) const {
   return nullptr;
 }
 
+std::string printableAscii(std::string_view text) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += "\\x";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
 }  // namespace npac::npacd

@@ -9,7 +9,8 @@
 #pragma once
 
 #include "db/database.h"
-#include "npac/npacd/api/http_server.h"
+#include "npac/npacd/api/connection_limits.h"
+#include "npac/npacd/api/http_message.h"
 
 namespace npac::npacd {
 

@@ -38,7 +38,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "db/clock.h"
-#include "npac/npacd/api/http_server.h"
+#include "npac/npacd/api/http_message.h"
 
 namespace npac::npacd {
 

@@ -13,7 +13,7 @@
 #include <boost/beast/http/verb.hpp>
 
 #include "npac/npacd/api/api_response.h"
-#include "npac/npacd/api/http_server.h"
+#include "npac/npacd/api/http_message.h"
 #include "npac/npacd/api/json.h"
 #include "npac/npacd/api/request.h"
 

@@ -3,7 +3,7 @@
 #include <string_view>
 #include <vector>
 
-#include "npac/npacd/api/http_server.h"
+#include "npac/npacd/api/http_message.h"
 
 namespace npac::npacd {
 

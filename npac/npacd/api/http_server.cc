@@ -15,6 +15,7 @@
 #include "common/heap.h"
 #include "common/time_source.h"
 #include "npac/npacd/api/http_session.h"
+#include "npac/npacd/asio_timers.h"
 
 namespace npac::npacd {
 
@@ -62,43 +63,20 @@ bool HttpServer::LogLimiter::due(std::uint64_t* skipped) {
   return true;
 }
 
-HttpResponse jsonErrorResponse(http::status status, const std::string& code,
-                               const std::string& message, unsigned version) {
-  HttpResponse response{status, version};
-  response.set(http::field::content_type, "application/json");
-  nlohmann::json body = {{"error", {{"code", code}, {"message", message}}}};
-  // `message` may echo client input: bytes that are not UTF-8 become U+FFFD, never a throw.
-  response.body() = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  response.prepare_payload();
-  return response;
-}
-
-std::string printableAscii(std::string_view text) {
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : text) {
-    if (c >= 0x20 && c < 0x7f) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out += "\\x";
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
-
 HttpServer::HttpServer(asio::io_context& io, Options options, HttpHandler handler)
     : io_(io),
       options_(std::move(options)),
+      session_limits_{options_.body_limit,         options_.idle_timeout,       options_.header_timeout,
+                      options_.handshake_timeout,  options_.stream_queue_limit, options_.stream_write_timeout,
+                      options_.stream_send_buffer},
       handler_(std::move(handler)),
       acceptor_(io),
-      backoff_timer_(io),
+      backoff_timer_(AsioTimers(io).makeTimer()),
       limits_(ConnectionLimits::Limits{options_.max_connections,
                                        options_.classify ? options_.operator_reserve : 0,
                                        options_.max_per_client, options_.max_per_credential,
                                        options_.max_anonymous}),
-      heap_trim_timer_(io),
+      heap_trim_timer_(AsioTimers(io).makeTimer()),
       alive_(std::make_shared<bool>(true)) {}
 
 HttpServer::~HttpServer() {
@@ -166,9 +144,8 @@ void HttpServer::backOffAccepting(const beast::error_code& ec) {
     spdlog::error("admin API: accepting failed: {}; accepting again in {} ms{}", ec.message(),
                   backoff_.count(), suppressedNote(skipped));
   }
-  backoff_timer_.expires_after(backoff_);
-  backoff_timer_.async_wait([this, alive = alive_](beast::error_code wait_ec) {
-    if (wait_ec || !*alive || stopped_) return;
+  backoff_timer_->after(backoff_, [this, alive = alive_] {
+    if (!*alive || stopped_) return;
     accept();
   });
 }
@@ -180,11 +157,11 @@ void HttpServer::onAccepted(tcp::socket socket) {
   std::shared_ptr<HttpSessionBase> session;
   std::function<void()> start;
   if (options_.tls) {
-    auto tls = std::make_shared<TlsSession>(*this, std::move(socket), *options_.tls);
+    auto tls = std::make_shared<TlsSession>(static_cast<HttpSessionHost&>(*this), alive_, std::move(socket), *options_.tls);
     start = [tls] { tls->start(); };
     session = tls;
   } else {
-    auto plain = std::make_shared<PlainSession>(*this, std::move(socket));
+    auto plain = std::make_shared<PlainSession>(static_cast<HttpSessionHost&>(*this), alive_, std::move(socket));
     start = [plain] { plain->start(); };
     session = plain;
   }
@@ -313,9 +290,8 @@ void HttpServer::onStreamEnded() {
   // give it back, once for all the streams that close within kHeapTrimDelay.
   if (heap_trim_due_ || stopped_) return;
   heap_trim_due_ = true;
-  heap_trim_timer_.expires_after(kHeapTrimDelay);
-  heap_trim_timer_.async_wait([this, alive = alive_](beast::error_code ec) {
-    if (ec || !*alive) return;
+  heap_trim_timer_->after(kHeapTrimDelay, [this, alive = alive_] {
+    if (!*alive) return;
     heap_trim_due_ = false;
     common::returnFreedHeap();
   });
@@ -346,8 +322,8 @@ void HttpServer::stop() {
   stopped_ = true;
   beast::error_code ignored;
   acceptor_.close(ignored);
-  backoff_timer_.cancel();
-  heap_trim_timer_.cancel();
+  backoff_timer_->cancel();
+  heap_trim_timer_->cancel();
   // Closing cancels each session's pending read/write; their handlers then finish().
   for (HttpSessionBase* session : std::unordered_set<HttpSessionBase*>(sessions_)) session->close();
 }

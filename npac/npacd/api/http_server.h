@@ -80,55 +80,21 @@
 #include <unordered_set>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/http.hpp>
 
+#include "common/timer.h"
 #include "db/status.h"
 #include "npac/npacd/api/api_response.h"
 #include "npac/npacd/api/connection_limits.h"
+#include "npac/npacd/api/http_message.h"
+#include "npac/npacd/api/http_session_host.h"
 
 namespace boost::asio::ssl {
 class context;
 }
 
 namespace npac::npacd {
-
-using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
-using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
-// ResponseStream, the body of a streamed response, is the project's (api_response.h):
-// a session is one.
-
-// Delivers the answer to its session: call it exactly once, on the io_context's thread,
-// with a response — or call stream() once instead. Copyable; the copies share "answered".
-class Responder {
- public:
-  using Answer = std::function<void(HttpResponse)>;
-  using Stream = std::function<std::shared_ptr<ResponseStream>(HttpResponse head)>;
-  Responder() = default;
-  // Any callable taking an HttpResponse answers (a Responder that cannot stream).
-  template <class F>
-    requires(!std::is_same_v<std::decay_t<F>, Responder> && std::is_invocable_v<F&, HttpResponse>)
-  Responder(F&& answer) : answer_(std::forward<F>(answer)) {}
-  Responder(Answer answer, Stream stream) : answer_(std::move(answer)), stream_(std::move(stream)) {}
-
-  void operator()(HttpResponse response) const { answer_(std::move(response)); }
-  // Writes `head` (status and fields; its body is ignored) and returns the stream for the
-  // body; nullptr when this responder cannot stream or has answered already.
-  std::shared_ptr<ResponseStream> stream(HttpResponse head) const {
-    return stream_ ? stream_(std::move(head)) : nullptr;
-  }
-  explicit operator bool() const { return static_cast<bool>(answer_); }
-
- private:
-  Answer answer_;
-  Stream stream_;
-};
-using HttpHandler = std::function<void(HttpRequest&& request, Responder respond)>;
-
-// A JSON error body {"error":{"code":..,"message":..}} with `status`.
-HttpResponse jsonErrorResponse(boost::beast::http::status status, const std::string& code,
-                               const std::string& message, unsigned version = 11);
 
 // Counts since start; the refusals are the 503s (and closes at accept) of the limits.
 struct HttpServerCounters {
@@ -149,11 +115,7 @@ struct HttpServerCounters {
   std::uint64_t streams = 0;                    // of which streaming now
 };
 
-class HttpSessionBase;
-template <class Stream>
-class HttpSession;
-
-class HttpServer {
+class HttpServer : private HttpSessionHost {
  public:
   struct Options {
     std::string address = "127.0.0.1";
@@ -186,7 +148,7 @@ class HttpServer {
   // Binds and listens; a bad address or a port in use is an error value, nothing thrown.
   static db::Result<std::unique_ptr<HttpServer>> start(boost::asio::io_context& io,
                                                        Options options, HttpHandler handler);
-  ~HttpServer();
+  ~HttpServer() override;
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
@@ -196,9 +158,6 @@ class HttpServer {
   HttpServerCounters counters() const;
 
  private:
-  template <class Stream>
-  friend class HttpSession;
-  friend class HttpSessionBase;
   HttpServer(boost::asio::io_context& io, Options options, HttpHandler handler);
   void accept();
   void onAccepted(boost::asio::ip::tcp::socket socket);
@@ -209,32 +168,33 @@ class HttpServer {
   bool closeOneForRoom();
   // Closes `session`, already out of the limits' book, to make room for another.
   void closeForRoom(HttpSessionBase& session);
-  // Session hooks (http_server.cc).
-  void forget(HttpSessionBase* session);
-  std::uint64_t nextIdleMark() { return limits_.nextMark(); }
-  // At a request's header: nullopt: serve it; else the 503 to answer (after its body)
-  // before closing.
-  std::optional<HttpResponse> admit(HttpSessionBase& session, const HttpRequest& request);
-  void onHandshakeFailed(const std::string& peer, const boost::system::error_code& ec);
-  void onHeaderTimeout() { ++counters_.closed_header_timeout; }
-  void onFramingRefused() { ++counters_.refused_framing; }
-  void onStreamStarted() { counters_.streams = ++streams_; }
-  void onStreamEnded();
-  void onSlowStream(const std::string& peer, std::size_t queued);
+  // HttpSessionHost: what the sessions ask of their server (http_server.cc).
+  const HttpSessionLimits& sessionLimits() const override { return session_limits_; }
+  void handle(HttpRequest&& request, Responder respond) override { handler_(std::move(request), std::move(respond)); }
+  void forget(HttpSessionBase* session) override;
+  std::uint64_t nextIdleMark() override { return limits_.nextMark(); }
+  std::optional<HttpResponse> admit(HttpSessionBase& session, const HttpRequest& request) override;
+  void onHandshakeFailed(const std::string& peer, const boost::system::error_code& ec) override;
+  void onHeaderTimeout() override { ++counters_.closed_header_timeout; }
+  void onFramingRefused() override { ++counters_.refused_framing; }
+  void onStreamStarted() override { counters_.streams = ++streams_; }
+  void onStreamEnded() override;
+  void onSlowStream(const std::string& peer, std::size_t queued) override;
   void updateGauges();
 
   boost::asio::io_context& io_;
   Options options_;
+  HttpSessionLimits session_limits_;
   HttpHandler handler_;
   boost::asio::ip::tcp::acceptor acceptor_;
-  boost::asio::steady_timer backoff_timer_;
+  std::unique_ptr<common::Timer> backoff_timer_;
   std::chrono::milliseconds backoff_{0};
   std::uint16_t port_ = 0;
   bool stopped_ = false;
   std::unordered_set<HttpSessionBase*> sessions_;  // live sessions, for stop()
   ConnectionLimits limits_;       // the sessions' accounting
   std::uint64_t streams_ = 0;     // sessions streaming now
-  boost::asio::steady_timer heap_trim_timer_;  // pending while a trim is due
+  std::unique_ptr<common::Timer> heap_trim_timer_;  // pending while a trim is due
   bool heap_trim_due_ = false;
   std::shared_ptr<bool> alive_;   // sessions check it before forget()
   // Rate-limited log lines (steady clock: only their cadence depends on it).

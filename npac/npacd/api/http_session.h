@@ -8,7 +8,8 @@
 // HttpSessionBase is what the server keeps of every session, whatever its stream: its
 // ConnectionAccount (the accounting its limits need) and close().
 //
-// Internal to http_server.cc (the only includer); the contract is HttpServer's.
+// Internal to http_server.cc (the only includer); the contract is HttpServer's. A session
+// knows its server only as an HttpSessionHost (http_session_host.h).
 // Threading: the server's io_context thread only.
 #pragma once
 
@@ -32,7 +33,8 @@
 
 #include "npac/npacd/api/connection_limits.h"
 #include "npac/npacd/api/http_framing.h"
-#include "npac/npacd/api/http_server.h"
+#include "npac/npacd/api/http_message.h"
+#include "npac/npacd/api/http_session_host.h"
 
 namespace npac::npacd {
 
@@ -60,25 +62,26 @@ class HttpSession : public HttpSessionBase,
 
  public:
   template <class... Args>
-  HttpSession(HttpServer& server, Args&&... stream_args)
+  // `alive` turns false when the host is destroyed: the session then calls it no more.
+  HttpSession(HttpSessionHost& host, std::shared_ptr<bool> alive, Args&&... stream_args)
       : stream_(std::forward<Args>(stream_args)...),
-        server_(&server),
-        alive_(server.alive_),
-        body_limit_(server.options_.body_limit),
-        idle_timeout_(server.options_.idle_timeout),
-        header_timeout_(server.options_.header_timeout),
-        stream_queue_limit_(server.options_.stream_queue_limit),
-        stream_write_timeout_(server.options_.stream_write_timeout),
-        stream_send_buffer_(server.options_.stream_send_buffer) {}
+        host_(&host),
+        alive_(std::move(alive)),
+        body_limit_(host.sessionLimits().body_limit),
+        idle_timeout_(host.sessionLimits().idle_timeout),
+        header_timeout_(host.sessionLimits().header_timeout),
+        stream_queue_limit_(host.sessionLimits().stream_queue_limit),
+        stream_write_timeout_(host.sessionLimits().stream_write_timeout),
+        stream_send_buffer_(host.sessionLimits().stream_send_buffer) {}
 
   ~HttpSession() override {
-    if (*alive_) server_->forget(this);
+    if (*alive_) host_->forget(this);
   }
 
   void start() {
     if constexpr (kTls) {
       markIdle();
-      boost::beast::get_lowest_layer(stream_).expires_after(server_->options_.handshake_timeout);
+      boost::beast::get_lowest_layer(stream_).expires_after(host_->sessionLimits().handshake_timeout);
       stream_.async_handshake(boost::asio::ssl::stream_base::server,
                               [self = this->shared_from_this()](boost::beast::error_code ec) {
                                 self->onHandshake(ec);
@@ -120,12 +123,12 @@ class HttpSession : public HttpSessionBase,
 
   void markIdle() {
     idle = true;
-    if (*alive_) idle_mark = server_->nextIdleMark();
+    if (*alive_) idle_mark = host_->nextIdleMark();
   }
 
   void onHandshake(error_code ec) {
     if (ec) {
-      if (*alive_ && ec != boost::asio::error::operation_aborted) server_->onHandshakeFailed(address, ec);
+      if (*alive_ && ec != boost::asio::error::operation_aborted) host_->onHandshakeFailed(address, ec);
       return close();
     }
     read();
@@ -184,8 +187,8 @@ class HttpSession : public HttpSessionBase,
   void endStream(const std::string& why);
 
   Stream stream_;
-  HttpServer* server_;
-  std::shared_ptr<bool> alive_;  // false once the server is destroyed: server_ dangles
+  HttpSessionHost* host_;
+  std::shared_ptr<bool> alive_;  // false once the server is destroyed: host_ dangles
   std::size_t body_limit_;
   std::chrono::seconds idle_timeout_;
   std::chrono::milliseconds header_timeout_;
@@ -219,7 +222,7 @@ bool HttpSession<Stream>::answerReadError(const error_code& ec) {
   namespace http = boost::beast::http;
   if (!ec) return false;
   if (isQuietEnd(ec)) {
-    if (ec == boost::beast::error::timeout && waiting_anonymous_ && *alive_) server_->onHeaderTimeout();
+    if (ec == boost::beast::error::timeout && waiting_anonymous_ && *alive_) host_->onHeaderTimeout();
     close();
     return true;
   }
@@ -261,12 +264,12 @@ void HttpSession<Stream>::onHeader(error_code ec) {
   // RFC 9112 §6.3: a body whose length is ambiguous is never read — its bytes could be
   // taken for a request of their own — and the connection closes after the answer.
   if (std::optional<FramingRefusal> refused = checkRequestFraming(parser_->get().base())) {
-    if (*alive_) server_->onFramingRefused();
+    if (*alive_) host_->onFramingRefused();
     return writeFinal(jsonErrorResponse(refused->status, refused->code, refused->message, version_));
   }
   // Admitted (or refused) by its header: a credential moves the connection out of the
   // anonymous pool before its body, so a slow body is not taken for an anonymous one.
-  if (*alive_) refusal_ = server_->admit(*this, parser_->get());
+  if (*alive_) refusal_ = host_->admit(*this, parser_->get());
   if (parser_->is_done()) return onRead({});
   boost::beast::get_lowest_layer(stream_).expires_after(idle_timeout_);
   boost::beast::http::async_read(stream_, buffer_, *parser_,
@@ -308,7 +311,7 @@ void HttpSession<Stream>::onRead(error_code ec) {
   // it is logged once with the route and answered 500; the other sessions carry on.
   std::string failure;
   try {
-    server_->handler_(std::move(request), respond);
+    host_->handle(std::move(request), respond);
   } catch (const std::exception& e) {
     failure = e.what();
   } catch (...) {
@@ -344,7 +347,7 @@ std::shared_ptr<ResponseStream> HttpSession<Stream>::startStream(HttpResponse he
   streaming_ = true;
   idle = false;
   keep_alive_ = false;
-  if (*alive_) server_->onStreamStarted();
+  if (*alive_) host_->onStreamStarted();
   chunked_ = version_ >= 11;
   auto header = std::make_shared<http::response<http::empty_body>>(head.result(), version_);
   for (const auto& field : head) header->set(field.name_string(), field.value());
@@ -390,7 +393,7 @@ bool HttpSession<Stream>::send(std::string data) {
   queued_bytes_ += data.size();
   queue_.push_back(std::move(data));
   if (queued_bytes_ > stream_queue_limit_) {
-    if (*alive_) server_->onSlowStream(address, queued_bytes_);
+    if (*alive_) host_->onSlowStream(address, queued_bytes_);
     endStream("the client did not read: " + std::to_string(queued_bytes_) + " bytes waiting, more than " +
               std::to_string(stream_queue_limit_));
     return false;
@@ -435,7 +438,7 @@ void HttpSession<Stream>::onStreamWritten(error_code ec, std::size_t bytes) {
   writing_ = false;
   queued_bytes_ -= std::min(bytes, queued_bytes_);
   if (ec == boost::beast::error::timeout && !stream_closed_) {
-    if (*alive_) server_->onSlowStream(address, queued_bytes_ + bytes);
+    if (*alive_) host_->onSlowStream(address, queued_bytes_ + bytes);
     return endStream("the client did not read for " + std::to_string(stream_write_timeout_.count()) + " ms");
   }
   if (ec) return endStream(isQuietEnd(ec) ? "the client closed the connection" : "writing failed: " + ec.message());
@@ -451,7 +454,7 @@ void HttpSession<Stream>::endStream(const std::string& why) {
   queue_.clear();
   queue_empty_ = nullptr;
   closeSocket();
-  if (*alive_) server_->onStreamEnded();
+  if (*alive_) host_->onStreamEnded();
   close_reason_ = why;
   std::vector<std::function<void(const std::string&)>> callbacks;
   callbacks.swap(on_close_);
