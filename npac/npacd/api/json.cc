@@ -174,33 +174,40 @@ Parsed<OutboundMessage> parseMessage(const json& object) {
   return out;
 }
 
-Parsed<OutboundMessage> parseMessageContent(const json& object) {
-  using P = Parsed<OutboundMessage>;
-  if (!object.is_object()) return P::fail("invalid_message", "a message must be a JSON object");
-  OutboundMessage out;
+namespace {
+
+// A message's envelope: its association functions, priority, key and idempotency key.
+std::optional<ApiError> readEnvelope(const json& object, OutboundMessage& out) {
   Parsed<std::uint32_t> functions = parseFunctions(object.value("function", json()));
-  if (!functions.ok()) return P::fail(functions.error.code, functions.error.message);
+  if (!functions.ok()) return functions.error;
   out.message.function_mask = *functions.value;
   if (object.contains("priority")) {
     const json& p = object["priority"];
     if (!p.is_number_integer() || p.get<std::int64_t>() < kMinPriority || p.get<std::int64_t>() > kMaxPriority) {
-      return P::fail("invalid_message", "priority must be an integer 0..9 (higher leaves first)");
+      return ApiError{"invalid_message", "priority must be an integer 0..9 (higher leaves first)"};
     }
     out.message.priority = p.get<int>();
   }
   if (object.contains("key")) {
-    if (!object["key"].is_string()) return P::fail("invalid_message", "key must be a string");
+    if (!object["key"].is_string()) return ApiError{"invalid_message", "key must be a string"};
     out.key = object["key"].get<std::string>();
   }
   if (object.contains("idempotency_key")) {
     const json& k = object["idempotency_key"];
     if (!k.is_string() || !db::isValidIdempotencyKey(k.get<std::string>())) {
-      return P::fail("invalid_idempotency_key",
-                     "idempotency_key must be a string of 1.." + std::to_string(db::kMaxIdempotencyKeyLength) +
-                         " visible ASCII characters (0x21..0x7e)");
+      return ApiError{"invalid_idempotency_key",
+                      "idempotency_key must be a string of 1.." + std::to_string(db::kMaxIdempotencyKeyLength) +
+                          " visible ASCII characters (0x21..0x7e)"};
     }
     out.message.idempotency_key = k.get<std::string>();
   }
+  return std::nullopt;
+}
+
+// The CMIP operation and whether it is confirmed (X.711 §7.4), stored with the row
+// (db/outbound_queue.h MessageKind): delivery never decodes it.
+Parsed<const OperationName*> readOperation(const json& object, OutboundMessage& out) {
+  using P = Parsed<const OperationName*>;
   std::string operation = object.value("operation", json()).is_string() ? object["operation"].get<std::string>() : "";
   const OperationName* op = nullptr;
   for (const OperationName& candidate : kOperations) {
@@ -217,11 +224,37 @@ Parsed<OutboundMessage> parseMessageContent(const json& object) {
   }
   out.opcode = confirmed ? op->confirmed : op->unconfirmed;
   out.confirmed = confirmed;
-  // Stored with the row (db/outbound_queue.h MessageKind): delivery never decodes it.
   out.message.kind = db::MessageKind::kPush;
   out.message.opcode = static_cast<int>(out.opcode);
   out.message.confirmed = confirmed;
+  return ok(op);
+}
 
+// The argument of a create or set: the attributes (at least one for set).
+Parsed<cmip::CmipArgument> createOrSetArgument(const json& object, const std::string& name,
+                                               const cmip::Selection& selection) {
+  using P = Parsed<cmip::CmipArgument>;
+  Parsed<std::vector<cmip::Attribute>> attributes = parseAttributes(object, true);
+  if (!attributes.ok()) return P::fail(attributes.error.code, attributes.error.message);
+  if (name == "create") {
+    cmip::CreateArgument create;
+    create.managedObjectClass = selection.baseClass;
+    create.managedObjectInstance = selection.baseInstance;
+    if (!attributes.value->empty()) create.attributeList = *attributes.value;
+    return ok(cmip::CmipArgument(std::move(create)));
+  }
+  if (attributes.value->empty()) return P::fail("invalid_message", "set needs at least one attribute");
+  cmip::SetArgument set{selection, {}};
+  for (const cmip::Attribute& a : *attributes.value) {
+    set.modificationList.push_back(cmip::Modification{std::nullopt, a.id, a.value});
+  }
+  return ok(cmip::CmipArgument(std::move(set)));
+}
+
+// The operation's argument: the managed object (class, instance) and what the operation
+// carries — the event or action type and information, the attributes.
+Parsed<cmip::CmipArgument> readArgument(const json& object, const OperationName& op) {
+  using P = Parsed<cmip::CmipArgument>;
   Parsed<cmip::GlobalOrLocal> object_class = parseId(object, "object_class");
   if (!object_class.ok()) return P::fail(object_class.error.code, object_class.error.message);
   Parsed<cmip::ObjectInstance> instance = parseInstance(object);
@@ -233,48 +266,43 @@ Parsed<OutboundMessage> parseMessageContent(const json& object) {
     information = *info.value;
   }
   cmip::Selection selection{*object_class.value, *instance.value, {}, {}, {}, {}};
-
-  cmip::CmipInvoke invoke;
-  invoke.opcode = out.opcode;
-  const std::string name = op->name;
+  const std::string name = op.name;
   if (name == "event-report" || name == "action") {
     Parsed<cmip::GlobalOrLocal> type = parseId(object, "type");
     if (!type.ok()) return P::fail(type.error.code, type.error.message + " (the event or action type)");
     if (name == "event-report") {
-      invoke.argument = cmip::EventReportArgument{*object_class.value, *instance.value, std::nullopt,
-                                                  *type.value, information};
-    } else {
-      invoke.argument = cmip::ActionArgument{selection, *type.value, information};
+      return ok(cmip::CmipArgument(cmip::EventReportArgument{*object_class.value, *instance.value, std::nullopt,
+                                                             *type.value, information}));
     }
-  } else if (name == "create" || name == "set") {
-    Parsed<std::vector<cmip::Attribute>> attributes = parseAttributes(object, true);
-    if (!attributes.ok()) return P::fail(attributes.error.code, attributes.error.message);
-    if (name == "create") {
-      cmip::CreateArgument create;
-      create.managedObjectClass = *object_class.value;
-      create.managedObjectInstance = *instance.value;
-      if (!attributes.value->empty()) create.attributeList = *attributes.value;
-      invoke.argument = std::move(create);
-    } else {
-      if (attributes.value->empty()) return P::fail("invalid_message", "set needs at least one attribute");
-      cmip::SetArgument set{selection, {}};
-      for (const cmip::Attribute& a : *attributes.value) {
-        set.modificationList.push_back(cmip::Modification{std::nullopt, a.id, a.value});
-      }
-      invoke.argument = std::move(set);
-    }
-  } else if (name == "delete") {
-    invoke.argument = cmip::DeleteArgument{selection};
-  } else {  // get
-    Parsed<std::vector<cmip::Attribute>> attributes = parseAttributes(object, false);
-    if (!attributes.ok()) return P::fail(attributes.error.code, attributes.error.message);
-    cmip::GetArgument get{selection, std::nullopt};
-    if (!attributes.value->empty()) {
-      get.attributeIdList.emplace();
-      for (const cmip::Attribute& a : *attributes.value) get.attributeIdList->push_back(a.id);
-    }
-    invoke.argument = std::move(get);
+    return ok(cmip::CmipArgument(cmip::ActionArgument{selection, *type.value, information}));
   }
+  if (name == "create" || name == "set") return createOrSetArgument(object, name, selection);
+  if (name == "delete") return ok(cmip::CmipArgument(cmip::DeleteArgument{selection}));
+  // get
+  Parsed<std::vector<cmip::Attribute>> attributes = parseAttributes(object, false);
+  if (!attributes.ok()) return P::fail(attributes.error.code, attributes.error.message);
+  cmip::GetArgument get{selection, std::nullopt};
+  if (!attributes.value->empty()) {
+    get.attributeIdList.emplace();
+    for (const cmip::Attribute& a : *attributes.value) get.attributeIdList->push_back(a.id);
+  }
+  return ok(cmip::CmipArgument(std::move(get)));
+}
+
+}  // namespace
+
+Parsed<OutboundMessage> parseMessageContent(const json& object) {
+  using P = Parsed<OutboundMessage>;
+  if (!object.is_object()) return P::fail("invalid_message", "a message must be a JSON object");
+  OutboundMessage out;
+  if (std::optional<ApiError> refused = readEnvelope(object, out)) return P::fail(refused->code, refused->message);
+  Parsed<const OperationName*> op = readOperation(object, out);
+  if (!op.ok()) return P::fail(op.error.code, op.error.message);
+  Parsed<cmip::CmipArgument> argument = readArgument(object, **op.value);
+  if (!argument.ok()) return P::fail(argument.error.code, argument.error.message);
+  cmip::CmipInvoke invoke;
+  invoke.opcode = out.opcode;
+  invoke.argument = std::move(*argument.value);
   out.message.pdu = encodeQueuedInvoke(std::move(invoke));
   return ok(std::move(out));
 }

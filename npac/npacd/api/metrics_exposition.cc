@@ -161,7 +161,8 @@ void renderAssociationsUp(MetricsText& m, const CoreMetrics& core, const std::ve
   for (const auto& [spid, n] : up) m.sample("npacd_associations_up", {{"spid", spid}}, static_cast<double>(n));
 }
 
-void renderCore(MetricsText& m, const CoreMetrics& core, const std::vector<std::string>& provisioned) {
+// The association listener's counts and the delivery rounds.
+void renderListener(MetricsText& m, const CoreMetrics& core) {
   m.family("npacd_listener_connections_accepted_total", "TCP connections accepted on the association listener.",
            MetricType::kCounter);
   m.sample("npacd_listener_connections_accepted_total", {}, static_cast<double>(core.connections_accepted));
@@ -181,20 +182,24 @@ void renderCore(MetricsText& m, const CoreMetrics& core, const std::vector<std::
   m.sample("npacd_delivery_rounds_total", {{"source", "memory"}}, static_cast<double>(core.delivery_rounds_memory));
   m.sample("npacd_delivery_rounds_total", {{"source", "database"}},
            static_cast<double>(core.delivery_rounds_database));
+}
 
-  if (core.counting) {
-    m.family("npacd_binds_accepted_total", "Binds (AARQ) admitted.", MetricType::kCounter);
-    m.sample("npacd_binds_accepted_total", {}, static_cast<double>(core.binds_accepted));
-    m.family("npacd_bind_commits_total",
-             "Transactions that admitted binds: the binds received in one turn commit together.",
-             MetricType::kCounter);
-    m.sample("npacd_bind_commits_total", {}, static_cast<double>(core.bind_commits));
-    m.family("npacd_binds_refused_total", "Binds refused, by LnpBindRefusal reason code.", MetricType::kCounter);
-    for (const auto& [reason, count] : core.binds_refused) {
-      m.sample("npacd_binds_refused_total", {{"reason", reason}}, static_cast<double>(count));
-    }
+// The binds admitted, committed and refused (with metrics on).
+void renderBinds(MetricsText& m, const CoreMetrics& core) {
+  m.family("npacd_binds_accepted_total", "Binds (AARQ) admitted.", MetricType::kCounter);
+  m.sample("npacd_binds_accepted_total", {}, static_cast<double>(core.binds_accepted));
+  m.family("npacd_bind_commits_total",
+           "Transactions that admitted binds: the binds received in one turn commit together.",
+           MetricType::kCounter);
+  m.sample("npacd_bind_commits_total", {}, static_cast<double>(core.bind_commits));
+  m.family("npacd_binds_refused_total", "Binds refused, by LnpBindRefusal reason code.", MetricType::kCounter);
+  for (const auto& [reason, count] : core.binds_refused) {
+    m.sample("npacd_binds_refused_total", {{"reason", reason}}, static_cast<double>(count));
   }
+}
 
+// The live associations by provider and state, and how many of each provider's are up.
+void renderAssociations(MetricsText& m, const CoreMetrics& core, const std::vector<std::string>& provisioned) {
   m.family("npacd_associations", "Live associations by provider and state.", MetricType::kGauge);
   for (const CoreMetrics::Provider& p : core.providers) {
     for (std::string_view state : kAssociationStates) {
@@ -204,7 +209,10 @@ void renderCore(MetricsText& m, const CoreMetrics& core, const std::vector<std::
     }
   }
   renderAssociationsUp(m, core, provisioned);
+}
 
+// The per-association counts and gauges.
+void renderPerAssociation(MetricsText& m, const CoreMetrics& core) {
   struct PerAssociation {
     const char* name;
     const char* help;
@@ -232,7 +240,9 @@ void renderCore(MetricsText& m, const CoreMetrics& core, const std::vector<std::
       }
     }
   }
+}
 
+void renderEgressFigures(MetricsText& m, const CoreMetrics& core) {
   // What the egress policy computes per association: LRTM's response time and Nw
   // (NetScaler "LRTM method"), the weighted policy's Current Load % (EAGLE Table 2-4).
   // A family is written only with samples: a provider on round robin adds none.
@@ -264,7 +274,10 @@ void renderCore(MetricsText& m, const CoreMetrics& core, const std::vector<std::
       }
     }
   }
+}
 
+// Each provider's throttle level and recovery mode.
+void renderProviderStates(MetricsText& m, const CoreMetrics& core) {
   m.family("npacd_throttle_level", "Egress throttle level in force (0 none, 1..3; DSR Egress Throttle Groups).",
            MetricType::kGauge);
   for (const CoreMetrics::Provider& p : core.providers) {
@@ -274,8 +287,10 @@ void renderCore(MetricsText& m, const CoreMetrics& core, const std::vector<std::
   for (const CoreMetrics::Provider& p : core.providers) {
     m.sample("npacd_provider_recovering", {{"spid", p.spid}}, p.recovering ? 1 : 0);
   }
+}
 
-  if (!core.counting) return;
+// The PDUs' outcomes by provider, association function and operation (with metrics on).
+void renderOutcomes(MetricsText& m, const CoreMetrics& core) {
   struct Outcome {
     ProviderCounters::Outcome index;
     const char* name;
@@ -307,6 +322,10 @@ void renderCore(MetricsText& m, const CoreMetrics& core, const std::vector<std::
       }
     }
   }
+}
+
+// The round trips and recovery sessions by provider (with metrics on).
+void renderProviderHistograms(MetricsText& m, const CoreMetrics& core) {
   m.family("npacd_response_round_trip_seconds", "From a request's latest send to its response.",
            MetricType::kHistogram);
   for (const CoreMetrics::Provider& p : core.providers) {
@@ -327,6 +346,19 @@ void renderCore(MetricsText& m, const CoreMetrics& core, const std::vector<std::
                static_cast<double>(p.counters->recovery_sessions));
     }
   }
+}
+
+// The core's families, in the order a scrape has always seen them.
+void renderCore(MetricsText& m, const CoreMetrics& core, const std::vector<std::string>& provisioned) {
+  renderListener(m, core);
+  if (core.counting) renderBinds(m, core);
+  renderAssociations(m, core, provisioned);
+  renderPerAssociation(m, core);
+  renderEgressFigures(m, core);
+  renderProviderStates(m, core);
+  if (!core.counting) return;
+  renderOutcomes(m, core);
+  renderProviderHistograms(m, core);
 }
 
 }  // namespace

@@ -202,6 +202,10 @@ class ProviderCore {
   bool hold(db::AssociationId association, std::vector<std::uint8_t> bytes, std::int64_t tag);
   void commitAndRelease();
   void releaseOutgoing();
+  // A recovery request's selected messages, written in order until the window is full
+  // (provider_core_recovery.cc); how many were.
+  std::int64_t sendRecovered(const std::vector<associations::MessageId>& selected,
+                             const std::map<associations::MessageId, const db::QueuedMessage*>& by_id);
   bool throttleAdmits(associations::TimePoint now);
   // The provider's throttle group, read again from the host (its definition may change),
   // and told this provider's outstanding requests.

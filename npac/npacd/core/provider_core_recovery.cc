@@ -25,6 +25,67 @@ db::TimeMs toMs(as::WallTime time) {
 }
 as::WallTime fromMs(db::TimeMs ms) { return as::WallTime(std::chrono::milliseconds(ms)); }
 
+// The answers to one recovery action, on the association it came on.
+class RecoveryReply {
+ public:
+  RecoveryReply(std::shared_ptr<AssociationLink> session, const std::string& spid, const cmip::CmipInvoke& invoke,
+                const cmip::ActionArgument& action)
+      : session_(std::move(session)), spid_(spid), invoke_id_(invoke.invokeId), action_(action) {}
+
+  // processingFailure, logged with why.
+  void error(const std::string& why) const {
+    spdlog::warn("SPID {}: recovery action refused: {}", spid_, why);
+    cmip::CmipErrorReply error{cmip::InvokeId{invoke_id_}, cmip::CmipError::kProcessingFailure, std::nullopt};
+    session_->send(cmip::encodeRoseApdu(cmip::toRose(error)), 0);
+  }
+
+  // Both actions address the NPAC SMS object (docs/PROTOCOL.md): class lnpNpacSms,
+  // instance CN=NPAC. Another object is not ours to recover from: answered
+  // noSuchObjectClass / noSuchObjectInstance, and true.
+  bool refusedAnotherObject() const {
+    if (action_.selection.baseClass != cmip::ObjectClass::global(cmip::oids::kLnpNpacSmsClass)) {
+      noSuchObject(cmip::CmipError::kNoSuchObjectClass, "the class is not lnpNpacSms");
+      return true;
+    }
+    if (action_.selection.baseInstance != cmip::npacSmsInstance()) {
+      noSuchObject(cmip::CmipError::kNoSuchObjectInstance,
+                   "the instance is not the NPAC SMS's (distinguishedName CN=NPAC)");
+      return true;
+    }
+    return false;
+  }
+
+  // The ActionResult; with a messageCount for a recovery request.
+  void result(std::optional<std::int64_t> count) const {
+    cmip::ActionResult result;
+    if (count) result.actionReply = cmip::ActionResult::ActionReply{action_.actionType, cmip::encodeRecoveryReply(*count)};
+    cmip::CmipResult reply{invoke_id_, cmip::CmipOpcode::kActionConfirmed, result};
+    session_->send(cmip::encodeRoseApdu(cmip::toRose(reply)), 0);
+  }
+
+ private:
+  void noSuchObject(cmip::CmipError error, const std::string& why) const {
+    // X.711 §7.4: noSuchObjectClass's parameter is the ObjectClass, noSuchObjectInstance's
+    // the ObjectInstance that was named.
+    spdlog::warn("SPID {}: recovery action on another object refused: {}", spid_, why);
+    cmip::EncodeBuffer buf(0);
+    cmip::BerWriter w(buf);
+    if (error == cmip::CmipError::kNoSuchObjectClass) {
+      cmip::writeId(w, action_.selection.baseClass, cmip::kObjectClassTags);
+    } else {
+      cmip::writeObjectInstance(w, action_.selection.baseInstance);
+    }
+    cmip::CmipErrorReply reply{cmip::InvokeId{invoke_id_}, error, cmip::OpaqueBer{buf.toVector()}};
+    session_->send(cmip::encodeRoseApdu(cmip::toRose(reply)), 0);
+  }
+
+  std::shared_ptr<AssociationLink> session_;
+  const std::string& spid_;
+  std::int32_t invoke_id_;
+  const cmip::ActionArgument& action_;
+};
+
+
 }  // namespace
 
 bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::CmipInvoke& invoke) {
@@ -35,79 +96,39 @@ bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::C
   if (!request && !complete) return false;
   auto link_entry = links_.find(association);
   if (link_entry == links_.end()) return false;
-  std::shared_ptr<AssociationLink> session = link_entry->second.link;
-  const std::string& spid = spid_;
-
-  auto answerError = [&](const std::string& why) {
-    spdlog::warn("SPID {}: recovery action refused: {}", spid, why);
-    cmip::CmipErrorReply error{cmip::InvokeId{invoke.invokeId}, cmip::CmipError::kProcessingFailure, std::nullopt};
-    session->send(cmip::encodeRoseApdu(cmip::toRose(error)), 0);
-  };
-  auto answerNoSuchObject = [&](cmip::CmipError error, const std::string& why) {
-    // X.711 §7.4: noSuchObjectClass's parameter is the ObjectClass, noSuchObjectInstance's
-    // the ObjectInstance that was named.
-    spdlog::warn("SPID {}: recovery action on another object refused: {}", spid, why);
-    cmip::EncodeBuffer buf(0);
-    cmip::BerWriter w(buf);
-    if (error == cmip::CmipError::kNoSuchObjectClass) {
-      cmip::writeId(w, action->selection.baseClass, cmip::kObjectClassTags);
-    } else {
-      cmip::writeObjectInstance(w, action->selection.baseInstance);
-    }
-    cmip::CmipErrorReply reply{cmip::InvokeId{invoke.invokeId}, error, cmip::OpaqueBer{buf.toVector()}};
-    session->send(cmip::encodeRoseApdu(cmip::toRose(reply)), 0);
-  };
-  auto answerResult = [&](std::optional<std::int64_t> count) {
-    cmip::ActionResult result;
-    if (count) result.actionReply = cmip::ActionResult::ActionReply{action->actionType, cmip::encodeRecoveryReply(*count)};
-    cmip::CmipResult reply{invoke.invokeId, cmip::CmipOpcode::kActionConfirmed, result};
-    session->send(cmip::encodeRoseApdu(cmip::toRose(reply)), 0);
-  };
-
-  // Both actions address the NPAC SMS object (docs/PROTOCOL.md): class lnpNpacSms,
-  // instance CN=NPAC. Another object is not ours to recover from.
-  if (action->selection.baseClass != cmip::ObjectClass::global(cmip::oids::kLnpNpacSmsClass)) {
-    answerNoSuchObject(cmip::CmipError::kNoSuchObjectClass, "the class is not lnpNpacSms");
-    return true;
-  }
-  if (action->selection.baseInstance != cmip::npacSmsInstance()) {
-    answerNoSuchObject(cmip::CmipError::kNoSuchObjectInstance,
-                       "the instance is not the NPAC SMS's (distinguishedName CN=NPAC)");
-    return true;
-  }
-
+  const RecoveryReply reply(link_entry->second.link, spid_, invoke, *action);
+  if (reply.refusedAnotherObject()) return true;
   if (complete) {
     auto released = egress_->recovery().complete();
     if (!released.ok()) {
-      answerError(std::string(as::toString(released.error())));
+      reply.error(std::string(as::toString(released.error())));
       return true;
     }
-    answerResult(std::nullopt);
-    spdlog::info("SPID {}: recovery complete, normal mode; {} held message(s) follow", spid,
+    reply.result(std::nullopt);
+    spdlog::info("SPID {}: recovery complete, normal mode; {} held message(s) follow", spid_,
                  released.value().size());
     host_.wakeDelivery(spid_);
     return true;
   }
-
   as::RecoveryRequest wanted;
   if (action->actionInfoArg) {
     auto range = cmip::decodeRecoveryRequest(action->actionInfoArg->bytes);
     if (!range.isOk()) {
-      answerError("undecodable recovery request: " + range.status().toString());
+      reply.error("undecodable recovery request: " + range.status().toString());
       return true;
     }
     wanted = as::recoveryRequestFrom(range.value());
   }
   if (!host_.mayDeliver(spid_)) {
     // Two sites: this node's lease on the provider is not renewed (db/lease_store.h).
-    answerError("this NPAC node does not hold the provider's lease right now: bind again");
+    reply.error("this NPAC node does not hold the provider's lease right now: bind again");
     return true;
   }
   auto rows = wanted.kind == as::RecoveryRequest::Kind::kUnacknowledged
-                  ? store_.unacknowledged(spid, kMaxRecoveryMessages)
-                    : store_.createdBetween(spid, toMs(wanted.from), toMs(wanted.to) + 1, kMaxRecoveryMessages);
+                  ? store_.unacknowledged(spid_, kMaxRecoveryMessages)
+                  : store_.createdBetween(spid_, toMs(wanted.from), toMs(wanted.to) + 1, kMaxRecoveryMessages);
   if (!rows.isOk()) {
-    answerError("outbound queue unreadable: " + rows.status().toString());
+    reply.error("outbound queue unreadable: " + rows.status().toString());
     return true;
   }
   std::vector<as::RecoveryMessage> candidates;
@@ -122,15 +143,24 @@ bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::C
   }
   auto selected = egress_->recovery().answer(wanted, candidates);
   if (!selected.ok()) {
-    answerError(std::string(as::toString(selected.error())));
+    reply.error(std::string(as::toString(selected.error())));
     return true;
   }
   if (counters_) ++counters_->recovery_sessions;
+  const std::int64_t count = sendRecovered(selected.value(), by_id);
+  commitAndRelease();  // the rows read `sent` before the PDUs leave (deliver())
+  reply.result(count);
+  spdlog::info("SPID {}: recovery request answered with {} message(s)", spid_, count);
+  return true;
+}
+
+std::int64_t ProviderCore::sendRecovered(const std::vector<as::MessageId>& selected,
+                                         const std::map<as::MessageId, const db::QueuedMessage*>& by_id) {
   const as::TimePoint now = clock_.now();
   const db::TimeMs now_ms = clock_.wallMs();
   std::int64_t count = 0;
-  for (as::MessageId id : selected.value()) {
-    const db::QueuedMessage& row = *by_id[id];
+  for (as::MessageId id : selected) {
+    const db::QueuedMessage& row = *by_id.at(id);
     as::OutboundMessage out;
     out.id = id;
     out.function = routingFunction(row.function_mask);
@@ -147,10 +177,7 @@ bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::C
     }
     ++count;
   }
-  commitAndRelease();  // the rows read `sent` before the PDUs leave (deliver())
-  answerResult(count);
-  spdlog::info("SPID {}: recovery request answered with {} message(s)", spid, count);
-  return true;
+  return count;
 }
 
 }  // namespace npac::npacd
