@@ -10,8 +10,9 @@ TEST_TIMEOUT ?= 300
 # the Debian package need on top (make build / make test): a PostgreSQL server for the
 # PostgreSQL cases, chromium and node for the console's browser tests, tshark for the
 # wire conformance, promtool (prometheus) for the metrics format, Catch2, Google Benchmark.
+# mold links (CMakeLists.txt, NPAC_LINKER): most of a rebuild after an edit is linking.
 RUN_PACKAGES := cmake make g++ pkg-config libboost-dev libssl-dev libsqlite3-dev libspdlog-dev \
-                nlohmann-json3-dev libcli11-dev libsystemd-dev libpq-dev libjemalloc-dev help2man dpkg-dev
+                nlohmann-json3-dev libcli11-dev libsystemd-dev libpq-dev libjemalloc-dev help2man dpkg-dev mold
 TEST_PACKAGES := catch2 tshark libbenchmark-dev sqlite3 iproute2 prometheus chromium nodejs \
                  postgresql-15
 PACKAGES := $(RUN_PACKAGES) $(TEST_PACKAGES)
