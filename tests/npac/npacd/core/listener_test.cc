@@ -24,6 +24,7 @@
 
 #include "common/time_source.h"
 #include "db/database.h"
+#include "npac/npacd/asio_timers.h"
 #include "npac/npacd/core/listener.h"
 #include "tunables/catalogue.h"
 #include "tunables/registry.h"
@@ -103,7 +104,9 @@ class ListenerFixture {
 
   asio::io_context io;
   ManualTimeSource clock;
-  npac::common::ManualTimers timers{clock};
+  // Real timers: the accept back-off runs while runUntil() turns the io_context; the
+  // manual clock drives bind_timeout through tick() alone.
+  npac::npacd::AsioTimers timers{io};
   std::unique_ptr<npac::tunables::TunableRegistry> registry;
   std::unique_ptr<Listener> listener;
 
