@@ -23,6 +23,7 @@
 #include "db/outbound_queue.h"
 #include "db/provider_store.h"
 #include "temp_dir.h"
+#include "tests/support/eventually.h"
 #include "tests/support/postgres_test_database.h"
 
 namespace npac::db::testing {
@@ -87,19 +88,19 @@ inline void checkThrottleTablesCascade(Database& db) {
 }
 
 // PostgreSQL: whether a session of this test's database shows up waiting for a lock
-// within 5 s (bounded: 500 looks, 10 ms apart) — another connection's statement blocked
-// on a row lock the test holds.
+// within 5 s (looked at every 10 ms) — another connection's statement blocked on a row
+// lock the test holds.
 inline bool someoneWaitsForALock(const TempDir& dir) {
   auto watcher = openFresh(dir);
-  for (int i = 0; i < 500; ++i) {
-    auto query = watcher->prepare(
-        "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
-    REQUIRE(query.isOk());
-    REQUIRE(*query->step());
-    if (query->columnInt64(0) > 0) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
+  return ::npac::testing::eventually(
+      [&] {
+        auto query = watcher->prepare(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+        REQUIRE(query.isOk());
+        REQUIRE(*query->step());
+        return query->columnInt64(0) > 0;
+      },
+      std::chrono::seconds(5), std::chrono::milliseconds(10));
 }
 
 }  // namespace npac::db::testing

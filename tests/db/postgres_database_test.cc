@@ -19,10 +19,12 @@
 #include "db/storage_health.h"
 #include "db/transaction.h"
 #include "fixtures.h"
+#include "tests/support/eventually.h"
 #include "tests/support/private_cluster.h"
 
 using namespace npac::db;
 using namespace npac::db::testing;
+using npac::testing::eventually;
 
 namespace {
 
@@ -404,11 +406,9 @@ TEST_CASE("A paused PostgreSQL server costs one answer bound, is refused at once
   CHECK(second.message().find("has not answered for") != std::string::npos);
   CHECK(health.failing());
   pause.end();
-  bool back = false;
-  for (int i = 0; i < 200 && !back; ++i) {
-    back = health.notAnswering((*db)->path()).isOk();
-    if (!back) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const bool back =
+      eventually([&] { return health.notAnswering((*db)->path()).isOk(); }, std::chrono::seconds(10),
+                 std::chrono::milliseconds(50));
   REQUIRE(back);
   CHECK((*db)->execute("INSERT INTO t(k, v) VALUES(3, 'c')").isOk());  // reconnected
   CHECK_FALSE(health.failing());

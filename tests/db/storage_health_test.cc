@@ -15,7 +15,10 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/eventually.h"
+
 using namespace npac::db;
+using npac::testing::eventually;
 
 namespace {
 
@@ -128,16 +131,6 @@ Status noAnswer(const std::string& location = "postgresql://npacd:***@db1/npac")
                       "check the server");
 }
 
-template <typename Predicate>
-bool waitUntil(Predicate done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return done();
-}
-
 }  // namespace
 
 TEST_CASE("A server reported not answering is refused at once until its probe answers, one line each way") {
@@ -160,10 +153,12 @@ TEST_CASE("A server reported not answering is refused at once until its probe an
   CHECK(health.notAnswering("postgresql://other/db").isOk());  // another server is not concerned
   CHECK(health.failing());
   CHECK(health.cause().find("has not answered for") != std::string::npos);
-  REQUIRE(waitUntil([&] { return probes.load() >= 2; }));  // asked again, and again
+  // Asked again, and again.
+  REQUIRE(eventually([&] { return probes.load() >= 2; }, std::chrono::seconds(10), std::chrono::milliseconds(5)));
   CHECK(health.notAnswering(server).code() == Status::Code::kUnavailable);
   answers = true;
-  REQUIRE(waitUntil([&] { return health.notAnswering(server).isOk(); }));
+  REQUIRE(eventually([&] { return health.notAnswering(server).isOk(); }, std::chrono::seconds(10),
+                     std::chrono::milliseconds(5)));
   CHECK_FALSE(health.failing());
   const auto lines = log.lines();
   REQUIRE(lines.size() == 2);

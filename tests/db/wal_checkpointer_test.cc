@@ -8,9 +8,11 @@
 
 #include "db/storage_health.h"
 #include "fixtures.h"
+#include "tests/support/eventually.h"
 #include "tests/support/immutable_file.h"
 
 using namespace npac::db;
+using npac::testing::eventually;
 using namespace npac::db::testing;
 using namespace std::chrono_literals;
 
@@ -99,10 +101,7 @@ TEST_CASE("The checkpointer's thread checkpoints once a commit finds the WAL pas
   checkpointer->start();
   writePages(*db, 10);
   // Bounded wait for the thread's checkpoint (an event, not a timing assumption).
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (checkpointer->metrics().checkpoints == 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(1ms);
-  }
+  eventually([&] { return checkpointer->metrics().checkpoints != 0; }, 10s, 1ms);
   REQUIRE(checkpointer->metrics().checkpoints >= 1);
   checkpointer->stop();
   CHECK(checkpointer->metrics().restarts == 0);

@@ -88,10 +88,7 @@ TEST_CASE("README.md's TLS lines work as written: npacd's flags and the npacctl 
   const std::regex ready(R"(admin API on 127\.0\.0\.1:(\d+) \(HTTPS\))");
   std::smatch m;
   std::string text;
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (std::chrono::steady_clock::now() < deadline && !std::regex_search(text = slurp(log), m, ready)) {
-    std::this_thread::sleep_for(20ms);
-  }
+  eventually([&] { return std::regex_search(text = slurp(log), m, ready); }, 10s);
   INFO(text);
   if (!std::regex_search(text, m, ready)) {
     kill(npacd, SIGKILL);

@@ -29,17 +29,6 @@ ServiceProcess::Options onDb(const ScratchDir& dir, std::vector<std::string> ext
   return o;
 }
 
-// Polls `check` until it holds or `limit` passes.
-template <typename Check>
-bool eventually(Check check, std::chrono::milliseconds limit = 10s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (check()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return check();
-}
-
 }  // namespace
 
 TEST_CASE("npacd writes its log to --log-file instead of stdout") {
@@ -74,7 +63,7 @@ TEST_CASE("the log file rotates at --log-max-size and keeps --log-max-files") {
     http::response<http::string_body> response;
     http::read(stream, buffer, response);
   }
-  CHECK(eventually([&] { return fs::exists(dir.path / "npacd.2.log"); }));
+  CHECK(eventually([&] { return fs::exists(dir.path / "npacd.2.log"); }, 10s));
   CHECK(fs::exists(dir.path / "npacd.1.log"));
   CHECK_FALSE(fs::exists(dir.path / "npacd.3.log"));  // only --log-max-files rotated files
   for (const fs::path& file : {log, dir.path / "npacd.1.log", dir.path / "npacd.2.log"}) {
@@ -139,7 +128,7 @@ TEST_CASE("PUT /v1/log-level debug makes debug lines appear at once") {
   CHECK(put.body["level"] == "debug");
   CHECK(put.body["previous"] == "info");
   REQUIRE(npacd.call(http::verb::get, "/v1/tunables").status == 200);
-  CHECK(eventually([&] { return npacd.log().find("admin API: GET /v1/tunables") != std::string::npos; }));
+  CHECK(eventually([&] { return npacd.log().find("admin API: GET /v1/tunables") != std::string::npos; }, 10s));
   CHECK(npacd.call(http::verb::get, "/v1/log-level").body["level"] == "debug");
 }
 
@@ -240,7 +229,7 @@ TEST_CASE("the log file a rotation creates is owner-only even under umask 000") 
     http::response<http::string_body> response;
     http::read(stream, buffer, response);
   }
-  REQUIRE(eventually([&] { return fs::exists(dir.path / "npacd.1.log") && fs::exists(log); }));
+  REQUIRE(eventually([&] { return fs::exists(dir.path / "npacd.1.log") && fs::exists(log); }, 10s));
   CHECK(modeOf(log) == 0600);  // created anew by the rotation
   CHECK(modeOf(dir.path / "npacd.1.log") == 0600);
   CHECK(npacd.terminate() == 0);

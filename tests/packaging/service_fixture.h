@@ -100,23 +100,26 @@ class ServiceProcess {
   // or did not log it in time.
   bool waitListening(std::chrono::milliseconds limit = 10s) {
     const std::regex ready(R"(listening for associations on 127\.0\.0\.1:(\d+), admin API on 127\.0\.0\.1:(\d+))");
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      const std::string text = log();
-      std::smatch m;
-      if (std::regex_search(text, m, ready)) {
-        port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
-        api_port_ = static_cast<std::uint16_t>(std::stoi(m[2]));
-        return true;
-      }
-      int status = 0;
-      if (pid_ > 0 && waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return false;
-      }
-      std::this_thread::sleep_for(20ms);
+    std::string text;
+    std::smatch m;
+    bool exited = false;
+    const bool logged = eventually(
+        [&] {
+          text = log();
+          if (std::regex_search(text, m, ready)) return true;
+          int status = 0;
+          exited = pid_ > 0 && waitpid(pid_, &status, WNOHANG) == pid_;
+          return exited;
+        },
+        limit);
+    if (exited) {
+      pid_ = -1;
+      return false;
     }
-    return false;
+    if (!logged) return false;
+    port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
+    api_port_ = static_cast<std::uint16_t>(std::stoi(m[2]));
+    return true;
   }
   std::uint16_t port() const { return port_; }
   std::uint16_t apiPort() const { return api_port_; }

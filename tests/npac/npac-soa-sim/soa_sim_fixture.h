@@ -43,6 +43,7 @@
 #include "cmip/npac_bind.h"
 #include "cmip/oids.h"
 #include "cmip/upper_layers.h"
+#include "tests/support/eventually.h"
 #include "tests/support/test_paths.h"
 
 namespace soa_sim_test {
@@ -51,6 +52,7 @@ using namespace npac::cmip;
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using Json = nlohmann::json;
+using npac::testing::eventually;
 
 // A notification type under the IIS notification arc (NPAC IIS notification(5)): the responder's
 // ordinary messages, distinct from the heartbeat.
@@ -166,7 +168,7 @@ class Responder {
   }
   // Valid once the simulator has exited (the connection threads are done by then or soon).
   std::vector<ConnectionLog> logs() {
-    for (int i = 0; i < 200 && active_ > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    eventually([&] { return active_ <= 0; }, std::chrono::seconds(2), std::chrono::milliseconds(10));
     std::lock_guard<std::mutex> lock(mutex_);
     return logs_;
   }

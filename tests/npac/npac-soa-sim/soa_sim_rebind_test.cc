@@ -80,14 +80,13 @@ std::unique_ptr<Run> startSim(const fs::path& dir, const std::vector<std::string
 }
 
 bool waitAcknowledged(const NpacdProcess& npacd, const std::vector<std::int64_t>& ids, std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    bool all = true;
-    for (std::int64_t id : ids) all = all && npacd.messageState(id) == "acknowledged";
-    if (all) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return false;
+  return eventually(
+      [&] {
+        bool all = true;
+        for (std::int64_t id : ids) all = all && npacd.messageState(id) == "acknowledged";
+        return all;
+      },
+      limit);
 }
 
 // Received records, as (npac address, answered) pairs, first copies only.
@@ -192,13 +191,12 @@ TEST_CASE("the sim re-binds after the NPAC aborts its association and answers wh
                        "5", "--delay", "2s", "--expect", "4", "--duration", "40s"});
   REQUIRE(npacd.waitForAssociations(1));
   const std::vector<std::int64_t> ids = npacd.submit("0001", "r", 2);
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
   Json listed;
   auto sent = [&] {
     listed = npacd.call(http::verb::get, "/v1/associations").body["associations"];
     return listed.size() == 1 && listed[0]["sent"] == 2;
   };
-  while (!sent() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  eventually(sent, 10s, 10ms);
   REQUIRE(sent());
   REQUIRE(npacd.call(http::verb::post, "/v1/associations/" + std::to_string(listed[0]["id"].get<std::int64_t>()) +
                          "/abort",

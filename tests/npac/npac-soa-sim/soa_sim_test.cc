@@ -273,7 +273,7 @@ TEST_CASE("SIGTERM releases every association with RLRQ and RLRE before the repo
   pid_t pid = spawnSim(scratch, baseArgs(npac.port(), key) + " --from 127.0.0.2 --from 127.0.0.3");
   REQUIRE(pid > 0);
   // Wait (bounded) until both binds are accepted; the simulator has no goal and waits.
-  for (int i = 0; i < 1000 && npac.acceptedBinds() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  eventually([&] { return npac.acceptedBinds() >= 2; }, std::chrono::seconds(10), std::chrono::milliseconds(10));
   REQUIRE(npac.acceptedBinds() == 2);
   REQUIRE(::kill(pid, SIGTERM) == 0);
   int status = 0;

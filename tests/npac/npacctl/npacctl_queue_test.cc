@@ -37,15 +37,15 @@ Run npacctl(const NpacdProcess& npacd, const std::string& args) {
 // Polls the queue view until `done(view)` holds (bounded); the last view.
 Json queueUntil(const NpacdProcess& npacd, const std::string& spid, const std::function<bool(const Json&)>& done,
                 std::chrono::milliseconds limit = 10s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
   Json view;
-  while (std::chrono::steady_clock::now() < deadline) {
-    Reply r = npacd.call(http::verb::get, "/v1/providers/" + spid + "/queue");
-    REQUIRE(r.status == 200);
-    view = r.body;
-    if (done(view)) break;
-    std::this_thread::sleep_for(20ms);
-  }
+  eventually(
+      [&] {
+        Reply r = npacd.call(http::verb::get, "/v1/providers/" + spid + "/queue");
+        REQUIRE(r.status == 200);
+        view = r.body;
+        return done(view);
+      },
+      limit);
   return view;
 }
 
@@ -197,10 +197,7 @@ TEST_CASE("npacctl msg status says why a queued message waits and says nothing o
 
   auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--expect", "1", "--duration", "15s"});
   REQUIRE(sim->wait() == 0);
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (npacd.messageState(id) != "acknowledged" && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(20ms);
-  }
+  eventually([&] { return npacd.messageState(id) == "acknowledged"; }, 10s);
   REQUIRE(npacd.messageState(id) == "acknowledged");
   Run delivered = npacctl(npacd, "msg status " + std::to_string(id));
   INFO(delivered.output);

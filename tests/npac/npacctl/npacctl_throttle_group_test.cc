@@ -43,12 +43,13 @@ void provision(const NpacdProcess& npacd, std::initializer_list<const char*> spi
 // `npacctl <args>` again until its output satisfies `done` (npacd puts a new group in force
 // within a moment); the last run.
 Run npacctlUntil(const NpacdProcess& npacd, const std::string& args, const std::function<bool(const Run&)>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  Run r = npacctl(npacd, args);
-  while (!done(r) && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(50ms);
-    r = npacctl(npacd, args);
-  }
+  Run r;
+  eventually(
+      [&] {
+        r = npacctl(npacd, args);
+        return done(r);
+      },
+      10s, 50ms);
   return r;
 }
 

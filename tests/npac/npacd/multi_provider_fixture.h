@@ -1,9 +1,10 @@
 // Helpers for end-to-end tests with several providers and associations on one real npacd
-// (NpacdProcess, npacd_fixture.h): bounded polling, tunables set through the admin API,
-// the association log, the NSAP of a loopback address (RFC 1277, docs/OPERATIONS.md), a
-// read-only look at the outbound queue in the real SQLite file, and the analysis of a
-// simulator's JSON report (docs/SOA-SIM.md: which message arrived how often, and whether
-// each repeat was a retransmission — the same invoke id and argument seen before).
+// (NpacdProcess, npacd_fixture.h; its bounded poll is tests/support/eventually.h): tunables
+// set through the admin API, the association log, the NSAP of a loopback address (RFC 1277,
+// docs/OPERATIONS.md), a read-only look at the outbound queue in the real SQLite file, and
+// the analysis of a simulator's JSON report (docs/SOA-SIM.md: which message arrived how
+// often, and whether each repeat was a retransmission — the same invoke id and argument
+// seen before).
 //
 // Threading: everything here runs on the test's own thread (Catch2 v2 assertions are not
 // thread-safe); load threads use NpacdProcess::call() only and hand their results back.
@@ -20,17 +21,6 @@
 #include "tests/npac/npacd/queue_rows.h"
 
 namespace npacd_test {
-
-// Polls `done` every `every` until it holds or `limit` has passed; its last answer.
-inline bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit,
-                       std::chrono::milliseconds every = 20ms) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  for (;;) {
-    if (done()) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(every);
-  }
-}
 
 // "0001", "0002", … for provider n (0-based).
 inline std::string spidOf(int n) {

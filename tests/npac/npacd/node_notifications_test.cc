@@ -17,6 +17,7 @@
 #include "db/database.h"
 #include "db/provider_store.h"
 #include "db/queue_writer.h"
+#include "tests/support/eventually.h"
 #include "tests/support/postgres_test_database.h"
 #include "tunables/catalogue.h"
 #include "tunables/registry.h"
@@ -24,6 +25,7 @@
 using namespace npac;
 using npac::npacd::NodeNotifications;
 using namespace std::chrono_literals;
+using npac::testing::eventually;
 
 namespace {
 
@@ -37,16 +39,6 @@ struct Node {
     REQUIRE(tunables::TunableRegistry::open(*db, fixedNow, &registry).isOk());
   }
 };
-
-template <typename Predicate>
-bool waitUntil(Predicate done, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return done();
-}
 
 // The providers a listening node was asked to wake (Actions::wake), from its listener thread.
 class WokenProviders {
@@ -97,7 +89,7 @@ TEST_CASE("A node listening applies a tunable another node sets afterwards", "[p
   auto listening = NodeNotifications::start(database.url(), *b.registry, {}, 5s);
   REQUIRE(listening.isOk());
   REQUIRE(a.registry->set("bind_timeout", "", "4s", "operator").isOk());
-  CHECK(waitUntil([&] { return b.registry->get(tunables::kBindTimeout) == 4s; }, 10s));
+  CHECK(eventually([&] { return b.registry->get(tunables::kBindTimeout) == 4s; }, 10s, 10ms));
   (*listening)->stop();
 }
 
@@ -122,10 +114,10 @@ TEST_CASE("A node listening wakes the provider another node submitted for, and a
   REQUIRE(db::notifyNodes(*a.db, db::kSubmittedChannel, "0001").isOk());
   REQUIRE(db::notifyNodes(*a.db, db::kChangedChannel, "provider:0002").isOk());
   REQUIRE(db::notifyNodes(*a.db, db::kChangedChannel, "provider:not-a-spid").isOk());  // ignored
-  CHECK(waitUntil([&] {
+  CHECK(eventually([&] {
     std::lock_guard lock(mutex);
     return woken.size() == 1 && changed.size() == 1;
-  }, 10s));
+  }, 10s, 10ms));
   std::lock_guard lock(mutex);
   CHECK(woken == std::vector<std::string>{"0001"});
   CHECK(changed == std::vector<std::string>{"0002"});
@@ -142,7 +134,7 @@ TEST_CASE("A node passes on the submissions of other nodes, not those its own wr
   REQUIRE(db::notifyNodes(*a.db, db::kSubmittedChannel, "0001 node-b").isOk());  // b's own writer
   REQUIRE(db::notifyNodes(*a.db, db::kSubmittedChannel, "0002 node-a").isOk());
   REQUIRE(db::notifyNodes(*a.db, db::kSubmittedChannel, std::vector<std::string>{"0003", "0004 node-a"}).isOk());
-  CHECK(waitUntil([&] { return woken.spids().size() == 3; }, 10s));
+  CHECK(eventually([&] { return woken.spids().size() == 3; }, 10s, 10ms));
   std::this_thread::sleep_for(100ms);  // nothing further arrives
   std::vector<std::string> spids = woken.spids();
   std::sort(spids.begin(), spids.end());
@@ -170,10 +162,10 @@ TEST_CASE("A queue writer's node name goes with its NOTIFY, so only the other no
   submitAs("node-b", "0001");  // b's own writer: b's core has the rows already
   submitAs("node-a", "0002");
   // Notifications arrive in commit order: once a's is here, b's was handled before it.
-  CHECK(waitUntil([&] {
+  CHECK(eventually([&] {
     const std::vector<std::string> spids = woken.spids();
     return std::find(spids.begin(), spids.end(), "0002") != spids.end();
-  }, 10s));
+  }, 10s, 10ms));
   CHECK(woken.spids() == std::vector<std::string>{"0002"});
   (*listening)->stop();
 }

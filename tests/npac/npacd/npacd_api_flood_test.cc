@@ -158,12 +158,13 @@ TEST_CASE("npacd gives back the memory of unread event streams once they close")
   // without malloc_trim kept 25 to 37 MiB above it in 9 runs of 10 (glibc keeps freed
   // heap for reuse; now and then it hands a whole arena back on its own).
   constexpr long kBoundKiB = 16 * 1024;
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  long after = residentKiB(npacd.pid());
-  while (after > before + kBoundKiB && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(100ms);
-    after = residentKiB(npacd.pid());
-  }
+  long after = 0;
+  eventually(
+      [&] {
+        after = residentKiB(npacd.pid());
+        return after <= before + kBoundKiB;
+      },
+      10s, 100ms);
   INFO("VmRSS " << before / 1024 << " MiB before the streams, " << with_streams / 1024 << " MiB with them, "
                 << after / 1024 << " MiB after they closed");
   CHECK(after <= before + kBoundKiB);

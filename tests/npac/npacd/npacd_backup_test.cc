@@ -85,7 +85,7 @@ TEST_CASE("A backup taken under load restores every message accepted before it, 
       }
     });
     // Bounded: a few thousand messages accepted before the backup.
-    for (int i = 0; i < 600 && accepted.count(Phase::kBefore) < 2000; ++i) std::this_thread::sleep_for(50ms);
+    eventually([&] { return accepted.count(Phase::kBefore) >= 2000; }, 30s, 50ms);
     phase = Phase::kDuring;
     Run taken = npacctl("backup " + backup.string() + " --api 127.0.0.1:" + std::to_string(npacd.apiPort()) +
                         " --token-file " + npacd.tokenFile().string());

@@ -55,15 +55,13 @@ std::vector<Row> storedRows(const NpacdProcess& npacd) {
 
 // Waits (bounded) until every stored row is acknowledged.
 bool waitUntilAllAcknowledged(const NpacdProcess& npacd) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::vector<Row> rows = storedRows(npacd);
-    if (!rows.empty() && std::all_of(rows.begin(), rows.end(), [](const Row& r) { return r.state == "acknowledged"; })) {
-      return true;
-    }
-    std::this_thread::sleep_for(20ms);
-  }
-  return false;
+  return eventually(
+      [&] {
+        std::vector<Row> rows = storedRows(npacd);
+        return !rows.empty() &&
+               std::all_of(rows.begin(), rows.end(), [](const Row& r) { return r.state == "acknowledged"; });
+      },
+      10s);
 }
 
 }  // namespace

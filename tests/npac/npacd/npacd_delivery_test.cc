@@ -30,9 +30,7 @@ TEST_CASE("npacd delivers submitted messages to a bound provider and marks them 
   // The acknowledgement is committed just after the answers arrive.
   for (std::int64_t id : ids) {
     std::string state;
-    for (int i = 0; i < 200 && (state = npacd.messageState(id)) != "acknowledged"; ++i) {
-      std::this_thread::sleep_for(10ms);
-    }
+    eventually([&] { return (state = npacd.messageState(id)) == "acknowledged"; }, 2s, 10ms);
     CHECK(state == "acknowledged");
   }
   CHECK(npacd.log().find("bind accepted: SPID 0001 NSAP 540072872203127000000002") != std::string::npos);
@@ -59,9 +57,7 @@ TEST_CASE("unconfirmed messages are acknowledged once written and each arrives a
   }
   for (std::int64_t id : ids) {
     std::string state;
-    for (int i = 0; i < 200 && (state = npacd.messageState(id)) != "acknowledged"; ++i) {
-      std::this_thread::sleep_for(10ms);
-    }
+    eventually([&] { return (state = npacd.messageState(id)) == "acknowledged"; }, 2s, 10ms);
     CHECK(state == "acknowledged");
   }
   CHECK(npacd.stop() == 0);
@@ -139,13 +135,14 @@ TEST_CASE("npacd's heartbeat reports on the NPAC SMS object the provider checks 
   auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--keep-running", "--duration", "30s"});
   REQUIRE(npacd.waitForAssociations(1));
   // The sim sends nothing of its own: the first PDU npacd receives is a heartbeat's answer.
-  const auto deadline = std::chrono::steady_clock::now() + 20s;
   Json received = 0;
-  while (std::chrono::steady_clock::now() < deadline && received == 0) {
-    std::this_thread::sleep_for(50ms);
-    const Reply listed = npacd.call(http::verb::get, "/v1/associations");
-    if (!listed.body["associations"].empty()) received = listed.body["associations"][0]["received"];
-  }
+  eventually(
+      [&] {
+        const Reply listed = npacd.call(http::verb::get, "/v1/associations");
+        if (!listed.body["associations"].empty()) received = listed.body["associations"][0]["received"];
+        return received != 0;
+      },
+      20s, 50ms);
   kill(sim->pid, SIGTERM);
   sim->wait(10s);
   const Json& report = sim->result;

@@ -66,15 +66,13 @@ Json associationList(const NpacdProcess& npacd) {
 // Waits (bounded) until every id is acknowledged; the ids that are not.
 std::vector<std::int64_t> waitAcknowledged(const NpacdProcess& npacd, const std::vector<std::int64_t>& ids,
                                            std::chrono::milliseconds limit = 15s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  std::size_t next = 0;
-  while (next < ids.size() && std::chrono::steady_clock::now() < deadline) {
-    if (npacd.messageState(ids[next]) == "acknowledged") {
-      ++next;
-    } else {
-      std::this_thread::sleep_for(10ms);
-    }
-  }
+  std::size_t next = 0;  // the ids before it are acknowledged
+  eventually(
+      [&] {
+        while (next < ids.size() && npacd.messageState(ids[next]) == "acknowledged") ++next;
+        return next == ids.size();
+      },
+      limit, 10ms);
   std::vector<std::int64_t> missing;
   for (; next < ids.size(); ++next) {
     if (npacd.messageState(ids[next]) != "acknowledged") missing.push_back(ids[next]);
@@ -84,12 +82,7 @@ std::vector<std::int64_t> waitAcknowledged(const NpacdProcess& npacd, const std:
 
 // Waits (bounded) until npacd's log contains `text`.
 bool waitForLog(const NpacdProcess& npacd, const std::string& text, std::chrono::milliseconds limit = 10s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (npacd.log().find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return false;
+  return eventually([&] { return npacd.log().find(text) != std::string::npos; }, limit);
 }
 
 std::size_t occurrences(const std::string& text, const std::string& what) {
@@ -371,14 +364,13 @@ TEST_CASE("turning SRR off while the later associations hold unanswered requests
   constexpr int kMessages = 30;
   std::vector<std::int64_t> ids = npacd.submit("0001", "o", kMessages);
   // Round robin put 10 on each; the first answered at once, the others hold theirs.
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
   Json listed;
   auto holding = [&] {
     listed = associationList(npacd);
     return listed.size() == 3 && listed[0]["outstanding"] == 0 && listed[1]["outstanding"] == kMessages / 3 &&
            listed[2]["outstanding"] == kMessages / 3;
   };
-  while (!holding() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  eventually(holding, 5s, 10ms);
   INFO(listed.dump());
   REQUIRE(holding());
   REQUIRE(npacd.call(http::verb::put, "/v1/providers/0001/srr", Json{{"on", false}}).status == 200);
@@ -425,13 +417,12 @@ TEST_CASE("turning SRR off while a silent association holds requests and the ear
   REQUIRE(npacd.waitForAssociations(2));
   constexpr int kMessages = 10;
   std::vector<std::int64_t> ids = npacd.submit("0001", "q", kMessages);
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
   Json listed;
   auto holding = [&] {
     listed = associationList(npacd);
     return listed.size() == 2 && listed[0]["outstanding"] == kMessages / 2 && listed[1]["outstanding"] == kMessages / 2;
   };
-  while (!holding() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  eventually(holding, 5s, 10ms);
   INFO(listed.dump());
   REQUIRE(holding());
   REQUIRE(npacd.call(http::verb::put, "/v1/providers/0001/srr", Json{{"on", false}}).status == 200);
@@ -460,13 +451,12 @@ TEST_CASE("a request retried on another association is not sent again under a ne
   REQUIRE(npacd.waitForAssociations(2));
   std::vector<std::int64_t> ids = npacd.submit("0001", "t", 2);  // t0 on 1, t1 on 2
   // After response_timeout each is retried on the other association (avoid).
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
   Json listed;
   auto retried = [&] {
     listed = associationList(npacd);
     return listed.size() == 2 && listed[0]["sent"] == 2 && listed[1]["sent"] == 2;
   };
-  while (!retried() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  eventually(retried, 5s, 10ms);
   INFO(listed.dump());
   REQUIRE(retried());
   const std::int64_t first = listed[0]["id"].get<std::int64_t>();

@@ -31,6 +31,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
+#include "tests/support/eventually.h"
 #include "tests/support/test_paths.h"
 
 namespace npacd_test {
@@ -39,6 +40,7 @@ namespace fs = std::filesystem;
 namespace http = boost::beast::http;
 using Json = nlohmann::json;
 using namespace std::chrono_literals;
+using npac::testing::eventually;
 
 // "prefix" + n, appended: g++ 12 warns (-Wrestrict, PR105651) on "literal" + std::string.
 inline std::string label(const char* prefix, long n) {
@@ -79,12 +81,9 @@ inline pid_t spawn(const std::vector<std::string>& argv, const fs::path& log) {
 
 // Waits for `pid` at most `limit`; kills it (SIGKILL) past that. The exit code, or -1.
 inline int waitFor(pid_t pid, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
   int status = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
-    pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::this_thread::sleep_for(10ms);
+  if (eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; }, limit)) {
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
@@ -163,23 +162,25 @@ class NpacdProcess {
     argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
     pid_ = spawn(argv, log);
     const std::regex ready(R"(listening for associations on 127\.0\.0\.1:(\d+), admin API on 127\.0\.0\.1:(\d+))");
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::string text = slurp(log).substr(before);
-      std::smatch m;
-      if (std::regex_search(text, m, ready)) {
-        port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
-        api_port_ = static_cast<std::uint16_t>(std::stoi(m[2]));
-        return;
-      }
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        FAIL("npacd exited at start: " << slurp(log));
-      }
-      std::this_thread::sleep_for(20ms);
+    std::string text;
+    std::smatch m;
+    bool exited = false;
+    const bool started = eventually(
+        [&] {
+          text = slurp(log).substr(before);
+          if (std::regex_search(text, m, ready)) return true;
+          int status = 0;
+          exited = waitpid(pid_, &status, WNOHANG) == pid_;
+          return exited;
+        },
+        10s, 20ms);
+    if (exited) {
+      pid_ = -1;
+      FAIL("npacd exited at start: " << slurp(log));
     }
-    FAIL("npacd did not start: " << slurp(log));
+    if (!started) FAIL("npacd did not start: " << slurp(log));
+    port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
+    api_port_ = static_cast<std::uint16_t>(std::stoi(m[2]));
   }
   // SIGTERM and the exit code (graceful shutdown).
   int stop() {
@@ -357,13 +358,12 @@ class NpacdProcess {
 
   // Waits (bounded) until npacd lists `count` associations.
   bool waitForAssociations(std::size_t count, std::chrono::milliseconds limit = 10s) const {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      Reply r = call(http::verb::get, "/v1/associations");
-      if (r.status == 200 && r.body["associations"].size() == count) return true;
-      std::this_thread::sleep_for(20ms);
-    }
-    return false;
+    return eventually(
+        [&] {
+          Reply r = call(http::verb::get, "/v1/associations");
+          return r.status == 200 && r.body["associations"].size() == count;
+        },
+        limit, 20ms);
   }
 
  private:

@@ -56,16 +56,13 @@ std::vector<std::int64_t> storedIds(const NpacdProcess& npacd) {
 
 // Waits (bounded) until every stored row is acknowledged by the provider.
 bool waitUntilAllAcknowledged(const NpacdProcess& npacd) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    const auto rows = npac::testing::foldedQueue(npacd.dir() / "npacd.db");
-    if (std::all_of(rows.begin(), rows.end(),
-                    [](const auto& m) { return m.state == npac::db::MessageState::kAcknowledged; })) {
-      return true;
-    }
-    std::this_thread::sleep_for(20ms);
-  }
-  return false;
+  return eventually(
+      [&] {
+        const auto rows = npac::testing::foldedQueue(npacd.dir() / "npacd.db");
+        return std::all_of(rows.begin(), rows.end(),
+                           [](const auto& m) { return m.state == npac::db::MessageState::kAcknowledged; });
+      },
+      10s);
 }
 
 // Sends POST /v1/messages and, without reading the answer, kills npacd -9 as soon as the
@@ -81,10 +78,7 @@ void submitAndKillBeforeTheAnswerIsRead(NpacdProcess& npacd, const Json& batch) 
   request.body() = batch.dump();
   request.prepare_payload();
   http::write(stream, request);
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (storedIds(npacd).size() < static_cast<std::size_t>(kMessages) && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(5ms);
-  }
+  eventually([&] { return storedIds(npacd).size() >= static_cast<std::size_t>(kMessages); }, 10s, 5ms);
   npacd.stopHard();
   REQUIRE(storedIds(npacd).size() == static_cast<std::size_t>(kMessages));
 }

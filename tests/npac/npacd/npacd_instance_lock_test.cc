@@ -36,14 +36,11 @@ std::map<std::int64_t, RowProgress> queueProgress(const fs::path& db) {
 
 bool waitForState(const NpacdProcess& npacd, const std::vector<std::int64_t>& ids, const std::string& state,
                   std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (std::all_of(ids.begin(), ids.end(), [&](std::int64_t id) { return npacd.messageState(id) == state; })) {
-      return true;
-    }
-    std::this_thread::sleep_for(20ms);
-  }
-  return false;
+  return eventually(
+      [&] {
+        return std::all_of(ids.begin(), ids.end(), [&](std::int64_t id) { return npacd.messageState(id) == state; });
+      },
+      limit);
 }
 
 }  // namespace

@@ -78,16 +78,14 @@ class FakeJournal {
   // each as its fields (KEY → value).
   template <class Predicate>
   std::vector<std::map<std::string, std::string>> waitFor(Predicate done, std::chrono::milliseconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (true) {
-      {
-        std::lock_guard<std::mutex> hold(mutex_);
-        if (std::any_of(entries_.begin(), entries_.end(), done) || std::chrono::steady_clock::now() >= deadline) {
-          return entries_;
-        }
-      }
-      std::this_thread::sleep_for(10ms);
-    }
+    eventually(
+        [&] {
+          std::lock_guard<std::mutex> hold(mutex_);
+          return std::any_of(entries_.begin(), entries_.end(), done);
+        },
+        limit, 10ms);
+    std::lock_guard<std::mutex> hold(mutex_);
+    return entries_;
   }
 
  private:

@@ -136,16 +136,6 @@ class IdleConnections {
   std::vector<std::unique_ptr<asio::ip::tcp::socket>> sockets_;
 };
 
-template <typename Condition>
-bool waitUntil(Condition condition, std::chrono::milliseconds limit = 10s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
-
 }  // namespace
 
 TEST_CASE("npacd at its descriptor limit under idle connections keeps its admin API and a bind working without spinning") {
@@ -159,8 +149,8 @@ TEST_CASE("npacd at its descriptor limit under idle connections keeps its admin 
   IdleConnections idle;
   idle.open(npacd->port(), 300);  // far more than npacd may hold
   // npacd reaches its limit, says so once, and makes room by closing the oldest idle ones.
-  CHECK(waitUntil([&] { return npacd->log().find("descriptor limit reached") != std::string::npos; }, 5s));
-  CHECK(waitUntil([&] { return idle.closedByNpacd(0); }, 5s));
+  CHECK(eventually([&] { return npacd->log().find("descriptor limit reached") != std::string::npos; }, 5s, 10ms));
+  CHECK(eventually([&] { return idle.closedByNpacd(0); }, 5s, 10ms));
   // An accept loop retrying EMFILE at once burns a whole core.
   const auto cpu_before = cpuTime(pid);
   std::this_thread::sleep_for(1s);
@@ -182,7 +172,7 @@ TEST_CASE("with max_unbound_connections 5 npacd closes the three oldest of eight
   REQUIRE(npacd.call(http::verb::put, "/v1/tunables/max_unbound_connections", Json{{"value", 5}}).status == 200);
   IdleConnections idle;
   idle.open(npacd.port(), 8);
-  CHECK(waitUntil([&] { return idle.closedByNpacd(0) && idle.closedByNpacd(1) && idle.closedByNpacd(2); }));
+  CHECK(eventually([&] { return idle.closedByNpacd(0) && idle.closedByNpacd(1) && idle.closedByNpacd(2); }, 10s, 10ms));
   for (std::size_t i = 3; i < 8; ++i) CHECK_FALSE(idle.closedByNpacd(i));
   CHECK(npacd.log().find("5 unbound connections, the most allowed by max_unbound_connections") !=
         std::string::npos);
@@ -194,11 +184,11 @@ TEST_CASE("an idle unbound connection costs npacd less than 16 KiB of resident m
   const pid_t pid = pidOf(npacd);
   IdleConnections warmup;  // the allocator's and the reactor's first growth are not per connection
   warmup.open(npacd.port(), 50);
-  REQUIRE(waitUntil([&] { return acceptedConnections(pid, npacd.port()) >= 50; }));
+  REQUIRE(eventually([&] { return acceptedConnections(pid, npacd.port()) >= 50; }, 10s, 10ms));
   const long before = residentKiB(pid);
   IdleConnections idle;
   idle.open(npacd.port(), 1000);
-  REQUIRE(waitUntil([&] { return acceptedConnections(pid, npacd.port()) >= 1050; }));
+  REQUIRE(eventually([&] { return acceptedConnections(pid, npacd.port()) >= 1050; }, 10s, 10ms));
   const long after = residentKiB(pid);
   const double per_connection = static_cast<double>(after - before) / 1000.0;
   INFO("RSS " << before << " KiB before, " << after << " KiB after 1000 idle connections: "

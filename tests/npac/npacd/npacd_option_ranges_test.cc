@@ -67,10 +67,7 @@ TEST_CASE("npacd refuses a --threads written as hexadecimal or with a sign and n
 TEST_CASE("a number option with a leading zero is read in decimal and not as octal") {
   NpacdProcess npacd(NpacdProcess::Options{{}, {"--threads", "010"}});
   // Logged just after the line the fixture waits for: polled, bounded.
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (npacd.log().find("core: ") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(20ms);
-  }
+  eventually([&] { return npacd.log().find("core: ") != std::string::npos; }, 10s);
   CHECK_THAT(npacd.log(), Catch::Contains("core: 10 threads"));  // CLI11's strtoull (base 0) made it 8
 }
 

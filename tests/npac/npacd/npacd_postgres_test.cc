@@ -38,9 +38,7 @@ Exited runNpacd(const std::vector<std::string>& args, std::chrono::milliseconds 
 void waitAcknowledged(NpacdProcess& npacd, const std::vector<std::int64_t>& ids) {
   for (std::int64_t id : ids) {
     std::string state;
-    for (int i = 0; i < 500 && (state = npacd.messageState(id)) != "acknowledged"; ++i) {
-      std::this_thread::sleep_for(10ms);
-    }
+    eventually([&] { return (state = npacd.messageState(id)) == "acknowledged"; }, 5s, 10ms);
     CHECK(state == "acknowledged");
   }
 }
@@ -149,10 +147,12 @@ TEST_CASE("npacd on PostgreSQL rides out a server restart under load and loses n
   restarter.join();
   // Bounded: the server is back; submissions are accepted again.
   std::size_t before = accepted.size();
-  for (int tries = 0; tries < 100 && accepted.size() == before; ++tries, ++round) {
-    submitBatch(round);
-    std::this_thread::sleep_for(50ms);
-  }
+  eventually(
+      [&] {
+        submitBatch(round++);
+        return accepted.size() > before;
+      },
+      5s, 50ms);
   INFO("refused " << refused << ", first other answer " << other << ", last refusal " << refusal);
   CHECK(accepted.size() > before);
   if (!other.empty()) WARN("npacd's log:\n" << npacd.log());  // what the database failures were
@@ -163,9 +163,7 @@ TEST_CASE("npacd on PostgreSQL rides out a server restart under load and loses n
   CHECK(refusal_codes == std::set<std::string>{"database_unavailable"});
   for (std::int64_t id : accepted) {
     std::string state;
-    for (int i = 0; i < 1000 && (state = npacd.messageState(id)) != "acknowledged"; ++i) {
-      std::this_thread::sleep_for(10ms);
-    }
+    eventually([&] { return (state = npacd.messageState(id)) == "acknowledged"; }, 10s, 10ms);
     INFO("message " << id);
     CHECK(state == "acknowledged");
   }
@@ -197,16 +195,6 @@ std::size_t occurrences(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
-}
-
-template <typename Predicate>
-bool waitUntil(Predicate done, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return done();
 }
 
 // How long `call` takes, in seconds.
@@ -287,15 +275,15 @@ TEST_CASE("With its PostgreSQL server paused, npacd refuses at once, keeps its a
 
   // Back: one line says so, the association bound before the pause is the same one, and
   // what is submitted now is delivered.
-  CHECK(waitUntil([&] { return npacd.log().find("database answering again: ") != std::string::npos; }, 15s));
+  CHECK(eventually([&] { return npacd.log().find("database answering again: ") != std::string::npos; }, 15s, 50ms));
   std::vector<std::int64_t> after;
-  CHECK(waitUntil([&] {
+  CHECK(eventually([&] {
     Reply r = npacd.call(http::verb::post, "/v1/messages",
                          Json{{"messages", Json::array({NpacdProcess::notification("0001", "after")})}});
     if (r.status != 201) return false;
     after.push_back(r.body["ids"][0].get<std::int64_t>());
     return true;
-  }, 15s));
+  }, 15s, 50ms));
   waitAcknowledged(npacd, after);
   CHECK(npacd.waitForAssociations(1));
   kill(sim->pid, SIGTERM);

@@ -15,26 +15,21 @@ using namespace npacd_test;
 namespace {
 
 bool waitForLog(const NpacdProcess& npacd, const std::string& text, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (npacd.log().find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return false;
+  return eventually([&] { return npacd.log().find(text) != std::string::npos; }, limit);
 }
 
 // Waits (bounded) until every message in `ids` is acknowledged; the states last read.
 std::vector<std::string> waitUntilAcknowledged(const NpacdProcess& npacd, const std::vector<std::int64_t>& ids,
                                                std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
   std::vector<std::string> states;
-  while (true) {
-    states.clear();
-    for (std::int64_t id : ids) states.push_back(npacd.messageState(id));
-    bool all = std::all_of(states.begin(), states.end(), [](const std::string& s) { return s == "acknowledged"; });
-    if (all || std::chrono::steady_clock::now() >= deadline) return states;
-    std::this_thread::sleep_for(20ms);
-  }
+  eventually(
+      [&] {
+        states.clear();
+        for (std::int64_t id : ids) states.push_back(npacd.messageState(id));
+        return std::all_of(states.begin(), states.end(), [](const std::string& s) { return s == "acknowledged"; });
+      },
+      limit);
+  return states;
 }
 
 // A message's created_at ("2026-11-29T16:02:11.402Z", docs/API.md) as Unix milliseconds.

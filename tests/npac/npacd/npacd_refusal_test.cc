@@ -41,14 +41,13 @@ std::string hexOf(const std::vector<std::uint8_t>& bytes) {
 
 // Waits (bounded) until each message is acknowledged; false if one is not within 10 s.
 bool waitAcknowledged(const NpacdProcess& npacd, const std::vector<std::int64_t>& ids) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  for (std::int64_t id : ids) {
-    while (npacd.messageState(id) != "acknowledged") {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(10ms);
-    }
-  }
-  return true;
+  std::size_t next = 0;  // the ids before it are acknowledged
+  return eventually(
+      [&] {
+        while (next < ids.size() && npacd.messageState(ids[next]) == "acknowledged") ++next;
+        return next == ids.size();
+      },
+      10s, 10ms);
 }
 
 // Provider 0002, bound from 127.0.0.5 before the refusal and expecting four messages: two

@@ -21,12 +21,13 @@ std::vector<Json> releases(const NpacdProcess& npacd, const std::string& spid) {
 
 // Waits (bounded) until `spid` has `count` release rows.
 std::vector<Json> waitForReleases(const NpacdProcess& npacd, const std::string& spid, std::size_t count) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  std::vector<Json> rows = releases(npacd, spid);
-  while (rows.size() < count && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(20ms);
-    rows = releases(npacd, spid);
-  }
+  std::vector<Json> rows;
+  eventually(
+      [&] {
+        rows = releases(npacd, spid);
+        return rows.size() >= count;
+      },
+      10s);
   return rows;
 }
 

@@ -25,12 +25,7 @@ std::size_t countIn(const fs::path& db_path, npac::db::MessageState state) {
 }
 
 bool waitUntilAcknowledged(const fs::path& db_path, std::size_t count, std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (countIn(db_path, npac::db::MessageState::kAcknowledged) == count) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return false;
+  return eventually([&] { return countIn(db_path, npac::db::MessageState::kAcknowledged) == count; }, limit, 50ms);
 }
 
 // The order of the tags a sim report received (info hex), first copies only.
@@ -82,11 +77,7 @@ TEST_CASE("messages queued while no association is up survive kill -9 and a norm
   auto silent = npacd.sim("0001", key, {"--from", "127.0.0.2", "--silent", "1", "--duration", "20s"});
   REQUIRE(npacd.waitForAssociations(1));
   npacd.submit("0001", "k", 10);
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (countIn(npacd.dir() / "npacd.db", npac::db::MessageState::kSent) < 10 &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(20ms);
-  }
+  eventually([&] { return countIn(npacd.dir() / "npacd.db", npac::db::MessageState::kSent) >= 10; }, 10s);
   REQUIRE(countIn(npacd.dir() / "npacd.db", npac::db::MessageState::kSent) == 10);
   npacd.stopHard();
   silent.reset();  // SIGKILL the silent provider too
@@ -179,11 +170,7 @@ TEST_CASE("a recovery-mode bind gets exactly the missed messages on its recovery
   npacd.submit("0001", "missed", 5);
   auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--recovery", "--recover-all",
                                      "--keep-running", "--duration", "20s"});
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (npacd.log().find("recovery complete") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(20ms);
-  }
+  eventually([&] { return npacd.log().find("recovery complete") != std::string::npos; }, 10s);
   REQUIRE(npacd.log().find("recovery request answered with 5 message(s)") != std::string::npos);
   REQUIRE(npacd.log().find("recovery complete") != std::string::npos);
   npacd.submit("0001", "after", 3);
@@ -270,14 +257,16 @@ TEST_CASE("every association has TCP keepalive on as NANC 301 asks") {
                               " )' > " + (npacd.dir() / "ss.txt").string();
   std::string ss;
   std::size_t lines = 0, keepalive = 0;
-  for (int attempt = 0; attempt < 50 && keepalive < 2; ++attempt) {
-    if (attempt > 0) std::this_thread::sleep_for(100ms);
-    REQUIRE(std::system(command.c_str()) == 0);
-    ss = slurp(npacd.dir() / "ss.txt");
-    lines = keepalive = 0;
-    for (std::size_t at = 0; (at = ss.find('\n', at)) != std::string::npos; ++at) ++lines;
-    for (std::size_t at = 0; (at = ss.find("timer:(keepalive,", at)) != std::string::npos; ++at) ++keepalive;
-  }
+  eventually(
+      [&] {
+        REQUIRE(std::system(command.c_str()) == 0);
+        ss = slurp(npacd.dir() / "ss.txt");
+        lines = keepalive = 0;
+        for (std::size_t at = 0; (at = ss.find('\n', at)) != std::string::npos; ++at) ++lines;
+        for (std::size_t at = 0; (at = ss.find("timer:(keepalive,", at)) != std::string::npos; ++at) ++keepalive;
+        return keepalive >= 2;
+      },
+      5s, 100ms);
   INFO(ss);
   CHECK(lines == 2);
   CHECK(keepalive == 2);

@@ -38,7 +38,7 @@ TEST_CASE("npacd purges a retention backlog of many batches in one catch-up, log
   }
   NpacdProcess npacd(NpacdProcess::Options{file, {"--log-level", "info"}});
   const std::string line = "retention purge: " + std::to_string(backlog) + " acknowledged message(s)";
-  for (int i = 0; i < 400 && npacd.log().find(line) == std::string::npos; ++i) std::this_thread::sleep_for(25ms);
+  eventually([&] { return npacd.log().find(line) != std::string::npos; }, 10s, 25ms);
   const std::string log = npacd.log();
   INFO(log.substr(log.size() > 4000 ? log.size() - 4000 : 0));
   CHECK(log.find(line) != std::string::npos);  // the whole backlog, one line

@@ -18,15 +18,14 @@ constexpr const char* kMistypedAction = "a1 0a 02 02 02 bd 02 01 07 02 01 2a";
 // Waits (bounded) until npacd's log has `count` lines containing `text`.
 bool waitForLog(const NpacdProcess& npacd, const std::string& text, std::size_t count,
                 std::chrono::milliseconds limit = 10s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    const std::string log = npacd.log();
-    std::size_t found = 0;
-    for (std::size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++found;
-    if (found >= count) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return false;
+  return eventually(
+      [&] {
+        const std::string log = npacd.log();
+        std::size_t found = 0;
+        for (std::size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++found;
+        return found >= count;
+      },
+      limit);
 }
 
 }  // namespace

@@ -26,13 +26,13 @@ TEST_CASE("with SRR off a bind with the same mask from another NSAP replaces the
   auto first = npacd.sim("0001", key, {"--from", "127.0.0.2", "--keep-running", "--duration", "15s"});
   REQUIRE(npacd.waitForAssociations(1));
   auto second = npacd.sim("0001", key, {"--from", "127.0.0.3", "--keep-running", "--duration", "15s"});
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
   std::vector<std::string> now;
-  while (std::chrono::steady_clock::now() < deadline) {
-    now = peers(npacd);
-    if (now.size() == 1 && now[0].rfind("127.0.0.3:", 0) == 0) break;
-    std::this_thread::sleep_for(20ms);
-  }
+  eventually(
+      [&] {
+        now = peers(npacd);
+        return now.size() == 1 && now[0].rfind("127.0.0.3:", 0) == 0;
+      },
+      10s);
   INFO(npacd.log());
   REQUIRE(now.size() == 1);
   CHECK(now[0].rfind("127.0.0.3:", 0) == 0);
@@ -55,14 +55,11 @@ TEST_CASE("turning SRR off with three associations up keeps the earliest-bound a
   REQUIRE(left.size() == 1);
   CHECK(left[0].rfind("127.0.0.2:", 0) == 0);
   npacd.submit("0001", "s", 10);
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
   auto sentOnFirst = [&] {
     const Reply listed = npacd.call(http::verb::get, "/v1/associations");
     return listed.body["associations"].empty() ? Json(0) : listed.body["associations"][0]["sent"];
   };
-  while (std::chrono::steady_clock::now() < deadline && sentOnFirst() != 10) {
-    std::this_thread::sleep_for(20ms);
-  }
+  eventually([&] { return sentOnFirst() == 10; }, 10s);
   kill(sim->pid, SIGTERM);
   sim->wait(10s);
   const Json& report = sim->result;
@@ -112,9 +109,7 @@ TEST_CASE("responses that come back on another association acknowledge every req
   std::vector<std::int64_t> ids = npacd.submit("0001", "x", kMessages);
   for (std::int64_t id : ids) {
     std::string state;
-    for (int i = 0; i < 500 && (state = npacd.messageState(id)) != "acknowledged"; ++i) {
-      std::this_thread::sleep_for(10ms);
-    }
+    eventually([&] { return (state = npacd.messageState(id)) == "acknowledged"; }, 5s, 10ms);
     CHECK(state == "acknowledged");
   }
   // Every association sent its third of the requests and received a third of the
@@ -172,14 +167,14 @@ TEST_CASE("an association at congestion_window gets no further request until ans
   // Set live, after the provider bound.
   REQUIRE(npacd.call(http::verb::put, "/v1/tunables/congestion_window", Json{{"value", 5}}).status == 200);
   npacd.submit("0001", "c", 20);
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
   Json association;
-  while (std::chrono::steady_clock::now() < deadline) {
-    const Reply listed = npacd.call(http::verb::get, "/v1/associations");
-    association = listed.body["associations"][0];
-    if (association["state"] == "congested") break;
-    std::this_thread::sleep_for(20ms);
-  }
+  eventually(
+      [&] {
+        const Reply listed = npacd.call(http::verb::get, "/v1/associations");
+        association = listed.body["associations"][0];
+        return association["state"] == "congested";
+      },
+      10s);
   CHECK(association["state"] == "congested");
   CHECK(association["outstanding"] == 5);
   CHECK(association["sent"] == 5);
@@ -196,13 +191,12 @@ TEST_CASE("a simulator kept running after its goals exits 7 once a replacing bin
                                        "--keep-running", "--duration", "30s"});
   REQUIRE(npacd.waitForAssociations(2));
   const auto ids = npacd.submit("0001", "before", 4);
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
   auto all_acknowledged = [&] {
     for (auto id : ids)
       if (npacd.messageState(id) != "acknowledged") return false;
     return true;
   };
-  while (!all_acknowledged() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(20ms);
+  eventually(all_acknowledged, 10s);
   REQUIRE(all_acknowledged());
   // Both associations of the first simulator are replaced by binds with the same function
   // mask from the same NSAPs (NANC 386): it has nothing left and must end by itself.

@@ -333,11 +333,7 @@ TEST_CASE("an unwritable WAL is logged once naming the file and the cause howeve
   CHECK(npacd.call(http::verb::post, "/v1/providers",
                    Json{{"spid", "0002"}, {"name", "Provider 0002"}, {"system_type", "soa"}})
             .status == 201);
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (npacd.log().find("storage writable again") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(20ms);
-  }
+  eventually([&] { return npacd.log().find("storage writable again") != std::string::npos; }, 5s);
   CHECK(occurrences(npacd.log(), "storage writable again: " + npacd.db().string()) == 1);
 }
 
@@ -412,11 +408,7 @@ TEST_CASE("a COTP ER sent instead of a CR closes the connection with a log line 
   boost::system::error_code ec;
   socket.read_some(asio::buffer(&byte, 1), ec);  // npacd closes the connection
   CHECK(ec);
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (npacd.log().find("ended by the peer before a bind") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(20ms);
-  }
+  eventually([&] { return npacd.log().find("ended by the peer before a bind") != std::string::npos; }, 5s);
   const std::string log = npacd.log();
   INFO(log);
   CHECK(log.find("connection from 127.0.0.1") != std::string::npos);

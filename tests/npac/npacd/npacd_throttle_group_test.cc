@@ -57,7 +57,8 @@ TEST_CASE("Two nodes hold a throttle group's sum under max_rate, fall to the red
   INFO(made.text);
   REQUIRE(made.status == 201);
   // Both nodes have it in force (b reads it from the database within its period).
-  REQUIRE(waitUntil([&] { return !group(sites.b)["live"].is_null() && !group(sites.a)["live"].is_null(); }, 10s));
+  REQUIRE(eventually([&] { return !group(sites.b)["live"].is_null() && !group(sites.a)["live"].is_null(); }, 10s,
+                     50ms));
 
   // The backlog first, then the providers: 0001 and 0002 at node a, 0003 at node b.
   std::map<std::string, std::vector<std::int64_t>> ids;
@@ -97,7 +98,7 @@ TEST_CASE("Two nodes hold a throttle group's sum under max_rate, fall to the red
   CHECK_THAT(metrics, Catch::Contains("npacd_throttle_group_peers_unreachable{group=\"bureau\"} 1"));
 
   // b back: the full rate is shared again.
-  REQUIRE(waitUntil([&] { return group(sites.a)["live"]["unreachable"].empty(); }, 5s));
+  REQUIRE(eventually([&] { return group(sites.a)["live"]["unreachable"].empty(); }, 5s, 50ms));
   CHECK(group(sites.a)["live"]["max_rate"] == kMaxRate);
   std::this_thread::sleep_for(8s);
   const std::int64_t shared_again_until = wallMs();
@@ -111,7 +112,8 @@ TEST_CASE("Two nodes hold a throttle group's sum under max_rate, fall to the red
     std::map<std::string, int> copies;
     for (const Json& r : sims[i]->result["received"]) ++copies[r["info"].get<std::string>()];
     CHECK(copies.size() == static_cast<std::size_t>(kPerProvider));
-    CHECK(waitUntil([&] { return acknowledgedCount(sites.a, ids[kMembers[i]]) == ids[kMembers[i]].size(); }, 30s));
+    CHECK(eventually([&] { return acknowledgedCount(sites.a, ids[kMembers[i]]) == ids[kMembers[i]].size(); }, 30s,
+                     50ms));
   }
 
   // The sum over every 10 s window (sliding by 1 s, from the start to the last arrival)

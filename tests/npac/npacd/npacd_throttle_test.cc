@@ -24,20 +24,20 @@ TEST_CASE("throttle_max_rate 20 spreads 100 messages over at least 4 s and loses
   int queue_status = 0;
   Json last_view;
   std::size_t acknowledged = 0;
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    const Reply view = npacd.call(http::verb::get, "/v1/providers/0001/queue");
-    queue_status = view.status;
-    if (view.status == 200) {
-      last_view = view.body;
-      const Json& throttle = view.body["throttle"];  // {"level": 0..3, "detail": …} (docs/API.md)
-      if (throttle.is_object()) highest_level = std::max(highest_level, throttle.value("level", 0));
-    }
-    acknowledged = 0;
-    for (const QueueRow& row : queueRows(npacd.db())) acknowledged += row.state == "acknowledged" ? 1 : 0;
-    if (acknowledged == ids.size()) break;
-    std::this_thread::sleep_for(100ms);
-  }
+  eventually(
+      [&] {
+        const Reply view = npacd.call(http::verb::get, "/v1/providers/0001/queue");
+        queue_status = view.status;
+        if (view.status == 200) {
+          last_view = view.body;
+          const Json& throttle = view.body["throttle"];  // {"level": 0..3, "detail": …} (docs/API.md)
+          if (throttle.is_object()) highest_level = std::max(highest_level, throttle.value("level", 0));
+        }
+        acknowledged = 0;
+        for (const QueueRow& row : queueRows(npacd.db())) acknowledged += row.state == "acknowledged" ? 1 : 0;
+        return acknowledged == ids.size();
+      },
+      30s, 100ms);
   INFO("npacd log:\n" << npacd.log());
   CHECK(acknowledged == ids.size());
   INFO("GET /v1/providers/0001/queue: " << queue_status << " " << last_view.dump());

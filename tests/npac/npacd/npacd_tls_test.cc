@@ -91,10 +91,7 @@ TEST_CASE("npacd serves a non-loopback admin API address over TLS") {
   const std::regex ready(R"(admin API on 0\.0\.0\.0:(\d+) \(HTTPS\))");
   std::smatch m;
   std::string text;
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (std::chrono::steady_clock::now() < deadline && !std::regex_search(text = slurp(log), m, ready)) {
-    std::this_thread::sleep_for(20ms);
-  }
+  eventually([&] { return std::regex_search(text = slurp(log), m, ready); }, 10s);
   INFO(text);
   REQUIRE(std::regex_search(text, m, ready));
   auto outcome = npac::npacd::testing::httpsGet(static_cast<std::uint16_t>(std::stoi(m[1])), "/v1/providers",

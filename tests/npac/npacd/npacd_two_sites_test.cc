@@ -51,16 +51,16 @@ TEST_CASE("Messages submitted at one node reach the provider bound at the other,
   const std::vector<std::int64_t> ids = sites.b.submit("0001", "n", 50);
   REQUIRE(sim->wait() == 0);
   CHECK(sim->result["totals"]["received"] == 50);
-  CHECK(waitUntil([&] { return acknowledgedCount(sites.b, ids) == ids.size(); }, 20s));
+  CHECK(eventually([&] { return acknowledgedCount(sites.b, ids) == ids.size(); }, 20s, 50ms));
 }
 
 TEST_CASE("A tunable set at one node applies at the other", "[postgres]") {
   TwoSites sites;
   REQUIRE(sites.a.call(http::verb::put, "/v1/tunables/bind_timeout", Json{{"value", "45s"}}).status == 200);
-  CHECK(waitUntil([&] {
+  CHECK(eventually([&] {
           Reply r = sites.b.call(http::verb::get, "/v1/tunables/bind_timeout");
           return r.status == 200 && r.body["value"] == "45s";
-        }, 10s));
+        }, 10s, 50ms));
   CHECK_THAT(sites.b.log(), Catch::Contains("value(s) changed on another node applied"));
 }
 
@@ -86,12 +86,12 @@ TEST_CASE("Killed with kill -9 mid-stream, the owner's provider re-binds to the 
   constexpr int kMessages = 5000;
   const std::vector<std::int64_t> ids = sites.b.submit("0001", "k", kMessages);
   // Mid-stream: some acknowledged through a, most not yet.
-  REQUIRE(waitUntil([&] { return acknowledgedTotal(sites.b) >= 500; }, 30s));
+  REQUIRE(eventually([&] { return acknowledgedTotal(sites.b) >= 500; }, 30s, 50ms));
   sites.a.stopHard();
   const auto killed = std::chrono::steady_clock::now();
   REQUIRE(sites.b.waitForAssociations(3, 30s));
   const double rebound_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
-  CHECK(waitUntil([&] { return acknowledgedTotal(sites.b) == kMessages; }, 60s));
+  CHECK(eventually([&] { return acknowledgedTotal(sites.b) == kMessages; }, 60s, 50ms));
   sim->signal(SIGTERM);
   sim->wait(20s);
   INFO("re-bound to b " << rebound_s << " s after the kill");
@@ -121,7 +121,7 @@ TEST_CASE("A node paused past its lease delivers nothing after waking and drops 
   auto first = startSim(sites.a, {address(sites.a)}, key, {"--from", "127.0.0.2", "--duration", "60s"});
   REQUIRE(sites.a.waitForAssociations(1));
   const std::vector<std::int64_t> before = sites.b.submit("0001", "p", 10);
-  REQUIRE(waitUntil([&] { return acknowledgedCount(sites.b, before) == before.size(); }, 20s));
+  REQUIRE(eventually([&] { return acknowledgedCount(sites.b, before) == before.size(); }, 20s, 50ms));
 
   std::this_thread::sleep_for(200ms);
   REQUIRE(kill(sites.a.pid(), SIGSTOP) == 0);
@@ -133,10 +133,10 @@ TEST_CASE("A node paused past its lease delivers nothing after waking and drops 
                          {"--from", "127.0.0.3", "--rebind-attempts", "100", "--rebind-delay", "100ms",
                           "--expect", "10", "--duration", "30s"});
   REQUIRE(second->wait() == 0);
-  CHECK(waitUntil([&] { return acknowledgedCount(sites.b, during) == during.size(); }, 20s));
+  CHECK(eventually([&] { return acknowledgedCount(sites.b, during) == during.size(); }, 20s, 50ms));
 
   REQUIRE(kill(sites.a.pid(), SIGCONT) == 0);
-  CHECK(waitUntil([&] { return sites.a.log().find("lost its lease") != std::string::npos; }, 10s));
+  CHECK(eventually([&] { return sites.a.log().find("lost its lease") != std::string::npos; }, 10s, 50ms));
   CHECK(sites.a.waitForAssociations(0, 10s));
   // Its only association aborted, and with one --npac no re-bind: the sim ends by itself
   // (a SIGTERM here could cut its report off while it writes it).

@@ -76,13 +76,4 @@ inline std::size_t acknowledgedCount(const NpacdProcess& npacd, const std::vecto
   return n;
 }
 
-inline bool waitUntil(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return done();
-}
-
 }  // namespace npacd_test

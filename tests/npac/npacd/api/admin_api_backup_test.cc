@@ -12,11 +12,13 @@
 #include "db/migrations.h"
 #include "db/sqlite_backup.h"
 #include "tests/npac/npacd/api/admin_api_fixture.h"
+#include "tests/support/eventually.h"
 
 namespace npac::npacd {
 namespace {
 
 using namespace testing;
+using ::npac::testing::eventually;
 namespace beast = boost::beast;
 
 struct Backup {
@@ -104,8 +106,7 @@ bool copyLeftBeside(const AdminApiFixture& f) { return std::filesystem::exists(f
 // npacd removes the copy once the stream has closed, which it learns a moment after the
 // client has the last byte: polled, at most 10 s.
 bool copyRemoved(const AdminApiFixture& f) {
-  for (int i = 0; i < 1000 && copyLeftBeside(f); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  return !copyLeftBeside(f);
+  return eventually([&] { return !copyLeftBeside(f); }, std::chrono::seconds(10), std::chrono::milliseconds(10));
 }
 
 }  // namespace
@@ -189,11 +190,12 @@ TEST_CASE("A second backup while one is being sent is refused 429, and taken onc
   }  // the first client goes away with its body unread
   // Bounded: npacd notices the closed connection, ends that backup and frees the slot.
   Backup third;
-  for (int tries = 0; tries < 200; ++tries) {
-    third = postBackup(f, token);
-    if (third.status != 429) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  eventually(
+      [&] {
+        third = postBackup(f, token);
+        return third.status != 429;
+      },
+      std::chrono::seconds(10), std::chrono::milliseconds(50));
   CHECK(third.status == 200);
   CHECK(third.header("X-Npac-Backup-Bytes") == std::to_string(third.body.size()));
   CHECK(copyRemoved(f));

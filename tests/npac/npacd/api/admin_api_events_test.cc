@@ -15,10 +15,12 @@
 #include "tests/npac/npacd/api/admin_api_fixture.h"
 #include "tests/npac/npacd/api/event_stream_client.h"
 #include "tests/npac/npacd/api/http_server_fixture.h"
+#include "tests/support/eventually.h"
 
 namespace npac::npacd {
 namespace {
 
+using ::npac::testing::eventually;
 using testing::AdminApiFixture;
 using testing::EventStreamClient;
 using testing::QueueBackedCore;
@@ -266,8 +268,7 @@ class StreamingServer {
   }
   // Polls until the stream closed, for at most `within`.
   std::optional<std::string> waitForClose(std::chrono::milliseconds within) {
-    const auto deadline = std::chrono::steady_clock::now() + within;
-    while (!closedBecause() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    eventually([&] { return closedBecause().has_value(); }, within, 5ms);
     return closedBecause();
   }
 

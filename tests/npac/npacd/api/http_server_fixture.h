@@ -38,6 +38,7 @@
 
 #include "npac/npacd/api/http_server.h"
 #include "npac/npacd/api/tls_context.h"
+#include "tests/support/eventually.h"
 
 namespace npac::npacd::testing {
 
@@ -123,18 +124,11 @@ class TestServer {
   // Polls counters() until `done` holds, for at most 5 s; whether it did.
   template <class Predicate>
   bool waitFor(Predicate done) const {
-    const auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (done(counters())) return true;
-      std::this_thread::sleep_for(5ms);
-    }
-    return done(counters());
+    return ::npac::testing::eventually([&] { return done(counters()); }, 5s, 5ms);
   }
   // Waits (at most 5 s) until `n` "/hold" requests are in the handler, unanswered.
   bool waitForHeld(int n) const {
-    const auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (held_count_.load() < n && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
-    return held_count_.load() >= n;
+    return ::npac::testing::eventually([&] { return held_count_.load() >= n; }, 5s, 5ms);
   }
 
  private:

@@ -27,6 +27,7 @@
 #include "npac/npacd/core/core_shards.h"
 #include "npac/npacd/npac_keys.h"
 #include "tests/npac/npacd/npacd_fixture.h"
+#include "tests/support/eventually.h"
 #include "tunables/catalogue.h"
 #include "tunables/registry.h"
 
@@ -34,6 +35,7 @@ namespace {
 
 namespace asio = boost::asio;
 using namespace npac;
+using npac::testing::eventually;
 using npacd_test::binDir;
 using npacd_test::spawn;
 using npacd_test::waitFor;
@@ -139,12 +141,14 @@ class CoresFixture {
   }
   // Polls the association list (bounded) until it holds `count`.
   std::vector<npacd::AssociationInfo> waitForAssociations(std::size_t count) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    for (;;) {
-      auto list = associations();
-      if (list.size() >= count || std::chrono::steady_clock::now() >= deadline) return list;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    std::vector<npacd::AssociationInfo> list;
+    eventually(
+        [&] {
+          list = associations();
+          return list.size() >= count;
+        },
+        std::chrono::seconds(15));
+    return list;
   }
 
  private:
@@ -246,9 +250,6 @@ TEST_CASE("A bind accepted on thread 0 for a provider of thread 1 is handed over
   waitFor(sim1, std::chrono::seconds(10));
   waitFor(sim0, std::chrono::seconds(10));
   // Both released (the sims end with RLRQ): thread 1 heard of its association's end.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!cores.associations().empty() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  eventually([&] { return cores.associations().empty(); }, std::chrono::seconds(10));
   CHECK(cores.associations().empty());
 }
