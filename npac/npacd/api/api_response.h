@@ -95,23 +95,26 @@ class ResponseStream {
   virtual void whenQueueEmpty(std::function<void()> fn) = 0;
 };
 
-// Delivers a route's answer: call it exactly once, on the API thread, with a response —
-// or call stream() once instead. Copyable; the copies share "answered".
-class ApiResponder {
+// Delivers an answer: call it exactly once, on the API thread, with a response — or call
+// stream() once instead. Copyable; the copies share "answered". One template for both
+// sides of the API: a route answers an ApiResponse (ApiResponder, below), the HTTP
+// server's session a Beast response (Responder, http_message.h).
+template <class Response>
+class BasicResponder {
  public:
-  using Answer = std::function<void(ApiResponse)>;
-  using Stream = std::function<std::shared_ptr<ResponseStream>(ApiResponse head)>;
-  ApiResponder() = default;
-  // Any callable taking an ApiResponse answers (an ApiResponder that cannot stream).
+  using Answer = std::function<void(Response)>;
+  using Stream = std::function<std::shared_ptr<ResponseStream>(Response head)>;
+  BasicResponder() = default;
+  // Any callable taking a Response answers (a responder that cannot stream).
   template <class F>
-    requires(!std::is_same_v<std::decay_t<F>, ApiResponder> && std::is_invocable_v<F&, ApiResponse>)
-  ApiResponder(F&& answer) : answer_(std::forward<F>(answer)) {}
-  ApiResponder(Answer answer, Stream stream) : answer_(std::move(answer)), stream_(std::move(stream)) {}
+    requires(!std::is_same_v<std::decay_t<F>, BasicResponder> && std::is_invocable_v<F&, Response>)
+  BasicResponder(F&& answer) : answer_(std::forward<F>(answer)) {}
+  BasicResponder(Answer answer, Stream stream) : answer_(std::move(answer)), stream_(std::move(stream)) {}
 
-  void operator()(ApiResponse response) const { answer_(std::move(response)); }
+  void operator()(Response response) const { answer_(std::move(response)); }
   // Writes `head` (status and fields; its body is ignored) and returns the stream for the
   // body; nullptr when this responder cannot stream or has answered already.
-  std::shared_ptr<ResponseStream> stream(ApiResponse head) const {
+  std::shared_ptr<ResponseStream> stream(Response head) const {
     return stream_ ? stream_(std::move(head)) : nullptr;
   }
   explicit operator bool() const { return static_cast<bool>(answer_); }
@@ -120,5 +123,8 @@ class ApiResponder {
   Answer answer_;
   Stream stream_;
 };
+
+// A route's answer.
+using ApiResponder = BasicResponder<ApiResponse>;
 
 }  // namespace npac::npacd

@@ -24,31 +24,9 @@ using HttpResponse = boost::beast::http::response<boost::beast::http::string_bod
 // ResponseStream, the body of a streamed response, is the project's (api_response.h):
 // a session is one.
 
-// Delivers the answer to its session: call it exactly once, on the io_context's thread,
-// with a response — or call stream() once instead. Copyable; the copies share "answered".
-class Responder {
- public:
-  using Answer = std::function<void(HttpResponse)>;
-  using Stream = std::function<std::shared_ptr<ResponseStream>(HttpResponse head)>;
-  Responder() = default;
-  // Any callable taking an HttpResponse answers (a Responder that cannot stream).
-  template <class F>
-    requires(!std::is_same_v<std::decay_t<F>, Responder> && std::is_invocable_v<F&, HttpResponse>)
-  Responder(F&& answer) : answer_(std::forward<F>(answer)) {}
-  Responder(Answer answer, Stream stream) : answer_(std::move(answer)), stream_(std::move(stream)) {}
-
-  void operator()(HttpResponse response) const { answer_(std::move(response)); }
-  // Writes `head` (status and fields; its body is ignored) and returns the stream for the
-  // body; nullptr when this responder cannot stream or has answered already.
-  std::shared_ptr<ResponseStream> stream(HttpResponse head) const {
-    return stream_ ? stream_(std::move(head)) : nullptr;
-  }
-  explicit operator bool() const { return static_cast<bool>(answer_); }
-
- private:
-  Answer answer_;
-  Stream stream_;
-};
+// Delivers the answer to its session (api_response.h's BasicResponder): call it exactly
+// once, on the io_context's thread, with a response — or call stream() once instead.
+using Responder = BasicResponder<HttpResponse>;
 using HttpHandler = std::function<void(HttpRequest&& request, Responder respond)>;
 
 // A JSON error body {"error":{"code":..,"message":..}} with `status`.
