@@ -21,7 +21,7 @@ struct TextReply {
 };
 
 // GET `target` with `authorization` (nullopt: none); the raw text answer.
-inline TextReply getText(const NpacdProcess& npacd, const std::string& target,
+inline TextReply getText(const NpacdClient& npacd, const std::string& target,
                          const std::optional<std::string>& authorization) {
   boost::asio::io_context io;
   boost::beast::tcp_stream stream(io);
@@ -38,7 +38,7 @@ inline TextReply getText(const NpacdProcess& npacd, const std::string& target,
                    response.body()};
 }
 
-inline std::string scrape(const NpacdProcess& npacd) {
+inline std::string scrape(const NpacdClient& npacd) {
   TextReply r = getText(npacd, "/metrics", "Bearer " + npacd.token());
   REQUIRE(r.status == 200);
   return r.body;
@@ -68,6 +68,12 @@ inline std::optional<double> sampleValue(const std::string& text, const std::str
 inline double valueOr0(const std::string& text, const std::string& name,
                        const std::map<std::string, std::string>& labels = {}) {
   return sampleValue(text, name, labels).value_or(0);
+}
+
+// How many heartbeats (NANC 404) of `spid` npacd has had answered, over all its
+// associations (npacd_heartbeat_round_trip_seconds_count).
+inline double heartbeatsAnswered(const NpacdClient& npacd, const std::string& spid) {
+  return valueOr0(scrape(npacd), "npacd_heartbeat_round_trip_seconds_count", {{"spid", spid}});
 }
 
 }  // namespace npacd_test

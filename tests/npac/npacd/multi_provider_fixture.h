@@ -43,7 +43,7 @@ inline std::string nsapOf(const std::string& ipv4) {
 }
 
 // PUT /v1/tunables/{name}, for `spid` when given; the HTTP status.
-inline int setTunable(const NpacdProcess& npacd, const std::string& name, const Json& value,
+inline int setTunable(const NpacdClient& npacd, const std::string& name, const Json& value,
                       const std::string& spid = "") {
   Json body{{"value", value}};
   if (!spid.empty()) body["spid"] = spid;
@@ -52,7 +52,7 @@ inline int setTunable(const NpacdProcess& npacd, const std::string& name, const 
 
 // Turns heartbeats on for `spid` with `timeout` and the shortest interval the catalogue
 // accepts of 1 s and 10 s (NANC 404); the interval set, zero if neither was accepted.
-inline std::chrono::seconds enableHeartbeats(const NpacdProcess& npacd, const std::string& spid,
+inline std::chrono::seconds enableHeartbeats(const NpacdClient& npacd, const std::string& spid,
                                              const std::string& timeout) {
   if (setTunable(npacd, "heartbeat_timeout", timeout, spid) != 200) return 0s;
   for (std::chrono::seconds interval : {1s, 10s}) {
@@ -64,7 +64,7 @@ inline std::chrono::seconds enableHeartbeats(const NpacdProcess& npacd, const st
 }
 
 // GET /v1/association-log for `spid` (all providers when empty), newest first.
-inline Json associationLog(const NpacdProcess& npacd, const std::string& spid = "") {
+inline Json associationLog(const NpacdClient& npacd, const std::string& spid = "") {
   std::string target = "/v1/association-log?limit=10000";
   if (!spid.empty()) target += "&spid=" + spid;
   Reply r = npacd.call(http::verb::get, target);
@@ -72,7 +72,7 @@ inline Json associationLog(const NpacdProcess& npacd, const std::string& spid = 
 }
 
 // The association-log events of one kind ("bind", "reject", "release", "abort").
-inline std::vector<Json> logEvents(const NpacdProcess& npacd, const std::string& kind,
+inline std::vector<Json> logEvents(const NpacdClient& npacd, const std::string& kind,
                                    const std::string& spid = "") {
   std::vector<Json> out;
   for (const Json& e : associationLog(npacd, spid)) {
@@ -82,7 +82,7 @@ inline std::vector<Json> logEvents(const NpacdProcess& npacd, const std::string&
 }
 
 // The live associations (GET /v1/associations) of `spid`, or all.
-inline std::vector<Json> liveAssociations(const NpacdProcess& npacd, const std::string& spid = "") {
+inline std::vector<Json> liveAssociations(const NpacdClient& npacd, const std::string& spid = "") {
   std::vector<Json> out;
   Reply r = npacd.call(http::verb::get, "/v1/associations");
   if (r.status != 200) return out;
@@ -93,7 +93,7 @@ inline std::vector<Json> liveAssociations(const NpacdProcess& npacd, const std::
 }
 
 // The id of the live association whose peer is at `ipv4`, or -1.
-inline std::int64_t associationFrom(const NpacdProcess& npacd, const std::string& ipv4) {
+inline std::int64_t associationFrom(const NpacdClient& npacd, const std::string& ipv4) {
   for (const Json& a : liveAssociations(npacd)) {
     if (a.value("peer", "").rfind(ipv4 + ":", 0) == 0) return a["id"].get<std::int64_t>();
   }
@@ -108,7 +108,7 @@ inline Json messageFor(const std::string& spid, const std::string& function, con
 }
 
 // POST /v1/messages with `messages` (1..1000); the ids, empty if not 201.
-inline std::vector<std::int64_t> post(const NpacdProcess& npacd, const Json& messages) {
+inline std::vector<std::int64_t> post(const NpacdClient& npacd, const Json& messages) {
   std::vector<std::int64_t> ids;
   Reply r = npacd.call(http::verb::post, "/v1/messages", Json{{"messages", messages}});
   if (r.status != 201) return ids;
@@ -116,12 +116,12 @@ inline std::vector<std::int64_t> post(const NpacdProcess& npacd, const Json& mes
   return ids;
 }
 
-inline Json messageRow(const NpacdProcess& npacd, std::int64_t id) {
+inline Json messageRow(const NpacdClient& npacd, std::int64_t id) {
   return npacd.call(http::verb::get, "/v1/messages/" + std::to_string(id)).body;
 }
 
 // How many of `ids` are in `state` now (GET /v1/messages/{id} each).
-inline std::size_t countInState(const NpacdProcess& npacd, const std::vector<std::int64_t>& ids,
+inline std::size_t countInState(const NpacdClient& npacd, const std::vector<std::int64_t>& ids,
                                 const std::string& state) {
   std::size_t n = 0;
   for (std::int64_t id : ids) n += npacd.messageState(id) == state ? 1 : 0;

@@ -2,6 +2,9 @@
 // provider's live association keeps working; the response timeout. Real binary, SQLite,
 // loopback, npac-soa-sim.
 #include "tests/npac/npacd/npacd_fixture.h"
+#include "tests/npac/npacd/in_process_npacd.h"
+#include "tests/npac/npacd/metrics_scrape.h"
+#include "tests/npac/npacd/multi_provider_fixture.h"
 
 using namespace npacd_test;
 
@@ -88,7 +91,9 @@ TEST_CASE("an association that never answers is aborted after response_timeout a
 }
 
 TEST_CASE("with heartbeats on an association that does not answer them is aborted and the other stays") {
-  NpacdProcess npacd;
+  // In-process on a manual clock (in_process_npacd.h): the 10 s interval and the 1 s
+  // timeout are moved through, not waited for.
+  InProcessNpacd npacd;
   auto key = npacd.provision("0001", /*srr=*/true);
   REQUIRE(npacd.call(http::verb::put, "/v1/tunables/heartbeat_interval",
                      Json{{"value", "10s"}, {"spid", "0001"}}).status == 200);
@@ -97,12 +102,19 @@ TEST_CASE("with heartbeats on an association that does not answer them is aborte
   auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--silent", "2",
                                      "--keep-going", "--keep-running", "--duration", "30s"});
   REQUIRE(npacd.waitForAssociations(2));
-  // The silent one goes at interval + timeout (11 s, 500 ms timer granularity).
+  INFO("npacd log:\n" << npacd.log());
+  // Both quiet since their bind: each gets a heartbeat at 10 s; the first answers it.
+  npacd.advance(10s);
+  REQUIRE(eventually([&] { return heartbeatsAnswered(npacd, "0001") == 1; }, 20s));
+  CHECK(npacd.waitForAssociations(2, 0s));
+  // 1 s later the silent one's has timed out: it is aborted, the other stays.
+  npacd.advance(1s);
   REQUIRE(npacd.waitForAssociations(1, 20s));
+  CHECK(associationFrom(npacd, "127.0.0.2") > 0);
   kill(sim->pid, SIGTERM);
   sim->wait(10s);
   REQUIRE(sim->result.is_object());
-  CHECK(sim->result["associations"][0]["heartbeats"].get<int>() >= 1);
+  CHECK(sim->result["associations"][0]["heartbeats"].get<int>() == 1);
   CHECK(sim->result["associations"][1]["end"]["reason"] == "aborted-by-peer");
   CHECK(npacd.log().find("no heartbeat response within heartbeat_timeout") != std::string::npos);
 }

@@ -1,9 +1,11 @@
 // NpacdProcess: the real npacd binary ($NPAC_BIN/npacd) as a child process on a real
 // SQLite file in a fresh temp directory, with ephemeral ports (--listen/--api port 0; the
-// ports are read back from its start-up log line), an HTTP/JSON client for its admin API,
-// and a runner for $NPAC_BIN/npac-soa-sim with a bounded wait. call() authenticates with
-// the operator token npacd wrote to <db>.token at its first start (npacd-initial). Every wait is bounded;
-// children are killed (SIGKILL) if a test fails or ends early.
+// ports are read back from its start-up log line). NpacdClient, its base, is what a test
+// does with any running npacd (InProcessNpacd, in_process_npacd.h, is the other): an
+// HTTP/JSON client for its admin API and a runner for $NPAC_BIN/npac-soa-sim with a
+// bounded wait. call() authenticates with the operator token npacd wrote to <db>.token at
+// its first start (npacd-initial). Every wait is bounded; children are killed (SIGKILL) if
+// a test fails or ends early.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -119,83 +121,20 @@ struct SimRun {
   }
 };
 
-class NpacdProcess {
+// What a test does with a running npacd, whichever way it runs: NpacdProcess below (the
+// binary as a child process) or InProcessNpacd (in_process_npacd.h: the same start phases
+// in the test's own process, on a manual clock). Owns the test's directory, removed at the
+// end; the subclass starts npacd in it and sets the ports.
+class NpacdClient {
  public:
-  // Where the database lives (default: npacd.db in the test's directory) and flags added
-  // to npacd's command line.
-  struct Options {
-    fs::path db;
-    std::vector<std::string> extra_args;
-    std::string durability = "normal";  // --durability
-  };
-  NpacdProcess() : NpacdProcess(Options{}) {}
-  explicit NpacdProcess(Options options)
-      : extra_args_(std::move(options.extra_args)), durability_(std::move(options.durability)) {
-    static std::atomic<int> counter{0};
-    dir_ = fs::temp_directory_path() /
-           ("npacd-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    db_ = options.db.empty() ? dir_ / "npacd.db" : options.db;
-    start();
-  }
-  ~NpacdProcess() {
-    stopHard();
-    fs::remove_all(dir_);
-  }
-  NpacdProcess(const NpacdProcess&) = delete;
-  NpacdProcess& operator=(const NpacdProcess&) = delete;
+  NpacdClient(const NpacdClient&) = delete;
+  NpacdClient& operator=(const NpacdClient&) = delete;
 
   const fs::path& dir() const { return dir_; }
   const fs::path& db() const { return db_; }
   std::uint16_t port() const { return port_; }
   std::uint16_t apiPort() const { return api_port_; }
-  pid_t pid() const { return pid_; }  // -1 when not running
   std::string log() const { return slurp(dir_ / "npacd.log"); }
-
-  void start() {
-    const fs::path log = dir_ / "npacd.log";
-    const std::size_t before = fs::exists(log) ? slurp(log).size() : 0;
-    std::vector<std::string> argv{binDir() + "/npacd", "--db", db_.string(), "--listen",
-                                  "127.0.0.1:0", "--api", "127.0.0.1:0", "--durability", durability_};
-    if (onPostgres()) argv.insert(argv.end(), {"--token-file", tokenFile().string()});
-    argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
-    pid_ = spawn(argv, log);
-    const std::regex ready(R"(listening for associations on 127\.0\.0\.1:(\d+), admin API on 127\.0\.0\.1:(\d+))");
-    std::string text;
-    std::smatch m;
-    bool exited = false;
-    const bool started = eventually(
-        [&] {
-          text = slurp(log).substr(before);
-          if (std::regex_search(text, m, ready)) return true;
-          int status = 0;
-          exited = waitpid(pid_, &status, WNOHANG) == pid_;
-          return exited;
-        },
-        10s, 20ms);
-    if (exited) {
-      pid_ = -1;
-      FAIL("npacd exited at start: " << slurp(log));
-    }
-    if (!started) FAIL("npacd did not start: " << slurp(log));
-    port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
-    api_port_ = static_cast<std::uint16_t>(std::stoi(m[2]));
-  }
-  // SIGTERM and the exit code (graceful shutdown).
-  int stop() {
-    if (pid_ <= 0) return -1;
-    kill(pid_, SIGTERM);
-    int code = waitFor(pid_, 10s);
-    pid_ = -1;
-    return code;
-  }
-  void stopHard() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
 
   // <db>.token: the operator token npacd writes at its first start (initial_token.h); on a
   // postgresql:// database, the test directory's npacd.token (passed as --token-file).
@@ -366,15 +305,99 @@ class NpacdProcess {
         limit, 20ms);
   }
 
+
+ protected:
+  // A fresh directory; `db` empty: npacd.db in it.
+  explicit NpacdClient(const fs::path& db) {
+    static std::atomic<int> counter{0};
+    dir_ = fs::temp_directory_path() /
+           ("npacd-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    db_ = db.empty() ? dir_ / "npacd.db" : db;
+  }
+  ~NpacdClient() { fs::remove_all(dir_); }
+  void setPorts(std::uint16_t port, std::uint16_t api_port) {
+    port_ = port;
+    api_port_ = api_port;
+  }
+
  private:
   fs::path dir_;
   fs::path db_;
-  std::vector<std::string> extra_args_;
-  pid_t pid_ = -1;
   std::uint16_t port_ = 0;
   std::uint16_t api_port_ = 0;
-  std::string durability_;
   std::uint64_t next_sequence_ = 1000;
+};
+
+// The real npacd binary ($NPAC_BIN/npacd) as a child process, started by the constructor.
+class NpacdProcess : public NpacdClient {
+ public:
+  // Where the database lives (default: npacd.db in the test's directory) and flags added
+  // to npacd's command line.
+  struct Options {
+    fs::path db;
+    std::vector<std::string> extra_args;
+    std::string durability = "normal";  // --durability
+  };
+  NpacdProcess() : NpacdProcess(Options{}) {}
+  explicit NpacdProcess(Options options)
+      : NpacdClient(options.db), extra_args_(std::move(options.extra_args)),
+        durability_(std::move(options.durability)) {
+    start();
+  }
+  ~NpacdProcess() { stopHard(); }
+
+  pid_t pid() const { return pid_; }  // -1 when not running
+
+  void start() {
+    const fs::path log = dir() / "npacd.log";
+    const std::size_t before = fs::exists(log) ? slurp(log).size() : 0;
+    std::vector<std::string> argv{binDir() + "/npacd", "--db", db().string(), "--listen",
+                                  "127.0.0.1:0", "--api", "127.0.0.1:0", "--durability", durability_};
+    if (onPostgres()) argv.insert(argv.end(), {"--token-file", tokenFile().string()});
+    argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
+    pid_ = spawn(argv, log);
+    const std::regex ready(R"(listening for associations on 127\.0\.0\.1:(\d+), admin API on 127\.0\.0\.1:(\d+))");
+    std::string text;
+    std::smatch m;
+    bool exited = false;
+    const bool started = eventually(
+        [&] {
+          text = slurp(log).substr(before);
+          if (std::regex_search(text, m, ready)) return true;
+          int status = 0;
+          exited = waitpid(pid_, &status, WNOHANG) == pid_;
+          return exited;
+        },
+        10s, 20ms);
+    if (exited) {
+      pid_ = -1;
+      FAIL("npacd exited at start: " << slurp(log));
+    }
+    if (!started) FAIL("npacd did not start: " << slurp(log));
+    setPorts(static_cast<std::uint16_t>(std::stoi(m[1])), static_cast<std::uint16_t>(std::stoi(m[2])));
+  }
+  // SIGTERM and the exit code (graceful shutdown).
+  int stop() {
+    if (pid_ <= 0) return -1;
+    kill(pid_, SIGTERM);
+    int code = waitFor(pid_, 10s);
+    pid_ = -1;
+    return code;
+  }
+  void stopHard() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+
+ private:
+  std::vector<std::string> extra_args_;
+  pid_t pid_ = -1;
+  std::string durability_;
 };
 
 }  // namespace npacd_test

@@ -2,7 +2,10 @@
 // for several providers and one of them silent, exactly the silent provider's association
 // is aborted (heartbeat_timeout) while the others, which answer every heartbeat, stay
 // bound for several intervals: an answer from one provider never completes (or fails)
-// another provider's heartbeat. Real npacd, real npac-soa-sim processes, loopback TCP.
+// another provider's heartbeat. npacd's own start phases in-process on a manual clock
+// (in_process_npacd.h), real npac-soa-sim processes, loopback TCP.
+#include "tests/npac/npacd/in_process_npacd.h"
+#include "tests/npac/npacd/metrics_scrape.h"
 #include "tests/npac/npacd/multi_provider_fixture.h"
 
 using namespace npacd_test;
@@ -17,20 +20,35 @@ struct Member {
   std::int64_t association = -1;
 };
 
-// Provisions and binds one association per member (heartbeat_timeout 2 s, the shortest
-// interval accepted), waits until the silent ones are aborted, then watches the others
-// for at least three more intervals: they stay bound on the same association, their log
-// has no abort, and their simulator answered heartbeats all along.
+// Waits (bounded, real time) until each answering member's simulator has answered
+// `count` heartbeats and npacd has read the answers; npacd's clock stands still meanwhile.
+bool answeringCaughtUp(const NpacdClient& npacd, const std::vector<Member>& members, double count) {
+  return eventually(
+      [&] {
+        for (const Member& m : members) {
+          if (!m.silent && heartbeatsAnswered(npacd, m.spid) < count) return false;
+        }
+        return true;
+      },
+      20s);
+}
+
+// Provisions and binds one association per member (heartbeat_interval 10 s, the shortest
+// accepted, and heartbeat_timeout 2 s), then drives npacd's clock: at 10 s every member
+// gets its heartbeat; once the answering ones have answered, 2 s more abort the silent
+// one; then two more intervals, each answered. The answering members stay bound on the
+// same association through three heartbeats, their log has no abort, and their simulator
+// answered every heartbeat.
 void heartbeatsAbortOnlyTheSilent(std::vector<Member>& members) {
-  NpacdProcess npacd;
+  InProcessNpacd npacd;
   std::chrono::seconds interval = 0s;
   std::vector<fs::path> keys;
   for (Member& m : members) {
     keys.push_back(npacd.provision(m.spid));
     interval = enableHeartbeats(npacd, m.spid, "2s");
-    REQUIRE(interval > 0s);
+    REQUIRE(interval == 10s);
   }
-  // One export for all: NpacdProcess::sim() would rewrite the file while the simulator
+  // One export for all: NpacdClient::sim() would rewrite the file while the simulator
   // started just before is still reading it.
   const fs::path npac_keys = npacd.exportNpacKeys();
   for (std::size_t i = 0; i < members.size(); ++i) {
@@ -46,34 +64,28 @@ void heartbeatsAbortOnlyTheSilent(std::vector<Member>& members) {
     m.association = associationFrom(npacd, m.address);
     REQUIRE(m.association > 0);
   }
-  const auto bound = std::chrono::steady_clock::now();
-
-  auto silentAborted = [&] {
-    for (const Member& m : members) {
-      if (m.silent && logEvents(npacd, "abort", m.spid).empty()) return false;
-    }
-    return true;
-  };
-  // Interval, then the 2 s timeout, with slack for a loaded machine.
-  const bool aborted = eventually(silentAborted, interval * 3 + 10s, 100ms);
   INFO("npacd log:\n" << npacd.log());
-  CHECK(aborted);
 
-  // The answering members stay bound for three intervals past the first heartbeat's
-  // timeout at least; checked every 100 ms, so a passing abort is seen.
-  const auto now = std::chrono::steady_clock::now();
-  const auto watch_until = std::max(bound + interval * 3 + 2s, now + interval * 3);
-  const auto watch = std::chrono::duration_cast<std::chrono::milliseconds>(watch_until - now);
-  const bool one_dropped = eventually(
-      [&] {
-        for (const Member& m : members) {
-          if (!m.silent && associationFrom(npacd, m.address) != m.association) return true;
-        }
-        return false;
-      },
-      watch, 100ms);
-  const bool all_up = !one_dropped;
-  CHECK(all_up);
+  // Every association has been quiet since its bind (the clock has not moved since): the
+  // tick at 10 s sends each one a heartbeat.
+  npacd.advance(interval);
+  REQUIRE(answeringCaughtUp(npacd, members, 1));
+  for (const Member& m : members) CHECK(logEvents(npacd, "abort", m.spid).empty());
+  // 2 s later the silent one's heartbeat has timed out, and only its.
+  npacd.advance(2s);
+  for (const Member& m : members) {
+    if (m.silent) {
+      CHECK(eventually([&] { return logEvents(npacd, "abort", m.spid).size() == 1; }, 10s));
+    }
+  }
+  // Two more intervals after the answers at 10 s: heartbeats at 20 s and 30 s.
+  npacd.advance(interval - 2s);
+  REQUIRE(answeringCaughtUp(npacd, members, 2));
+  npacd.advance(interval);
+  REQUIRE(answeringCaughtUp(npacd, members, 3));
+  for (const Member& m : members) {
+    if (!m.silent) CHECK(associationFrom(npacd, m.address) == m.association);
+  }
 
   for (Member& m : members) {
     INFO("provider " << m.spid << (m.silent ? " (silent)" : " (answering)"));
@@ -92,7 +104,7 @@ void heartbeatsAbortOnlyTheSilent(std::vector<Member>& members) {
       m.sim->wait(10s);
       INFO(m.sim->result.dump());
       REQUIRE(m.sim->result.is_object());
-      CHECK(m.sim->result["associations"][0]["heartbeats"].get<int>() >= 3);
+      CHECK(m.sim->result["associations"][0]["heartbeats"].get<int>() == 3);
     }
   }
 }
