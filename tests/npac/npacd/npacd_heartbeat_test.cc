@@ -64,7 +64,6 @@ void heartbeatsAbortOnlyTheSilent(std::vector<Member>& members) {
     m.association = associationFrom(npacd, m.address);
     REQUIRE(m.association > 0);
   }
-  INFO("npacd log:\n" << npacd.log());
 
   // Every association has been quiet since its bind (the clock has not moved since): the
   // tick at 10 s sends each one a heartbeat.
@@ -87,6 +86,7 @@ void heartbeatsAbortOnlyTheSilent(std::vector<Member>& members) {
     if (!m.silent) CHECK(associationFrom(npacd, m.address) == m.association);
   }
 
+  INFO("npacd log:\n" << npacd.log());
   for (Member& m : members) {
     INFO("provider " << m.spid << (m.silent ? " (silent)" : " (answering)"));
     const std::vector<Json> aborts = logEvents(npacd, "abort", m.spid);

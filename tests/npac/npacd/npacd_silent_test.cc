@@ -5,13 +5,32 @@
 // timed out on); after retry_attempts timeouts it is aborted with a reason naming
 // response_timeout; every message is acknowledged through the answering association, and
 // the provider sees a message twice only as a retransmission (same invoke id and argument,
-// docs/SOA-SIM.md). Real npacd, one real npac-soa-sim with two associations, loopback TCP.
+// docs/SOA-SIM.md). npacd's own start phases in-process on a manual clock (the timeouts
+// are moved through: in_process_npacd.h), one real npac-soa-sim with two associations,
+// loopback TCP.
+#include "tests/npac/npacd/in_process_npacd.h"
 #include "tests/npac/npacd/multi_provider_fixture.h"
 
 using namespace npacd_test;
 
+namespace {
+
+// Every one of `ids` is acknowledged but those sent on `silent` and waiting there, and
+// each kind has some.
+bool onlySilentHolds(const NpacdClient& npacd, const std::vector<std::int64_t>& ids, std::int64_t silent) {
+  std::size_t acknowledged = 0, held = 0;
+  for (std::int64_t id : ids) {
+    const Json row = messageRow(npacd, id);
+    if (row.value("state", "") == "acknowledged") ++acknowledged;
+    if (row.value("state", "") == "sent" && row.value("association_id", std::int64_t{-1}) == silent) ++held;
+  }
+  return acknowledged > 0 && held > 0 && acknowledged + held == ids.size();
+}
+
+}  // namespace
+
 TEST_CASE("a silent SRR association takes no new PDU after a timeout and is aborted after retry_attempts timeouts") {
-  NpacdProcess npacd;
+  InProcessNpacd npacd;
   const fs::path key = npacd.provision("0001", /*srr=*/true);
   REQUIRE(setTunable(npacd, "retry_attempts", 2, "0001") == 200);
   REQUIRE(setTunable(npacd, "response_timeout", "1s", "0001") == 200);
@@ -26,8 +45,13 @@ TEST_CASE("a silent SRR association takes no new PDU after a timeout and is abor
   // Wave 1: round robin puts about half on the silent association.
   constexpr int kWave = 10;
   std::vector<std::int64_t> ids = npacd.submit("0001", "first-", kWave);
-  // Once one of them was sent again, a request on the silent association has passed
-  // response_timeout: from then on it must take nothing new.
+  // Round robin: the answering association's share is acknowledged, the silent one's waits.
+  // Only then may the clock move: a request still unanswered on the answering association
+  // would time out too.
+  REQUIRE(eventually([&] { return onlySilentHolds(npacd, ids, silent); }, 10s, 50ms));
+  // response_timeout passes: each request on the silent association is sent again, on the
+  // answering one; from then on the silent one must take nothing new.
+  npacd.advance(1s);
   const bool retried = eventually(
       [&] {
         for (std::int64_t id : ids) {
@@ -37,6 +61,7 @@ TEST_CASE("a silent SRR association takes no new PDU after a timeout and is abor
       },
       10s, 50ms);
   INFO("npacd log:\n" << npacd.log());
+  INFO("associations: " << npacd.call(http::verb::get, "/v1/associations").body.dump());
   REQUIRE(retried);
   // Wave 2, after that timeout.
   const std::vector<std::int64_t> later = npacd.submit("0001", "second-", kWave);
@@ -52,7 +77,9 @@ TEST_CASE("a silent SRR association takes no new PDU after a timeout and is abor
     CHECK(row.value("association_id", std::int64_t{-1}) == answering);
   }
 
-  // Aborted after retry_attempts timeouts (two periods of 1 s, with slack).
+  // Not aborted after one timeout; aborted after retry_attempts (2) of them.
+  CHECK(logEvents(npacd, "abort", "0001").empty());
+  npacd.advance(1s);
   const bool aborted = eventually([&] { return !logEvents(npacd, "abort", "0001").empty(); }, 10s, 50ms);
   CHECK(aborted);
   const std::vector<Json> aborts = logEvents(npacd, "abort", "0001");

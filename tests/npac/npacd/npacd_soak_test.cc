@@ -5,8 +5,11 @@
 // ACSE ABRT). Every message is acknowledged; each provider saw each of its messages once
 // apart from retransmissions (the same invoke id and argument, docs/SOA-SIM.md) of what
 // was in flight on a dropped association; the association log shows no abort of an
-// association that answered. Real npacd, 30 real npac-soa-sim processes, loopback TCP, the
-// real SQLite file.
+// association that answered. npacd's own start phases in-process on a manual clock
+// (in_process_npacd.h: the heartbeat intervals are moved through, not waited for), 30 real
+// npac-soa-sim processes, loopback TCP, the real SQLite file.
+#include "tests/npac/npacd/in_process_npacd.h"
+#include "tests/npac/npacd/metrics_scrape.h"
 #include "tests/npac/npacd/multi_provider_fixture.h"
 
 using namespace npacd_test;
@@ -44,15 +47,15 @@ struct ClientResult {
 }  // namespace
 
 TEST_CASE("thirty providers with heartbeats and three dropped associations get every message acknowledged and no answering association aborted") {
-  NpacdProcess npacd;
+  InProcessNpacd npacd;
   std::vector<fs::path> keys;
   std::chrono::seconds interval = 0s;
   for (int p = 0; p < kProviders; ++p) {
     keys.push_back(npacd.provision(spidOf(p), /*srr=*/true));
     interval = enableHeartbeats(npacd, spidOf(p), "5s");
-    REQUIRE(interval > 0s);
+    REQUIRE(interval == 10s);
   }
-  // One export for all: NpacdProcess::sim() would rewrite the file while the simulator
+  // One export for all: NpacdClient::sim() would rewrite the file while the simulator
   // started just before is still reading it.
   const fs::path npac_keys = npacd.exportNpacKeys();
   std::vector<std::unique_ptr<SimRun>> sims;
@@ -115,10 +118,32 @@ TEST_CASE("thirty providers with heartbeats and three dropped associations get e
   INFO("queue states: " << Json(states).dump());
   CHECK(all);
 
-  // Quiet now: every association gets heartbeats (NANC 404), all at about the same time.
-  // Two intervals and a timeout later still no association that answers was aborted.
+  // Quiet now: every live association gets a heartbeat (NANC 404) at each interval, all
+  // at the same tick. Two rounds, each answered before its timeout is moved past: still no
+  // association that answers is aborted.
+  auto liveOf = [&](int p) { return dropModeOf(p) ? 1.0 : 2.0; };
+  constexpr std::chrono::seconds kTimeout = 5s;  // heartbeat_timeout, as set above
+  for (int round = 1; round <= 2; ++round) {
+    // To the tick that sends them: an interval after the last PDU each association received
+    // (the clock stood still through the load, then through the answers to the last round).
+    npacd.advance(round == 1 ? interval : interval - kTimeout);
+    const bool answered = eventually(
+        [&] {
+          const std::string metrics = scrape(npacd);
+          for (int p = 0; p < kProviders; ++p) {
+            const double seen = valueOr0(metrics, "npacd_heartbeat_round_trip_seconds_count", {{"spid", spidOf(p)}});
+            if (seen < round * liveOf(p)) return false;
+          }
+          return true;
+        },
+        30s, 50ms);
+    INFO("heartbeat round " << round);
+    REQUIRE(answered);
+    npacd.advance(kTimeout);  // past every heartbeat's timeout: only unanswered ones would go
+  }
+  // An abort is logged within milliseconds of its tick: a second without one is enough.
   const std::size_t dropped_count = std::size(kDrops);
-  eventually([&] { return logEvents(npacd, "abort").size() > dropped_count; }, interval * 2 + 5s, 250ms);
+  CHECK_FALSE(eventually([&] { return logEvents(npacd, "abort").size() > dropped_count; }, 1s, 50ms));
 
   // Every abort is of a dropped association, and only those were aborted.
   std::set<std::string> dropped;
