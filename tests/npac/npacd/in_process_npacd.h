@@ -16,6 +16,7 @@
 #pragma once
 
 #include <chrono>
+#include <csignal>
 #include <future>
 #include <memory>
 #include <string>
@@ -38,6 +39,7 @@ class InProcessNpacd : public NpacdClient {
   // `extra_args`: npacd's flags, as for NpacdProcess.
   explicit InProcessNpacd(std::vector<std::string> extra_args = {})
       : NpacdClient(fs::path{}), time_(realWallMs()), timers_(time_), npacd_(time_, &timers_) {
+    std::signal(SIGPIPE, SIG_IGN);  // as npacd's main(): a peer gone mid-write is an error, not a death
     std::vector<std::string> args{"npacd", "--db", db().string(), "--listen", "127.0.0.1:0", "--api",
                                   "127.0.0.1:0", "--durability", "normal", "--log-file",
                                   (dir() / "npacd.log").string()};

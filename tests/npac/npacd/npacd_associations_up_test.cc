@@ -5,6 +5,7 @@
 // down. Real npacd, real npac-soa-sim (`--silent`: an association that never answers,
 // docs/SOA-SIM.md), real SQLite file, loopback TCP; the alert is evaluated by promtool
 // (Debian package prometheus) over the values of a real scrape.
+#include "tests/npac/npacd/in_process_npacd.h"
 #include "tests/npac/npacd/metrics_scrape.h"
 #include "tests/npac/npacd/multi_provider_fixture.h"
 
@@ -17,7 +18,7 @@ using namespace npacd_test;
 namespace {
 
 // The state GET /v1/associations lists for each live association of `spid`.
-std::multiset<std::string> statesOf(const NpacdProcess& npacd, const std::string& spid) {
+std::multiset<std::string> statesOf(const NpacdClient& npacd, const std::string& spid) {
   std::multiset<std::string> states;
   for (const Json& a : liveAssociations(npacd, spid)) states.insert(a.value("state", ""));
   return states;
@@ -102,16 +103,18 @@ TEST_CASE("Three congested associations count as three up in npacd_associations_
 }
 
 TEST_CASE("A silent association counts as up in npacd_associations_up") {
-  NpacdProcess npacd;
+  InProcessNpacd npacd;  // a manual clock: response_timeout is moved through
   const fs::path key = npacd.provision("0001");
   // Silent once a request passes response_timeout (2 s); aborted only after the tenth
-  // (docs/OPERATIONS.md "Outstanding requests, congestion and timeouts"): silent for 18 s.
+  // (docs/OPERATIONS.md "Outstanding requests, congestion and timeouts").
   REQUIRE(setTunable(npacd, "response_timeout", "2s", "0001") == 200);
   REQUIRE(setTunable(npacd, "retry_attempts", 10, "0001") == 200);
   auto sim = npacd.sim("0001", key, {"--from", "127.0.0.2", "--silent", "1", "--keep-running", "--duration", "60s"});
   REQUIRE(npacd.waitForAssociations(1));
-  npacd.submit("0001", "s", 1);
-  const bool silent = eventually([&] { return statesOf(npacd, "0001") == std::multiset<std::string>{"silent"}; }, 15s);
+  const std::vector<std::int64_t> ids = npacd.submit("0001", "s", 1);
+  REQUIRE(eventually([&] { return npacd.messageState(ids.at(0)) == "sent"; }, 10s));
+  npacd.advance(2s);
+  const bool silent = eventually([&] { return statesOf(npacd, "0001") == std::multiset<std::string>{"silent"}; }, 10s);
   INFO("npacd log:\n" << npacd.log());
   REQUIRE(silent);
   const std::string text = scrape(npacd);
