@@ -216,6 +216,9 @@ class ProviderCore {
   bool hold(db::AssociationId association, std::vector<std::uint8_t> bytes, std::int64_t tag);
   void commitAndRelease();
   void releaseOutgoing();
+  // A recovery request answered (provider_core_recovery.cc): the messages `wanted` selects,
+  // sent and their rows committed; how many, or none and the *refusal for the provider.
+  std::optional<std::int64_t> answerRecovery(const associations::RecoveryRequest& wanted, std::string* refusal);
   // A recovery request's selected messages, written in order until the window is full
   // (provider_core_recovery.cc); how many were.
   std::int64_t sendRecovered(const std::vector<associations::MessageId>& selected,
