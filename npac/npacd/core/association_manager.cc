@@ -60,7 +60,8 @@ AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
                                        db::Database& progress_db, db::QueueWriter& writer,
                                        tunables::TunableRegistry& registry, const common::TimeSource& clock,
                                        common::TimerFactory* timers)
-    : io_(io),
+    : CoreFacade(*this),
+      io_(io),
       timers_(timers != nullptr ? *timers : asio_timers_),
       db_(db),
       writer_(writer),
@@ -89,6 +90,10 @@ AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
   // Rows this node's writer committed reach the store in memory (announceSubmitted); the
   // writer's mark tells a load which of them its snapshot already holds.
   store_.setCommittedThrough([this] { return writer_.committedThrough(); });
+  subscribeTunables();
+}
+
+void AssociationManager::subscribeTunables() {
   subscriptions_.push_back(registry_.subscribe(
       tunables::kSrr, "", [this](const tunables::TunableRegistry::Change& change) {
         const bool* value = std::get_if<bool>(&change.new_value);

@@ -2,20 +2,21 @@
 // connections (Listener), hands each AARQ to its BindAdmission (bind_admission.h: the
 // admission role), routes every event of a bound association by SPID to that provider's
 // ProviderCore (provider_core.h), hands the providers' own requests to its InboundBroker
-// (inbound_broker.h) for the NPAC application (pollInbound/respond), runs the periodic
-// tick and the retention purge (RetentionPurge), and is the CoreService the admin API
-// calls.
+// (inbound_broker.h) for the NPAC application (pollInbound/respond), and runs the
+// periodic tick and the retention purge (RetentionPurge). The CoreService the admin API
+// calls is its base, CoreFacade (core_facade.h): the API's calls live there, posted onto
+// this manager's thread.
 //
 // Everything of one provider's logical association — sessions, invoke ids, heartbeats,
 // delivery, timeouts, SRR, recovery, throttling — lives in its ProviderCore; nothing here
 // is shared between providers except the DeliveryStore (one database: when it stops
 // taking writes, every provider stops taking new deliveries, see delivery_store.h).
 //
-// Threading: every method except the CoreService ones runs on the core io_context
-// thread, which also runs every Session; no locks. The CoreService methods are called
-// from the admin API's thread and post onto the core io_context (submit() hands its rows
-// to the QueueWriter directly, which is thread-safe). The QueueWriter completes on its
-// own thread; its completions are posted back as well.
+// Threading: every method except CoreFacade's runs on the core io_context thread, which
+// also runs every Session; no locks. CoreFacade's methods are called from the admin API's
+// thread and post onto the core io_context (submit() hands its rows to the QueueWriter
+// directly, which is thread-safe). The QueueWriter completes on its own thread; its
+// completions are posted back as well.
 // With npacd --threads N there are N managers, one per core thread, joined by CoreShards
 // (core_shards.h), which decides where each provider lives; the thread-safe methods
 // under "Sharding" are how they reach each other.
@@ -43,6 +44,7 @@
 #include "db/queue_writer.h"
 #include "npac/npacd/asio_timers.h"
 #include "npac/npacd/core/bind_admission.h"
+#include "npac/npacd/core/core_facade.h"
 #include "npac/npacd/core/core_service.h"
 #include "npac/npacd/core/delivery_store.h"
 #include "npac/npacd/core/inbound_broker.h"
@@ -57,13 +59,6 @@ namespace npac::npacd {
 
 class CoreShards;
 
-// Commits `messages` through `writer` as one submission (CoreService::submit), completes
-// `done`, then hands the rows it added (not the duplicates) to `announce` — on the
-// QueueWriter's thread. The one body of AssociationManager::submit and CoreShards::submit.
-using AnnounceSubmitted = std::function<void(std::vector<db::QueuedMessage> rows)>;
-void submitToQueue(db::QueueWriter& writer, std::vector<OutboundMessage> messages,
-                   CoreService::SubmitDone done, AnnounceSubmitted announce);
-
 // TCP keepalive on every association (NANC 301: "TCP keepalive is on as well").
 inline constexpr std::chrono::seconds kKeepaliveIdle{60};
 inline constexpr std::chrono::seconds kKeepaliveInterval{10};
@@ -74,7 +69,7 @@ inline constexpr std::chrono::milliseconds kTimerPeriod{500};
 // before they are released anyway.
 inline constexpr std::chrono::seconds kDrainTimeout{2};
 
-class AssociationManager : public CoreService,
+class AssociationManager : public CoreFacade,
                            public SessionOwner,
                            private ProviderCore::Host,
                            private BindAdmission::Host {
@@ -109,16 +104,6 @@ class AssociationManager : public CoreService,
   // The retention purge (shard 0): a run now if due, the next while a backlog is left.
   void purge();
 
-  // CoreService (API thread; posts onto the core).
-  void submit(std::vector<OutboundMessage> messages, SubmitDone done) override;
-  void pollInbound(InboundPoll poll, PollDone done) override;
-  void respond(InboundRequestId id, InboundResponse response, RespondDone done) override;
-  void listAssociations(ListDone done) override;
-  void queueView(std::string spid, QueueViewDone done) override;
-  void egressView(std::string spid, EgressViewDone done) override;
-  void abortAssociation(db::AssociationId id, std::string actor, StatusDone done) override;
-  void releaseProvider(std::string spid, std::string reason, CountDone done) override;
-  void metrics(bool providers, MetricsDone done) override;
   // Counting for GET /metrics (core_metrics.h), on by default; npacd --metrics off turns
   // it off before io runs, and nothing is then counted (the cost of counting, measured by
   // bench/npacd_load.sh). Core thread, or before io runs.
@@ -164,6 +149,11 @@ class AssociationManager : public CoreService,
   void onWritten(const std::shared_ptr<Session>& session, std::int64_t tag) override;
 
  private:
+  friend class CoreFacade;  // the API's calls (core_facade.h) run on this thread, on this state
+
+  // The subscriptions to the tunables the providers' cores apply live (constructor).
+  void subscribeTunables();
+
   // ProviderCore::Host.
   void wakeDelivery(const std::string& spid) override;
   // The delivery rounds due (delivery_due_): each decided, then ONE commit of every
