@@ -18,8 +18,9 @@
 // directly, which is thread-safe). The QueueWriter completes on its own thread; its
 // completions are posted back as well.
 // With npacd --threads N there are N managers, one per core thread, joined by CoreShards
-// (core_shards.h), which decides where each provider lives; the thread-safe methods
-// under "Sharding" are how they reach each other.
+// (core_shards.h), which decides where each provider lives; each manager's ShardRoute
+// (shard_route.h) names the others, and the thread-safe methods under "Sharding" are how
+// they reach each other.
 // Time: the injected common::TimeSource (common/time_source.h); tick() is also callable
 // by a test.
 #pragma once
@@ -53,6 +54,7 @@
 #include "npac/npacd/core/provider_leases.h"
 #include "npac/npacd/core/retention_purge.h"
 #include "npac/npacd/core/session.h"
+#include "npac/npacd/core/shard_route.h"
 #include "tunables/registry.h"
 
 namespace npac::npacd {
@@ -118,8 +120,8 @@ class AssociationManager : public CoreFacade,
 
   // Sharding (npacd --threads N, core_shards.h). joinShards() before io runs: this
   // manager is core thread `index` of `shards`.
-  void joinShards(CoreShards& shards, std::size_t index);
-  std::size_t shardIndex() const { return shard_index_; }
+  void joinShards(CoreShards& shards, std::size_t index) { route_.join(shards, index); }
+  std::size_t shardIndex() const { return route_.index(); }
   // The periodic tick without listening: a core thread other than the listener's.
   void startTimer() { armTimer(); }
   // The highest association id used before this run (after recoverInterrupted()).
@@ -184,10 +186,6 @@ class AssociationManager : public CoreFacade,
   // A provider's Invoke that does not decode (cmip::fromRose refused it with `why`): ROSE
   // Reject on its association, one log line; it is not forwarded to the application.
   void rejectInvoke(Session& session, const cmip::RoseInvoke& invoke, const cmip::Status& why);
-  // wakeDelivery on the thread that owns `spid`.
-  // The manager on whose core thread `spid` lives (this one without shards).
-  AssociationManager& ownerOf(const std::string& spid);
-  void wakeOwner(const std::string& spid);
   // `id`: the association's, when the row is written before accept() gave it to the
   // session (a bind's row, written in the bind's transaction).
   void logEvent(db::AssociationEventKind kind, const Session& session, const std::string& reason,
@@ -222,8 +220,7 @@ class AssociationManager : public CoreFacade,
   // Inbound requests from providers, for the NPAC application (thread 0 when sharded).
   InboundBroker inbound_{timers_};
   bool stopping_ = false;
-  CoreShards* shards_ = nullptr;  // none: npacd runs on one core thread
-  std::size_t shard_index_ = 0;
+  ShardRoute route_{*this};  // where the other core threads' managers are (none: one thread)
   std::vector<tunables::TunableRegistry::Subscription> subscriptions_;
   bool counting_ = true;  // metrics (core thread)
   BindAdmission admission_{io_, db_, registry_, clock_, leases_, *this};  // after leases_

@@ -101,7 +101,7 @@ void CoreFacade::respond(InboundRequestId id, InboundResponse response, RespondD
       if (outcomes.isOk()) {
         // The committed answer goes to its provider's core thread with its PDU, like a
         // submission (DeliveryStore::committed): delivery does not read it back.
-        core_.ownerOf(request.spid)
+        core_.route_.ownerOf(request.spid)
             .announceAnswer(db::committedMessage(std::move(submitted.front()), outcomes->front().id, created_at));
       }
       asio::post(core_.io_, [this, request, done, result = std::move(result)] {
@@ -124,7 +124,7 @@ void CoreFacade::listAssociations(ListDone done) {
   asio::post(core_.io_, [this, done = std::move(done)] {
     std::vector<AssociationInfo> list;
     for (const auto& [spid, provider] : core_.cores_) provider->describe(list);
-    for (AssociationInfo& info : list) info.core_thread = core_.shard_index_;
+    for (AssociationInfo& info : list) info.core_thread = core_.route_.index();
     std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
     done(std::move(list));
   });
