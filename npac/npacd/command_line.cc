@@ -67,8 +67,10 @@ CLI::Validator integerIn(IntegerRange range) {
       std::to_string(range.min) + ".." + std::to_string(range.max), "integer range");
 }
 
-void declareNpacdOptions(CLI::App& app, NpacdCommandLine& line) {
-  NpacdConfig& config = line.config;
+namespace {
+
+// --db, --token-file, --node, --init: where the database is and who this node is.
+void declareDatabaseOptions(CLI::App& app, NpacdConfig& config) {
   app.add_option("--db", config.db_path,
                  "SQLite database file (created where no file exists; see --init), or a PostgreSQL "
                  "database as postgresql://user[:password]@host[:port]/dbname")
@@ -89,6 +91,11 @@ void declareNpacdOptions(CLI::App& app, NpacdCommandLine& line) {
                "database (0 bytes, or SQLite without tables); without --init npacd refuses such "
                "a file, which usually means the database was lost. A file holding other data is "
                "refused either way");
+}
+
+// --listen, --api and its TLS and connection limits, --threads.
+void declareNetworkOptions(CLI::App& app, NpacdCommandLine& line) {
+  NpacdConfig& config = line.config;
   app.add_option("--listen", line.listen, "associations: host:port (the standard RFC 1006 port is 102)")
       ->check(checkedBy(checkEndpoint))
       ->capture_default_str();
@@ -110,6 +117,10 @@ void declareNpacdOptions(CLI::App& app, NpacdCommandLine& line) {
   addNumber(app, "threads", config.core_threads,
             "core threads: providers are sharded over them, each provider's associations on one "
             "(docs/OPERATIONS.md \"Threads\")");
+}
+
+// --durability, --db-timeout, --check-db, --metrics: how the database and the core behave.
+void declareStorageOptions(CLI::App& app, NpacdCommandLine& line) {
   app.add_option("--durability", line.durability, "full (fsync every commit) or normal")
       ->check(oneOf({"full", "normal"}))
       ->capture_default_str();
@@ -135,6 +146,11 @@ void declareNpacdOptions(CLI::App& app, NpacdCommandLine& line) {
                  "on, or off: the core counts nothing for GET /metrics (to measure the cost of counting)")
       ->check(oneOf({"on", "off"}))
       ->capture_default_str();
+}
+
+// --log-level, --log-format, --log-target, --log-file and its rotation.
+void declareLoggingOptions(CLI::App& app, NpacdCommandLine& line) {
+  NpacdConfig& config = line.config;
   app.add_option("--log-level", config.log_level,
                  "trace, debug, info, warn, error, critical, off (changeable at run time: PUT /v1/log-level)")
       ->check(checkedBy([](const std::string& value) {
@@ -153,6 +169,15 @@ void declareNpacdOptions(CLI::App& app, NpacdCommandLine& line) {
   addNumber(app, "log-max-size", line.log.max_size, "bytes a --log-file grows to before it rotates");
   addNumber(app, "log-max-files", line.log.max_files,
             "rotated --log-file files kept (FILE.1 ... FILE.N; 0: the file is emptied when full)");
+}
+
+}  // namespace
+
+void declareNpacdOptions(CLI::App& app, NpacdCommandLine& line) {
+  declareDatabaseOptions(app, line.config);
+  declareNetworkOptions(app, line);
+  declareStorageOptions(app, line);
+  declareLoggingOptions(app, line);
   // Every option above may be set in the file too (name = value, TOML); the command line
   // wins. The file's type and size are checked as --config is parsed, before CLI11 opens
   // it; then it is read line by line (config_file.h).

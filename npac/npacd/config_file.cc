@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string_view>
 
 namespace npac::npacd {
@@ -90,6 +91,61 @@ struct RawValue {
   std::string written;  // the value as written, for messages
 };
 
+// The escape of a basic string whose letter is v[i] (just past the backslash), decoded
+// onto *text; `i` is left on its last character. False, with *why, when it is no TOML
+// escape.
+bool readEscape(std::string_view v, std::size_t& i, std::string* text, std::string* why) {
+  const char e = v[i];
+  switch (e) {
+    case 'b': text->push_back('\b'); return true;
+    case 't': text->push_back('\t'); return true;
+    case 'n': text->push_back('\n'); return true;
+    case 'f': text->push_back('\f'); return true;
+    case 'r': text->push_back('\r'); return true;
+    case '"': text->push_back('"'); return true;
+    case '\\': text->push_back('\\'); return true;
+    case 'u':
+    case 'U': {
+      const std::size_t digits = e == 'u' ? 4 : 8;
+      const std::string_view hex = v.substr(i + 1, digits);
+      char32_t code = 0;
+      const bool is_hex = hex.size() == digits && std::all_of(hex.begin(), hex.end(), [](unsigned char c) {
+        return std::isxdigit(c) != 0;
+      });
+      if (is_hex) code = static_cast<char32_t>(std::stoul(std::string(hex), nullptr, 16));
+      // A Unicode scalar value: not a surrogate, at most U+10FFFF.
+      if (!is_hex || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF) {
+        *why = "\\" + std::string(1, e) + std::string(hex) + " is not a Unicode scalar value (\\" +
+               std::string(1, e) + " takes " + std::to_string(digits) + " hex digits)";
+        return false;
+      }
+      appendUtf8(code, text);
+      i += digits;
+      return true;
+    }
+    default:
+      *why = "unknown escape \\" + std::string(1, e) + " (TOML's are \\b \\t \\n \\f \\r \\\" \\\\ \\uXXXX "
+             "\\UXXXXXXXX; a path's \\ is written \\\\, or the path in 'single quotes')";
+      return false;
+  }
+}
+
+// The characters of the basic string opening `v` (v[0] is its "), decoded onto *text up
+// to its closing quote: that quote's index, or v.size() when there is none. None, with
+// *why, at an unknown escape.
+std::optional<std::size_t> readBasicString(std::string_view v, std::string* text, std::string* why) {
+  std::size_t i = 1;
+  for (; i < v.size() && v[i] != '"'; ++i) {
+    if (v[i] != '\\') {
+      text->push_back(v[i]);
+      continue;
+    }
+    if (++i == v.size()) break;
+    if (!readEscape(v, i, text, why)) return std::nullopt;
+  }
+  return i;
+}
+
 // Reads the value at the start of `v` (blanks trimmed), and checks that only a comment
 // follows it. Empty *why when it is well formed.
 RawValue readValue(std::string_view v, std::string* why) {
@@ -112,52 +168,13 @@ RawValue readValue(std::string_view v, std::string* why) {
   } else if (!v.empty() && v[0] == '"') {
     // TOML "Basic strings": escapes decoded.
     value.quoted = true;
-    std::size_t i = 1;
-    for (; i < v.size() && v[i] != '"'; ++i) {
-      if (v[i] != '\\') {
-        value.text.push_back(v[i]);
-        continue;
-      }
-      if (++i == v.size()) break;
-      const char e = v[i];
-      switch (e) {
-        case 'b': value.text.push_back('\b'); continue;
-        case 't': value.text.push_back('\t'); continue;
-        case 'n': value.text.push_back('\n'); continue;
-        case 'f': value.text.push_back('\f'); continue;
-        case 'r': value.text.push_back('\r'); continue;
-        case '"': value.text.push_back('"'); continue;
-        case '\\': value.text.push_back('\\'); continue;
-        case 'u':
-        case 'U': {
-          const std::size_t digits = e == 'u' ? 4 : 8;
-          const std::string_view hex = v.substr(i + 1, digits);
-          char32_t code = 0;
-          const bool is_hex = hex.size() == digits && std::all_of(hex.begin(), hex.end(), [](unsigned char c) {
-            return std::isxdigit(c) != 0;
-          });
-          if (is_hex) code = static_cast<char32_t>(std::stoul(std::string(hex), nullptr, 16));
-          // A Unicode scalar value: not a surrogate, at most U+10FFFF.
-          if (!is_hex || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF) {
-            *why = "\\" + std::string(1, e) + std::string(hex) + " is not a Unicode scalar value (\\" +
-                   std::string(1, e) + " takes " + std::to_string(digits) + " hex digits)";
-            return value;
-          }
-          appendUtf8(code, &value.text);
-          i += digits;
-          continue;
-        }
-        default:
-          *why = "unknown escape \\" + std::string(1, e) + " (TOML's are \\b \\t \\n \\f \\r \\\" \\\\ \\uXXXX "
-                 "\\UXXXXXXXX; a path's \\ is written \\\\, or the path in 'single quotes')";
-          return value;
-      }
-    }
-    if (i >= v.size()) {
+    const std::optional<std::size_t> i = readBasicString(v, &value.text, why);
+    if (!i) return value;
+    if (*i >= v.size()) {
       *why = "the string has no closing quote";
       return value;
     }
-    end = i + 1;
+    end = *i + 1;
   } else {
     end = std::min(v.find_first_of(" \t#"), v.size());
     value.text = std::string(v.substr(0, end));
@@ -174,6 +191,48 @@ const char* kindText(ConfigKey::Kind kind) {
     case ConfigKey::Kind::kInteger: return "an integer";
     case ConfigKey::Kind::kText: return "a quoted string";
   }
+  return "";
+}
+
+// The value `raw` of `known`'s line as the text its option parses (*checked): why it is
+// refused, or "" when it is not.
+std::string checkedValue(const ConfigKey& known, const RawValue& raw, std::string* checked) {
+  const std::string& key = known.name;
+  if (!raw.quoted && raw.text.empty()) return "key '" + key + "' has no value";
+  std::string value;
+  bool ok = false;
+  switch (known.kind) {
+    case ConfigKey::Kind::kFlag:
+      ok = !raw.quoted && (raw.text == "true" || raw.text == "false");
+      value = raw.text;
+      break;
+    case ConfigKey::Kind::kInteger:
+      ok = !raw.quoted && decimalInteger(raw.text, &value);
+      break;
+    case ConfigKey::Kind::kText:
+      ok = raw.quoted;
+      value = raw.text;
+      break;
+  }
+  if (!ok) {
+    const char* hint =
+        known.kind == ConfigKey::Kind::kInteger ? " (decimal digits, a '_' only between two of them)" : "";
+    return "key '" + key + "' takes " + kindText(known.kind) + ", got " + raw.written + hint;
+  }
+  if (value.find('\0') != std::string::npos) {
+    return "key '" + key + "': the string holds a NUL character (\\u0000), which no setting can hold";
+  }
+  // The option's own checks, as the command line's value would meet them.
+  for (const CLI::Validator& check : known.checks) {
+    std::string refused;
+    try {
+      refused = check(value);
+    } catch (const CLI::ValidationError& e) {
+      refused = e.what();
+    }
+    if (!refused.empty()) return "key '" + key + "': " + refused;
+  }
+  *checked = value;
   return "";
 }
 
@@ -246,40 +305,8 @@ bool readConfigText(const std::string& file, const std::string& text, const std:
     std::string why;
     const RawValue raw = readValue(trimmed(line.substr(equals + 1)), &why);
     if (!why.empty()) return refuse("key '" + key + "': " + why);
-    if (!raw.quoted && raw.text.empty()) return refuse("key '" + key + "' has no value");
     std::string value;
-    bool ok = false;
-    switch (known->kind) {
-      case ConfigKey::Kind::kFlag:
-        ok = !raw.quoted && (raw.text == "true" || raw.text == "false");
-        value = raw.text;
-        break;
-      case ConfigKey::Kind::kInteger:
-        ok = !raw.quoted && decimalInteger(raw.text, &value);
-        break;
-      case ConfigKey::Kind::kText:
-        ok = raw.quoted;
-        value = raw.text;
-        break;
-    }
-    if (!ok) {
-      const char* hint =
-          known->kind == ConfigKey::Kind::kInteger ? " (decimal digits, a '_' only between two of them)" : "";
-      return refuse("key '" + key + "' takes " + kindText(known->kind) + ", got " + raw.written + hint);
-    }
-    if (value.find('\0') != std::string::npos) {
-      return refuse("key '" + key + "': the string holds a NUL character (\\u0000), which no setting can hold");
-    }
-    // The option's own checks, as the command line's value would meet them.
-    for (const CLI::Validator& check : known->checks) {
-      std::string refused;
-      try {
-        refused = check(value);
-      } catch (const CLI::ValidationError& e) {
-        refused = e.what();
-      }
-      if (!refused.empty()) return refuse("key '" + key + "': " + refused);
-    }
+    if (std::string refused = checkedValue(*known, raw, &value); !refused.empty()) return refuse(refused);
     settings->push_back({key, value, number});
   }
   return true;

@@ -66,6 +66,29 @@ db::Status writeAll(int fd, const std::string& text, const std::string& file) {
   return db::Status::ok();
 }
 
+// The token file `out.file` exists: the token it names, or a warning when it holds none
+// npacd can use (it is left as it is).
+db::Result<InitialToken> fromTokenFile(db::TokenStore& tokens, InitialToken out) {
+  std::optional<std::string> secret = readFirstLine(out.file);
+  if (!secret) {
+    out.warning = systemError("cannot read the token file", out.file);
+    return out;
+  }
+  db::Result<db::ApiToken> token = tokens.verify(*secret);
+  if (token && !token->revoked_at) {
+    out.name = token->name;
+    return out;
+  }
+  if (!token && !token.status().isNotFound() && token.status().code() != db::Status::Code::kInvalidArgument) {
+    return token.status();
+  }
+  out.warning = "the token file " + out.file + " holds " +
+                (token ? "token '" + token->name + "', which is revoked" : std::string("no token npacd issued")) +
+                ": it is left as it is; delete it and restart npacd for a new operator token if no "
+                "operator token is left";
+  return out;
+}
+
 }  // namespace
 
 std::string tokenFilePath(const std::string& db_path, const std::string& token_file) {
@@ -79,26 +102,7 @@ db::Result<InitialToken> ensureInitialToken(db::Database& db, const std::string&
   out.file = token_path;
   db::TokenStore tokens(db);
 
-  if (::access(out.file.c_str(), F_OK) == 0) {
-    std::optional<std::string> secret = readFirstLine(out.file);
-    if (!secret) {
-      out.warning = systemError("cannot read the token file", out.file);
-      return out;
-    }
-    db::Result<db::ApiToken> token = tokens.verify(*secret);
-    if (token && !token->revoked_at) {
-      out.name = token->name;
-      return out;
-    }
-    if (!token && !token.status().isNotFound() && token.status().code() != db::Status::Code::kInvalidArgument) {
-      return token.status();
-    }
-    out.warning = "the token file " + out.file + " holds " +
-                  (token ? "token '" + token->name + "', which is revoked" : std::string("no token npacd issued")) +
-                  ": it is left as it is; delete it and restart npacd for a new operator token if no "
-                  "operator token is left";
-    return out;
-  }
+  if (::access(out.file.c_str(), F_OK) == 0) return fromTokenFile(tokens, std::move(out));
 
   db::Result<std::vector<db::ApiToken>> existing = tokens.list();
   if (!existing) return existing.status();

@@ -72,6 +72,58 @@ std::string utcTimestamp(spdlog::log_clock::time_point when) {
   return buf;
 }
 
+// Why `options` (its level aside) cannot be used, or "".
+std::string checkLogOptions(const LogOptions& options) {
+  if (options.format != "text" && options.format != "json") {
+    return "--log-format must be text or json, got '" + options.format + "'";
+  }
+  if (options.target != "stdout" && options.target != "journal") {
+    return "--log-target must be stdout or journal, got '" + options.target + "'";
+  }
+  if (!options.file.empty() && options.target == "journal") {
+    return "--log-file and --log-target journal exclude each other: choose one";
+  }
+  // The options' own checks refuse these as they are parsed; a caller that sets them
+  // itself gets the same answer.
+  for (const auto& [name, value] : {std::pair{"log-max-size", options.max_size},
+                                    std::pair{"log-max-files", options.max_files}}) {
+    std::uint64_t checked = 0;
+    const std::string text = std::to_string(value);
+    if (std::string why = parseInteger(text, *numberRangeOf(name), &checked); !why.empty()) {
+      return "--" + std::string(name) + " " + why;
+    }
+  }
+  return "";
+}
+
+// The sink `options` name: the rotated file, the journal or stdout. None, with *error,
+// when it cannot be opened.
+spdlog::sink_ptr makeSink(const LogOptions& options, std::string* error) {
+  try {
+    if (!options.file.empty()) {
+      spdlog::file_event_handlers owner_only;
+      owner_only.before_open = createOwnerOnly;
+      return std::make_shared<spdlog::sinks::rotating_file_sink_mt>(options.file, options.max_size,
+                                                                   options.max_files, false, owner_only);
+    }
+    if (options.target == "journal") {
+      // sd_journal_send drops every line silently where no journal listens (libsystemd
+      // answers 0 for a missing socket): refuse to start rather than lose them all.
+      if (std::string why = journalUnreachable(); !why.empty()) {
+        *error = "--log-target journal: the systemd journal does not take messages (" + why +
+                 "; is systemd-journald running?)";
+        return nullptr;
+      }
+      // The journal keeps its own time and level (PRIORITY=): the message alone.
+      return std::make_shared<spdlog::sinks::systemd_sink_mt>();
+    }
+    return std::make_shared<spdlog::sinks::stdout_sink_mt>();
+  } catch (const spdlog::spdlog_ex& e) {
+    *error = "--log-file " + options.file + ": " + e.what();
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 std::optional<spdlog::level::level_enum> parseLogLevel(const std::string& name) {
@@ -113,53 +165,12 @@ bool setUpLogging(const LogOptions& options, std::string* error) {
     *error = "--log-level must be one of " + std::string(logLevelNames()) + ", got '" + options.level + "'";
     return false;
   }
-  if (options.format != "text" && options.format != "json") {
-    *error = "--log-format must be text or json, got '" + options.format + "'";
+  if (std::string why = checkLogOptions(options); !why.empty()) {
+    *error = why;
     return false;
   }
-  if (options.target != "stdout" && options.target != "journal") {
-    *error = "--log-target must be stdout or journal, got '" + options.target + "'";
-    return false;
-  }
-  if (!options.file.empty() && options.target == "journal") {
-    *error = "--log-file and --log-target journal exclude each other: choose one";
-    return false;
-  }
-  // The options' own checks refuse these as they are parsed; a caller that sets them
-  // itself gets the same answer.
-  for (const auto& [name, value] : {std::pair{"log-max-size", options.max_size},
-                                    std::pair{"log-max-files", options.max_files}}) {
-    std::uint64_t checked = 0;
-    const std::string text = std::to_string(value);
-    if (std::string why = parseInteger(text, *numberRangeOf(name), &checked); !why.empty()) {
-      *error = "--" + std::string(name) + " " + why;
-      return false;
-    }
-  }
-  spdlog::sink_ptr sink;
-  try {
-    if (!options.file.empty()) {
-      spdlog::file_event_handlers owner_only;
-      owner_only.before_open = createOwnerOnly;
-      sink = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(options.file, options.max_size,
-                                                                   options.max_files, false, owner_only);
-    } else if (options.target == "journal") {
-      // sd_journal_send drops every line silently where no journal listens (libsystemd
-      // answers 0 for a missing socket): refuse to start rather than lose them all.
-      if (std::string why = journalUnreachable(); !why.empty()) {
-        *error = "--log-target journal: the systemd journal does not take messages (" + why +
-                 "; is systemd-journald running?)";
-        return false;
-      }
-      // The journal keeps its own time and level (PRIORITY=): the message alone.
-      sink = std::make_shared<spdlog::sinks::systemd_sink_mt>();
-    } else {
-      sink = std::make_shared<spdlog::sinks::stdout_sink_mt>();
-    }
-  } catch (const spdlog::spdlog_ex& e) {
-    *error = "--log-file " + options.file + ": " + e.what();
-    return false;
-  }
+  spdlog::sink_ptr sink = makeSink(options, error);
+  if (!sink) return false;
   auto logger = std::make_shared<spdlog::logger>(kLoggerName, sink);
   if (options.format == "json") logger->set_formatter(std::make_unique<JsonLogFormatter>());
   logger->set_level(*level);

@@ -56,25 +56,7 @@ ConnectionLimits::Admission ConnectionLimits::admit(ConnectionAccount& account, 
   const bool credentialed = account.pool == ConnectionAccount::Pool::kCredentialed;
   if (credentialed && account.priority == priority && account.credential == credential) return out;
 
-  // Each limit counts the others: this connection's own place is given up if admitted.
-  auto client = per_client_.find({account.address, priority});
-  const std::size_t same_client = (client == per_client_.end() ? 0 : client->second) -
-                                  (credentialed && account.priority == priority ? 1 : 0);
-  if (same_client >= limits_.max_per_client) {
-    out.refusal = Refusal::kPerClient;
-    out.holding = same_client;
-    return out;
-  }
-  if (credential) {
-    auto holders = per_credential_.find(*credential);
-    const std::size_t same_credential = (holders == per_credential_.end() ? 0 : holders->second) -
-                                        (credentialed && account.credential == credential ? 1 : 0);
-    if (same_credential >= limits_.max_per_credential) {
-      out.refusal = Refusal::kPerCredential;
-      out.holding = same_credential;
-      return out;
-    }
-  }
+  if (refusedPerSource(account, priority, credential, out)) return out;
   // Operators may hold every place; the other roles together all but operator_reserve.
   const bool was_operator = credentialed && account.priority == RequestPriority::kOperator;
   const std::size_t others = credentialed_.size() - (credentialed ? 1 : 0);
@@ -111,6 +93,31 @@ ConnectionLimits::Admission ConnectionLimits::admit(ConnectionAccount& account, 
   account.pool = ConnectionAccount::Pool::kCredentialed;
   count(account);
   return out;
+}
+
+bool ConnectionLimits::refusedPerSource(const ConnectionAccount& account, RequestPriority priority,
+                                        std::optional<std::size_t> credential, Admission& out) const {
+  const bool credentialed = account.pool == ConnectionAccount::Pool::kCredentialed;
+  // Each limit counts the others: this connection's own place is given up if admitted.
+  auto client = per_client_.find({account.address, priority});
+  const std::size_t same_client = (client == per_client_.end() ? 0 : client->second) -
+                                  (credentialed && account.priority == priority ? 1 : 0);
+  if (same_client >= limits_.max_per_client) {
+    out.refusal = Refusal::kPerClient;
+    out.holding = same_client;
+    return true;
+  }
+  if (credential) {
+    auto holders = per_credential_.find(*credential);
+    const std::size_t same_credential = (holders == per_credential_.end() ? 0 : holders->second) -
+                                        (credentialed && account.credential == credential ? 1 : 0);
+    if (same_credential >= limits_.max_per_credential) {
+      out.refusal = Refusal::kPerCredential;
+      out.holding = same_credential;
+      return true;
+    }
+  }
+  return false;
 }
 
 void ConnectionLimits::remove(ConnectionAccount& account) { uncount(account); }

@@ -99,6 +99,10 @@ class ConnectionLimits {
   const Limits& limits() const { return limits_; }
 
  private:
+  // admit()'s limits per client address and role, and per credential: true, with the
+  // refusal in `out`, when one of them refuses.
+  bool refusedPerSource(const ConnectionAccount& account, RequestPriority priority,
+                        std::optional<std::size_t> credential, Admission& out) const;
   ConnectionAccount* oldestAnonymous(const std::string* address) const;
   ConnectionAccount* longestIdleNonOperator(const ConnectionAccount* except) const;
   void count(ConnectionAccount& account);

@@ -55,6 +55,54 @@ bool integerField(const json& body, const char* name, std::int64_t min, std::int
   return true;
 }
 
+// The "name" field: a valid name, the group's own when `current` is set. False with
+// `*error` set when it is wrong.
+bool nameField(const json& value, const db::ThrottleGroupDefinition* current, db::ThrottleGroupDefinition* group,
+               Result* error) {
+  if (!value.is_string()) {
+    *error = bad("name", "must be a string");
+    return false;
+  }
+  const std::string name = value.get<std::string>();
+  if (current != nullptr && name != current->name) {
+    *error = bad("name", "'" + name + "' differs from the group's name '" + current->name + "' (a group is not renamed)");
+    return false;
+  }
+  if (!validName(name)) {
+    *error = bad("name", "'" + name + "' is not 1..64 of A-Z a-z 0-9 . _ -");
+    return false;
+  }
+  group->name = name;
+  return true;
+}
+
+// The "members" field: 1..kMaxThrottleGroupMembers distinct SPIDs. False with `*error`
+// set when it is wrong.
+bool membersField(const json& members, db::ThrottleGroupDefinition* group, Result* error) {
+  const auto refuse = [error](const std::string& field, const std::string& why) {
+    *error = bad(field, why);
+    return false;
+  };
+  if (!members.is_array()) return refuse("members", "must be a list of SPIDs");
+  if (members.empty()) return refuse("members", "must name at least one SPID");
+  if (members.size() > kMaxThrottleGroupMembers) {
+    return refuse("members",
+                  std::to_string(members.size()) + " SPIDs, at most " + std::to_string(kMaxThrottleGroupMembers));
+  }
+  std::set<std::string> spids;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const std::string where = "members[" + std::to_string(i) + "]";
+    if (!members[i].is_string() || !db::isValidSpid(members[i].get<std::string>())) {
+      return refuse(where, "not a SPID (4 ASCII letters or digits)");
+    }
+    if (!spids.insert(members[i].get<std::string>()).second) {
+      return refuse(where, "SPID " + members[i].get<std::string>() + " is named twice");
+    }
+  }
+  group->members.assign(spids.begin(), spids.end());
+  return true;
+}
+
 }  // namespace
 
 Result parseThrottleGroup(const json& body, const db::ThrottleGroupDefinition* current) {
@@ -72,35 +120,9 @@ Result parseThrottleGroup(const json& body, const db::ThrottleGroupDefinition* c
     if (!body.contains("name")) return bad("name", "required");
     if (!body.contains("members")) return bad("members", "required: the SPIDs the group's far end serves");
   }
-  if (body.contains("name")) {
-    if (!body["name"].is_string()) return bad("name", "must be a string");
-    const std::string name = body["name"].get<std::string>();
-    if (current != nullptr && name != current->name) {
-      return bad("name", "'" + name + "' differs from the group's name '" + current->name + "' (a group is not renamed)");
-    }
-    if (!validName(name)) return bad("name", "'" + name + "' is not 1..64 of A-Z a-z 0-9 . _ -");
-    group.name = name;
-  }
-  if (body.contains("members")) {
-    const json& members = body["members"];
-    if (!members.is_array()) return bad("members", "must be a list of SPIDs");
-    if (members.empty()) return bad("members", "must name at least one SPID");
-    if (members.size() > kMaxThrottleGroupMembers) {
-      return bad("members", std::to_string(members.size()) + " SPIDs, at most " + std::to_string(kMaxThrottleGroupMembers));
-    }
-    std::set<std::string> spids;
-    for (std::size_t i = 0; i < members.size(); ++i) {
-      const std::string where = "members[" + std::to_string(i) + "]";
-      if (!members[i].is_string() || !db::isValidSpid(members[i].get<std::string>())) {
-        return bad(where, "not a SPID (4 ASCII letters or digits)");
-      }
-      if (!spids.insert(members[i].get<std::string>()).second) {
-        return bad(where, "SPID " + members[i].get<std::string>() + " is named twice");
-      }
-    }
-    group.members.assign(spids.begin(), spids.end());
-  }
   Result error;
+  if (body.contains("name") && !nameField(body["name"], current, &group, &error)) return error;
+  if (body.contains("members") && !membersField(body["members"], &group, &error)) return error;
   if (!integerField(body, "max_rate", 0, kMaxThrottleGroupLimit, &group.max_rate, &error)) return error;
   if (!integerField(body, "max_pending", 0, kMaxThrottleGroupLimit, &group.max_pending, &error)) return error;
   for (std::size_t n = 0; n < 3; ++n) {

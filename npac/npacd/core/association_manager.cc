@@ -15,7 +15,6 @@
 #include "db/outbound_queue.h"
 #include "db/statement.h"
 #include "db/storage_health.h"
-#include "npac/npacd/core/core_shards.h"
 #include "npac/npacd/core/session_link.h"
 #include "tunables/catalogue.h"
 
@@ -60,7 +59,8 @@ AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
                                        db::Database& progress_db, db::QueueWriter& writer,
                                        tunables::TunableRegistry& registry, const common::TimeSource& clock,
                                        common::TimerFactory* timers)
-    : io_(io),
+    : CoreFacade(*this),
+      io_(io),
       timers_(timers != nullptr ? *timers : asio_timers_),
       db_(db),
       writer_(writer),
@@ -89,6 +89,10 @@ AssociationManager::AssociationManager(asio::io_context& io, db::Database& db,
   // Rows this node's writer committed reach the store in memory (announceSubmitted); the
   // writer's mark tells a load which of them its snapshot already holds.
   store_.setCommittedThrough([this] { return writer_.committedThrough(); });
+  subscribeTunables();
+}
+
+void AssociationManager::subscribeTunables() {
   subscriptions_.push_back(registry_.subscribe(
       tunables::kSrr, "", [this](const tunables::TunableRegistry::Change& change) {
         const bool* value = std::get_if<bool>(&change.new_value);
@@ -221,7 +225,7 @@ void AssociationManager::setNode(const std::string& node) {
 }
 
 bool AssociationManager::handOffElsewhere(const std::shared_ptr<Session>& session, const std::string& spid) {
-  AssociationManager& owner = ownerOf(spid);
+  AssociationManager& owner = route_.ownerOf(spid);
   if (&owner == this) return false;
   listener_.forget(*session);
   session->handOff([&owner](Session::Handoff handoff) { owner.adopt(std::move(handoff)); });
@@ -234,7 +238,7 @@ void AssociationManager::leaseTaken(const std::string& spid) {
 }
 
 std::int64_t AssociationManager::nextLocalAssociationId() {
-  return shards_ != nullptr ? shards_->nextAssociationId() : ++next_association_id_;
+  return route_.nextAssociationId(&next_association_id_);
 }
 
 void AssociationManager::onConnectIndication(const std::shared_ptr<Session>& session,
@@ -281,7 +285,7 @@ void AssociationManager::tick() {
   }
   tendLeases();
   for (auto& [spid, c] : cores_) c->tick();
-  if (shard_index_ == 0) purge();  // one purge for the file, whatever the threads
+  if (route_.index() == 0) purge();  // one purge for the file, whatever the threads
 }
 
 // A purge run, and while it leaves a backlog the next one after its pause
@@ -297,11 +301,6 @@ void AssociationManager::purge() {
   });
 }
 
-void AssociationManager::joinShards(CoreShards& shards, std::size_t index) {
-  shards_ = &shards;
-  shard_index_ = index;
-}
-
 void AssociationManager::adopt(Session::Handoff handoff) {
   asio::post(io_, [this, handoff = std::make_shared<Session::Handoff>(std::move(handoff))]() mutable {
     const int fd = handoff->fd;
@@ -310,7 +309,7 @@ void AssociationManager::adopt(Session::Handoff handoff) {
     socket.assign(handoff->protocol_v6 ? asio::ip::tcp::v6() : asio::ip::tcp::v4(), fd, ec);
     if (ec) {
       spdlog::warn("association from {}: cannot take over its connection on core thread {}: {}",
-                   handoff->peer, shard_index_, ec.message());
+                   handoff->peer, route_.index(), ec.message());
       ::close(fd);
       return;
     }
@@ -328,16 +327,6 @@ void AssociationManager::postSubmittedElsewhere(std::string spid) {
     store_.forgetReady(spid);
     wakeDelivery(spid);
   });
-}
-
-AssociationManager& AssociationManager::ownerOf(const std::string& spid) {
-  return shards_ != nullptr ? shards_->shard(shards_->shardOf(spid)) : *this;
-}
-
-void AssociationManager::wakeOwner(const std::string& spid) {
-  AssociationManager& owner = ownerOf(spid);
-  if (&owner != this) return owner.postWake(spid);
-  wakeDelivery(spid);
 }
 
 void AssociationManager::onRose(const std::shared_ptr<Session>& session, cmip::RoseApdu apdu) {
@@ -365,8 +354,8 @@ void AssociationManager::onRose(const std::shared_ptr<Session>& session, cmip::R
   request.opcode = static_cast<cmip::CmipOpcode>(invoke.opcode.localValue());
   request.pdu = cmip::encodeRoseApdu(apdu);
   request.received_at = clock_.wallMs();
-  if (shards_ != nullptr && shard_index_ != 0) {
-    shards_->shard(0).postInbound(std::move(request));  // one place the application polls
+  if (AssociationManager& home = route_.inboundHome(); &home != this) {
+    home.postInbound(std::move(request));  // one place the application polls
     return;
   }
   inbound_.add(std::move(request));

@@ -2,23 +2,25 @@
 // connections (Listener), hands each AARQ to its BindAdmission (bind_admission.h: the
 // admission role), routes every event of a bound association by SPID to that provider's
 // ProviderCore (provider_core.h), hands the providers' own requests to its InboundBroker
-// (inbound_broker.h) for the NPAC application (pollInbound/respond), runs the periodic
-// tick and the retention purge (RetentionPurge), and is the CoreService the admin API
-// calls.
+// (inbound_broker.h) for the NPAC application (pollInbound/respond), and runs the
+// periodic tick and the retention purge (RetentionPurge). The CoreService the admin API
+// calls is its base, CoreFacade (core_facade.h): the API's calls live there, posted onto
+// this manager's thread.
 //
 // Everything of one provider's logical association — sessions, invoke ids, heartbeats,
 // delivery, timeouts, SRR, recovery, throttling — lives in its ProviderCore; nothing here
 // is shared between providers except the DeliveryStore (one database: when it stops
 // taking writes, every provider stops taking new deliveries, see delivery_store.h).
 //
-// Threading: every method except the CoreService ones runs on the core io_context
-// thread, which also runs every Session; no locks. The CoreService methods are called
-// from the admin API's thread and post onto the core io_context (submit() hands its rows
-// to the QueueWriter directly, which is thread-safe). The QueueWriter completes on its
-// own thread; its completions are posted back as well.
+// Threading: every method except CoreFacade's runs on the core io_context thread, which
+// also runs every Session; no locks. CoreFacade's methods are called from the admin API's
+// thread and post onto the core io_context (submit() hands its rows to the QueueWriter
+// directly, which is thread-safe). The QueueWriter completes on its own thread; its
+// completions are posted back as well.
 // With npacd --threads N there are N managers, one per core thread, joined by CoreShards
-// (core_shards.h), which decides where each provider lives; the thread-safe methods
-// under "Sharding" are how they reach each other.
+// (core_shards.h), which decides where each provider lives; each manager's ShardRoute
+// (shard_route.h) names the others, and the thread-safe methods under "Sharding" are how
+// they reach each other.
 // Time: the injected common::TimeSource (common/time_source.h); tick() is also callable
 // by a test.
 #pragma once
@@ -43,6 +45,7 @@
 #include "db/queue_writer.h"
 #include "npac/npacd/asio_timers.h"
 #include "npac/npacd/core/bind_admission.h"
+#include "npac/npacd/core/core_facade.h"
 #include "npac/npacd/core/core_service.h"
 #include "npac/npacd/core/delivery_store.h"
 #include "npac/npacd/core/inbound_broker.h"
@@ -51,18 +54,12 @@
 #include "npac/npacd/core/provider_leases.h"
 #include "npac/npacd/core/retention_purge.h"
 #include "npac/npacd/core/session.h"
+#include "npac/npacd/core/shard_route.h"
 #include "tunables/registry.h"
 
 namespace npac::npacd {
 
 class CoreShards;
-
-// Commits `messages` through `writer` as one submission (CoreService::submit), completes
-// `done`, then hands the rows it added (not the duplicates) to `announce` — on the
-// QueueWriter's thread. The one body of AssociationManager::submit and CoreShards::submit.
-using AnnounceSubmitted = std::function<void(std::vector<db::QueuedMessage> rows)>;
-void submitToQueue(db::QueueWriter& writer, std::vector<OutboundMessage> messages,
-                   CoreService::SubmitDone done, AnnounceSubmitted announce);
 
 // TCP keepalive on every association (NANC 301: "TCP keepalive is on as well").
 inline constexpr std::chrono::seconds kKeepaliveIdle{60};
@@ -74,7 +71,7 @@ inline constexpr std::chrono::milliseconds kTimerPeriod{500};
 // before they are released anyway.
 inline constexpr std::chrono::seconds kDrainTimeout{2};
 
-class AssociationManager : public CoreService,
+class AssociationManager : public CoreFacade,
                            public SessionOwner,
                            private ProviderCore::Host,
                            private BindAdmission::Host {
@@ -109,16 +106,6 @@ class AssociationManager : public CoreService,
   // The retention purge (shard 0): a run now if due, the next while a backlog is left.
   void purge();
 
-  // CoreService (API thread; posts onto the core).
-  void submit(std::vector<OutboundMessage> messages, SubmitDone done) override;
-  void pollInbound(InboundPoll poll, PollDone done) override;
-  void respond(InboundRequestId id, InboundResponse response, RespondDone done) override;
-  void listAssociations(ListDone done) override;
-  void queueView(std::string spid, QueueViewDone done) override;
-  void egressView(std::string spid, EgressViewDone done) override;
-  void abortAssociation(db::AssociationId id, std::string actor, StatusDone done) override;
-  void releaseProvider(std::string spid, std::string reason, CountDone done) override;
-  void metrics(bool providers, MetricsDone done) override;
   // Counting for GET /metrics (core_metrics.h), on by default; npacd --metrics off turns
   // it off before io runs, and nothing is then counted (the cost of counting, measured by
   // bench/npacd_load.sh). Core thread, or before io runs.
@@ -133,8 +120,8 @@ class AssociationManager : public CoreService,
 
   // Sharding (npacd --threads N, core_shards.h). joinShards() before io runs: this
   // manager is core thread `index` of `shards`.
-  void joinShards(CoreShards& shards, std::size_t index);
-  std::size_t shardIndex() const { return shard_index_; }
+  void joinShards(CoreShards& shards, std::size_t index) { route_.join(shards, index); }
+  std::size_t shardIndex() const { return route_.index(); }
   // The periodic tick without listening: a core thread other than the listener's.
   void startTimer() { armTimer(); }
   // The highest association id used before this run (after recoverInterrupted()).
@@ -164,6 +151,11 @@ class AssociationManager : public CoreService,
   void onWritten(const std::shared_ptr<Session>& session, std::int64_t tag) override;
 
  private:
+  friend class CoreFacade;  // the API's calls (core_facade.h) run on this thread, on this state
+
+  // The subscriptions to the tunables the providers' cores apply live (constructor).
+  void subscribeTunables();
+
   // ProviderCore::Host.
   void wakeDelivery(const std::string& spid) override;
   // The delivery rounds due (delivery_due_): each decided, then ONE commit of every
@@ -194,10 +186,6 @@ class AssociationManager : public CoreService,
   // A provider's Invoke that does not decode (cmip::fromRose refused it with `why`): ROSE
   // Reject on its association, one log line; it is not forwarded to the application.
   void rejectInvoke(Session& session, const cmip::RoseInvoke& invoke, const cmip::Status& why);
-  // wakeDelivery on the thread that owns `spid`.
-  // The manager on whose core thread `spid` lives (this one without shards).
-  AssociationManager& ownerOf(const std::string& spid);
-  void wakeOwner(const std::string& spid);
   // `id`: the association's, when the row is written before accept() gave it to the
   // session (a bind's row, written in the bind's transaction).
   void logEvent(db::AssociationEventKind kind, const Session& session, const std::string& reason,
@@ -232,8 +220,7 @@ class AssociationManager : public CoreService,
   // Inbound requests from providers, for the NPAC application (thread 0 when sharded).
   InboundBroker inbound_{timers_};
   bool stopping_ = false;
-  CoreShards* shards_ = nullptr;  // none: npacd runs on one core thread
-  std::size_t shard_index_ = 0;
+  ShardRoute route_{*this};  // where the other core threads' managers are (none: one thread)
   std::vector<tunables::TunableRegistry::Subscription> subscriptions_;
   bool counting_ = true;  // metrics (core thread)
   BindAdmission admission_{io_, db_, registry_, clock_, leases_, *this};  // after leases_

@@ -344,8 +344,7 @@ void DeliveryStore::acknowledge(const std::string& spid, db::MessageId id, db::T
   pending_acks_at_ = at;
 }
 
-void DeliveryStore::flush() {
-  if (!pending()) return;
+std::vector<DeliveryStore::Write> DeliveryStore::takePending() {
   std::vector<Write> writes;
   writes.swap(pending_sent_);
   if (!pending_acks_.empty()) {
@@ -359,15 +358,48 @@ void DeliveryStore::flush() {
       writes[it->second].ids.push_back(id);
     }
   }
+  return writes;
+}
+
+void DeliveryStore::defer(std::vector<Write>& writes) {
+  for (Write& w : writes) backlog_.push_back(std::move(w));
+  deferred_ += writes.size();
+}
+
+std::optional<db::Status> DeliveryStore::checkFences(const std::vector<Write>& writes,
+                                                     std::map<std::string, db::Status>& fenced) {
+  for (const Write& w : writes) {
+    if (fenced.count(w.spid) != 0) continue;
+    db::Status status = checkFence(w.spid);
+    if (db::isStorageFailure(status)) return status;
+    fenced.emplace(w.spid, status);
+  }
+  return std::nullopt;
+}
+
+void DeliveryStore::reportDropped(const std::map<std::string, db::Status>& fenced,
+                                  const std::map<std::string, std::size_t>& fenced_count) {
+  for (const auto& [spid, count] : fenced_count) {
+    const db::Status& why = fenced.at(spid);
+    if (why.code() == db::Status::Code::kFenced) {
+      reportFenced(spid, why, count);
+    } else {
+      spdlog::error("outbound queue: {} delivery-progress write(s) for provider {} dropped: the lease check "
+                    "failed: {}", count, spid, why.toString());
+    }
+  }
+}
+
+void DeliveryStore::flush() {
+  if (!pending()) return;
+  std::vector<Write> writes = takePending();
   const auto deferAll = [&](const db::Status& status) {
     becameUnhealthy(status, "recording delivery progress");
-    for (Write& w : writes) backlog_.push_back(std::move(w));
-    deferred_ += writes.size();
+    defer(writes);
   };
   if (!backlog_.empty()) {
     // Order matters (sent before acknowledged): behind the backlog, never around it.
-    for (Write& w : writes) backlog_.push_back(std::move(w));
-    deferred_ += writes.size();
+    defer(writes);
     return;
   }
   db::Transaction turn(db_);
@@ -381,14 +413,9 @@ void DeliveryStore::flush() {
   std::map<std::string, db::Status> fenced;
   std::map<std::string, std::size_t> fenced_count;
   if (fence_) {
-    for (const Write& w : writes) {
-      if (fenced.count(w.spid) != 0) continue;
-      db::Status status = checkFence(w.spid);
-      if (db::isStorageFailure(status)) {
-        turn.rollback();
-        return deferAll(status);
-      }
-      fenced.emplace(w.spid, status);
+    if (std::optional<db::Status> failure = checkFences(writes, fenced)) {
+      turn.rollback();
+      return deferAll(*failure);
     }
   }
   std::vector<const Write*> acknowledged;  // applied acknowledging writes: their providers may settle
@@ -416,22 +443,12 @@ void DeliveryStore::flush() {
     if (db::isStorageFailure(status)) return deferAll(status);
     spdlog::error("outbound queue: the delivery-progress transaction did not commit: {}",
                   status.toString());
-  } else {
-    if (!fenced_now_.empty()) {
-      for (const Write& w : writes) {
-        if (fenced_count.count(w.spid) == 0) fenced_now_.erase(w.spid);
-      }
+  } else if (!fenced_now_.empty()) {
+    for (const Write& w : writes) {
+      if (fenced_count.count(w.spid) == 0) fenced_now_.erase(w.spid);
     }
   }
-  for (const auto& [spid, count] : fenced_count) {
-    const db::Status& why = fenced.at(spid);
-    if (why.code() == db::Status::Code::kFenced) {
-      reportFenced(spid, why, count);
-    } else {
-      spdlog::error("outbound queue: {} delivery-progress write(s) for provider {} dropped: the lease check "
-                    "failed: {}", count, spid, why.toString());
-    }
-  }
+  reportDropped(fenced, fenced_count);
 }
 
 void DeliveryStore::settleAfter(const std::vector<const Write*>& acknowledged) {

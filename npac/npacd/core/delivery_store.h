@@ -211,6 +211,14 @@ class DeliveryStore {
   // A write outside flush(): its own transaction, fence first.
   db::Status applyFenced(const Write& write);
   void reportFenced(const std::string& spid, const db::Status& why, std::size_t writes);
+  // flush() in parts: the collected writes (acknowledgements grouped per provider), moved
+  // behind the backlog (defer), the fence of each of their providers (a storage failure,
+  // or none), and the log lines of the writes a failed fence dropped.
+  std::vector<Write> takePending();
+  void defer(std::vector<Write>& writes);
+  std::optional<db::Status> checkFences(const std::vector<Write>& writes, std::map<std::string, db::Status>& fenced);
+  void reportDropped(const std::map<std::string, db::Status>& fenced,
+                     const std::map<std::string, std::size_t>& fenced_count);
   void write(Write write);
   void collected();  // a write was collected: schedule the flush if it is the first
   bool pending() const { return !pending_sent_.empty() || !pending_acks_.empty(); }

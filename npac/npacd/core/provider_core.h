@@ -190,6 +190,20 @@ class ProviderCore {
   // A request that moved (SRR off, a retry elsewhere, a loss): written again and its row
   // pointed at the association it now waits on.
   void move(const associations::Transmission& t);
+  // decideRound() in parts: the free congestion-window slots of the associations serving
+  // `functions`, and one queued row placed (false: an association refused its PDU, the
+  // round stops). A function whose oldest row could not be placed holds back only its own
+  // later rows.
+  struct RoundDraft {
+    std::map<db::AssociationId, std::vector<db::MessageId>> sent;
+    std::optional<db::AssociationId> failed;
+    std::uint32_t blocked = 0;  // bits of the functions held back
+    bool throttled = false;
+    int group_level = 0;
+    bool placed_any = false;
+  };
+  std::size_t freeWindowSlots(std::uint32_t functions) const;
+  bool placeRow(const db::QueuedMessage& row, associations::TimePoint now, RoundDraft& draft);
   // Decide, commit, then write: write() does not hand a PDU to its association; it holds
   // it here until commitAndRelease() has committed the rows' progress (`sent`), so no PDU
   // leaves before its row says so — a kill -9 in between re-sends it flagged, never as a
@@ -202,6 +216,9 @@ class ProviderCore {
   bool hold(db::AssociationId association, std::vector<std::uint8_t> bytes, std::int64_t tag);
   void commitAndRelease();
   void releaseOutgoing();
+  // A recovery request answered (provider_core_recovery.cc): the messages `wanted` selects,
+  // sent and their rows committed; how many, or none and the *refusal for the provider.
+  std::optional<std::int64_t> answerRecovery(const associations::RecoveryRequest& wanted, std::string* refusal);
   // A recovery request's selected messages, written in order until the window is full
   // (provider_core_recovery.cc); how many were.
   std::int64_t sendRecovered(const std::vector<associations::MessageId>& selected,

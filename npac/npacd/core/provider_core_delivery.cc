@@ -200,6 +200,72 @@ void ProviderCore::deliver() {
   finishRound(round);
 }
 
+std::size_t ProviderCore::freeWindowSlots(std::uint32_t functions) const {
+  std::size_t capacity = 0;
+  const std::uint32_t window = egress_->outstanding().limits().congestion_window;
+  for (const auto& [id, entry] : links_) {
+    if ((entry.function_mask & functions) == 0) continue;
+    const std::uint32_t busy = egress_->outstanding().outstanding(static_cast<as::AssociationId>(id));
+    capacity += window > busy ? window - busy : 0;
+  }
+  return capacity;
+}
+
+bool ProviderCore::placeRow(const db::QueuedMessage& row, as::TimePoint now, RoundDraft& draft) {
+  const Facts facts = factsOf(row);
+  const as::AssociationFunction function = routingFunction(row.function_mask);
+  const std::uint32_t bit = 1u << static_cast<unsigned>(function);
+  if (draft.blocked & bit) return true;
+  // Answers to the provider's own requests are never held. Its own throttle first, then
+  // its throttle group's (what every node sends the group's members together).
+  if (!facts.response && (draft.throttled || !throttleAdmits(now))) {
+    draft.throttled = true;
+    return true;
+  }
+  if (!facts.response && group_) {
+    if (const int level = group_->mayAdmit(now); level > 0) {
+      draft.throttled = true;
+      draft.group_level = level;
+      return true;
+    }
+  }
+  as::OutboundMessage out;
+  out.id = static_cast<as::MessageId>(row.id);
+  out.function = function;
+  out.priority = static_cast<std::uint8_t>(std::clamp(row.priority, 0, 255));
+  out.confirmed = facts.confirmed;
+  if (facts.response) out.purpose = as::OutboundMessage::Purpose::kResponse;
+  as::SendOutcome outcome = egress_->send(out, now);
+  if (!outcome.ok()) {
+    draft.blocked |= bit;
+    return true;
+  }
+  const as::Transmission& t = *outcome.transmission;
+  if (throttle_ && !facts.response) {
+    throttle_->onSent(now, facts.confirmed);
+    ++pace_in_slot_;
+  }
+  if (group_ && !facts.response) group_->onSent(spid_, egress_->outstanding().size(), now);
+  draft.placed_any = true;
+  const Written written = write(t, row, facts);
+  if (counters_) {
+    if (written == Written::kBadPdu) {
+      counters_->count(ProviderCounters::kFailed, function, ProviderCounters::operationIndex(row.opcode));
+    } else {
+      countWritten(row, facts, t.retransmission || row.retransmission);
+    }
+  }
+  if (written == Written::kBadPdu) return true;
+  draft.sent[static_cast<db::AssociationId>(t.association)].push_back(row.id);
+  if (written == Written::kRefused) {
+    // The connection cannot take it: counted as in flight there, and that association
+    // is aborted once the rows say so, so its loss moves the message like the others.
+    draft.failed = static_cast<db::AssociationId>(t.association);
+    return false;
+  }
+  return true;
+}
+
 ProviderCore::Round ProviderCore::decideRound() {
   releaseOutgoing();  // what waited for the store to write again
   Round round;
@@ -209,88 +275,26 @@ ProviderCore::Round ProviderCore::decideRound() {
   refreshGroup();
   // Free congestion-window slots of the usable associations: at most that many requests
   // can leave now, so no more rows are read (an answer schedules the next round).
-  std::size_t capacity = 0;
-  const std::uint32_t window = egress_->outstanding().limits().congestion_window;
-  for (const auto& [id, entry] : links_) {
-    if ((entry.function_mask & functions) == 0) continue;
-    const std::uint32_t busy = egress_->outstanding().outstanding(static_cast<as::AssociationId>(id));
-    capacity += window > busy ? window - busy : 0;
-  }
+  const std::size_t capacity = freeWindowSlots(functions);
   const std::size_t limit = std::clamp<std::size_t>(capacity, 1, kDeliveryBatch);
   auto batch = store_.nextQueued(spid_, functions, limit);
   if (!batch.isOk()) return round;  // the store logged it and turned unhealthy
   round.decided = true;
   const as::TimePoint now = clock_.now();
   const db::TimeMs now_ms = clock_.wallMs();
-  std::map<db::AssociationId, std::vector<db::MessageId>> sent;
-  std::optional<db::AssociationId> failed;
-  // A function whose oldest row could not be placed holds back only its own later rows.
-  std::uint32_t blocked = 0;
-  bool throttled = false;
-  int group_level = 0;
-  bool placed_any = false;
+  RoundDraft draft;
   for (const db::QueuedMessage& row : *batch) {
-    const Facts facts = factsOf(row);
-    const as::AssociationFunction function = routingFunction(row.function_mask);
-    const std::uint32_t bit = 1u << static_cast<unsigned>(function);
-    if (blocked & bit) continue;
-    // Answers to the provider's own requests are never held. Its own throttle first, then
-    // its throttle group's (what every node sends the group's members together).
-    if (!facts.response && (throttled || !throttleAdmits(now))) {
-      throttled = true;
-      continue;
-    }
-    if (!facts.response && group_) {
-      if (const int level = group_->mayAdmit(now); level > 0) {
-        throttled = true;
-        group_level = level;
-        continue;
-      }
-    }
-    as::OutboundMessage out;
-    out.id = static_cast<as::MessageId>(row.id);
-    out.function = function;
-    out.priority = static_cast<std::uint8_t>(std::clamp(row.priority, 0, 255));
-    out.confirmed = facts.confirmed;
-    if (facts.response) out.purpose = as::OutboundMessage::Purpose::kResponse;
-    as::SendOutcome outcome = egress_->send(out, now);
-    if (!outcome.ok()) {
-      blocked |= bit;
-      continue;
-    }
-    const as::Transmission& t = *outcome.transmission;
-    if (throttle_ && !facts.response) {
-      throttle_->onSent(now, facts.confirmed);
-      ++pace_in_slot_;
-    }
-    if (group_ && !facts.response) group_->onSent(spid_, egress_->outstanding().size(), now);
-    placed_any = true;
-    const Written written = write(t, row, facts);
-    if (counters_) {
-      if (written == Written::kBadPdu) {
-        counters_->count(ProviderCounters::kFailed, function, ProviderCounters::operationIndex(row.opcode));
-      } else {
-        countWritten(row, facts, t.retransmission || row.retransmission);
-      }
-    }
-    if (written == Written::kBadPdu) continue;
-    sent[static_cast<db::AssociationId>(t.association)].push_back(row.id);
-    if (written == Written::kRefused) {
-      // The connection cannot take it: counted as in flight there, and that association
-      // is aborted once the rows say so, so its loss moves the message like the others.
-      failed = static_cast<db::AssociationId>(t.association);
-      break;
-    }
+    if (!placeRow(row, now, draft)) break;
   }
-  for (auto& [association, ids] : sent) store_.markSent(spid_, std::move(ids), association, now_ms);
+  for (auto& [association, ids] : draft.sent) store_.markSent(spid_, std::move(ids), association, now_ms);
   // The round's rows read `sent` before any of its PDUs can leave, on SQLite as on
   // PostgreSQL: npacd killed in between leaves them `sent`, and the restart re-sends them
   // flagged as retransmissions with their invoke ids, never as fresh messages. The
   // caller commits (DeliveryStore::flush) before finishRound() releases them.
-  round.failed = failed;
-  round.throttled = throttled;
-  round.group_level = group_level;
-  round.again = placed_any && batch->size() == limit;
+  round.failed = draft.failed;
+  round.throttled = draft.throttled;
+  round.group_level = draft.group_level;
+  round.again = draft.placed_any && batch->size() == limit;
   return round;
 }
 

@@ -119,17 +119,29 @@ bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::C
     }
     wanted = as::recoveryRequestFrom(range.value());
   }
+  std::string refusal;
+  const std::optional<std::int64_t> count = answerRecovery(wanted, &refusal);
+  if (!count) {
+    reply.error(refusal);
+    return true;
+  }
+  reply.result(*count);
+  spdlog::info("SPID {}: recovery request answered with {} message(s)", spid_, *count);
+  return true;
+}
+
+std::optional<std::int64_t> ProviderCore::answerRecovery(const as::RecoveryRequest& wanted, std::string* refusal) {
   if (!host_.mayDeliver(spid_)) {
     // Two sites: this node's lease on the provider is not renewed (db/lease_store.h).
-    reply.error("this NPAC node does not hold the provider's lease right now: bind again");
-    return true;
+    *refusal = "this NPAC node does not hold the provider's lease right now: bind again";
+    return std::nullopt;
   }
   auto rows = wanted.kind == as::RecoveryRequest::Kind::kUnacknowledged
                   ? store_.unacknowledged(spid_, kMaxRecoveryMessages)
                   : store_.createdBetween(spid_, toMs(wanted.from), toMs(wanted.to) + 1, kMaxRecoveryMessages);
   if (!rows.isOk()) {
-    reply.error("outbound queue unreadable: " + rows.status().toString());
-    return true;
+    *refusal = "outbound queue unreadable: " + rows.status().toString();
+    return std::nullopt;
   }
   std::vector<as::RecoveryMessage> candidates;
   std::map<as::MessageId, const db::QueuedMessage*> by_id;
@@ -143,15 +155,13 @@ bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::C
   }
   auto selected = egress_->recovery().answer(wanted, candidates);
   if (!selected.ok()) {
-    reply.error(std::string(as::toString(selected.error())));
-    return true;
+    *refusal = std::string(as::toString(selected.error()));
+    return std::nullopt;
   }
   if (counters_) ++counters_->recovery_sessions;
   const std::int64_t count = sendRecovered(selected.value(), by_id);
   commitAndRelease();  // the rows read `sent` before the PDUs leave (deliver())
-  reply.result(count);
-  spdlog::info("SPID {}: recovery request answered with {} message(s)", spid_, count);
-  return true;
+  return count;
 }
 
 std::int64_t ProviderCore::sendRecovered(const std::vector<as::MessageId>& selected,
