@@ -13,6 +13,7 @@
 #include "cmip/npac_bind_refusal.h"
 #include "cmip/oids.h"
 #include "db/lease_store.h"
+#include "db/storage_health.h"
 #include "db/transaction.h"
 #include "npac/npacd/core/session_link.h"
 #include "npac/npacd/npac_keys.h"
@@ -35,7 +36,10 @@ void BindAdmission::recordRefusal(const Session& session, const std::string& spi
   event.recovery_mode = recovery;
   event.reason = reason;
   event.diagnostic = code;
-  db::AssociationLogStore(db_).append(event);
+  // As AssociationManager::logEvent: a row that cannot be written is said; a storage
+  // failure is already reported (and retried) by the storage health.
+  db::Status status = db::AssociationLogStore(db_).append(event).status();
+  if (!status.isOk() && !db::isStorageFailure(status)) spdlog::error("association log: {}", status.toString());
 }
 
 void BindAdmission::rejectBind(const std::shared_ptr<Session>& session,

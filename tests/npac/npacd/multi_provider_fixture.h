@@ -120,6 +120,19 @@ inline Json messageRow(const NpacdClient& npacd, std::int64_t id) {
   return npacd.call(http::verb::get, "/v1/messages/" + std::to_string(id)).body;
 }
 
+// Every one of `ids` is acknowledged but those sent on `silent` and waiting there for an
+// answer, and each kind has some: what a test on a manual clock waits for before it moves
+// past response_timeout (in_process_npacd.h), so that only the silent one's requests expire.
+inline bool onlySilentHolds(const NpacdClient& npacd, const std::vector<std::int64_t>& ids, std::int64_t silent) {
+  std::size_t acknowledged = 0, held = 0;
+  for (std::int64_t id : ids) {
+    const Json row = messageRow(npacd, id);
+    if (row.value("state", "") == "acknowledged") ++acknowledged;
+    if (row.value("state", "") == "sent" && row.value("association_id", std::int64_t{-1}) == silent) ++held;
+  }
+  return acknowledged > 0 && held > 0 && acknowledged + held == ids.size();
+}
+
 // How many of `ids` are in `state` now (GET /v1/messages/{id} each).
 inline std::size_t countInState(const NpacdClient& npacd, const std::vector<std::int64_t>& ids,
                                 const std::string& state) {

@@ -1,6 +1,7 @@
 // npacd end to end: more BindGate refusals, each with its diagnostic in the log while the
-// provider's live association keeps working; the response timeout. Real binary, SQLite,
-// loopback, npac-soa-sim.
+// provider's live association keeps working; the response and heartbeat timeouts. The real
+// binary, or (for the timeouts) npacd's own start phases in-process on a manual clock
+// (in_process_npacd.h); SQLite, loopback, npac-soa-sim.
 #include "tests/npac/npacd/npacd_fixture.h"
 #include "tests/npac/npacd/in_process_npacd.h"
 #include "tests/npac/npacd/metrics_scrape.h"
@@ -9,18 +10,6 @@
 using namespace npacd_test;
 
 namespace {
-
-// Every one of `ids` is acknowledged but those sent on `silent` and waiting there, and
-// each kind has some.
-bool onlySilentHolds(const NpacdClient& npacd, const std::vector<std::int64_t>& ids, std::int64_t silent) {
-  std::size_t acknowledged = 0, held = 0;
-  for (std::int64_t id : ids) {
-    const Json row = messageRow(npacd, id);
-    if (row.value("state", "") == "acknowledged") ++acknowledged;
-    if (row.value("state", "") == "sent" && row.value("association_id", std::int64_t{-1}) == silent) ++held;
-  }
-  return acknowledged > 0 && held > 0 && acknowledged + held == ids.size();
-}
 
 // Runs a sim whose bind must be refused; returns npacd's log.
 void expectRefused(NpacdProcess& npacd, const std::string& spid, const fs::path& key,

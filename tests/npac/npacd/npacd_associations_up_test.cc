@@ -2,7 +2,8 @@
 // association that is up — bound, congested, silent or recovering, not releasing — and
 // the example alert of docs/OPERATIONS.md "Metrics" that reads it. A provider whose
 // associations are all congested is slow, not unbound: on-call must not be told it is
-// down. Real npacd, real npac-soa-sim (`--silent`: an association that never answers,
+// down. Real npacd (the silent case in-process on a manual clock, in_process_npacd.h),
+// real npac-soa-sim (`--silent`: an association that never answers,
 // docs/SOA-SIM.md), real SQLite file, loopback TCP; the alert is evaluated by promtool
 // (Debian package prometheus) over the values of a real scrape.
 #include "tests/npac/npacd/in_process_npacd.h"

@@ -1,5 +1,7 @@
-// npacd end to end: the real binary, a real SQLite file, real loopback TCP, providers
-// played by npac-soa-sim. Delivery, acknowledgement and the round robin of NANC 353.
+// npacd end to end: the real binary (the heartbeat case: npacd's own start phases
+// in-process on a manual clock, in_process_npacd.h), a real SQLite file, real loopback
+// TCP, providers played by npac-soa-sim. Delivery, acknowledgement and the round robin of
+// NANC 353.
 #include "tests/npac/npacd/npacd_fixture.h"
 #include "tests/npac/npacd/in_process_npacd.h"
 

@@ -13,21 +13,6 @@
 
 using namespace npacd_test;
 
-namespace {
-
-// Every one of `ids` is acknowledged but those sent on `silent` and waiting there, and
-// each kind has some.
-bool onlySilentHolds(const NpacdClient& npacd, const std::vector<std::int64_t>& ids, std::int64_t silent) {
-  std::size_t acknowledged = 0, held = 0;
-  for (std::int64_t id : ids) {
-    const Json row = messageRow(npacd, id);
-    if (row.value("state", "") == "acknowledged") ++acknowledged;
-    if (row.value("state", "") == "sent" && row.value("association_id", std::int64_t{-1}) == silent) ++held;
-  }
-  return acknowledged > 0 && held > 0 && acknowledged + held == ids.size();
-}
-
-}  // namespace
 
 TEST_CASE("a silent SRR association takes no new PDU after a timeout and is aborted after retry_attempts timeouts") {
   InProcessNpacd npacd;
