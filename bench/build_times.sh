@@ -38,7 +38,11 @@ if [[ " $parts " == *" run "* ]]; then
     sleep 1
   done
   end=$(date +%s.%N)
-  pkill -INT -f "$out/run/build/bin/npacd" 2>/dev/null
+  # make run starts build/bin/npacd by its relative path: the npacd to stop is the one
+  # whose working directory is this clone.
+  for pid in $(pgrep -x npacd); do
+    [ "$(readlink "/proc/$pid/cwd")" = "$out/run" ] && kill -INT "$pid"
+  done
   wait "$runner" 2>/dev/null
   if [ -n "$ready" ]; then
     echo "make run $(echo "$end - $start" | bc | cut -d. -f1) s (to GET /ready)"
