@@ -134,11 +134,16 @@ TEST_CASE("A node passes on the submissions of other nodes, not those its own wr
   REQUIRE(db::notifyNodes(*a.db, db::kSubmittedChannel, "0001 node-b").isOk());  // b's own writer
   REQUIRE(db::notifyNodes(*a.db, db::kSubmittedChannel, "0002 node-a").isOk());
   REQUIRE(db::notifyNodes(*a.db, db::kSubmittedChannel, std::vector<std::string>{"0003", "0004 node-a"}).isOk());
-  CHECK(eventually([&] { return woken.spids().size() == 3; }, 10s, 10ms));
-  std::this_thread::sleep_for(100ms);  // nothing further arrives
+  // Notifications arrive in commit order: once this last one is here, every earlier one
+  // was handled before it, b's own included.
+  REQUIRE(db::notifyNodes(*a.db, db::kSubmittedChannel, "0009 node-a").isOk());
+  CHECK(eventually([&] {
+    const std::vector<std::string> spids = woken.spids();
+    return std::find(spids.begin(), spids.end(), "0009") != spids.end();
+  }, 10s, 10ms));
   std::vector<std::string> spids = woken.spids();
   std::sort(spids.begin(), spids.end());
-  CHECK(spids == std::vector<std::string>{"0002", "0003", "0004"});
+  CHECK(spids == std::vector<std::string>{"0002", "0003", "0004", "0009"});
   (*listening)->stop();
 }
 
