@@ -16,7 +16,7 @@
 #
 # initdb and postgres refuse to run as root, so as root every server command runs as the
 # `postgres` system user (created by Debian's postgresql-15 package) and DIR belongs to
-# it. DIR should sit under /tmp so that user can reach it.
+# it. DIR should sit under /tmp or /dev/shm so that user can reach it.
 #
 # Environment: PG_BINDIR (default /usr/lib/postgresql/15/bin), PG_START_TIMEOUT and
 # PG_STOP_TIMEOUT in seconds (default 60 and 30).

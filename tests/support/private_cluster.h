@@ -1,6 +1,7 @@
 // PrivateCluster: a PostgreSQL cluster of one test's own (tests/pg/cluster.sh), for a test
 // that restarts, halts or pauses its server — the suite's shared cluster serves other
-// tests meanwhile. Started by the constructor on a free port under /tmp, stopped and
+// tests meanwhile. Started by the constructor on a free port beside the suite's cluster
+// ($NPAC_TEST_PG's parent: /dev/shm or /tmp, tests/CMakeLists.txt), else under /tmp; stopped and
 // removed (unpaused first) by the destructor. Test set-up: a failure stops the case with
 // REQUIRE.
 //
@@ -23,8 +24,7 @@ namespace npac::testing {
 
 class PrivateCluster {
  public:
-  PrivateCluster()
-      : dir_(std::filesystem::temp_directory_path() / ("npac-pg-private-" + std::to_string(getpid()))) {
+  PrivateCluster() : dir_(parentDir() / ("npac-pg-private-" + std::to_string(getpid()))) {
     REQUIRE(run("start") == 0);
     std::ifstream in(dir_ / "url");
     std::getline(in, url_);
@@ -65,6 +65,11 @@ class PrivateCluster {
   };
 
  private:
+  static std::filesystem::path parentDir() {
+    const char* suite = std::getenv("NPAC_TEST_PG");
+    if (suite == nullptr || *suite == '\0') return std::filesystem::temp_directory_path();
+    return std::filesystem::path(suite).parent_path();
+  }
   int run(const char* action) {
     const std::string command = std::string(npac::testing::sourceDir() + "/tests/pg/cluster.sh ") + action + " " +
                                 dir_.string() + " >/dev/null 2>&1";
