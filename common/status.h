@@ -122,7 +122,9 @@ namespace npac {
   X(kInconsistent, kTunables, "inconsistent")                                                  \
   X(kStorage, kTunables, "storage error")                                                      \
   X(kReentrant, kTunables, "called from a change callback")                                    \
-  X(kNoActor, kTunables, "no actor")
+  X(kNoActor, kTunables, "no actor")                                                           \
+  /* ---- documents a person wrote and a tool reads (npacctl plan's scenario files) */         \
+  X(kBadDocument, kDocument, "bad document")  /* the message names the JSON path and why */
 
 enum class StatusCode : std::uint16_t {
 #define NPAC_STATUS_ENUM_ENTRY(code, layer, text) code,
@@ -131,7 +133,7 @@ enum class StatusCode : std::uint16_t {
 };
 
 // The layer a code belongs to; a codec error renders with its offset.
-enum class StatusLayer : std::uint8_t { kNone, kCodec, kDatabase, kTunables };
+enum class StatusLayer : std::uint8_t { kNone, kCodec, kDatabase, kTunables, kDocument };
 
 StatusLayer layerOf(StatusCode code);
 // "kBerTruncated"; "kUnknown" outside the enum.
@@ -177,6 +179,7 @@ class [[nodiscard]] Status {
   static Status storage(std::string m) { return error(Code::kStorage, std::move(m)); }
   static Status reentrant(std::string m) { return error(Code::kReentrant, std::move(m)); }
   static Status noActor(std::string m) { return error(Code::kNoActor, std::move(m)); }
+  static Status badDocument(std::string m) { return error(Code::kBadDocument, std::move(m)); }
 
   bool isOk() const { return rep_ == nullptr; }
   explicit operator bool() const { return isOk(); }

@@ -43,18 +43,18 @@ bool smallEnough(const Scenario& s) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  ScenarioOrError parsed = parseScenario(text);
-  if (parsed.scenario.has_value() == parsed.error.has_value()) std::abort();
-  if (parsed.error) {
-    if (parsed.error->reason.empty()) std::abort();  // every refusal says why
+  npac::Result<Scenario> parsed = parseScenario(text);
+  if (!parsed.isOk()) {
+    // Every refusal is a bad document and says why.
+    if (parsed.status().code() != npac::StatusCode::kBadDocument || parsed.status().message().empty()) std::abort();
     return 0;
   }
-  if (!smallEnough(*parsed.scenario)) return 0;
+  if (!smallEnough(*parsed)) return 0;
   DiscardBuffer discard;
   std::ostream out(&discard);
   for (auto make : {makeJsonLinesWriter, makeTextWriter}) {
     auto writer = make(out);
-    (void)runPlan(*parsed.scenario, *writer);
+    (void)runPlan(*parsed, *writer);
   }
   return 0;
 }

@@ -180,13 +180,13 @@ int runCommand(const std::string& path, bool as_json) {
   }
   std::stringstream text;
   text << in.rdbuf();
-  ScenarioOrError parsed = parseScenario(text.str());
-  if (parsed.error) {
-    std::cerr << "npacctl plan: " << path << ": " << parsed.error->message() << "\n";
+  Result<Scenario> parsed = parseScenario(text.str());
+  if (!parsed.isOk()) {
+    std::cerr << "npacctl plan: " << path << ": " << parsed.status().message() << "\n";
     return 1;
   }
   std::unique_ptr<PlanWriter> writer = as_json ? makeJsonLinesWriter(std::cout) : makeTextWriter(std::cout);
-  if (auto error = runPlan(*parsed.scenario, *writer)) {
+  if (auto error = runPlan(*parsed, *writer)) {
     std::cerr << "npacctl plan: " << path << ": " << *error << "\n";
     return 1;
   }

@@ -21,10 +21,10 @@ constexpr double kMaxMilliseconds = 1e9;  // ~11.6 days: enough for any plan
 // Collects the first error; every getter is a no-op once an error is recorded.
 class Reader {
  public:
-  std::optional<ScenarioError> error;
+  std::optional<Status> error;  // kBadDocument: "<JSON path>: <what is wrong>"
 
   void fail(const std::string& where, const std::string& reason) {
-    if (!error) error = ScenarioError{where, reason};
+    if (!error) error = Status::badDocument(where.empty() ? reason : where + ": " + reason);
   }
 
   // A field the step or block cannot do without: absent is an error, never a default.
@@ -143,7 +143,7 @@ std::uint64_t fnv1a(std::string_view s) {
 
 class Parser {
  public:
-  ScenarioOrError run(std::string_view text) {
+  Result<Scenario> run(std::string_view text) {
     json root = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
     if (root.is_discarded()) return bad("", "not valid JSON");
     if (!r_.object(root, "", {"title", "source", "policy", "throttle", "members", "steps", "comment"})) {
@@ -167,13 +167,13 @@ class Parser {
   }
 
  private:
-  ScenarioOrError bad(const std::string& where, const std::string& reason) {
+  Result<Scenario> bad(const std::string& where, const std::string& reason) {
     r_.fail(where, reason);
     return done();
   }
-  ScenarioOrError done() {
-    if (r_.error) return ScenarioOrError{std::nullopt, r_.error};
-    return ScenarioOrError{std::move(s_), std::nullopt};
+  Result<Scenario> done() {
+    if (r_.error) return *r_.error;
+    return std::move(s_);
   }
 
   void policy(const json& root) {
@@ -606,6 +606,6 @@ std::optional<dispatch::MonitorKind> parseMonitorKind(std::string_view text) {
   return std::nullopt;
 }
 
-ScenarioOrError parseScenario(std::string_view text) { return Parser().run(text); }
+Result<Scenario> parseScenario(std::string_view text) { return Parser().run(text); }
 
 }  // namespace npac::npacctl

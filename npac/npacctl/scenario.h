@@ -1,6 +1,7 @@
 // An `npacctl plan` scenario: a dispatch policy, its members and a list of steps, read
 // from JSON (format: docs/DISPATCH.md "Scenario files"). Parsing never throws: a bad file
-// gives a ScenarioError naming the JSON path and what is wrong with it. A field a step
+// gives a kBadDocument Status (common/status.h) whose message names the JSON path and what
+// is wrong with it ("steps[3].member: unknown member \"Z\""). A field a step
 // needs is never defaulted, and a field the chosen policy would ignore is refused.
 //
 // Threading: plain values.
@@ -15,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/status.h"
 #include "dispatch/factory.h"
 #include "dispatch/monitor.h"
 
@@ -84,18 +86,7 @@ struct Scenario {
   std::map<dispatch::MemberId, std::string> names;  // id → display name
 };
 
-struct ScenarioError {
-  std::string where;   // JSON path, e.g. "steps[3].member"
-  std::string reason;  // e.g. "unknown member \"Z\""
-  std::string message() const { return where.empty() ? reason : where + ": " + reason; }
-};
-
-struct ScenarioOrError {
-  std::optional<Scenario> scenario;
-  std::optional<ScenarioError> error;
-};
-
-ScenarioOrError parseScenario(std::string_view text);
+Result<Scenario> parseScenario(std::string_view text);
 
 std::optional<dispatch::MemberState> parseMemberState(std::string_view text);
 std::optional<dispatch::MonitorKind> parseMonitorKind(std::string_view text);
