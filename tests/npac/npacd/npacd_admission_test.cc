@@ -132,7 +132,9 @@ TEST_CASE("Two binds of one provider arriving together under max_associations_pe
   auto key = npacd.provision("0001", /*srr=*/true);
   REQUIRE(npacd.call(http::verb::put, "/v1/tunables/max_associations_per_sp",
                      Json{{"value", 1}, {"spid", "0001"}}).status == 200);
-  auto both = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--keep-going", "--duration", "5s"});
+  // --expect 0: the sim's goal is met once both binds are answered; it releases and ends.
+  auto both = npacd.sim("0001", key, {"--from", "127.0.0.2", "--from", "127.0.0.3", "--keep-going", "--expect", "0",
+                                      "--duration", "20s"});
   both->wait();
   INFO(slurp(both->log) << npacd.log());
   REQUIRE(both->result["associations"].size() == 2);

@@ -25,8 +25,8 @@ using namespace npacd_test;
 
 namespace {
 
-constexpr int kMessages = 200;
-constexpr auto kOutage = 5s;
+constexpr int kMessages = 100;  // 10 acknowledged before the outage, 90 held through it
+constexpr auto kOutage = 3s;   // six of the core's retries of the backlog (kTimerPeriod 500 ms)
 constexpr std::size_t kMostProblemLines = 50;  // over kOutage; a flood is thousands a second
 constexpr int kMostRetransmissions = 20;       // what was in flight, a few times over
 

@@ -293,8 +293,11 @@ TEST_CASE("a bind while the disk is full is refused as storage-unavailable rejec
 
   // Room again: the same provider binds (its sequence number was never recorded).
   disk.makeRoom();
-  auto bound = npacd.sim("0001", key, {"--from", "127.0.0.2", "--npac-key", npac_keys.string(), "--duration", "5s"});
+  // --expect 0: its goal is met once bound, so it releases and ends at once.
+  auto bound = npacd.sim("0001", key, {"--from", "127.0.0.2", "--npac-key", npac_keys.string(), "--expect", "0",
+                                       "--duration", "20s"});
   CHECK(bound->wait() == 0);
+  CHECK(bound->result["associations"][0]["bind"]["accepted"] == true);
   CHECK(npacd.log().find("storage writable again: " + npacd.db().string()) != std::string::npos);
 }
 
