@@ -105,7 +105,7 @@ void DeliveryStore::noteSubmitted(const std::string& spid, const std::vector<db:
 
 void DeliveryStore::forgetReady(const std::string& spid) {
   dropReady(spid);
-  forgetKnown(spid);
+  known_.forget(spid);
 }
 
 void DeliveryStore::removeReady(const std::string& spid, db::MessageId id) {
@@ -117,67 +117,9 @@ void DeliveryStore::removeReady(const std::string& spid, db::MessageId id) {
   accountReady(it->second.queue, size, bytes);
 }
 
-void DeliveryStore::remember(const std::string& spid, db::MessageId id, db::MessageState state) {
-  auto& states = known_[spid];
-  auto it = states.find(id);
-  if (it != states.end()) {
-    it->second = state;
-  } else if (known_total_ < kKnownTotal) {
-    states.emplace(id, state);
-    ++known_total_;
-  }
-}
-
-void DeliveryStore::rememberQueued(const std::string& spid, const std::vector<db::QueuedMessage>& rows) {
-  for (const db::QueuedMessage& row : rows) remember(spid, row.id, row.state);
-}
-
-void DeliveryStore::learn(const Write& w) {
-  auto forget = [&](db::MessageId id) {
-    auto it = known_.find(w.spid);
-    if (it != known_.end()) known_total_ -= it->second.erase(id);
-  };
-  switch (w.kind) {
-    case Write::Kind::kSent:
-    case Write::Kind::kMoveSent:
-      for (db::MessageId id : w.ids) remember(w.spid, id, db::MessageState::kSent);
-      return;
-    case Write::Kind::kAcknowledged:
-    case Write::Kind::kFailed:
-      for (db::MessageId id : w.ids) forget(id);
-      return;
-    case Write::Kind::kRequeueAssociation:
-    case Write::Kind::kRequeue:
-      return forgetKnown(w.spid);
-  }
-}
-
-void DeliveryStore::forgetKnown(const std::string& spid) {
-  auto it = known_.find(spid);
-  if (it == known_.end()) return;
-  known_total_ -= it->second.size();
-  known_.erase(it);
-}
-
-void DeliveryStore::forgetAllKnown() {
-  known_.clear();
-  known_total_ = 0;
-}
-
-db::OutboundQueue::Known DeliveryStore::knownOf(const std::string& spid) const {
-  auto it = known_.find(spid);
-  if (it == known_.end()) return {spid, nullptr};
-  const auto* states = &it->second;
-  return {spid, [states](db::MessageId id) -> std::optional<db::MessageState> {
-            auto found = states->find(id);
-            if (found == states->end()) return std::nullopt;
-            return found->second;
-          }};
-}
-
 void DeliveryStore::becameUnhealthy(const db::Status& status, const char* what) {
   dropAllReady();  // what failed to write may differ from what is kept
-  forgetAllKnown();
+  known_.forgetAll();
   if (logged_unhealthy_) return;
   logged_unhealthy_ = true;
   spdlog::error("outbound queue: {} failed ({}); no new PDU leaves until the database takes "
@@ -209,7 +151,7 @@ db::Result<std::vector<db::QueuedMessage>> DeliveryStore::nextQueued(const std::
   if (kept != nullptr) {
     ++ready_rounds_;
     std::vector<db::QueuedMessage> rows = kept->next(functions, limit);
-    rememberQueued(spid, rows);
+    known_.rememberQueued(spid, rows);
     return rows;
   }
   ++database_rounds_;
@@ -217,7 +159,7 @@ db::Result<std::vector<db::QueuedMessage>> DeliveryStore::nextQueued(const std::
   if (!rows.isOk()) {
     readFailed(rows.status(), "reading the queue");
   } else {
-    rememberQueued(spid, *rows);
+    known_.rememberQueued(spid, *rows);
   }
   return rows;
 }
@@ -256,17 +198,17 @@ db::Result<std::map<std::uint32_t, std::size_t>> DeliveryStore::queuedByMask(con
 db::Status DeliveryStore::apply(const Write& w) {
   db::Status status = db::Status::internal("unknown progress write");
   switch (w.kind) {
-    case Write::Kind::kSent: status = queue_.markSent(w.ids, w.association, w.at, knownOf(w.spid)); break;
-    case Write::Kind::kAcknowledged: status = queue_.markAcknowledged(w.ids, w.at, knownOf(w.spid)); break;
+    case Write::Kind::kSent: status = queue_.markSent(w.ids, w.association, w.at, known_.of(w.spid)); break;
+    case Write::Kind::kAcknowledged: status = queue_.markAcknowledged(w.ids, w.at, known_.of(w.spid)); break;
     case Write::Kind::kFailed: status = queue_.markFailed(w.ids.front(), w.reason, w.at); break;
     case Write::Kind::kRequeueAssociation: status = queue_.requeueAssociation(w.spid, w.association).status(); break;
     case Write::Kind::kMoveSent: status = queue_.moveSent(w.ids.front(), w.association); break;
     case Write::Kind::kRequeue: status = queue_.requeue(w.ids).status(); break;
   }
   if (status.isOk()) {
-    learn(w);
+    known_.learn(w);
   } else {
-    forgetKnown(w.spid);  // a refusal: what is remembered of the provider may be wrong
+    known_.forget(w.spid);  // a refusal: what is remembered of the provider may be wrong
   }
   return status;
 }
@@ -283,7 +225,7 @@ db::Status DeliveryStore::checkFence(const std::string& spid) {
 
 void DeliveryStore::reportFenced(const std::string& spid, const db::Status& why, std::size_t writes) {
   dropReady(spid);
-  forgetKnown(spid);
+  known_.forget(spid);
   fenced_now_.insert(spid);
   fenced_writes_ += writes;
   spdlog::error("outbound queue: {} delivery-progress write(s) for provider {} refused: {}", writes, spid,
@@ -298,7 +240,7 @@ db::Status DeliveryStore::applyFenced(const Write& w) {
   if (db::Status status = checkFence(w.spid); !status.isOk()) return status;
   if (db::Status status = apply(w); !status.isOk()) return status;
   db::Status committed = txn.commit();
-  if (!committed.isOk()) forgetKnown(w.spid);  // learnt from a write that did not commit
+  if (!committed.isOk()) known_.forget(w.spid);  // learnt from a write that did not commit
   return committed;
 }
 
@@ -439,7 +381,7 @@ void DeliveryStore::flush() {
   }
   settleAfter(acknowledged);  // in the turn's transaction: still one commit per turn
   if (db::Status status = turn.commit(); !status.isOk()) {
-    forgetAllKnown();  // learnt from writes that did not commit
+    known_.forgetAll();  // learnt from writes that did not commit
     if (db::isStorageFailure(status)) return deferAll(status);
     spdlog::error("outbound queue: the delivery-progress transaction did not commit: {}",
                   status.toString());

@@ -53,16 +53,7 @@
 // takes this node's writer's committed mark (setCommittedThrough), not the table's
 // highest id, for the reason ready_queue.h gives.
 //
-// Known states: the store remembers the state of the messages it handed out for delivery
-// (the rows nextQueued() returned: queued) and of those it wrote since (sent; an
-// acknowledged or failed one is forgotten), per provider, so that the turn's `sent` and
-// `acknowledged` writes check them without reading them back (db::OutboundQueue::Known:
-// the same refusals, all or none). A write naming a message it does not know reads that
-// one. What it remembers is exact because every progress write of a provider this node
-// delivers passes through this store; it forgets a provider's whenever that may no longer
-// hold — a refused or fenced write, messages put back to queued, a storage failure, a turn
-// that did not commit, rows another node wrote (forgetReady) — and holds at most
-// kKnownTotal messages (beyond that, writes read as before).
+// Known states: KnownStates (core/known_states.h), so a turn's writes read no row back.
 //
 // Settled marks (db/outbound_queue_settle.cc): in a turn's transaction, after its writes, a
 // provider whose acknowledgements reached kSettleEveryAcks since its last settle — or any
@@ -81,10 +72,11 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "db/outbound_queue.h"
+#include "npac/npacd/core/known_states.h"
+#include "npac/npacd/core/progress_write.h"
 #include "npac/npacd/core/ready_queue.h"
 
 namespace npac::npacd {
@@ -105,8 +97,6 @@ struct ReadyLimits {
   std::size_t total = kReadyTotal;
   std::size_t total_bytes = kReadyTotalBytes;
 };
-// Messages whose state the store remembers (see "Known states"), all providers.
-inline constexpr std::size_t kKnownTotal = 65536;
 // Acknowledgements of a provider between two moves of its settled mark (see "Settled marks"),
 // and the longest wait for one once any came.
 inline constexpr std::size_t kSettleEveryAcks = 256;
@@ -178,13 +168,13 @@ class DeliveryStore {
   void forgetReady(const std::string& spid);
   void forgetAllReady() {
     dropAllReady();
-    forgetAllKnown();
+    known_.forgetAll();
   }
   // Delivery rounds answered from memory, and from the database (tests, metrics).
   std::uint64_t readyRounds() const { return ready_rounds_; }
   std::uint64_t databaseRounds() const { return database_rounds_; }
   // Messages whose state is remembered (tests, metrics).
-  std::size_t knownStates() const { return known_total_; }
+  std::size_t knownStates() const { return known_.total(); }
   // Messages and PDU bytes held in all ReadyQueues (tests, metrics).
   std::size_t readyMessages() const { return ready_total_; }
   std::size_t readyBytes() const { return ready_bytes_; }
@@ -195,15 +185,7 @@ class DeliveryStore {
   bool retry();
 
  private:
-  struct Write {
-    enum class Kind { kSent, kAcknowledged, kFailed, kRequeueAssociation, kMoveSent, kRequeue };
-    Kind kind;
-    std::string spid;
-    std::vector<db::MessageId> ids;
-    db::AssociationId association = 0;
-    db::TimeMs at = 0;
-    std::string reason;
-  };
+  using Write = ProgressWrite;
   db::Status apply(const Write& write);
   // kFenced when a Fence is set and this node's lease on `spid` is gone (inside the
   // caller's transaction), ok otherwise.
@@ -241,14 +223,6 @@ class DeliveryStore {
   // Counts the change of `queue` since it held `size` messages of `bytes` PDU bytes.
   void accountReady(const ReadyQueue& queue, std::size_t size, std::size_t bytes);
 
-  // ---- known states (see above) ----
-  void remember(const std::string& spid, db::MessageId id, db::MessageState state);
-  void rememberQueued(const std::string& spid, const std::vector<db::QueuedMessage>& rows);
-  void learn(const Write& write);  // `write` was applied
-  void forgetKnown(const std::string& spid);
-  void forgetAllKnown();
-  db::OutboundQueue::Known knownOf(const std::string& spid) const;
-
   // ---- settled marks (see above) ----
   void settleAfter(const std::vector<const Write*>& acknowledged);
   struct Settling {
@@ -260,8 +234,7 @@ class DeliveryStore {
 
   db::Database& db_;
   db::OutboundQueue queue_;
-  std::map<std::string, std::unordered_map<db::MessageId, db::MessageState>> known_;
-  std::size_t known_total_ = 0;
+  KnownStates known_;
   std::function<db::MessageId()> committed_through_;
   std::map<std::string, Ready> ready_;
   ReadyLimits ready_limits_;
