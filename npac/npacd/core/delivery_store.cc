@@ -10,115 +10,27 @@
 
 namespace npac::npacd {
 
-namespace {
-
-// Rounds to wait before trying to load a ReadyQueue again when the provider had more
-// queued than kReadyLoadAtMost (the count costs an index scan of that many entries).
-constexpr std::uint32_t kLoadBackoffRounds = 16;
-
-}  // namespace
-
 DeliveryStore::DeliveryStore(db::Database& progress_db, std::function<void()> schedule_flush)
     : db_(progress_db),
       queue_(progress_db),
+      ready_(queue_),
       schedule_flush_(std::move(schedule_flush)) {}
 
-ReadyQueue* DeliveryStore::completeReady(const std::string& spid) {
-  auto it = ready_.find(spid);
-  return it != ready_.end() && it->second.queue.complete() ? &it->second.queue : nullptr;
-}
-
-ReadyQueue* DeliveryStore::ready(const std::string& spid) {
-  if (ReadyQueue* kept = completeReady(spid)) return kept;
-  Ready& entry = ready_.try_emplace(spid, ready_limits_.per_provider).first->second;
-  if (entry.skip_loads > 0) {
-    --entry.skip_loads;
-    return nullptr;
-  }
-  // The mark first, then the snapshot: a row of this writer committed in between is in
-  // the snapshot, one committed after it has a higher id than the mark.
-  auto snapshot = committed_through_ ? queue_.queuedSnapshot(spid, kReadyLoadAtMost, committed_through_())
-                                     : queue_.queuedSnapshot(spid, kReadyLoadAtMost);
-  if (!snapshot.isOk()) return nullptr;  // the database read that follows reports it
-  std::size_t bytes = 0;
-  if (snapshot->has_value()) {
-    for (const db::QueuedMessage& row : (*snapshot)->messages) bytes += row.pdu.size();
-  }
-  if (!snapshot->has_value() || ready_total_ + (*snapshot)->messages.size() > ready_limits_.total ||
-      ready_bytes_ + bytes > ready_limits_.total_bytes) {
-    entry.skip_loads = kLoadBackoffRounds;
-    return nullptr;
-  }
-  entry.queue.load(std::move((*snapshot)->messages), (*snapshot)->committed_through);
-  accountReady(entry.queue, 0, 0);
-  return &entry.queue;
-}
-
-void DeliveryStore::accountReady(const ReadyQueue& queue, std::size_t size, std::size_t bytes) {
-  ready_total_ = ready_total_ - size + queue.size();
-  ready_bytes_ = ready_bytes_ - bytes + queue.bytes();
-}
-
-void DeliveryStore::dropReady(const std::string& spid) {
-  auto it = ready_.find(spid);
-  if (it == ready_.end()) return;
-  const std::size_t size = it->second.queue.size();
-  const std::size_t bytes = it->second.queue.bytes();
-  it->second.queue.invalidate();
-  accountReady(it->second.queue, size, bytes);
-}
-
-void DeliveryStore::dropAllReady() {
-  for (auto& [spid, entry] : ready_) entry.queue.invalidate();
-  ready_total_ = 0;
-  ready_bytes_ = 0;
-}
-
 void DeliveryStore::committed(const std::string& spid, std::vector<db::QueuedMessage> rows) {
-  auto it = ready_.find(spid);
-  if (it == ready_.end() || !it->second.queue.complete()) return;  // the database has them
-  ReadyQueue& queue = it->second.queue;
-  for (db::QueuedMessage& row : rows) {
-    if (!queue.covers(row.id) && (ready_total_ >= ready_limits_.total ||
-                                  ready_bytes_ + row.pdu.size() > ready_limits_.total_bytes)) {
-      spdlog::debug("outbound queue: {} has more queued than memory keeps ({} messages, {} bytes held); "
-                    "its delivery reads the database until its backlog drains",
-                    spid, ready_total_, ready_bytes_);
-      dropReady(spid);
-      return;
-    }
-    const std::size_t size = queue.size();
-    const std::size_t bytes = queue.bytes();
-    const bool kept = queue.add(std::move(row));  // false: beyond its capacity, dropped whole
-    accountReady(queue, size, bytes);
-    if (!kept) return;
-  }
+  ready_.committed(spid, std::move(rows));
 }
 
 void DeliveryStore::noteSubmitted(const std::string& spid, const std::vector<db::MessageId>& ids) {
-  auto it = ready_.find(spid);
-  if (it == ready_.end() || !it->second.queue.complete()) return;
-  for (db::MessageId id : ids) {
-    if (!it->second.queue.covers(id)) return dropReady(spid);
-  }
+  ready_.noteSubmitted(spid, ids);
 }
 
 void DeliveryStore::forgetReady(const std::string& spid) {
-  dropReady(spid);
+  ready_.drop(spid);
   known_.forget(spid);
 }
 
-void DeliveryStore::removeReady(const std::string& spid, db::MessageId id) {
-  auto it = ready_.find(spid);
-  if (it == ready_.end()) return;
-  const std::size_t size = it->second.queue.size();
-  const std::size_t bytes = it->second.queue.bytes();
-  it->second.queue.remove(id);
-  accountReady(it->second.queue, size, bytes);
-}
-
 void DeliveryStore::becameUnhealthy(const db::Status& status, const char* what) {
-  dropAllReady();  // what failed to write may differ from what is kept
+  ready_.dropAll();  // what failed to write may differ from what is kept
   known_.forgetAll();
   if (logged_unhealthy_) return;
   logged_unhealthy_ = true;
@@ -143,18 +55,10 @@ db::Result<std::vector<db::QueuedMessage>> DeliveryStore::nextQueued(const std::
   // are collected): the rounds of several providers share one transaction
   // (AssociationManager::deliverDue). What is read or loaded from the database needs
   // what was collected committed first.
-  ReadyQueue* kept = completeReady(spid);
-  if (kept == nullptr) {
-    flush();
-    kept = ready(spid);
+  if (std::optional<std::vector<db::QueuedMessage>> kept = ready_.next(spid, functions, limit, [this] { flush(); })) {
+    known_.rememberQueued(spid, *kept);
+    return std::move(*kept);
   }
-  if (kept != nullptr) {
-    ++ready_rounds_;
-    std::vector<db::QueuedMessage> rows = kept->next(functions, limit);
-    known_.rememberQueued(spid, rows);
-    return rows;
-  }
-  ++database_rounds_;
   auto rows = queue_.nextQueued(spid, functions, limit);
   if (!rows.isOk()) {
     readFailed(rows.status(), "reading the queue");
@@ -224,7 +128,7 @@ db::Status DeliveryStore::checkFence(const std::string& spid) {
 }
 
 void DeliveryStore::reportFenced(const std::string& spid, const db::Status& why, std::size_t writes) {
-  dropReady(spid);
+  ready_.drop(spid);
   known_.forget(spid);
   fenced_now_.insert(spid);
   fenced_writes_ += writes;
@@ -263,7 +167,7 @@ void DeliveryStore::write(Write w) {
     ++deferred_;
     return;
   }
-  dropReady(w.spid);
+  ready_.drop(w.spid);
   spdlog::error("outbound queue: a delivery-progress write was refused: {}", status.toString());
 }
 
@@ -275,12 +179,12 @@ void DeliveryStore::markSent(const std::string& spid, std::vector<db::MessageId>
                              db::AssociationId association, db::TimeMs at) {
   if (ids.empty()) return;
   collected();
-  for (db::MessageId id : ids) removeReady(spid, id);
+  for (db::MessageId id : ids) ready_.remove(spid, id);
   pending_sent_.push_back(Write{Write::Kind::kSent, spid, std::move(ids), association, at, {}});
 }
 
 void DeliveryStore::acknowledge(const std::string& spid, db::MessageId id, db::TimeMs at) {
-  removeReady(spid, id);  // a late answer may acknowledge a message put back to queued
+  ready_.remove(spid, id);  // a late answer may acknowledge a message put back to queued
   collected();
   pending_acks_.emplace_back(spid, id);
   pending_acks_at_ = at;
@@ -376,7 +280,7 @@ void DeliveryStore::flush() {
       turn.rollback();
       return deferAll(status);
     }
-    dropReady(w.spid);
+    ready_.drop(w.spid);
     spdlog::error("outbound queue: a delivery-progress write was refused: {}", status.toString());
   }
   settleAfter(acknowledged);  // in the turn's transaction: still one commit per turn
@@ -412,13 +316,13 @@ void DeliveryStore::settleAfter(const std::vector<const Write*>& acknowledged) {
 
 void DeliveryStore::markFailed(const std::string& spid, db::MessageId id, std::string reason, db::TimeMs at) {
   flush();
-  removeReady(spid, id);
+  ready_.remove(spid, id);
   write(Write{Write::Kind::kFailed, spid, {id}, 0, at, std::move(reason)});
 }
 
 void DeliveryStore::requeueAssociation(const std::string& spid, db::AssociationId association) {
   flush();  // what was answered there is acknowledged, not re-queued
-  dropReady(spid);  // its messages come back to queued: the next round reads them
+  ready_.drop(spid);  // its messages come back to queued: the next round reads them
   write(Write{Write::Kind::kRequeueAssociation, spid, {}, association, 0, {}});
 }
 
@@ -430,7 +334,7 @@ void DeliveryStore::moveSent(const std::string& spid, db::MessageId id, db::Asso
 void DeliveryStore::requeue(const std::string& spid, std::vector<db::MessageId> ids) {
   if (ids.empty()) return;
   flush();
-  dropReady(spid);  // they come back to queued: the next round reads them
+  ready_.drop(spid);  // they come back to queued: the next round reads them
   write(Write{Write::Kind::kRequeue, spid, std::move(ids), 0, 0, {}});
 }
 
@@ -445,7 +349,7 @@ bool DeliveryStore::retry() {
         backlog_.pop_front();
         continue;
       }
-      dropReady(backlog_.front().spid);
+      ready_.drop(backlog_.front().spid);
       spdlog::error("outbound queue: a deferred delivery-progress write was refused: {}",
                     status.toString());
     }

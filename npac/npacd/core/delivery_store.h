@@ -39,19 +39,7 @@
 // round whose `sent` rows were refused must not leave (ProviderCore::releaseOutgoing) —
 // those rows belong to the node holding the lease, which delivers them.
 //
-// Ready messages in memory (core/ready_queue.h): the queue writer's committed
-// messages reach the store (committed()) on the core thread, so a delivery round takes
-// them from a per-provider ReadyQueue instead of reading back what was just written. The
-// store keeps each ReadyQueue exact with its own progress writes (sent, failed and
-// acknowledged messages leave it) and drops it (the next round reads the database, then
-// loads it again when it fits) whenever it cannot follow: messages put back to `queued`,
-// a refused or fenced write, a storage failure, a lease taken, or more than
-// kReadyPerProvider / kReadyTotal messages; it is loaded again once no more than
-// kReadyLoadAtMost are queued. On PostgreSQL other nodes may write the same queue: their
-// NOTIFY makes the owner call forgetReady() for the provider (and forgetAllReady() when
-// the listener lost its connection), so their rows are read with the next load; a load
-// takes this node's writer's committed mark (setCommittedThrough), not the table's
-// highest id, for the reason ready_queue.h gives.
+// Ready messages in memory: ReadyMessages (core/ready_messages.h), one ReadyQueue per provider.
 //
 // Known states: KnownStates (core/known_states.h), so a turn's writes read no row back.
 //
@@ -77,26 +65,10 @@
 #include "db/outbound_queue.h"
 #include "npac/npacd/core/known_states.h"
 #include "npac/npacd/core/progress_write.h"
-#include "npac/npacd/core/ready_queue.h"
+#include "npac/npacd/core/ready_messages.h"
 
 namespace npac::npacd {
 
-// Ready messages kept in memory per provider and in all, and the PDU bytes they may hold
-// in all. A burst that outruns delivery stays in memory while it fits (a message costs
-// its PDU plus about 0.3 KiB), so its rounds read nothing back; beyond that the provider's
-// ReadyQueue is dropped and its backlog read from the database round by round. A
-// provider's ReadyQueue is loaded only while at most kReadyLoadAtMost are queued (no more
-// than one delivery round reads anyway): an existing backlog is read from the database
-// until it has drained to that, instead of being read whole into memory at once.
-inline constexpr std::size_t kReadyPerProvider = 262'144;
-inline constexpr std::size_t kReadyLoadAtMost = 256;
-inline constexpr std::size_t kReadyTotal = 262'144;
-inline constexpr std::size_t kReadyTotalBytes = std::size_t{128} << 20;
-struct ReadyLimits {
-  std::size_t per_provider = kReadyPerProvider;
-  std::size_t total = kReadyTotal;
-  std::size_t total_bytes = kReadyTotalBytes;
-};
 // Acknowledgements of a provider between two moves of its settled mark (see "Settled marks"),
 // and the longest wait for one once any came.
 inline constexpr std::size_t kSettleEveryAcks = 256;
@@ -122,9 +94,9 @@ class DeliveryStore {
   // Before the first round: this node's queue writer's committed mark
   // (QueueWriter::committedThrough). Without it a load reads the table's highest id,
   // which is right only while one writer fills the queue.
-  void setCommittedThrough(std::function<db::MessageId()> mark) { committed_through_ = std::move(mark); }
+  void setCommittedThrough(std::function<db::MessageId()> mark) { ready_.setCommittedThrough(std::move(mark)); }
   // Before the first round: other bounds for the ready messages (tests).
-  void setReadyLimits(ReadyLimits limits) { ready_limits_ = limits; }
+  void setReadyLimits(ReadyLimits limits) { ready_.setLimits(limits); }
 
   bool healthy() const { return backlog_.empty() && !read_failed_; }
   std::size_t backlog() const { return backlog_.size(); }
@@ -167,17 +139,17 @@ class DeliveryStore {
   // rows another node committed).
   void forgetReady(const std::string& spid);
   void forgetAllReady() {
-    dropAllReady();
+    ready_.dropAll();
     known_.forgetAll();
   }
   // Delivery rounds answered from memory, and from the database (tests, metrics).
-  std::uint64_t readyRounds() const { return ready_rounds_; }
-  std::uint64_t databaseRounds() const { return database_rounds_; }
+  std::uint64_t readyRounds() const { return ready_.rounds(); }
+  std::uint64_t databaseRounds() const { return ready_.databaseRounds(); }
   // Messages whose state is remembered (tests, metrics).
   std::size_t knownStates() const { return known_.total(); }
   // Messages and PDU bytes held in all ReadyQueues (tests, metrics).
-  std::size_t readyMessages() const { return ready_total_; }
-  std::size_t readyBytes() const { return ready_bytes_; }
+  std::size_t readyMessages() const { return ready_.messages(); }
+  std::size_t readyBytes() const { return ready_.bytes(); }
   // Settles that moved a provider's mark (tests, metrics).
   std::uint64_t settles() const { return settles_; }
 
@@ -207,22 +179,6 @@ class DeliveryStore {
   void readFailed(const db::Status& status, const char* what);
   void becameUnhealthy(const db::Status& status, const char* what);
 
-  struct Ready {
-    explicit Ready(std::size_t capacity) : queue(capacity) {}
-    ReadyQueue queue;
-    std::uint32_t skip_loads = 0;  // rounds to wait before trying to load again
-  };
-  // The provider's ReadyQueue, loaded if it can be; nullptr when delivery must read the
-  // database this round.
-  ReadyQueue* ready(const std::string& spid);
-  // The provider's ReadyQueue when it is complete now (no load, no database read).
-  ReadyQueue* completeReady(const std::string& spid);
-  void dropReady(const std::string& spid);
-  void removeReady(const std::string& spid, db::MessageId id);
-  void dropAllReady();
-  // Counts the change of `queue` since it held `size` messages of `bytes` PDU bytes.
-  void accountReady(const ReadyQueue& queue, std::size_t size, std::size_t bytes);
-
   // ---- settled marks (see above) ----
   void settleAfter(const std::vector<const Write*>& acknowledged);
   struct Settling {
@@ -234,14 +190,8 @@ class DeliveryStore {
 
   db::Database& db_;
   db::OutboundQueue queue_;
+  ReadyMessages ready_;
   KnownStates known_;
-  std::function<db::MessageId()> committed_through_;
-  std::map<std::string, Ready> ready_;
-  ReadyLimits ready_limits_;
-  std::size_t ready_total_ = 0;  // messages held in all ReadyQueues
-  std::size_t ready_bytes_ = 0;  // their PDU bytes
-  std::uint64_t ready_rounds_ = 0;
-  std::uint64_t database_rounds_ = 0;
   std::function<void()> schedule_flush_;
   std::vector<Write> pending_sent_;
   std::vector<std::pair<std::string, db::MessageId>> pending_acks_;
