@@ -14,6 +14,7 @@ DeliveryStore::DeliveryStore(db::Database& progress_db, std::function<void()> sc
     : db_(progress_db),
       queue_(progress_db),
       ready_(queue_),
+      settle_(queue_),
       schedule_flush_(std::move(schedule_flush)) {}
 
 void DeliveryStore::committed(const std::string& spid, std::vector<db::QueuedMessage> rows) {
@@ -283,7 +284,7 @@ void DeliveryStore::flush() {
     ready_.drop(w.spid);
     spdlog::error("outbound queue: a delivery-progress write was refused: {}", status.toString());
   }
-  settleAfter(acknowledged);  // in the turn's transaction: still one commit per turn
+  settle_.settleAfter(acknowledged);  // in the turn's transaction: still one commit per turn
   if (db::Status status = turn.commit(); !status.isOk()) {
     known_.forgetAll();  // learnt from writes that did not commit
     if (db::isStorageFailure(status)) return deferAll(status);
@@ -295,23 +296,6 @@ void DeliveryStore::flush() {
     }
   }
   reportDropped(fenced, fenced_count);
-}
-
-void DeliveryStore::settleAfter(const std::vector<const Write*>& acknowledged) {
-  for (const Write* write : acknowledged) {
-    const Write& w = *write;
-    Settling& entry = settling_[w.spid];
-    entry.acks += w.ids.size();
-    if (entry.acks < kSettleEveryAcks && w.at - entry.last < kSettleEveryMs) continue;
-    db::Result<db::MessageId> mark = queue_.settle(w.spid, w.at);
-    if (!mark.isOk()) {
-      spdlog::warn("outbound queue: moving provider {}'s settled mark failed ({}); tried again with its next "
-                   "acknowledgements", w.spid, mark.status().toString());
-      continue;
-    }
-    entry = Settling{0, w.at};
-    ++settles_;
-  }
 }
 
 void DeliveryStore::markFailed(const std::string& spid, db::MessageId id, std::string reason, db::TimeMs at) {

@@ -43,11 +43,7 @@
 //
 // Known states: KnownStates (core/known_states.h), so a turn's writes read no row back.
 //
-// Settled marks (db/outbound_queue_settle.cc): in a turn's transaction, after its writes, a
-// provider whose acknowledgements reached kSettleEveryAcks since its last settle — or any
-// since a second ago — has its mark moved (OutboundQueue::settle, a savepoint), so every
-// read of its queue stays above what is done. A settle that fails is undone alone, logged,
-// and tried again with the provider's next acknowledgements; it changes no message's state.
+// Settled marks: SettleSchedule (core/settle_schedule.h), in the turn's transaction.
 //
 // Threading: the core thread only (it wraps the core's progress connection).
 #pragma once
@@ -66,13 +62,9 @@
 #include "npac/npacd/core/known_states.h"
 #include "npac/npacd/core/progress_write.h"
 #include "npac/npacd/core/ready_messages.h"
+#include "npac/npacd/core/settle_schedule.h"
 
 namespace npac::npacd {
-
-// Acknowledgements of a provider between two moves of its settled mark (see "Settled marks"),
-// and the longest wait for one once any came.
-inline constexpr std::size_t kSettleEveryAcks = 256;
-inline constexpr db::TimeMs kSettleEveryMs = 1000;
 
 class DeliveryStore {
  public:
@@ -151,7 +143,7 @@ class DeliveryStore {
   std::size_t readyMessages() const { return ready_.messages(); }
   std::size_t readyBytes() const { return ready_.bytes(); }
   // Settles that moved a provider's mark (tests, metrics).
-  std::uint64_t settles() const { return settles_; }
+  std::uint64_t settles() const { return settle_.settles(); }
 
   // Replays the backlog (and re-checks reads); true when healthy afterwards.
   bool retry();
@@ -179,19 +171,11 @@ class DeliveryStore {
   void readFailed(const db::Status& status, const char* what);
   void becameUnhealthy(const db::Status& status, const char* what);
 
-  // ---- settled marks (see above) ----
-  void settleAfter(const std::vector<const Write*>& acknowledged);
-  struct Settling {
-    std::size_t acks = 0;     // since the last settle
-    db::TimeMs last = 0;      // when it ran
-  };
-  std::map<std::string, Settling> settling_;
-  std::uint64_t settles_ = 0;
-
   db::Database& db_;
   db::OutboundQueue queue_;
   ReadyMessages ready_;
   KnownStates known_;
+  SettleSchedule settle_;
   std::function<void()> schedule_flush_;
   std::vector<Write> pending_sent_;
   std::vector<std::pair<std::string, db::MessageId>> pending_acks_;
