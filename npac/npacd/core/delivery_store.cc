@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include "db/database.h"
-#include "db/lease_store.h"
 #include "db/statement.h"
 #include "db/storage_health.h"
 #include "db/transaction.h"
@@ -15,6 +14,11 @@ DeliveryStore::DeliveryStore(db::Database& progress_db, std::function<void()> sc
       queue_(progress_db),
       ready_(queue_),
       settle_(queue_),
+      fence_(progress_db,
+             [this](const std::string& spid) {
+               ready_.drop(spid);
+               known_.forget(spid);
+             }),
       schedule_flush_(std::move(schedule_flush)) {}
 
 void DeliveryStore::committed(const std::string& spid, std::vector<db::QueuedMessage> rows) {
@@ -118,31 +122,11 @@ db::Status DeliveryStore::apply(const Write& w) {
   return status;
 }
 
-db::Status DeliveryStore::checkFence(const std::string& spid) {
-  if (!fence_) return db::Status::ok();
-  const std::optional<std::int64_t> epoch = fence_->epoch_of ? fence_->epoch_of(spid) : std::nullopt;
-  if (!epoch) {
-    return db::Status::make(db::Status::Code::kFenced,
-                            "node '" + fence_->owner + "' holds no lease on provider " + spid);
-  }
-  return db::LeaseStore(db_).fence(spid, fence_->owner, *epoch);
-}
-
-void DeliveryStore::reportFenced(const std::string& spid, const db::Status& why, std::size_t writes) {
-  ready_.drop(spid);
-  known_.forget(spid);
-  fenced_now_.insert(spid);
-  fenced_writes_ += writes;
-  spdlog::error("outbound queue: {} delivery-progress write(s) for provider {} refused: {}", writes, spid,
-                why.toString());
-  if (fence_ && fence_->on_fenced) fence_->on_fenced(spid, why);
-}
-
 db::Status DeliveryStore::applyFenced(const Write& w) {
-  if (!fence_) return apply(w);
+  if (!fence_.active()) return apply(w);
   db::Transaction txn(db_);
   if (db::Status status = txn.begin(); !status.isOk()) return status;
-  if (db::Status status = checkFence(w.spid); !status.isOk()) return status;
+  if (db::Status status = fence_.check(w.spid); !status.isOk()) return status;
   if (db::Status status = apply(w); !status.isOk()) return status;
   db::Status committed = txn.commit();
   if (!committed.isOk()) known_.forget(w.spid);  // learnt from a write that did not commit
@@ -158,10 +142,10 @@ void DeliveryStore::write(Write w) {
   }
   db::Status status = applyFenced(w);
   if (status.isOk()) {
-    fenced_now_.erase(w.spid);
+    fence_.committed(w.spid);
     return;
   }
-  if (status.code() == db::Status::Code::kFenced) return reportFenced(w.spid, status, 1);
+  if (status.code() == db::Status::Code::kFenced) return fence_.reportFenced(w.spid, status, 1);
   if (db::isStorageFailure(status)) {
     becameUnhealthy(status, "recording delivery progress");
     backlog_.push_back(std::move(w));
@@ -213,30 +197,6 @@ void DeliveryStore::defer(std::vector<Write>& writes) {
   deferred_ += writes.size();
 }
 
-std::optional<db::Status> DeliveryStore::checkFences(const std::vector<Write>& writes,
-                                                     std::map<std::string, db::Status>& fenced) {
-  for (const Write& w : writes) {
-    if (fenced.count(w.spid) != 0) continue;
-    db::Status status = checkFence(w.spid);
-    if (db::isStorageFailure(status)) return status;
-    fenced.emplace(w.spid, status);
-  }
-  return std::nullopt;
-}
-
-void DeliveryStore::reportDropped(const std::map<std::string, db::Status>& fenced,
-                                  const std::map<std::string, std::size_t>& fenced_count) {
-  for (const auto& [spid, count] : fenced_count) {
-    const db::Status& why = fenced.at(spid);
-    if (why.code() == db::Status::Code::kFenced) {
-      reportFenced(spid, why, count);
-    } else {
-      spdlog::error("outbound queue: {} delivery-progress write(s) for provider {} dropped: the lease check "
-                    "failed: {}", count, spid, why.toString());
-    }
-  }
-}
-
 void DeliveryStore::flush() {
   if (!pending()) return;
   std::vector<Write> writes = takePending();
@@ -259,8 +219,8 @@ void DeliveryStore::flush() {
   // The fence, once per provider of the turn, before any of its writes.
   std::map<std::string, db::Status> fenced;
   std::map<std::string, std::size_t> fenced_count;
-  if (fence_) {
-    if (std::optional<db::Status> failure = checkFences(writes, fenced)) {
+  if (fence_.active()) {
+    if (std::optional<db::Status> failure = fence_.checkAll(writes, fenced)) {
       turn.rollback();
       return deferAll(*failure);
     }
@@ -290,12 +250,10 @@ void DeliveryStore::flush() {
     if (db::isStorageFailure(status)) return deferAll(status);
     spdlog::error("outbound queue: the delivery-progress transaction did not commit: {}",
                   status.toString());
-  } else if (!fenced_now_.empty()) {
-    for (const Write& w : writes) {
-      if (fenced_count.count(w.spid) == 0) fenced_now_.erase(w.spid);
-    }
+  } else {
+    fence_.committed(writes, fenced_count);
   }
-  reportDropped(fenced, fenced_count);
+  fence_.reportDropped(fenced, fenced_count);
 }
 
 void DeliveryStore::markFailed(const std::string& spid, db::MessageId id, std::string reason, db::TimeMs at) {
@@ -329,7 +287,7 @@ bool DeliveryStore::retry() {
     if (!status.isOk()) {
       if (db::isStorageFailure(status)) return false;
       if (status.code() == db::Status::Code::kFenced) {
-        reportFenced(backlog_.front().spid, status, 1);
+        fence_.reportFenced(backlog_.front().spid, status, 1);
         backlog_.pop_front();
         continue;
       }

@@ -29,15 +29,7 @@
 // failure commits nothing and keeps all of it, in order, in the backlog; a write refused
 // for another reason is dropped alone (its savepoint undone) and the rest commits.
 //
-// Fencing (two or more npacd nodes, db/lease_store.h): with a Fence set, every progress
-// write names its provider, and the transaction that applies it first checks, in the
-// database (LeaseStore::fence), that this node still holds the provider's lease at the
-// epoch the Fence reports. A provider whose lease is lost (or not held) has its writes
-// refused — none of them is applied or kept — and Fence::on_fenced is called once per
-// turn for it, after the transaction: the owner aborts that provider's associations.
-// Until a write of that provider commits again, fenced(spid) is true: the PDUs of the
-// round whose `sent` rows were refused must not leave (ProviderCore::releaseOutgoing) —
-// those rows belong to the node holding the lease, which delivers them.
+// Fencing (two or more npacd nodes): ProgressFence (core/progress_fence.h).
 //
 // Ready messages in memory: ReadyMessages (core/ready_messages.h), one ReadyQueue per provider.
 //
@@ -53,13 +45,12 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "db/outbound_queue.h"
 #include "npac/npacd/core/known_states.h"
+#include "npac/npacd/core/progress_fence.h"
 #include "npac/npacd/core/progress_write.h"
 #include "npac/npacd/core/ready_messages.h"
 #include "npac/npacd/core/settle_schedule.h"
@@ -68,12 +59,9 @@ namespace npac::npacd {
 
 class DeliveryStore {
  public:
-  struct Fence {
-    std::string owner;  // this node (--node)
-    // The epoch of the provider's lease this node holds; nullopt: none.
-    std::function<std::optional<std::int64_t>(const std::string& spid)> epoch_of;
-    std::function<void(const std::string& spid, const db::Status& why)> on_fenced;
-  };
+  // The lease fence's settings: this node, the epoch of the lease it holds on a provider,
+  // on_fenced (core/progress_fence.h).
+  using Fence = ProgressFence::Lease;
 
   // `schedule_flush` is called when the first write of a batch is collected; the owner
   // then calls flush() soon (a posted handler; a test calls it directly).
@@ -82,7 +70,7 @@ class DeliveryStore {
   DeliveryStore& operator=(const DeliveryStore&) = delete;
 
   // Before the first write (core thread). Without one nothing is fenced (one node).
-  void setFence(Fence fence) { fence_ = std::move(fence); }
+  void setFence(Fence fence) { fence_.set(std::move(fence)); }
   // Before the first round: this node's queue writer's committed mark
   // (QueueWriter::committedThrough). Without it a load reads the table's highest id,
   // which is right only while one writer fills the queue.
@@ -116,10 +104,10 @@ class DeliveryStore {
   void moveSent(const std::string& spid, db::MessageId id, db::AssociationId association);
   void requeue(const std::string& spid, std::vector<db::MessageId> ids);
   // Progress writes refused because the provider's lease was lost (metrics, tests).
-  std::uint64_t fencedWrites() const { return fenced_writes_; }
+  std::uint64_t fencedWrites() const { return fence_.fencedWrites(); }
   // The latest progress writes for `spid` were refused by the fence, and none has
   // committed since (see "Fencing" above).
-  bool fenced(const std::string& spid) const { return fenced_now_.count(spid) != 0; }
+  bool fenced(const std::string& spid) const { return fence_.fenced(spid); }
 
   // ---- ready messages (see above) ----
   // Messages of `spid` the queue writer committed (ids ascending), handed over once.
@@ -151,20 +139,12 @@ class DeliveryStore {
  private:
   using Write = ProgressWrite;
   db::Status apply(const Write& write);
-  // kFenced when a Fence is set and this node's lease on `spid` is gone (inside the
-  // caller's transaction), ok otherwise.
-  db::Status checkFence(const std::string& spid);
   // A write outside flush(): its own transaction, fence first.
   db::Status applyFenced(const Write& write);
-  void reportFenced(const std::string& spid, const db::Status& why, std::size_t writes);
-  // flush() in parts: the collected writes (acknowledgements grouped per provider), moved
-  // behind the backlog (defer), the fence of each of their providers (a storage failure,
-  // or none), and the log lines of the writes a failed fence dropped.
+  // flush() in parts: the collected writes (acknowledgements grouped per provider), and
+  // moved behind the backlog (defer).
   std::vector<Write> takePending();
   void defer(std::vector<Write>& writes);
-  std::optional<db::Status> checkFences(const std::vector<Write>& writes, std::map<std::string, db::Status>& fenced);
-  void reportDropped(const std::map<std::string, db::Status>& fenced,
-                     const std::map<std::string, std::size_t>& fenced_count);
   void write(Write write);
   void collected();  // a write was collected: schedule the flush if it is the first
   bool pending() const { return !pending_sent_.empty() || !pending_acks_.empty(); }
@@ -176,6 +156,7 @@ class DeliveryStore {
   ReadyMessages ready_;
   KnownStates known_;
   SettleSchedule settle_;
+  ProgressFence fence_;
   std::function<void()> schedule_flush_;
   std::vector<Write> pending_sent_;
   std::vector<std::pair<std::string, db::MessageId>> pending_acks_;
@@ -184,9 +165,6 @@ class DeliveryStore {
   bool read_failed_ = false;
   bool logged_unhealthy_ = false;
   std::uint64_t deferred_ = 0;  // writes that joined the backlog while unhealthy
-  std::optional<Fence> fence_;
-  std::uint64_t fenced_writes_ = 0;
-  std::set<std::string> fenced_now_;  // fenced(): refused, nothing committed since
 };
 
 }  // namespace npac::npacd
