@@ -19,7 +19,7 @@ DeliveryStore::DeliveryStore(db::Database& progress_db, std::function<void()> sc
                ready_.drop(spid);
                known_.forget(spid);
              }),
-      schedule_flush_(std::move(schedule_flush)) {}
+      turn_(std::move(schedule_flush)) {}
 
 void DeliveryStore::committed(const std::string& spid, std::vector<db::QueuedMessage> rows) {
   ready_.committed(spid, std::move(rows));
@@ -156,40 +156,16 @@ void DeliveryStore::write(Write w) {
   spdlog::error("outbound queue: a delivery-progress write was refused: {}", status.toString());
 }
 
-void DeliveryStore::collected() {
-  if (!pending() && schedule_flush_) schedule_flush_();
-}
-
 void DeliveryStore::markSent(const std::string& spid, std::vector<db::MessageId> ids,
                              db::AssociationId association, db::TimeMs at) {
   if (ids.empty()) return;
-  collected();
   for (db::MessageId id : ids) ready_.remove(spid, id);
-  pending_sent_.push_back(Write{Write::Kind::kSent, spid, std::move(ids), association, at, {}});
+  turn_.sent(Write{Write::Kind::kSent, spid, std::move(ids), association, at, {}});
 }
 
 void DeliveryStore::acknowledge(const std::string& spid, db::MessageId id, db::TimeMs at) {
   ready_.remove(spid, id);  // a late answer may acknowledge a message put back to queued
-  collected();
-  pending_acks_.emplace_back(spid, id);
-  pending_acks_at_ = at;
-}
-
-std::vector<DeliveryStore::Write> DeliveryStore::takePending() {
-  std::vector<Write> writes;
-  writes.swap(pending_sent_);
-  if (!pending_acks_.empty()) {
-    // One acknowledging write per provider (the fence's unit), providers in first-seen order.
-    std::vector<std::pair<std::string, db::MessageId>> acks;
-    acks.swap(pending_acks_);
-    std::map<std::string, std::size_t> slot;
-    for (auto& [spid, id] : acks) {
-      auto [it, added] = slot.emplace(spid, writes.size());
-      if (added) writes.push_back(Write{Write::Kind::kAcknowledged, spid, {}, 0, pending_acks_at_, {}});
-      writes[it->second].ids.push_back(id);
-    }
-  }
-  return writes;
+  turn_.acknowledged(spid, id, at);
 }
 
 void DeliveryStore::defer(std::vector<Write>& writes) {
@@ -198,8 +174,8 @@ void DeliveryStore::defer(std::vector<Write>& writes) {
 }
 
 void DeliveryStore::flush() {
-  if (!pending()) return;
-  std::vector<Write> writes = takePending();
+  if (turn_.empty()) return;
+  std::vector<Write> writes = turn_.take();
   const auto deferAll = [&](const db::Status& status) {
     becameUnhealthy(status, "recording delivery progress");
     defer(writes);

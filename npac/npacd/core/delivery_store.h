@@ -54,6 +54,7 @@
 #include "npac/npacd/core/progress_write.h"
 #include "npac/npacd/core/ready_messages.h"
 #include "npac/npacd/core/settle_schedule.h"
+#include "npac/npacd/core/turn_writes.h"
 
 namespace npac::npacd {
 
@@ -141,13 +142,9 @@ class DeliveryStore {
   db::Status apply(const Write& write);
   // A write outside flush(): its own transaction, fence first.
   db::Status applyFenced(const Write& write);
-  // flush() in parts: the collected writes (acknowledgements grouped per provider), and
-  // moved behind the backlog (defer).
-  std::vector<Write> takePending();
-  void defer(std::vector<Write>& writes);
   void write(Write write);
-  void collected();  // a write was collected: schedule the flush if it is the first
-  bool pending() const { return !pending_sent_.empty() || !pending_acks_.empty(); }
+  // Moves `writes` behind the backlog.
+  void defer(std::vector<Write>& writes);
   void readFailed(const db::Status& status, const char* what);
   void becameUnhealthy(const db::Status& status, const char* what);
 
@@ -157,10 +154,7 @@ class DeliveryStore {
   KnownStates known_;
   SettleSchedule settle_;
   ProgressFence fence_;
-  std::function<void()> schedule_flush_;
-  std::vector<Write> pending_sent_;
-  std::vector<std::pair<std::string, db::MessageId>> pending_acks_;
-  db::TimeMs pending_acks_at_ = 0;
+  TurnWrites turn_;
   std::deque<Write> backlog_;
   bool read_failed_ = false;
   bool logged_unhealthy_ = false;
