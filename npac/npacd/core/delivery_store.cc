@@ -3,181 +3,40 @@
 #include <spdlog/spdlog.h>
 
 #include "db/database.h"
-#include "db/lease_store.h"
 #include "db/statement.h"
 #include "db/storage_health.h"
 #include "db/transaction.h"
 
 namespace npac::npacd {
 
-namespace {
-
-// Rounds to wait before trying to load a ReadyQueue again when the provider had more
-// queued than kReadyLoadAtMost (the count costs an index scan of that many entries).
-constexpr std::uint32_t kLoadBackoffRounds = 16;
-
-}  // namespace
-
 DeliveryStore::DeliveryStore(db::Database& progress_db, std::function<void()> schedule_flush)
     : db_(progress_db),
       queue_(progress_db),
-      schedule_flush_(std::move(schedule_flush)) {}
-
-ReadyQueue* DeliveryStore::completeReady(const std::string& spid) {
-  auto it = ready_.find(spid);
-  return it != ready_.end() && it->second.queue.complete() ? &it->second.queue : nullptr;
-}
-
-ReadyQueue* DeliveryStore::ready(const std::string& spid) {
-  if (ReadyQueue* kept = completeReady(spid)) return kept;
-  Ready& entry = ready_.try_emplace(spid, ready_limits_.per_provider).first->second;
-  if (entry.skip_loads > 0) {
-    --entry.skip_loads;
-    return nullptr;
-  }
-  // The mark first, then the snapshot: a row of this writer committed in between is in
-  // the snapshot, one committed after it has a higher id than the mark.
-  auto snapshot = committed_through_ ? queue_.queuedSnapshot(spid, kReadyLoadAtMost, committed_through_())
-                                     : queue_.queuedSnapshot(spid, kReadyLoadAtMost);
-  if (!snapshot.isOk()) return nullptr;  // the database read that follows reports it
-  std::size_t bytes = 0;
-  if (snapshot->has_value()) {
-    for (const db::QueuedMessage& row : (*snapshot)->messages) bytes += row.pdu.size();
-  }
-  if (!snapshot->has_value() || ready_total_ + (*snapshot)->messages.size() > ready_limits_.total ||
-      ready_bytes_ + bytes > ready_limits_.total_bytes) {
-    entry.skip_loads = kLoadBackoffRounds;
-    return nullptr;
-  }
-  entry.queue.load(std::move((*snapshot)->messages), (*snapshot)->committed_through);
-  accountReady(entry.queue, 0, 0);
-  return &entry.queue;
-}
-
-void DeliveryStore::accountReady(const ReadyQueue& queue, std::size_t size, std::size_t bytes) {
-  ready_total_ = ready_total_ - size + queue.size();
-  ready_bytes_ = ready_bytes_ - bytes + queue.bytes();
-}
-
-void DeliveryStore::dropReady(const std::string& spid) {
-  auto it = ready_.find(spid);
-  if (it == ready_.end()) return;
-  const std::size_t size = it->second.queue.size();
-  const std::size_t bytes = it->second.queue.bytes();
-  it->second.queue.invalidate();
-  accountReady(it->second.queue, size, bytes);
-}
-
-void DeliveryStore::dropAllReady() {
-  for (auto& [spid, entry] : ready_) entry.queue.invalidate();
-  ready_total_ = 0;
-  ready_bytes_ = 0;
-}
+      ready_(queue_),
+      settle_(queue_),
+      fence_(progress_db,
+             [this](const std::string& spid) {
+               ready_.drop(spid);
+               known_.forget(spid);
+             }),
+      turn_(std::move(schedule_flush)) {}
 
 void DeliveryStore::committed(const std::string& spid, std::vector<db::QueuedMessage> rows) {
-  auto it = ready_.find(spid);
-  if (it == ready_.end() || !it->second.queue.complete()) return;  // the database has them
-  ReadyQueue& queue = it->second.queue;
-  for (db::QueuedMessage& row : rows) {
-    if (!queue.covers(row.id) && (ready_total_ >= ready_limits_.total ||
-                                  ready_bytes_ + row.pdu.size() > ready_limits_.total_bytes)) {
-      spdlog::debug("outbound queue: {} has more queued than memory keeps ({} messages, {} bytes held); "
-                    "its delivery reads the database until its backlog drains",
-                    spid, ready_total_, ready_bytes_);
-      dropReady(spid);
-      return;
-    }
-    const std::size_t size = queue.size();
-    const std::size_t bytes = queue.bytes();
-    const bool kept = queue.add(std::move(row));  // false: beyond its capacity, dropped whole
-    accountReady(queue, size, bytes);
-    if (!kept) return;
-  }
+  ready_.committed(spid, std::move(rows));
 }
 
 void DeliveryStore::noteSubmitted(const std::string& spid, const std::vector<db::MessageId>& ids) {
-  auto it = ready_.find(spid);
-  if (it == ready_.end() || !it->second.queue.complete()) return;
-  for (db::MessageId id : ids) {
-    if (!it->second.queue.covers(id)) return dropReady(spid);
-  }
+  ready_.noteSubmitted(spid, ids);
 }
 
 void DeliveryStore::forgetReady(const std::string& spid) {
-  dropReady(spid);
-  forgetKnown(spid);
-}
-
-void DeliveryStore::removeReady(const std::string& spid, db::MessageId id) {
-  auto it = ready_.find(spid);
-  if (it == ready_.end()) return;
-  const std::size_t size = it->second.queue.size();
-  const std::size_t bytes = it->second.queue.bytes();
-  it->second.queue.remove(id);
-  accountReady(it->second.queue, size, bytes);
-}
-
-void DeliveryStore::remember(const std::string& spid, db::MessageId id, db::MessageState state) {
-  auto& states = known_[spid];
-  auto it = states.find(id);
-  if (it != states.end()) {
-    it->second = state;
-  } else if (known_total_ < kKnownTotal) {
-    states.emplace(id, state);
-    ++known_total_;
-  }
-}
-
-void DeliveryStore::rememberQueued(const std::string& spid, const std::vector<db::QueuedMessage>& rows) {
-  for (const db::QueuedMessage& row : rows) remember(spid, row.id, row.state);
-}
-
-void DeliveryStore::learn(const Write& w) {
-  auto forget = [&](db::MessageId id) {
-    auto it = known_.find(w.spid);
-    if (it != known_.end()) known_total_ -= it->second.erase(id);
-  };
-  switch (w.kind) {
-    case Write::Kind::kSent:
-    case Write::Kind::kMoveSent:
-      for (db::MessageId id : w.ids) remember(w.spid, id, db::MessageState::kSent);
-      return;
-    case Write::Kind::kAcknowledged:
-    case Write::Kind::kFailed:
-      for (db::MessageId id : w.ids) forget(id);
-      return;
-    case Write::Kind::kRequeueAssociation:
-    case Write::Kind::kRequeue:
-      return forgetKnown(w.spid);
-  }
-}
-
-void DeliveryStore::forgetKnown(const std::string& spid) {
-  auto it = known_.find(spid);
-  if (it == known_.end()) return;
-  known_total_ -= it->second.size();
-  known_.erase(it);
-}
-
-void DeliveryStore::forgetAllKnown() {
-  known_.clear();
-  known_total_ = 0;
-}
-
-db::OutboundQueue::Known DeliveryStore::knownOf(const std::string& spid) const {
-  auto it = known_.find(spid);
-  if (it == known_.end()) return {spid, nullptr};
-  const auto* states = &it->second;
-  return {spid, [states](db::MessageId id) -> std::optional<db::MessageState> {
-            auto found = states->find(id);
-            if (found == states->end()) return std::nullopt;
-            return found->second;
-          }};
+  ready_.drop(spid);
+  known_.forget(spid);
 }
 
 void DeliveryStore::becameUnhealthy(const db::Status& status, const char* what) {
-  dropAllReady();  // what failed to write may differ from what is kept
-  forgetAllKnown();
+  ready_.dropAll();  // what failed to write may differ from what is kept
+  known_.forgetAll();
   if (logged_unhealthy_) return;
   logged_unhealthy_ = true;
   spdlog::error("outbound queue: {} failed ({}); no new PDU leaves until the database takes "
@@ -201,23 +60,15 @@ db::Result<std::vector<db::QueuedMessage>> DeliveryStore::nextQueued(const std::
   // are collected): the rounds of several providers share one transaction
   // (AssociationManager::deliverDue). What is read or loaded from the database needs
   // what was collected committed first.
-  ReadyQueue* kept = completeReady(spid);
-  if (kept == nullptr) {
-    flush();
-    kept = ready(spid);
+  if (std::optional<std::vector<db::QueuedMessage>> kept = ready_.next(spid, functions, limit, [this] { flush(); })) {
+    known_.rememberQueued(spid, *kept);
+    return std::move(*kept);
   }
-  if (kept != nullptr) {
-    ++ready_rounds_;
-    std::vector<db::QueuedMessage> rows = kept->next(functions, limit);
-    rememberQueued(spid, rows);
-    return rows;
-  }
-  ++database_rounds_;
   auto rows = queue_.nextQueued(spid, functions, limit);
   if (!rows.isOk()) {
     readFailed(rows.status(), "reading the queue");
   } else {
-    rememberQueued(spid, *rows);
+    known_.rememberQueued(spid, *rows);
   }
   return rows;
 }
@@ -256,49 +107,29 @@ db::Result<std::map<std::uint32_t, std::size_t>> DeliveryStore::queuedByMask(con
 db::Status DeliveryStore::apply(const Write& w) {
   db::Status status = db::Status::internal("unknown progress write");
   switch (w.kind) {
-    case Write::Kind::kSent: status = queue_.markSent(w.ids, w.association, w.at, knownOf(w.spid)); break;
-    case Write::Kind::kAcknowledged: status = queue_.markAcknowledged(w.ids, w.at, knownOf(w.spid)); break;
+    case Write::Kind::kSent: status = queue_.markSent(w.ids, w.association, w.at, known_.of(w.spid)); break;
+    case Write::Kind::kAcknowledged: status = queue_.markAcknowledged(w.ids, w.at, known_.of(w.spid)); break;
     case Write::Kind::kFailed: status = queue_.markFailed(w.ids.front(), w.reason, w.at); break;
     case Write::Kind::kRequeueAssociation: status = queue_.requeueAssociation(w.spid, w.association).status(); break;
     case Write::Kind::kMoveSent: status = queue_.moveSent(w.ids.front(), w.association); break;
     case Write::Kind::kRequeue: status = queue_.requeue(w.ids).status(); break;
   }
   if (status.isOk()) {
-    learn(w);
+    known_.learn(w);
   } else {
-    forgetKnown(w.spid);  // a refusal: what is remembered of the provider may be wrong
+    known_.forget(w.spid);  // a refusal: what is remembered of the provider may be wrong
   }
   return status;
 }
 
-db::Status DeliveryStore::checkFence(const std::string& spid) {
-  if (!fence_) return db::Status::ok();
-  const std::optional<std::int64_t> epoch = fence_->epoch_of ? fence_->epoch_of(spid) : std::nullopt;
-  if (!epoch) {
-    return db::Status::make(db::Status::Code::kFenced,
-                            "node '" + fence_->owner + "' holds no lease on provider " + spid);
-  }
-  return db::LeaseStore(db_).fence(spid, fence_->owner, *epoch);
-}
-
-void DeliveryStore::reportFenced(const std::string& spid, const db::Status& why, std::size_t writes) {
-  dropReady(spid);
-  forgetKnown(spid);
-  fenced_now_.insert(spid);
-  fenced_writes_ += writes;
-  spdlog::error("outbound queue: {} delivery-progress write(s) for provider {} refused: {}", writes, spid,
-                why.toString());
-  if (fence_ && fence_->on_fenced) fence_->on_fenced(spid, why);
-}
-
 db::Status DeliveryStore::applyFenced(const Write& w) {
-  if (!fence_) return apply(w);
+  if (!fence_.active()) return apply(w);
   db::Transaction txn(db_);
   if (db::Status status = txn.begin(); !status.isOk()) return status;
-  if (db::Status status = checkFence(w.spid); !status.isOk()) return status;
+  if (db::Status status = fence_.check(w.spid); !status.isOk()) return status;
   if (db::Status status = apply(w); !status.isOk()) return status;
   db::Status committed = txn.commit();
-  if (!committed.isOk()) forgetKnown(w.spid);  // learnt from a write that did not commit
+  if (!committed.isOk()) known_.forget(w.spid);  // learnt from a write that did not commit
   return committed;
 }
 
@@ -311,54 +142,30 @@ void DeliveryStore::write(Write w) {
   }
   db::Status status = applyFenced(w);
   if (status.isOk()) {
-    fenced_now_.erase(w.spid);
+    fence_.committed(w.spid);
     return;
   }
-  if (status.code() == db::Status::Code::kFenced) return reportFenced(w.spid, status, 1);
+  if (status.code() == db::Status::Code::kFenced) return fence_.reportFenced(w.spid, status, 1);
   if (db::isStorageFailure(status)) {
     becameUnhealthy(status, "recording delivery progress");
     backlog_.push_back(std::move(w));
     ++deferred_;
     return;
   }
-  dropReady(w.spid);
+  ready_.drop(w.spid);
   spdlog::error("outbound queue: a delivery-progress write was refused: {}", status.toString());
-}
-
-void DeliveryStore::collected() {
-  if (!pending() && schedule_flush_) schedule_flush_();
 }
 
 void DeliveryStore::markSent(const std::string& spid, std::vector<db::MessageId> ids,
                              db::AssociationId association, db::TimeMs at) {
   if (ids.empty()) return;
-  collected();
-  for (db::MessageId id : ids) removeReady(spid, id);
-  pending_sent_.push_back(Write{Write::Kind::kSent, spid, std::move(ids), association, at, {}});
+  for (db::MessageId id : ids) ready_.remove(spid, id);
+  turn_.sent(Write{Write::Kind::kSent, spid, std::move(ids), association, at, {}});
 }
 
 void DeliveryStore::acknowledge(const std::string& spid, db::MessageId id, db::TimeMs at) {
-  removeReady(spid, id);  // a late answer may acknowledge a message put back to queued
-  collected();
-  pending_acks_.emplace_back(spid, id);
-  pending_acks_at_ = at;
-}
-
-std::vector<DeliveryStore::Write> DeliveryStore::takePending() {
-  std::vector<Write> writes;
-  writes.swap(pending_sent_);
-  if (!pending_acks_.empty()) {
-    // One acknowledging write per provider (the fence's unit), providers in first-seen order.
-    std::vector<std::pair<std::string, db::MessageId>> acks;
-    acks.swap(pending_acks_);
-    std::map<std::string, std::size_t> slot;
-    for (auto& [spid, id] : acks) {
-      auto [it, added] = slot.emplace(spid, writes.size());
-      if (added) writes.push_back(Write{Write::Kind::kAcknowledged, spid, {}, 0, pending_acks_at_, {}});
-      writes[it->second].ids.push_back(id);
-    }
-  }
-  return writes;
+  ready_.remove(spid, id);  // a late answer may acknowledge a message put back to queued
+  turn_.acknowledged(spid, id, at);
 }
 
 void DeliveryStore::defer(std::vector<Write>& writes) {
@@ -366,33 +173,9 @@ void DeliveryStore::defer(std::vector<Write>& writes) {
   deferred_ += writes.size();
 }
 
-std::optional<db::Status> DeliveryStore::checkFences(const std::vector<Write>& writes,
-                                                     std::map<std::string, db::Status>& fenced) {
-  for (const Write& w : writes) {
-    if (fenced.count(w.spid) != 0) continue;
-    db::Status status = checkFence(w.spid);
-    if (db::isStorageFailure(status)) return status;
-    fenced.emplace(w.spid, status);
-  }
-  return std::nullopt;
-}
-
-void DeliveryStore::reportDropped(const std::map<std::string, db::Status>& fenced,
-                                  const std::map<std::string, std::size_t>& fenced_count) {
-  for (const auto& [spid, count] : fenced_count) {
-    const db::Status& why = fenced.at(spid);
-    if (why.code() == db::Status::Code::kFenced) {
-      reportFenced(spid, why, count);
-    } else {
-      spdlog::error("outbound queue: {} delivery-progress write(s) for provider {} dropped: the lease check "
-                    "failed: {}", count, spid, why.toString());
-    }
-  }
-}
-
 void DeliveryStore::flush() {
-  if (!pending()) return;
-  std::vector<Write> writes = takePending();
+  if (turn_.empty()) return;
+  std::vector<Write> writes = turn_.take();
   const auto deferAll = [&](const db::Status& status) {
     becameUnhealthy(status, "recording delivery progress");
     defer(writes);
@@ -412,8 +195,8 @@ void DeliveryStore::flush() {
   // The fence, once per provider of the turn, before any of its writes.
   std::map<std::string, db::Status> fenced;
   std::map<std::string, std::size_t> fenced_count;
-  if (fence_) {
-    if (std::optional<db::Status> failure = checkFences(writes, fenced)) {
+  if (fence_.active()) {
+    if (std::optional<db::Status> failure = fence_.checkAll(writes, fenced)) {
       turn.rollback();
       return deferAll(*failure);
     }
@@ -434,49 +217,30 @@ void DeliveryStore::flush() {
       turn.rollback();
       return deferAll(status);
     }
-    dropReady(w.spid);
+    ready_.drop(w.spid);
     spdlog::error("outbound queue: a delivery-progress write was refused: {}", status.toString());
   }
-  settleAfter(acknowledged);  // in the turn's transaction: still one commit per turn
+  settle_.settleAfter(acknowledged);  // in the turn's transaction: still one commit per turn
   if (db::Status status = turn.commit(); !status.isOk()) {
-    forgetAllKnown();  // learnt from writes that did not commit
+    known_.forgetAll();  // learnt from writes that did not commit
     if (db::isStorageFailure(status)) return deferAll(status);
     spdlog::error("outbound queue: the delivery-progress transaction did not commit: {}",
                   status.toString());
-  } else if (!fenced_now_.empty()) {
-    for (const Write& w : writes) {
-      if (fenced_count.count(w.spid) == 0) fenced_now_.erase(w.spid);
-    }
+  } else {
+    fence_.committed(writes, fenced_count);
   }
-  reportDropped(fenced, fenced_count);
-}
-
-void DeliveryStore::settleAfter(const std::vector<const Write*>& acknowledged) {
-  for (const Write* write : acknowledged) {
-    const Write& w = *write;
-    Settling& entry = settling_[w.spid];
-    entry.acks += w.ids.size();
-    if (entry.acks < kSettleEveryAcks && w.at - entry.last < kSettleEveryMs) continue;
-    db::Result<db::MessageId> mark = queue_.settle(w.spid, w.at);
-    if (!mark.isOk()) {
-      spdlog::warn("outbound queue: moving provider {}'s settled mark failed ({}); tried again with its next "
-                   "acknowledgements", w.spid, mark.status().toString());
-      continue;
-    }
-    entry = Settling{0, w.at};
-    ++settles_;
-  }
+  fence_.reportDropped(fenced, fenced_count);
 }
 
 void DeliveryStore::markFailed(const std::string& spid, db::MessageId id, std::string reason, db::TimeMs at) {
   flush();
-  removeReady(spid, id);
+  ready_.remove(spid, id);
   write(Write{Write::Kind::kFailed, spid, {id}, 0, at, std::move(reason)});
 }
 
 void DeliveryStore::requeueAssociation(const std::string& spid, db::AssociationId association) {
   flush();  // what was answered there is acknowledged, not re-queued
-  dropReady(spid);  // its messages come back to queued: the next round reads them
+  ready_.drop(spid);  // its messages come back to queued: the next round reads them
   write(Write{Write::Kind::kRequeueAssociation, spid, {}, association, 0, {}});
 }
 
@@ -488,7 +252,7 @@ void DeliveryStore::moveSent(const std::string& spid, db::MessageId id, db::Asso
 void DeliveryStore::requeue(const std::string& spid, std::vector<db::MessageId> ids) {
   if (ids.empty()) return;
   flush();
-  dropReady(spid);  // they come back to queued: the next round reads them
+  ready_.drop(spid);  // they come back to queued: the next round reads them
   write(Write{Write::Kind::kRequeue, spid, std::move(ids), 0, 0, {}});
 }
 
@@ -499,11 +263,11 @@ bool DeliveryStore::retry() {
     if (!status.isOk()) {
       if (db::isStorageFailure(status)) return false;
       if (status.code() == db::Status::Code::kFenced) {
-        reportFenced(backlog_.front().spid, status, 1);
+        fence_.reportFenced(backlog_.front().spid, status, 1);
         backlog_.pop_front();
         continue;
       }
-      dropReady(backlog_.front().spid);
+      ready_.drop(backlog_.front().spid);
       spdlog::error("outbound queue: a deferred delivery-progress write was refused: {}",
                     status.toString());
     }

@@ -29,46 +29,13 @@
 // failure commits nothing and keeps all of it, in order, in the backlog; a write refused
 // for another reason is dropped alone (its savepoint undone) and the rest commits.
 //
-// Fencing (two or more npacd nodes, db/lease_store.h): with a Fence set, every progress
-// write names its provider, and the transaction that applies it first checks, in the
-// database (LeaseStore::fence), that this node still holds the provider's lease at the
-// epoch the Fence reports. A provider whose lease is lost (or not held) has its writes
-// refused — none of them is applied or kept — and Fence::on_fenced is called once per
-// turn for it, after the transaction: the owner aborts that provider's associations.
-// Until a write of that provider commits again, fenced(spid) is true: the PDUs of the
-// round whose `sent` rows were refused must not leave (ProviderCore::releaseOutgoing) —
-// those rows belong to the node holding the lease, which delivers them.
+// Fencing (two or more npacd nodes): ProgressFence (core/progress_fence.h).
 //
-// Ready messages in memory (core/ready_queue.h): the queue writer's committed
-// messages reach the store (committed()) on the core thread, so a delivery round takes
-// them from a per-provider ReadyQueue instead of reading back what was just written. The
-// store keeps each ReadyQueue exact with its own progress writes (sent, failed and
-// acknowledged messages leave it) and drops it (the next round reads the database, then
-// loads it again when it fits) whenever it cannot follow: messages put back to `queued`,
-// a refused or fenced write, a storage failure, a lease taken, or more than
-// kReadyPerProvider / kReadyTotal messages; it is loaded again once no more than
-// kReadyLoadAtMost are queued. On PostgreSQL other nodes may write the same queue: their
-// NOTIFY makes the owner call forgetReady() for the provider (and forgetAllReady() when
-// the listener lost its connection), so their rows are read with the next load; a load
-// takes this node's writer's committed mark (setCommittedThrough), not the table's
-// highest id, for the reason ready_queue.h gives.
+// Ready messages in memory: ReadyMessages (core/ready_messages.h), one ReadyQueue per provider.
 //
-// Known states: the store remembers the state of the messages it handed out for delivery
-// (the rows nextQueued() returned: queued) and of those it wrote since (sent; an
-// acknowledged or failed one is forgotten), per provider, so that the turn's `sent` and
-// `acknowledged` writes check them without reading them back (db::OutboundQueue::Known:
-// the same refusals, all or none). A write naming a message it does not know reads that
-// one. What it remembers is exact because every progress write of a provider this node
-// delivers passes through this store; it forgets a provider's whenever that may no longer
-// hold — a refused or fenced write, messages put back to queued, a storage failure, a turn
-// that did not commit, rows another node wrote (forgetReady) — and holds at most
-// kKnownTotal messages (beyond that, writes read as before).
+// Known states: KnownStates (core/known_states.h), so a turn's writes read no row back.
 //
-// Settled marks (db/outbound_queue_settle.cc): in a turn's transaction, after its writes, a
-// provider whose acknowledgements reached kSettleEveryAcks since its last settle — or any
-// since a second ago — has its mark moved (OutboundQueue::settle, a savepoint), so every
-// read of its queue stays above what is done. A settle that fails is undone alone, logged,
-// and tried again with the provider's next acknowledgements; it changes no message's state.
+// Settled marks: SettleSchedule (core/settle_schedule.h), in the turn's transaction.
 //
 // Threading: the core thread only (it wraps the core's progress connection).
 #pragma once
@@ -78,48 +45,24 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <optional>
-#include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "db/outbound_queue.h"
-#include "npac/npacd/core/ready_queue.h"
+#include "npac/npacd/core/known_states.h"
+#include "npac/npacd/core/progress_fence.h"
+#include "npac/npacd/core/progress_write.h"
+#include "npac/npacd/core/ready_messages.h"
+#include "npac/npacd/core/settle_schedule.h"
+#include "npac/npacd/core/turn_writes.h"
 
 namespace npac::npacd {
 
-// Ready messages kept in memory per provider and in all, and the PDU bytes they may hold
-// in all. A burst that outruns delivery stays in memory while it fits (a message costs
-// its PDU plus about 0.3 KiB), so its rounds read nothing back; beyond that the provider's
-// ReadyQueue is dropped and its backlog read from the database round by round. A
-// provider's ReadyQueue is loaded only while at most kReadyLoadAtMost are queued (no more
-// than one delivery round reads anyway): an existing backlog is read from the database
-// until it has drained to that, instead of being read whole into memory at once.
-inline constexpr std::size_t kReadyPerProvider = 262'144;
-inline constexpr std::size_t kReadyLoadAtMost = 256;
-inline constexpr std::size_t kReadyTotal = 262'144;
-inline constexpr std::size_t kReadyTotalBytes = std::size_t{128} << 20;
-struct ReadyLimits {
-  std::size_t per_provider = kReadyPerProvider;
-  std::size_t total = kReadyTotal;
-  std::size_t total_bytes = kReadyTotalBytes;
-};
-// Messages whose state the store remembers (see "Known states"), all providers.
-inline constexpr std::size_t kKnownTotal = 65536;
-// Acknowledgements of a provider between two moves of its settled mark (see "Settled marks"),
-// and the longest wait for one once any came.
-inline constexpr std::size_t kSettleEveryAcks = 256;
-inline constexpr db::TimeMs kSettleEveryMs = 1000;
-
 class DeliveryStore {
  public:
-  struct Fence {
-    std::string owner;  // this node (--node)
-    // The epoch of the provider's lease this node holds; nullopt: none.
-    std::function<std::optional<std::int64_t>(const std::string& spid)> epoch_of;
-    std::function<void(const std::string& spid, const db::Status& why)> on_fenced;
-  };
+  // The lease fence's settings: this node, the epoch of the lease it holds on a provider,
+  // on_fenced (core/progress_fence.h).
+  using Fence = ProgressFence::Lease;
 
   // `schedule_flush` is called when the first write of a batch is collected; the owner
   // then calls flush() soon (a posted handler; a test calls it directly).
@@ -128,13 +71,13 @@ class DeliveryStore {
   DeliveryStore& operator=(const DeliveryStore&) = delete;
 
   // Before the first write (core thread). Without one nothing is fenced (one node).
-  void setFence(Fence fence) { fence_ = std::move(fence); }
+  void setFence(Fence fence) { fence_.set(std::move(fence)); }
   // Before the first round: this node's queue writer's committed mark
   // (QueueWriter::committedThrough). Without it a load reads the table's highest id,
   // which is right only while one writer fills the queue.
-  void setCommittedThrough(std::function<db::MessageId()> mark) { committed_through_ = std::move(mark); }
+  void setCommittedThrough(std::function<db::MessageId()> mark) { ready_.setCommittedThrough(std::move(mark)); }
   // Before the first round: other bounds for the ready messages (tests).
-  void setReadyLimits(ReadyLimits limits) { ready_limits_ = limits; }
+  void setReadyLimits(ReadyLimits limits) { ready_.setLimits(limits); }
 
   bool healthy() const { return backlog_.empty() && !read_failed_; }
   std::size_t backlog() const { return backlog_.size(); }
@@ -162,10 +105,10 @@ class DeliveryStore {
   void moveSent(const std::string& spid, db::MessageId id, db::AssociationId association);
   void requeue(const std::string& spid, std::vector<db::MessageId> ids);
   // Progress writes refused because the provider's lease was lost (metrics, tests).
-  std::uint64_t fencedWrites() const { return fenced_writes_; }
+  std::uint64_t fencedWrites() const { return fence_.fencedWrites(); }
   // The latest progress writes for `spid` were refused by the fence, and none has
   // committed since (see "Fencing" above).
-  bool fenced(const std::string& spid) const { return fenced_now_.count(spid) != 0; }
+  bool fenced(const std::string& spid) const { return fence_.fenced(spid); }
 
   // ---- ready messages (see above) ----
   // Messages of `spid` the queue writer committed (ids ascending), handed over once.
@@ -177,109 +120,45 @@ class DeliveryStore {
   // rows another node committed).
   void forgetReady(const std::string& spid);
   void forgetAllReady() {
-    dropAllReady();
-    forgetAllKnown();
+    ready_.dropAll();
+    known_.forgetAll();
   }
   // Delivery rounds answered from memory, and from the database (tests, metrics).
-  std::uint64_t readyRounds() const { return ready_rounds_; }
-  std::uint64_t databaseRounds() const { return database_rounds_; }
+  std::uint64_t readyRounds() const { return ready_.rounds(); }
+  std::uint64_t databaseRounds() const { return ready_.databaseRounds(); }
   // Messages whose state is remembered (tests, metrics).
-  std::size_t knownStates() const { return known_total_; }
+  std::size_t knownStates() const { return known_.total(); }
   // Messages and PDU bytes held in all ReadyQueues (tests, metrics).
-  std::size_t readyMessages() const { return ready_total_; }
-  std::size_t readyBytes() const { return ready_bytes_; }
+  std::size_t readyMessages() const { return ready_.messages(); }
+  std::size_t readyBytes() const { return ready_.bytes(); }
   // Settles that moved a provider's mark (tests, metrics).
-  std::uint64_t settles() const { return settles_; }
+  std::uint64_t settles() const { return settle_.settles(); }
 
   // Replays the backlog (and re-checks reads); true when healthy afterwards.
   bool retry();
 
  private:
-  struct Write {
-    enum class Kind { kSent, kAcknowledged, kFailed, kRequeueAssociation, kMoveSent, kRequeue };
-    Kind kind;
-    std::string spid;
-    std::vector<db::MessageId> ids;
-    db::AssociationId association = 0;
-    db::TimeMs at = 0;
-    std::string reason;
-  };
+  using Write = ProgressWrite;
   db::Status apply(const Write& write);
-  // kFenced when a Fence is set and this node's lease on `spid` is gone (inside the
-  // caller's transaction), ok otherwise.
-  db::Status checkFence(const std::string& spid);
   // A write outside flush(): its own transaction, fence first.
   db::Status applyFenced(const Write& write);
-  void reportFenced(const std::string& spid, const db::Status& why, std::size_t writes);
-  // flush() in parts: the collected writes (acknowledgements grouped per provider), moved
-  // behind the backlog (defer), the fence of each of their providers (a storage failure,
-  // or none), and the log lines of the writes a failed fence dropped.
-  std::vector<Write> takePending();
-  void defer(std::vector<Write>& writes);
-  std::optional<db::Status> checkFences(const std::vector<Write>& writes, std::map<std::string, db::Status>& fenced);
-  void reportDropped(const std::map<std::string, db::Status>& fenced,
-                     const std::map<std::string, std::size_t>& fenced_count);
   void write(Write write);
-  void collected();  // a write was collected: schedule the flush if it is the first
-  bool pending() const { return !pending_sent_.empty() || !pending_acks_.empty(); }
+  // Moves `writes` behind the backlog.
+  void defer(std::vector<Write>& writes);
   void readFailed(const db::Status& status, const char* what);
   void becameUnhealthy(const db::Status& status, const char* what);
 
-  struct Ready {
-    explicit Ready(std::size_t capacity) : queue(capacity) {}
-    ReadyQueue queue;
-    std::uint32_t skip_loads = 0;  // rounds to wait before trying to load again
-  };
-  // The provider's ReadyQueue, loaded if it can be; nullptr when delivery must read the
-  // database this round.
-  ReadyQueue* ready(const std::string& spid);
-  // The provider's ReadyQueue when it is complete now (no load, no database read).
-  ReadyQueue* completeReady(const std::string& spid);
-  void dropReady(const std::string& spid);
-  void removeReady(const std::string& spid, db::MessageId id);
-  void dropAllReady();
-  // Counts the change of `queue` since it held `size` messages of `bytes` PDU bytes.
-  void accountReady(const ReadyQueue& queue, std::size_t size, std::size_t bytes);
-
-  // ---- known states (see above) ----
-  void remember(const std::string& spid, db::MessageId id, db::MessageState state);
-  void rememberQueued(const std::string& spid, const std::vector<db::QueuedMessage>& rows);
-  void learn(const Write& write);  // `write` was applied
-  void forgetKnown(const std::string& spid);
-  void forgetAllKnown();
-  db::OutboundQueue::Known knownOf(const std::string& spid) const;
-
-  // ---- settled marks (see above) ----
-  void settleAfter(const std::vector<const Write*>& acknowledged);
-  struct Settling {
-    std::size_t acks = 0;     // since the last settle
-    db::TimeMs last = 0;      // when it ran
-  };
-  std::map<std::string, Settling> settling_;
-  std::uint64_t settles_ = 0;
-
   db::Database& db_;
   db::OutboundQueue queue_;
-  std::map<std::string, std::unordered_map<db::MessageId, db::MessageState>> known_;
-  std::size_t known_total_ = 0;
-  std::function<db::MessageId()> committed_through_;
-  std::map<std::string, Ready> ready_;
-  ReadyLimits ready_limits_;
-  std::size_t ready_total_ = 0;  // messages held in all ReadyQueues
-  std::size_t ready_bytes_ = 0;  // their PDU bytes
-  std::uint64_t ready_rounds_ = 0;
-  std::uint64_t database_rounds_ = 0;
-  std::function<void()> schedule_flush_;
-  std::vector<Write> pending_sent_;
-  std::vector<std::pair<std::string, db::MessageId>> pending_acks_;
-  db::TimeMs pending_acks_at_ = 0;
+  ReadyMessages ready_;
+  KnownStates known_;
+  SettleSchedule settle_;
+  ProgressFence fence_;
+  TurnWrites turn_;
   std::deque<Write> backlog_;
   bool read_failed_ = false;
   bool logged_unhealthy_ = false;
   std::uint64_t deferred_ = 0;  // writes that joined the backlog while unhealthy
-  std::optional<Fence> fence_;
-  std::uint64_t fenced_writes_ = 0;
-  std::set<std::string> fenced_now_;  // fenced(): refused, nothing committed since
 };
 
 }  // namespace npac::npacd
