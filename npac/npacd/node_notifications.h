@@ -10,7 +10,7 @@
 // follows every reconnect of the listener (db/notification_listener.h).
 //
 // Threading: start() and stop() from the main thread. The actions run on the listener's
-// thread: `Actions` must only post to the core (AssociationManager::postWake…), and the
+// thread: `Actions` must only post to the core (CoreInbox::postWakeAll…, core/core_inbox.h), and the
 // TunableRegistry serialises reload() itself.
 #pragma once
 

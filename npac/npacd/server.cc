@@ -311,7 +311,7 @@ Refusal startApi(Npacd& n) {
   if (n.shards) {
     n.admin->attachCore(n.shards.get());
   } else {
-    n.admin->attachCore(n.manager.get());
+    n.admin->attachCore(&n.manager->service());
   }
   n.admin->attachQueueWriter(n.writer.get());
   n.admin->attachCheckpointer(n.checkpointer.get());
@@ -326,13 +326,13 @@ Refusal listenToOtherNodes(Npacd& n) {
   NodeNotifications::Actions actions;
   actions.wake_all = [&n] {
     if (n.shards) {
-      for (std::size_t i = 0; i < n.shards->size(); ++i) n.shards->shard(i).postWakeAll();
+      for (std::size_t i = 0; i < n.shards->size(); ++i) n.shards->shard(i).inbox().postWakeAll();
     } else {
-      n.manager->postWakeAll();
+      n.manager->inbox().postWakeAll();
     }
   };
-  actions.wake = [&n](const std::string& spid) { n.ownerOf(spid).postSubmittedElsewhere(spid); };
-  actions.provider_changed = [&n](const std::string& spid) { n.ownerOf(spid).postProviderChanged(spid); };
+  actions.wake = [&n](const std::string& spid) { n.ownerOf(spid).inbox().postSubmittedElsewhere(spid); };
+  actions.provider_changed = [&n](const std::string& spid) { n.ownerOf(spid).inbox().postProviderChanged(spid); };
   auto started = NodeNotifications::start(n.config.db_path, *n.registry, std::move(actions),
                                                  n.config.db_timeout, n.config.node);
   if (!started.isOk()) return "cannot listen for the other nodes' notifications: " + started.status().toString();

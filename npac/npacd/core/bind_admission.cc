@@ -188,7 +188,7 @@ std::optional<BindAdmission::AdmittedBind> BindAdmission::admit(PendingBind& bin
     return std::nullopt;
   }
   std::vector<as::LiveAssociation> live;
-  if (ProviderCore* existing = host_.core(request.spid); existing != nullptr) live = existing->live();
+  if (ProviderCore* existing = providers_.find(request.spid); existing != nullptr) live = existing->live();
   const as::BindTunables tunables = bindTunables(request.spid);
   as::BindVerdict verdict = gate_.check({request, session->nsap(), facts->provider ? &*facts->provider : nullptr,
                                          facts->key ? &*facts->key : nullptr, live, tunables, clock_.wallTime()});
@@ -246,7 +246,7 @@ bool BindAdmission::holdLease(PendingBind& bind, db::Transaction& decisions, Adm
   if (leases_.held(spid) && !leases_.valid(spid)) {
     db::Status renewed = leases_.renewNow(spid);
     if (renewed.code() == db::Status::Code::kFenced) {
-      host_.providerLost(spid, renewed);
+      providers_.providerLost(spid, renewed);
     } else if (!renewed.isOk()) {
       decisions.rollback();
       rejectStorageUnavailable(bind.session, bind.indication, bind.request, renewed);
@@ -358,7 +358,7 @@ void BindAdmission::complete(AdmittedBind& bind) {
   if (bind.taken_epoch) {
     leases_.hold(spid, *bind.taken_epoch, bind.lease_started);
     // Taking the lease put what was in flight back to queued (LeaseStore::acquire).
-    host_.leaseTaken(spid);
+    providers_.leaseTaken(spid);
   }
   cmip::Aare aare;
   aare.applicationContext = cmip::oids::kSystemsManagementContext;
@@ -366,7 +366,7 @@ void BindAdmission::complete(AdmittedBind& bind) {
                                 cmip::findCmipUserInfo(bind.pending.indication.aarq.userInformation, std::nullopt));
   session->accept(id, aare);
   host_.forgetUnbound(*session);
-  ProviderCore& provider = host_.coreFor(spid);
+  ProviderCore& provider = providers_.coreFor(spid);
   provider.onBound(std::make_shared<SessionLink>(session), bind.spec, request.recovery_mode);
   if (counting_) ++counters_.accepted;
   spdlog::info("bind accepted: SPID {} NSAP {} mask {} association {} from {}{}", spid,

@@ -18,8 +18,9 @@
 //   complete             after the commit: the lease held, the AARE accepted, the
 //                        association live in its ProviderCore
 //
-// What admission needs of the rest of the core it asks its Host (the AssociationManager):
-// the provider cores, the shard hand-off, the lease-loss path, the association log.
+// What admission needs of the rest of the core: the provider cores and the lease-loss path
+// (ProviderCores, provider_cores.h); the shard hand-off, the listener and the association
+// log it asks its Host (the AssociationManager).
 //
 // Threading: the core thread that owns the AssociationManager; not synchronised.
 #pragma once
@@ -41,6 +42,7 @@
 #include "db/database.h"
 #include "npac/npacd/core/bind_queue.h"
 #include "npac/npacd/core/provider_core.h"
+#include "npac/npacd/core/provider_cores.h"
 #include "npac/npacd/core/provider_leases.h"
 #include "npac/npacd/core/session.h"
 #include "tunables/registry.h"
@@ -60,13 +62,6 @@ class BindAdmission {
     // npacd --threads N: true if `spid` lives on another core thread, where `session` has
     // been handed (core_shards.h); the bind is admitted there.
     virtual bool handOffElsewhere(const std::shared_ptr<Session>& session, const std::string& spid) = 0;
-    virtual ProviderCore* core(const std::string& spid) = 0;     // none if it never bound in this run
-    virtual ProviderCore& coreFor(const std::string& spid) = 0;  // made on first bind
-    // Another node took the provider's lease: its associations here go.
-    virtual void providerLost(const std::string& spid, const db::Status& why) = 0;
-    // The lease was taken for this node: what was in flight is queued again, so the
-    // provider's queue is read again and delivered.
-    virtual void leaseTaken(const std::string& spid) = 0;
     // `session` is decided (bound, refused or handed off): no longer the Listener's.
     virtual void forgetUnbound(const Session& session) = 0;
     // The association id on SQLite (one npacd owns the file; unique across its threads).
@@ -82,8 +77,8 @@ class BindAdmission {
   };
 
   BindAdmission(boost::asio::io_context& io, db::Database& db, tunables::TunableRegistry& registry,
-                const common::TimeSource& clock, ProviderLeases& leases, Host& host)
-      : io_(io), db_(db), registry_(registry), clock_(clock), leases_(leases), host_(host) {}
+                const common::TimeSource& clock, ProviderLeases& leases, ProviderCores& providers, Host& host)
+      : io_(io), db_(db), registry_(registry), clock_(clock), leases_(leases), providers_(providers), host_(host) {}
 
   void onConnectIndication(const std::shared_ptr<Session>& session, const cmip::ConnectIndication& ind);
   void setCounting(bool on) { counting_ = on; }
@@ -128,6 +123,7 @@ class BindAdmission {
   tunables::TunableRegistry& registry_;
   const common::TimeSource& clock_;
   ProviderLeases& leases_;
+  ProviderCores& providers_;  // the provider cores, and the leases' consequences for them
   Host& host_;
   associations::BindGate gate_;
   BindQueue binds_;            // received, decided at the end of the turn

@@ -9,6 +9,13 @@
 #include <spdlog/spdlog.h>
 
 #include "npac/npacd/core/association_manager.h"
+#include "npac/npacd/core/bind_admission.h"
+#include "npac/npacd/core/core_inbox.h"
+#include "npac/npacd/core/delivery_store.h"
+#include "npac/npacd/core/inbound_broker.h"
+#include "npac/npacd/core/listener.h"
+#include "npac/npacd/core/provider_cores.h"
+#include "npac/npacd/core/shard_route.h"
 
 namespace npac::npacd {
 namespace asio = boost::asio;
@@ -55,23 +62,23 @@ void submitToQueue(db::QueueWriter& writer, std::vector<OutboundMessage> message
 }
 
 void CoreFacade::submit(std::vector<OutboundMessage> messages, SubmitDone done) {
-  submitToQueue(core_.writer_, std::move(messages), std::move(done),
-                [this](std::vector<db::QueuedMessage> rows) { core_.announceSubmitted(std::move(rows)); });
+  submitToQueue(parts_.writer, std::move(messages), std::move(done),
+                [this](std::vector<db::QueuedMessage> rows) { parts_.inbox.announceSubmitted(std::move(rows)); });
 }
 
 void CoreFacade::pollInbound(InboundPoll poll, PollDone done) {
-  asio::post(core_.io_, [this, poll = std::move(poll), done = std::move(done)]() mutable {
-    if (core_.stopping_) {
+  asio::post(parts_.io, [this, poll = std::move(poll), done = std::move(done)]() mutable {
+    if (parts_.stopping) {
       done(db::Status::shutdown("npacd is stopping"));
       return;
     }
-    core_.inbound_.poll(std::move(poll), std::move(done));
+    parts_.inbound.poll(std::move(poll), std::move(done));
   });
 }
 
 void CoreFacade::respond(InboundRequestId id, InboundResponse response, RespondDone done) {
-  asio::post(core_.io_, [this, id, response = std::move(response), done = std::move(done)] {
-    std::optional<InboundRequest> taken = core_.inbound_.take(id);
+  asio::post(parts_.io, [this, id, response = std::move(response), done = std::move(done)] {
+    std::optional<InboundRequest> taken = parts_.inbound.take(id);
     if (!taken) {
       done(db::Status::notFound("inbound request " + std::to_string(id) +
                                 " unknown or already answered"));
@@ -92,7 +99,7 @@ void CoreFacade::respond(InboundRequestId id, InboundResponse response, RespondD
     row.opcode = static_cast<int>(request.opcode);
     std::vector<db::NewMessage> rows;
     rows.push_back(std::move(row));
-    core_.writer_.submitCommitted(std::move(rows), [this, request, done](
+    parts_.writer.submitCommitted(std::move(rows), [this, request, done](
                                                        db::Result<std::vector<db::AppendOutcome>> outcomes,
                                                        std::vector<db::NewMessage> submitted, db::TimeMs created_at) {
       db::Result<std::vector<db::MessageId>> result =
@@ -101,16 +108,17 @@ void CoreFacade::respond(InboundRequestId id, InboundResponse response, RespondD
       if (outcomes.isOk()) {
         // The committed answer goes to its provider's core thread with its PDU, like a
         // submission (DeliveryStore::committed): delivery does not read it back.
-        core_.route_.ownerOf(request.spid)
+        parts_.route.ownerOf(request.spid)
+            .inbox()
             .announceAnswer(db::committedMessage(std::move(submitted.front()), outcomes->front().id, created_at));
       }
-      asio::post(core_.io_, [this, request, done, result = std::move(result)] {
+      asio::post(parts_.io, [this, request, done, result = std::move(result)] {
         if (!result.isOk()) {
           const db::Status& status = result.status();
           // Not accepted: the request is open again, so the application may answer again.
           spdlog::error("SPID {}: the answer to inbound request {} was not stored: {}",
                         request.spid, request.id, status.toString());
-          core_.inbound_.reopen(request);
+          parts_.inbound.reopen(request);
           done(status);
           return;
         }
@@ -121,39 +129,39 @@ void CoreFacade::respond(InboundRequestId id, InboundResponse response, RespondD
 }
 
 void CoreFacade::listAssociations(ListDone done) {
-  asio::post(core_.io_, [this, done = std::move(done)] {
+  asio::post(parts_.io, [this, done = std::move(done)] {
     std::vector<AssociationInfo> list;
-    for (const auto& [spid, provider] : core_.cores_) provider->describe(list);
-    for (AssociationInfo& info : list) info.core_thread = core_.route_.index();
+    for (const auto& [spid, provider] : parts_.providers.all()) provider->describe(list);
+    for (AssociationInfo& info : list) info.core_thread = parts_.route.index();
     std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
     done(std::move(list));
   });
 }
 
 void CoreFacade::queueView(std::string spid, QueueViewDone done) {
-  asio::post(core_.io_, [this, spid = std::move(spid), done = std::move(done)] {
-    if (ProviderCore* provider = core_.core(spid)) {
+  asio::post(parts_.io, [this, spid = std::move(spid), done = std::move(done)] {
+    if (ProviderCore* provider = parts_.providers.find(spid)) {
       done(provider->view());
       return;
     }
     ProviderQueueView view;  // never bound in this run: the API reports not-bound
     view.spid = spid;
-    view.storage_ok = core_.store_.healthy();
-    if (auto group = core_.throttleGroupOf(spid)) view.throttle_group = group->name();
+    view.storage_ok = parts_.store.healthy();
+    if (auto group = parts_.providers.throttleGroupOf(spid)) view.throttle_group = group->name();
     done(std::move(view));
   });
 }
 
 void CoreFacade::egressView(std::string spid, EgressViewDone done) {
-  asio::post(core_.io_, [this, spid = std::move(spid), done = std::move(done)] {
-    if (ProviderCore* provider = core_.core(spid)) return done(provider->egressView());
+  asio::post(parts_.io, [this, spid = std::move(spid), done = std::move(done)] {
+    if (ProviderCore* provider = parts_.providers.find(spid)) return done(provider->egressView());
     done(db::Status::notFound("SPID " + spid + " has not bound in this run"));
   });
 }
 
 void CoreFacade::abortAssociation(db::AssociationId id, std::string actor, StatusDone done) {
-  asio::post(core_.io_, [this, id, actor = std::move(actor), done = std::move(done)] {
-    for (auto& [spid, provider] : core_.cores_) {
+  asio::post(parts_.io, [this, id, actor = std::move(actor), done = std::move(done)] {
+    for (auto& [spid, provider] : parts_.providers.all()) {
       if (provider->abort(id, "aborted by operator " + actor)) {
         done(db::Status::ok());
         return;
@@ -164,8 +172,8 @@ void CoreFacade::abortAssociation(db::AssociationId id, std::string actor, Statu
 }
 
 void CoreFacade::releaseProvider(std::string spid, std::string reason, CountDone done) {
-  asio::post(core_.io_, [this, spid = std::move(spid), reason = std::move(reason), done = std::move(done)] {
-    ProviderCore* provider = core_.core(spid);
+  asio::post(parts_.io, [this, spid = std::move(spid), reason = std::move(reason), done = std::move(done)] {
+    ProviderCore* provider = parts_.providers.find(spid);
     if (provider == nullptr || !provider->bound()) {
       done(0);
       return;
@@ -179,26 +187,26 @@ void CoreFacade::releaseProvider(std::string spid, std::string reason, CountDone
 }
 
 void CoreFacade::metrics(bool providers, MetricsDone done) {
-  asio::post(core_.io_, [this, providers, done = std::move(done)] {
+  asio::post(parts_.io, [this, providers, done = std::move(done)] {
     CoreMetrics out;
-    out.counting = core_.counting_;
-    out.listening = !core_.stopping_ && core_.listener_.accepting();
-    out.draining = core_.stopping_;
-    out.storage_ok = core_.store_.healthy();
-    out.delivery_rounds_memory = core_.store_.readyRounds();
-    out.delivery_rounds_database = core_.store_.databaseRounds();
+    out.counting = parts_.providers.counting();
+    out.listening = !parts_.stopping && parts_.listener.accepting();
+    out.draining = parts_.stopping;
+    out.storage_ok = parts_.store.healthy();
+    out.delivery_rounds_memory = parts_.store.readyRounds();
+    out.delivery_rounds_database = parts_.store.databaseRounds();
     if (providers) {
-      const BindAdmission::Counters& binds = core_.admission_.counters();
+      const BindAdmission::Counters& binds = parts_.admission.counters();
       out.binds_accepted = binds.accepted;
       out.bind_commits = binds.commits;
       out.binds_refused = binds.refused;
-      const Listener::Counters& c = core_.listener_.counters();
+      const Listener::Counters& c = parts_.listener.counters();
       out.connections_accepted = c.accepted;
       out.connections_dropped = c.dropped_over_cap + c.dropped_at_fd_limit + c.shed_at_fd_limit;
       out.bind_timeouts = c.bind_timeouts;
-      out.unbound_connections = core_.listener_.unboundCount();
-      out.providers.reserve(core_.cores_.size());
-      for (auto& [spid, provider] : core_.cores_) out.providers.push_back(provider->metrics());
+      out.unbound_connections = parts_.listener.unboundCount();
+      out.providers.reserve(parts_.providers.all().size());
+      for (auto& [spid, provider] : parts_.providers.all()) out.providers.push_back(provider->metrics());
     }
     done(std::move(out));
   });

@@ -1,8 +1,8 @@
 // CoreFacade: the CoreService (core_service.h) of one core thread — the admin API's
 // entry into an AssociationManager. Each call arrives on the API thread, is posted onto
-// the manager's io_context and there reads or changes what the manager keeps: its
-// providers' cores, its InboundBroker, its DeliveryStore, its Listener and bind counters.
-// The facade keeps no state of its own; it holds only the manager it serves.
+// the manager's io_context and there reads or changes the manager's parts it is given
+// (CoreFacade::Parts): its providers' cores, its InboundBroker, its DeliveryStore, its
+// Listener and bind counters. The facade keeps no state of its own.
 //
 // Threading: every method may be called from any thread (the API's in npacd) and only
 // posts; the work runs on the manager's core thread, so it never races the manager's own
@@ -10,21 +10,29 @@
 // for submit(). With npacd --threads N, CoreShards is the API's CoreService and calls
 // each manager's facade (core_shards.h).
 //
-// Every AssociationManager is its own CoreFacade (a base class): what hands a manager to
-// the API (AdminApi::attachCore) hands it as a CoreService. The manager outlives its
-// facade's posted work as it outlives every post onto its io_context.
+// Every AssociationManager owns one CoreFacade (AssociationManager::service()); that is
+// what is handed to the API (AdminApi::attachCore) or to CoreShards. The manager and its
+// parts outlive the facade's posted work as they outlive every post onto its io_context.
 #pragma once
 
 #include <functional>
 #include <string>
 #include <vector>
 
+#include <boost/asio/io_context.hpp>
+
 #include "db/queue_writer.h"
 #include "npac/npacd/core/core_service.h"
 
 namespace npac::npacd {
 
-class AssociationManager;
+class BindAdmission;
+class CoreInbox;
+class DeliveryStore;
+class InboundBroker;
+class Listener;
+class ProviderCores;
+class ShardRoute;
 
 // Commits `messages` through `writer` as one submission (CoreService::submit), completes
 // `done`, then hands the rows it added (not the duplicates) to `announce` — on the
@@ -35,6 +43,24 @@ void submitToQueue(db::QueueWriter& writer, std::vector<OutboundMessage> message
 
 class CoreFacade : public CoreService {
  public:
+  // The parts of the manager the facade answers from; every one outlives the facade and
+  // is only touched on the core thread (`io`'s), except `writer` and `self`'s
+  // thread-safe posts.
+  struct Parts {
+    boost::asio::io_context& io;
+    db::QueueWriter& writer;
+    CoreInbox& inbox;  // the manager's thread-safe posts (announceSubmitted)
+    const ShardRoute& route;
+    ProviderCores& providers;
+    InboundBroker& inbound;
+    DeliveryStore& store;
+    const Listener& listener;
+    const BindAdmission& admission;
+    const bool& stopping;  // the manager's: shutdown() began
+  };
+
+  explicit CoreFacade(const Parts& parts) : parts_(parts) {}
+  ~CoreFacade() override = default;
   CoreFacade(const CoreFacade&) = delete;
   CoreFacade& operator=(const CoreFacade&) = delete;
 
@@ -48,14 +74,8 @@ class CoreFacade : public CoreService {
   void releaseProvider(std::string spid, std::string reason, CountDone done) override;
   void metrics(bool providers, MetricsDone done) override;
 
- protected:
-  // Only an AssociationManager is one: `core` is the manager itself (not constructed
-  // yet; the facade only keeps the reference).
-  explicit CoreFacade(AssociationManager& core) : core_(core) {}
-  ~CoreFacade() override = default;
-
  private:
-  AssociationManager& core_;
+  Parts parts_;
 };
 
 }  // namespace npac::npacd

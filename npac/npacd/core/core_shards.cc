@@ -74,17 +74,17 @@ void CoreShards::submit(std::vector<OutboundMessage> messages, SubmitDone done) 
                   std::vector<std::vector<db::QueuedMessage>> rows_of(shards_.size());
                   for (db::QueuedMessage& row : rows) rows_of[shardOf(row.spid)].push_back(std::move(row));
                   for (std::size_t k = 0; k < shards_.size(); ++k) {
-                    if (!rows_of[k].empty()) shards_[k]->announceSubmitted(std::move(rows_of[k]));
+                    if (!rows_of[k].empty()) shards_[k]->inbox().announceSubmitted(std::move(rows_of[k]));
                   }
                 });
 }
 
 void CoreShards::pollInbound(InboundPoll poll, PollDone done) {
-  shards_[0]->pollInbound(std::move(poll), std::move(done));
+  shards_[0]->service().pollInbound(std::move(poll), std::move(done));
 }
 
 void CoreShards::respond(InboundRequestId id, InboundResponse response, RespondDone done) {
-  shards_[0]->respond(id, std::move(response), std::move(done));
+  shards_[0]->service().respond(id, std::move(response), std::move(done));
 }
 
 void CoreShards::listAssociations(ListDone done) {
@@ -99,7 +99,7 @@ void CoreShards::listAssociations(ListDone done) {
         done(std::move(all));
       });
   for (std::size_t i = 0; i < shards_.size(); ++i) {
-    shards_[i]->listAssociations([gather, i](db::Result<std::vector<AssociationInfo>> list) {
+    shards_[i]->service().listAssociations([gather, i](db::Result<std::vector<AssociationInfo>> list) {
       gather->add(i, std::move(list));
     });
   }
@@ -107,12 +107,12 @@ void CoreShards::listAssociations(ListDone done) {
 
 void CoreShards::queueView(std::string spid, QueueViewDone done) {
   AssociationManager& shard = owner(spid);
-  shard.queueView(std::move(spid), std::move(done));
+  shard.service().queueView(std::move(spid), std::move(done));
 }
 
 void CoreShards::egressView(std::string spid, EgressViewDone done) {
   AssociationManager& shard = owner(spid);
-  shard.egressView(std::move(spid), std::move(done));
+  shard.service().egressView(std::move(spid), std::move(done));
 }
 
 void CoreShards::abortAssociation(db::AssociationId id, std::string actor, StatusDone done) {
@@ -121,7 +121,8 @@ void CoreShards::abortAssociation(db::AssociationId id, std::string actor, Statu
 
 // Association ids say nothing of their thread: each is asked in turn until one has it.
 void CoreShards::abortFrom(std::size_t index, db::AssociationId id, std::string actor, StatusDone done) {
-  shards_[index]->abortAssociation(id, actor, [this, index, id, actor, done = std::move(done)](db::Status status) {
+  CoreService& service = shards_[index]->service();
+  service.abortAssociation(id, actor, [this, index, id, actor, done = std::move(done)](db::Status status) {
     if (status.code() != db::Status::Code::kNotFound || index + 1 == shards_.size()) return done(status);
     abortFrom(index + 1, id, actor, done);
   });
@@ -129,7 +130,7 @@ void CoreShards::abortFrom(std::size_t index, db::AssociationId id, std::string 
 
 void CoreShards::releaseProvider(std::string spid, std::string reason, CountDone done) {
   AssociationManager& shard = owner(spid);
-  shard.releaseProvider(std::move(spid), std::move(reason), std::move(done));
+  shard.service().releaseProvider(std::move(spid), std::move(reason), std::move(done));
 }
 
 void CoreShards::metrics(bool providers, MetricsDone done) {
@@ -156,7 +157,8 @@ void CoreShards::metrics(bool providers, MetricsDone done) {
         done(std::move(out));
       });
   for (std::size_t i = 0; i < shards_.size(); ++i) {
-    shards_[i]->metrics(providers, [gather, i](db::Result<CoreMetrics> m) { gather->add(i, std::move(m)); });
+    shards_[i]->service().metrics(providers,
+                                  [gather, i](db::Result<CoreMetrics> m) { gather->add(i, std::move(m)); });
   }
 }
 

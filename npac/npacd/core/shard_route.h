@@ -7,7 +7,7 @@
 // Threading: joined before io runs (CoreShards' constructor) and never changed after, so
 // reading it is safe from any thread (the manager's core thread; the QueueWriter's, for
 // CoreFacade::respond's completion). The managers it names are reached only through their
-// thread-safe posts (association_manager.h "Sharding").
+// thread-safe posts (their CoreInbox, core_inbox.h).
 #pragma once
 
 #include <cstddef>
@@ -34,6 +34,8 @@ class ShardRoute {
   // The manager whose InboundBroker the application polls: thread 0's (`self` without
   // shards).
   AssociationManager& inboundHome() const;
+  // Whether this manager is the inbound home itself (thread 0, or no shards).
+  bool inboundHere() const { return shards_ == nullptr || index_ == 0; }
   // The next association id: CoreShards' counter, shared by every thread; without shards
   // `*local` (this run's, from recoverInterrupted) incremented.
   std::int64_t nextAssociationId(std::int64_t* local) const;

@@ -86,8 +86,9 @@ class CoresFixture {
   }
 
   db::Database& db(std::size_t core) { return *cores_[core]->db; }
+  npacd::AssociationManager& manager(std::size_t core) { return *cores_[core]->manager; }
   npacd::CoreService& service() {
-    return shards_ ? static_cast<npacd::CoreService&>(*shards_) : *cores_[0]->manager;
+    return shards_ ? static_cast<npacd::CoreService&>(*shards_) : cores_[0]->manager->service();
   }
   void run() {
     for (auto& core : cores_) {
@@ -252,4 +253,48 @@ TEST_CASE("A bind accepted on thread 0 for a provider of thread 1 is handed over
   // Both released (the sims end with RLRQ): thread 1 heard of its association's end.
   eventually([&] { return cores.associations().empty(); }, std::chrono::seconds(10));
   CHECK(cores.associations().empty());
+}
+
+// The inbox (core_inbox.h) without a peer: what another thread posts reaches the core
+// thread's parts, seen through the CoreService the application calls.
+namespace {
+
+std::vector<npacd::InboundRequest> pollNow(npacd::CoreService& service) {
+  std::promise<std::vector<npacd::InboundRequest>> polled;
+  service.pollInbound({"", 100, std::chrono::milliseconds(0)}, [&](db::Result<std::vector<npacd::InboundRequest>> r) {
+    polled.set_value(r.isOk() ? r.value() : std::vector<npacd::InboundRequest>{});
+  });
+  return polled.get_future().get();
+}
+
+}  // namespace
+
+TEST_CASE("A provider's request posted to thread 0's inbox from another thread reaches the application's poll") {
+  CoresFixture f(2);
+  f.run();
+  npacd::InboundRequest request;
+  request.spid = "0002";
+  request.association_id = 7;
+  request.invoke_id = 41;
+  f.manager(0).inbox().postInbound(request);
+  std::vector<npacd::InboundRequest> polled;
+  eventually(
+      [&] {
+        polled = pollNow(f.service());
+        return !polled.empty();
+      },
+      std::chrono::seconds(5));
+  REQUIRE(polled.size() == 1);
+  CHECK(polled[0].spid == "0002");
+  CHECK(polled[0].association_id == 7);
+  CHECK(polled[0].invoke_id == 41);
+}
+
+TEST_CASE("A change of a provider that never bound on this thread, posted to its inbox, releases nothing") {
+  CoresFixture f(1);
+  f.run();
+  f.manager(0).inbox().postProviderChanged("0001");
+  f.manager(0).inbox().postWakeAll();
+  f.manager(0).inbox().postSubmittedElsewhere("0001");
+  CHECK(f.associations().empty());  // answered after the posts ran, on the same thread
 }
