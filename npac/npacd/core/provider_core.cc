@@ -1,6 +1,7 @@
 // ProviderCore: associations coming and going, answers, timeouts, SRR off, operators'
-// views. Delivery is provider_core_delivery.cc, heartbeats provider_core_heartbeat.cc,
-// recovery provider_core_recovery.cc.
+// views. Delivery is provider_core_delivery.cc, recovery provider_core_recovery.cc;
+// heartbeats are ProviderHeartbeats' (provider_heartbeats.h), throttling ProviderThrottle's
+// (provider_throttle.h).
 #include "npac/npacd/core/provider_core.h"
 
 #include <spdlog/spdlog.h>
@@ -39,11 +40,35 @@ std::optional<std::int32_t> answeredId(const cmip::RoseApdu& apdu, bool* error) 
   return std::nullopt;
 }
 
+// The egress policy's figures of association `id` (describe()).
+std::optional<EgressFigures> egressFiguresOf(as::ProviderEgress& egress, db::AssociationId id) {
+  const auto member = static_cast<as::AssociationId>(id);
+  const std::optional<dispatch::MemberFigures> figures = egress.logical().figures(member);
+  if (!figures) return std::nullopt;
+  EgressFigures out;
+  out.weight = figures->member.weight;
+  out.relative_cost = figures->member.relative_cost;
+  out.load_percent = figures->load_percent;
+  if (figures->nw) {
+    const dispatch::Duration response_time = figures->response_time.value_or(dispatch::Duration{});
+    out.lrtm = EgressFigures::Lrtm{std::chrono::duration<double>(response_time).count(), figures->measured,
+                                   figures->n.value_or(0), *figures->nw};
+  }
+  return out;
+}
+
 }  // namespace
 
 ProviderCore::ProviderCore(std::string spid, const common::TimeSource& clock,
                            tunables::TunableRegistry& registry, DeliveryStore& store, Host& host)
-    : spid_(std::move(spid)), clock_(clock), registry_(registry), store_(store), host_(host) {
+    : spid_(std::move(spid)),
+      clock_(clock),
+      registry_(registry),
+      store_(store),
+      host_(host),
+      held_(spid_, store_),
+      throttle_(spid_, registry_),
+      heartbeats_(spid_, registry_, clock_) {
   const as::OutstandingLimits limits = limitsFor(registry_, spid_);
   auto egress = as::ProviderEgress::create(spid_, policyFor(registry_.get(tunables::kEgressPolicy, spid_)), limits);
   if (!egress.ok()) {
@@ -51,15 +76,16 @@ ProviderCore::ProviderCore(std::string spid, const common::TimeSource& clock,
     egress = as::ProviderEgress::create(spid_, dispatch::PolicyConfig{}, limits);
   }
   egress_ = std::move(egress).value();  // the default policy always builds
-  buildThrottle();
+  throttle_.build();
 }
 
 void ProviderCore::onBound(std::shared_ptr<AssociationLink> link, const as::AssociationSpec& spec,
                            bool recovery_mode) {
-  Link& entry = links_[static_cast<db::AssociationId>(spec.id)];
-  entry.link = std::move(link);
+  const auto id = static_cast<db::AssociationId>(spec.id);
+  Link& entry = links_[id];
+  entry.link = link;
   entry.function_mask = spec.functions.bits();
-  entry.last_received = clock_.now();
+  heartbeats_.add(id, std::move(link), clock_.now());
   egress_->onBound(spec, recovery_mode);
   host_.wakeDelivery(spid_);
 }
@@ -67,7 +93,7 @@ void ProviderCore::onBound(std::shared_ptr<AssociationLink> link, const as::Asso
 void ProviderCore::onLost(db::AssociationId id) {
   auto it = links_.find(id);
   if (it == links_.end()) return;
-  if (it->second.heartbeat) egress_->outstanding().releaseInvokeId(*it->second.heartbeat);
+  if (auto heartbeat = heartbeats_.forget(id)) egress_->outstanding().releaseInvokeId(*heartbeat);
   links_.erase(it);
   for (auto u = unconfirmed_.begin(); u != unconfirmed_.end();) {
     if (u->second.association != id) {
@@ -97,12 +123,11 @@ void ProviderCore::onLost(db::AssociationId id) {
   }
   // Requests moved here from elsewhere that found no survivor: their rows may name
   // another association, so they are re-queued by id as well.
-  if (throttle_) {
-    for (std::size_t i = 0; i < outcome.requeue.size(); ++i) throttle_->onTransactionEnded(now);
-  }
+  throttle_.onEnded(now, outcome.requeue.size());
   for (as::MessageId message : outcome.requeue) in_flight_series_.erase(static_cast<db::MessageId>(message));
   store_.requeue(spid_, std::vector<db::MessageId>(outcome.requeue.begin(), outcome.requeue.end()));
-  commitAndRelease();  // the re-sent rows read `sent` on their survivors first
+  store_.flush();  // the re-sent rows read `sent` on their survivors first
+  releaseOutgoing();
   host_.wakeDelivery(spid_);
 }
 
@@ -138,13 +163,6 @@ std::size_t ProviderCore::releaseAll(const std::string& release_reason) {
   return count;
 }
 
-void ProviderCore::requestRelease(db::AssociationId id) {
-  auto it = links_.find(id);
-  if (it == links_.end()) return;
-  auto link = it->second.link;
-  link->requestRelease();
-}
-
 void ProviderCore::releaseReady(bool force) {
   std::vector<db::AssociationId> ids;
   if (force) {
@@ -152,26 +170,26 @@ void ProviderCore::releaseReady(bool force) {
   } else {
     for (as::AssociationId id : egress_->readyToRelease()) ids.push_back(static_cast<db::AssociationId>(id));
   }
-  for (db::AssociationId id : ids) requestRelease(id);
+  for (db::AssociationId id : ids) {
+    auto it = links_.find(id);
+    if (it == links_.end()) continue;
+    auto link = it->second.link;  // kept alive while it reports
+    link->requestRelease();
+  }
 }
 
 void ProviderCore::onReceived(db::AssociationId id) {
-  auto it = links_.find(id);
-  if (it != links_.end()) it->second.last_received = clock_.now();
+  if (links_.count(id) != 0) heartbeats_.received(id, clock_.now());
 }
 
 void ProviderCore::onAnswer(db::AssociationId id, const cmip::RoseApdu& apdu) {
   bool error = false;
   const std::optional<std::int32_t> answered = answeredId(apdu, &error);
   if (!answered) return;  // a Reject of something undecodable names no invoke id
-  auto it = links_.find(id);
-  if (it != links_.end() && it->second.heartbeat == *answered) {
+  if (const std::optional<double> rtt = heartbeats_.answered(id, *answered, clock_.now())) {
     // The heartbeat of this association (NANC 404), and nothing else.
-    const double rtt = std::chrono::duration<double>(clock_.now() - it->second.heartbeat_sent_at).count();
-    it->second.heartbeat_rtt_seconds = rtt;
-    if (counters_) counters_->heartbeat_rtt.observe(rtt);
+    if (counters_) counters_->heartbeat_rtt.observe(*rtt);
     egress_->outstanding().releaseInvokeId(*answered);
-    it->second.heartbeat.reset();
     return;
   }
   const as::TimePoint now = clock_.now();
@@ -181,8 +199,7 @@ void ProviderCore::onAnswer(db::AssociationId id, const cmip::RoseApdu& apdu) {
   }
   auto message = egress_->onResponse(*answered, static_cast<as::AssociationId>(id), now);
   if (message) {
-    if (throttle_) throttle_->onTransactionEnded(now);
-    if (group_) group_->notePending(spid_, egress_->outstanding().size());
+    throttle_.onAnswered(now, egress_->outstanding().size());
     if (counters_) {
       // From the latest send: a retransmission's round trip is its own (X.880 gives a
       // request one invoke id, so the answer cannot say which send it answers).
@@ -237,13 +254,18 @@ void ProviderCore::move(const as::Transmission& t) {
   if (stored->state == db::MessageState::kSent && stored->association_id != association) {
     store_.moveSent(spid_, stored->id, association);
   }
-  commitAndRelease();
+  store_.flush();  // the row names its association before the PDU leaves
+  releaseOutgoing();
 }
 
 void ProviderCore::tick() {
   const as::TimePoint now = clock_.now();
-  refreshGroup();  // losses and timeouts changed the pending count too
-  heartbeats(now);
+  // Losses and timeouts changed the pending count too.
+  throttle_.refreshGroup(host_.throttleGroupOf(spid_), egress_->outstanding().size());
+  for (db::AssociationId id : heartbeats_.tick(now, egress_->outstanding())) {
+    spdlog::warn("SPID {} association {}: no heartbeat response within heartbeat_timeout", spid_, id);
+    abort(id, "no heartbeat response within heartbeat_timeout (NANC 404)");
+  }
   as::TimerOutcome outcome = egress_->onTimer(now);
   for (as::AssociationId id : outcome.silenced) {
     spdlog::warn("SPID {} association {}: silent — a request passed response_timeout unanswered; "
@@ -258,7 +280,7 @@ void ProviderCore::tick() {
     abort(static_cast<db::AssociationId>(id),
           "no response within response_timeout after retry_attempts");
   }
-  if (throttled_ || !outcome.retries.empty()) host_.wakeDelivery(spid_);
+  if (throttle_.throttled() || !outcome.retries.empty()) host_.wakeDelivery(spid_);
 }
 
 void ProviderCore::applyTunables() {
@@ -275,7 +297,7 @@ void ProviderCore::applyTunables() {
       spdlog::info("SPID {}: egress policy now {}", spid_, policy.name);
     }
   }
-  buildThrottle();
+  throttle_.build();
   host_.wakeDelivery(spid_);
 }
 
@@ -308,8 +330,8 @@ void ProviderCore::describe(std::vector<AssociationInfo>& out) const {
                  : egress_->silent(static_cast<as::AssociationId>(id)) ? "silent"
                  : view && view->member_state == dispatch::MemberState::kCongested ? "congested"
                                                                                     : "bound";
-    info.heartbeat_rtt_seconds = entry.heartbeat_rtt_seconds;
-    info.egress = egressFigures(id);
+    info.heartbeat_rtt_seconds = heartbeats_.rtt(id);
+    info.egress = egressFiguresOf(*egress_, id);
     out.push_back(std::move(info));
   }
 }
@@ -364,25 +386,8 @@ CoreMetrics::Provider ProviderCore::metrics() {
     out.associations.push_back(std::move(a));
   }
   out.recovering = !egress_->recovery().mayPush();
-  if (throttle_) {
-    const int level = throttle_->evaluate(clock_.now());  // as view() reports it
-    out.throttle_level = throttled_ ? std::max(level, 1) : level;
-  }
-  return out;
-}
-
-std::optional<EgressFigures> ProviderCore::egressFigures(db::AssociationId id) const {
-  const auto member = static_cast<as::AssociationId>(id);
-  const std::optional<dispatch::MemberFigures> figures = egress_->logical().figures(member);
-  if (!figures) return std::nullopt;
-  EgressFigures out;
-  out.weight = figures->member.weight;
-  out.relative_cost = figures->member.relative_cost;
-  out.load_percent = figures->load_percent;
-  if (figures->nw) {
-    out.lrtm = EgressFigures::Lrtm{std::chrono::duration<double>(figures->response_time.value_or(dispatch::Duration{})).count(),
-                                   figures->measured, figures->n.value_or(0), *figures->nw};
-  }
+  // As view() reports it.
+  if (const std::optional<int> level = throttle_.level(clock_.now())) out.throttle_level = *level;
   return out;
 }
 
@@ -419,29 +424,7 @@ ProviderQueueView ProviderCore::view() {
   // The provider's throttle group as provisioned now (DSR ETG/ETL), and its level while it
   // holds the provider's messages.
   if (auto group = host_.throttleGroupOf(spid_)) view.throttle_group = group->name();
-  if (group_) view.throttle_group_level = throttled_ ? group_level_ : 0;
-  if (view.throttle_group_level > 0) {
-    view.throttle_level = view.throttle_group_level;
-    view.throttle_detail = group_->detail(clock_.now());
-  } else if (throttle_) {
-    const as::TimePoint now = clock_.now();
-    const int level = throttle_->evaluate(now);
-    view.throttle_level = throttled_ ? std::max(level, 1) : level;
-    const auto& config = throttle_->config();
-    if (view.throttle_level > 0) {
-      std::string detail;
-      if (config.rate.enabled) {
-        detail = "rate " + std::to_string(static_cast<long>(throttle_->emr(now))) + "/" +
-                 std::to_string(static_cast<long>(config.rate.maximum)) + " msg/s";
-      }
-      if (config.pending.enabled) {
-        detail += (detail.empty() ? "" : ", ") + std::string("pending ") +
-                  std::to_string(egress_->outstanding().size()) + "/" +
-                  std::to_string(static_cast<long>(config.pending.maximum));
-      }
-      view.throttle_detail = detail;
-    }
-  }
+  throttle_.describe(view, clock_, egress_->outstanding().size());
   for (const auto& [id, entry] : links_) {
     ProviderQueueView::AssociationLoad load;
     load.id = id;

@@ -22,6 +22,10 @@
 // or a test on a manual clock) sends heartbeats, times requests out, aborts silent
 // associations and releases what throttling held.
 //
+// Its parts, each a type of its own: the heartbeats (ProviderHeartbeats,
+// provider_heartbeats.h), the egress throttling (ProviderThrottle, provider_throttle.h) and
+// the PDUs decided but held until their rows commit (HeldPdus, held_pdus.h).
+//
 // Threading: the core thread only; no locks. Host callbacks are invoked synchronously.
 #pragma once
 
@@ -43,6 +47,9 @@
 #include "npac/npacd/core/core_metrics.h"
 #include "npac/npacd/core/core_service.h"
 #include "npac/npacd/core/delivery_store.h"
+#include "npac/npacd/core/held_pdus.h"
+#include "npac/npacd/core/provider_heartbeats.h"
+#include "npac/npacd/core/provider_throttle.h"
 #include "npac/npacd/core/throttle_groups.h"
 #include "tunables/registry.h"
 
@@ -57,6 +64,14 @@ inline constexpr int kResponsePriority = 10;
 // The association function a queued message is routed by: the lowest one it needs (the
 // queue only hands out messages whose every function the association has, NANC 111).
 associations::AssociationFunction routingFunction(std::uint32_t mask);
+
+// What a queued row is, as written at submission (schema 4, db/outbound_queue.h): the
+// stored PDU is never decoded again to learn it.
+struct RowFacts {
+  bool response = false;   // an answer to the provider's own request
+  bool confirmed = false;  // a response is expected
+};
+RowFacts factsOf(const db::QueuedMessage& row);
 
 class ProviderCore {
  public:
@@ -169,17 +184,9 @@ class ProviderCore {
   struct Link {
     std::shared_ptr<AssociationLink> link;
     std::uint32_t function_mask = 0;
-    associations::TimePoint last_received{};
-    std::optional<associations::InvokeId> heartbeat;  // one unanswered at most
-    associations::TimePoint heartbeat_sent_at{};
-    std::optional<double> heartbeat_rtt_seconds;  // the latest answered heartbeat's
   };
-  struct Facts {  // what a queued row is
-    bool response = false;  // an answer to the provider's own request
-    bool confirmed = false; // a response is expected
-  };
+  using Facts = RowFacts;
 
-  static Facts factsOf(const db::QueuedMessage& row);
   // Writes a placed message on its association: an Invoke gets its invoke id (the
   // transmission's, or a reserved one for an unconfirmed operation); an answer leaves
   // as stored. kBadPdu: the stored bytes are no Invoke (the row is failed).
@@ -205,16 +212,8 @@ class ProviderCore {
   std::size_t freeWindowSlots(std::uint32_t functions) const;
   bool placeRow(const db::QueuedMessage& row, associations::TimePoint now, RoundDraft& draft);
   // Decide, commit, then write: write() does not hand a PDU to its association; it holds
-  // it here until commitAndRelease() has committed the rows' progress (`sent`), so no PDU
-  // leaves before its row says so — a kill -9 in between re-sends it flagged, never as a
-  // fresh message. While the store cannot write, the PDUs wait (releaseOutgoing).
-  struct Outgoing {
-    db::AssociationId association = 0;
-    std::vector<std::uint8_t> bytes;
-    std::int64_t tag = 0;  // AssociationLink::send's
-  };
-  bool hold(db::AssociationId association, std::vector<std::uint8_t> bytes, std::int64_t tag);
-  void commitAndRelease();
+  // it (held_) until the store has committed the rows' progress (`sent`). The held PDUs
+  // released, and the associations that refused one aborted.
   void releaseOutgoing();
   // A recovery request answered (provider_core_recovery.cc): the messages `wanted` selects,
   // sent and their rows committed; how many, or none and the *refusal for the provider.
@@ -223,15 +222,7 @@ class ProviderCore {
   // (provider_core_recovery.cc); how many were.
   std::int64_t sendRecovered(const std::vector<associations::MessageId>& selected,
                              const std::map<associations::MessageId, const db::QueuedMessage*>& by_id);
-  bool throttleAdmits(associations::TimePoint now);
-  // The provider's throttle group, read again from the host (its definition may change),
-  // and told this provider's outstanding requests.
-  void refreshGroup();
-  void buildThrottle();
-  void heartbeats(associations::TimePoint now);
   std::uint32_t usableFunctions() const;
-  std::optional<EgressFigures> egressFigures(db::AssociationId id) const;
-  void requestRelease(db::AssociationId id);
   // Metrics (only while counters_ is set): a row written on the wire, first send or not.
   void countWritten(const db::QueuedMessage& row, const Facts& facts, bool retransmission);
   // The acknowledged or failed count of a confirmed request's row, and forgets it.
@@ -252,17 +243,9 @@ class ProviderCore {
     PduSeries series;  // for its acknowledged count, while counting
   };
   std::map<db::MessageId, Unconfirmed> unconfirmed_;
-  std::vector<Outgoing> outgoing_;  // decided, waiting for their rows to commit
-  // Egress throttling (throttle_* tunables; none while both limits are off).
-  std::optional<dispatch::EgressThrottleGroup> throttle_;
-  std::int64_t pace_slot_ = -1;      // the 1/10-s slot of the latest push
-  std::uint32_t pace_in_slot_ = 0;   // pushes in that slot
-  bool throttled_ = false;           // the last delivery stopped for throttling
-  // The provisioned throttle group this provider is a member of (throttle_groups.h), and
-  // the level it held the last delivery with (0: it did not hold it).
-  std::shared_ptr<ThrottleGroup> group_;
-  int group_level_ = 0;
-  bool wake_armed_ = false;
+  HeldPdus held_;  // decided, waiting for their rows to commit
+  ProviderThrottle throttle_;      // its own throttle_* limits and its throttle group's
+  ProviderHeartbeats heartbeats_;  // NANC 404, per association
   // Metrics; none while counting is off. What each confirmed request in flight is.
   std::unique_ptr<ProviderCounters> counters_ = std::make_unique<ProviderCounters>();
   std::unordered_map<db::MessageId, PduSeries> in_flight_series_;

@@ -1,9 +1,7 @@
 // ProviderCore: delivery from the durable queue, per function without head-of-line
-// blocking, the provider's own egress throttle (DSR "Egress Throttle Groups",
-// docs/OPERATIONS.md "Egress throttling") and its provisioned throttle group's, shared with
-// the other members and the other nodes (throttle_groups.h; "Throttle groups").
+// blocking; each row that is not an answer passes the provider's egress throttling first
+// (ProviderThrottle, provider_throttle.h: its own limits, then its throttle group's).
 #include <algorithm>
-#include <cmath>
 
 #include <spdlog/spdlog.h>
 
@@ -13,14 +11,6 @@
 namespace npac::npacd {
 namespace as = npac::associations;
 
-namespace {
-
-// The egress rate is paced in tenths of a second: at most ceil(max/10) pushes per slot,
-// so a held burst leaves spread over the second instead of all at once.
-constexpr auto kPaceSlot = std::chrono::milliseconds(100);
-
-}  // namespace
-
 as::AssociationFunction routingFunction(std::uint32_t mask) {
   for (unsigned bit = 0; bit < as::kFunctionCount; ++bit) {
     if (mask >> bit & 1u) return static_cast<as::AssociationFunction>(bit);
@@ -28,10 +18,10 @@ as::AssociationFunction routingFunction(std::uint32_t mask) {
   return as::AssociationFunction::kNotifications;
 }
 
-ProviderCore::Facts ProviderCore::factsOf(const db::QueuedMessage& row) {
+RowFacts factsOf(const db::QueuedMessage& row) {
   // Written at submission (schema 4, db/outbound_queue.h): the stored PDU is never decoded
   // again to learn what it is.
-  Facts facts;
+  RowFacts facts;
   facts.response = row.kind == db::MessageKind::kResponse;
   facts.confirmed = !facts.response && row.confirmed;
   return facts;
@@ -53,7 +43,8 @@ ProviderCore::Written ProviderCore::write(const as::Transmission& t, const db::Q
   if (facts.response) {
     // It carries the provider's invoke id already; acknowledged when written.
     unconfirmed_[message] = {it->first, std::nullopt, {}};
-    return written(hold(it->first, pdu, static_cast<std::int64_t>(t.message)));
+    held_.hold(it->first, pdu, static_cast<std::int64_t>(t.message));
+    return written(true);
   }
   std::optional<as::InvokeId> invoke_id = t.invoke_id;
   std::int64_t tag = 0;
@@ -81,41 +72,18 @@ ProviderCore::Written ProviderCore::write(const as::Transmission& t, const db::Q
     return Written::kBadPdu;
   }
   if (t.retransmission) link.countRetransmission();
-  return written(hold(it->first, std::move(encoded).value(), tag));
-}
-
-bool ProviderCore::hold(db::AssociationId association, std::vector<std::uint8_t> bytes, std::int64_t tag) {
-  outgoing_.push_back(Outgoing{association, std::move(bytes), tag});
-  return true;
-}
-
-void ProviderCore::commitAndRelease() {
-  store_.flush();
-  releaseOutgoing();
+  held_.hold(it->first, std::move(encoded).value(), tag);
+  return written(true);
 }
 
 void ProviderCore::releaseOutgoing() {
-  // While the store cannot write, the rows of these PDUs may not read `sent` yet: they
-  // wait with them, and leave once the backlog committed (deliver() after the retry).
-  if (outgoing_.empty() || !store_.healthy()) return;
-  if (store_.fenced(spid_)) {
-    // Another node holds the lease: these rows did not become `sent` here, and that node
-    // delivers them. The PDUs never leave; providerLost aborts the associations.
-    outgoing_.clear();
-    return;
-  }
-  std::vector<Outgoing> frames;
-  frames.swap(outgoing_);
-  std::vector<db::AssociationId> refused;
-  for (Outgoing& frame : frames) {
-    if (std::find(refused.begin(), refused.end(), frame.association) != refused.end()) continue;
-    auto it = links_.find(frame.association);
-    if (it == links_.end()) continue;  // lost meanwhile: its loss moved or re-queued the rows
-    if (!it->second.link->send(frame.bytes, frame.tag)) refused.push_back(frame.association);
-  }
+  const HeldPdus::LinkOf link_of = [this](db::AssociationId id) -> AssociationLink* {
+    auto it = links_.find(id);
+    return it == links_.end() ? nullptr : it->second.link.get();
+  };
   // The connection cannot take it: its rows read `sent` there, so the abort moves them to
   // the survivors (or back to the queue) like any loss.
-  for (db::AssociationId id : refused) abort(id, "a PDU could not be written");
+  for (db::AssociationId id : held_.release(link_of)) abort(id, "a PDU could not be written");
 }
 
 std::uint32_t ProviderCore::usableFunctions() const {
@@ -128,70 +96,6 @@ std::uint32_t ProviderCore::usableFunctions() const {
     functions |= view.spec.functions.bits();
   }
   return functions;
-}
-
-void ProviderCore::buildThrottle() {
-  const std::int64_t max_rate = registry_.get(tunables::kThrottleMaxRate, spid_);
-  const std::int64_t max_pending = registry_.get(tunables::kThrottleMaxPending, spid_);
-  if (max_rate == 0 && max_pending == 0) {
-    throttle_.reset();
-    throttled_ = false;
-    return;
-  }
-  // Levels in use (tunables/throttle_levels.h): level 1 always, 2 and 3 when both of
-  // their percentages are set.
-  std::vector<dispatch::CongestionThreshold> levels;
-  const std::int64_t onset[] = {registry_.get(tunables::kThrottleOnset1, spid_),
-                                registry_.get(tunables::kThrottleOnset2, spid_),
-                                registry_.get(tunables::kThrottleOnset3, spid_)};
-  const std::int64_t abatement[] = {registry_.get(tunables::kThrottleAbatement1, spid_),
-                                    registry_.get(tunables::kThrottleAbatement2, spid_),
-                                    registry_.get(tunables::kThrottleAbatement3, spid_)};
-  for (std::size_t n = 0; n < 3; ++n) {
-    if (onset[n] == 0 || abatement[n] == 0) break;
-    levels.push_back({static_cast<std::uint32_t>(onset[n]), static_cast<std::uint32_t>(abatement[n])});
-  }
-  dispatch::ThrottleGroupConfig config;
-  const auto abatement_time = registry_.get(tunables::kThrottleMinAbatementTime, spid_);
-  config.rate = {max_rate > 0, static_cast<double>(max_rate), levels, abatement_time};
-  config.pending = {max_pending > 0, static_cast<double>(max_pending), levels, abatement_time};
-  if (auto error = config.validate()) {
-    spdlog::error("SPID {}: egress throttle refused ({}); messages leave unthrottled", spid_,
-                  error->message());
-    throttle_.reset();
-    return;
-  }
-  throttle_.emplace(config);
-}
-
-void ProviderCore::refreshGroup() {
-  std::shared_ptr<ThrottleGroup> group = host_.throttleGroupOf(spid_);
-  if (group_ && group_ != group) group_->notePending(spid_, 0);  // left it, or it was replaced
-  group_ = std::move(group);
-  if (!group_) group_level_ = 0;
-  if (group_) group_->notePending(spid_, egress_->outstanding().size());
-}
-
-bool ProviderCore::throttleAdmits(as::TimePoint now) {
-  if (!throttle_) return true;
-  if (throttle_->evaluate(now) > 0) return false;  // a level is in force: pushes are held
-  const auto& config = throttle_->config();
-  if (config.rate.enabled) {
-    // Never above the maximum within the rate window, and paced within it.
-    if (throttle_->emr(now) + 1.0 > config.rate.maximum) return false;
-    const std::int64_t slot = now.time_since_epoch() / kPaceSlot;
-    if (slot != pace_slot_) {
-      pace_slot_ = slot;
-      pace_in_slot_ = 0;
-    }
-    const auto per_slot = static_cast<std::uint32_t>(std::ceil(config.rate.maximum / 10.0));
-    if (pace_in_slot_ >= per_slot) return false;
-  }
-  if (config.pending.enabled &&
-      static_cast<double>(egress_->outstanding().size()) + 1.0 > config.pending.maximum) {
-    return false;
-  }
-  return true;
 }
 
 void ProviderCore::deliver() {
@@ -218,12 +122,12 @@ bool ProviderCore::placeRow(const db::QueuedMessage& row, as::TimePoint now, Rou
   if (draft.blocked & bit) return true;
   // Answers to the provider's own requests are never held. Its own throttle first, then
   // its throttle group's (what every node sends the group's members together).
-  if (!facts.response && (draft.throttled || !throttleAdmits(now))) {
+  if (!facts.response && (draft.throttled || !throttle_.admits(now, egress_->outstanding().size()))) {
     draft.throttled = true;
     return true;
   }
-  if (!facts.response && group_) {
-    if (const int level = group_->mayAdmit(now); level > 0) {
+  if (!facts.response) {
+    if (const int level = throttle_.groupHolds(now); level > 0) {
       draft.throttled = true;
       draft.group_level = level;
       return true;
@@ -241,11 +145,7 @@ bool ProviderCore::placeRow(const db::QueuedMessage& row, as::TimePoint now, Rou
     return true;
   }
   const as::Transmission& t = *outcome.transmission;
-  if (throttle_ && !facts.response) {
-    throttle_->onSent(now, facts.confirmed);
-    ++pace_in_slot_;
-  }
-  if (group_ && !facts.response) group_->onSent(spid_, egress_->outstanding().size(), now);
+  if (!facts.response) throttle_.onSent(now, facts.confirmed, egress_->outstanding().size());
   draft.placed_any = true;
   const Written written = write(t, row, facts);
   if (counters_) {
@@ -272,7 +172,7 @@ ProviderCore::Round ProviderCore::decideRound() {
   if (links_.empty() || !store_.healthy() || !host_.mayDeliver(spid_)) return round;
   const std::uint32_t functions = usableFunctions();
   if (functions == 0) return round;
-  refreshGroup();
+  throttle_.refreshGroup(host_.throttleGroupOf(spid_), egress_->outstanding().size());
   // Free congestion-window slots of the usable associations: at most that many requests
   // can leave now, so no more rows are read (an answer schedules the next round).
   const std::size_t capacity = freeWindowSlots(functions);
@@ -301,8 +201,7 @@ ProviderCore::Round ProviderCore::decideRound() {
 void ProviderCore::finishRound(const Round& round) {
   releaseOutgoing();
   if (!round.decided) return;
-  throttled_ = round.throttled;
-  group_level_ = round.group_level;
+  throttle_.settle(round.throttled, round.group_level);
   if (round.failed) {
     abort(*round.failed, "a PDU could not be written");
     return;
@@ -338,7 +237,7 @@ std::optional<WaitReason> ProviderCore::waitReason(as::AssociationFunction funct
   if (!any) return WaitReason::kNoAssociationForFunction;
   if (all_releasing) return WaitReason::kReleasing;
   if (!egress_->recovery().mayPush()) return WaitReason::kRecovering;
-  if (throttled_) return WaitReason::kThrottled;
+  if (throttle_.throttled()) return WaitReason::kThrottled;
   if (available) {
     if (egress_->outstanding().size() >= static_cast<std::size_t>(as::kMaxInvokeId) - 1) {
       return WaitReason::kInvokeIdsExhausted;

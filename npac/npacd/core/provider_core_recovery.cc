@@ -160,7 +160,8 @@ std::optional<std::int64_t> ProviderCore::answerRecovery(const as::RecoveryReque
   }
   if (counters_) ++counters_->recovery_sessions;
   const std::int64_t count = sendRecovered(selected.value(), by_id);
-  commitAndRelease();  // the rows read `sent` before the PDUs leave (deliver())
+  store_.flush();  // the rows read `sent` before the PDUs leave (deliver())
+  releaseOutgoing();
   return count;
 }
 

@@ -1,0 +1,270 @@
+// The parts a ProviderCore owns, each on its own, on a manual clock over a real tunable
+// registry: its heartbeats (ProviderHeartbeats: when one is sent, which answer completes
+// it, when its association is silent), its egress throttling (ProviderThrottle: the pace
+// of throttle_max_rate, throttle_max_pending, what a throttled round reports) and the PDUs
+// it holds until their rows commit (HeldPdus: order, refusals, a fenced provider).
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cmip/cmip_operations.h"
+#include "cmip/npac_bind.h"
+#include "cmip/oids.h"
+#include "common/time_source.h"
+#include "db/database.h"
+#include "db/lease_store.h"
+#include "db/outbound_queue.h"
+#include "db/provider_store.h"
+#include "npac/npacd/core/held_pdus.h"
+#include "npac/npacd/core/provider_heartbeats.h"
+#include "npac/npacd/core/provider_throttle.h"
+#include "tests/db/temp_dir.h"
+#include "tests/npac/npacd/event_report_pdu.h"
+#include "tunables/registry.h"
+
+namespace {
+
+using namespace npac;
+using namespace npac::npacd;
+using namespace std::chrono_literals;
+namespace as = npac::associations;
+
+struct RegistryFixture {
+  npac::db::testing::TempDir dir;
+  std::unique_ptr<db::Database> db = db::Database::open(dir.file("npacd.db")).value();
+  std::unique_ptr<tunables::TunableRegistry> registry;
+  common::ManualTimeSource clock;
+  RegistryFixture() {
+    REQUIRE(tunables::TunableRegistry::open(*db, [this] { return clock.wallMs(); }, &registry).isOk());
+  }
+  void set(const std::string& name, const std::string& value) {
+    auto status = registry->set(name, "0001", value, "test");
+    INFO(status.toString());
+    REQUIRE(status.isOk());
+  }
+};
+
+struct SentLink : AssociationLink {
+  std::vector<std::vector<std::uint8_t>> sent;
+  bool refuse = false;  // the connection takes nothing
+  int attempts = 0;
+  bool send(const std::vector<std::uint8_t>& apdu, std::int64_t) override {
+    ++attempts;
+    if (refuse) return false;
+    sent.push_back(apdu);
+    return true;
+  }
+  void abort(const std::string&) override {}
+  void setReleaseReason(const std::string&) override {}
+  void requestRelease() override {}
+  void countRetransmission() override {}
+  bool releasing() const override { return false; }
+  AssociationInfo describe() const override { return {}; }
+};
+
+// The invoke id of `pdu` if it is a heartbeat (an M-EVENT-REPORT of the heartbeat event).
+std::optional<std::int32_t> heartbeatId(const std::vector<std::uint8_t>& pdu) {
+  auto apdu = cmip::decodeRoseApdu(pdu);
+  REQUIRE(apdu.isOk());
+  auto typed = cmip::fromRose(std::get<cmip::RoseInvoke>(apdu.value()));
+  REQUIRE(typed.isOk());
+  auto* report = std::get_if<cmip::EventReportArgument>(&typed.value().argument);
+  if (report == nullptr || report->eventType != cmip::EventTypeId::global(cmip::oids::kNpacHeartbeatEvent)) {
+    return std::nullopt;
+  }
+  return typed.value().invokeId;
+}
+
+struct HeartbeatFixture : RegistryFixture {
+  ProviderHeartbeats heartbeats{"0001", *registry, clock};
+  as::OutstandingRequests ids{as::OutstandingLimits{}};
+  std::shared_ptr<SentLink> one = std::make_shared<SentLink>();
+  std::shared_ptr<SentLink> two = std::make_shared<SentLink>();
+  HeartbeatFixture() {
+    set("heartbeat_interval", "10s");
+    set("heartbeat_timeout", "5s");
+    heartbeats.add(1, one, clock.now());
+    heartbeats.add(2, two, clock.now());
+  }
+  std::vector<db::AssociationId> after(std::chrono::milliseconds by) {
+    clock.advance(by);
+    return heartbeats.tick(clock.now(), ids);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("A heartbeat is sent on an association once it was silent for heartbeat_interval and not before") {
+  HeartbeatFixture f;
+  CHECK(f.after(9999ms).empty());
+  CHECK(f.one->sent.empty());
+  f.heartbeats.received(2, f.clock.now());  // 2 heard from: its silence starts again
+  CHECK(f.after(1ms).empty());
+  REQUIRE(f.one->sent.size() == 1);
+  CHECK(heartbeatId(f.one->sent[0]).has_value());
+  CHECK(f.two->sent.empty());
+  CHECK(f.after(1s).empty());  // one unanswered at most
+  CHECK(f.one->sent.size() == 1);
+}
+
+TEST_CASE("Only the answer with its invoke id on its own association completes a heartbeat") {
+  HeartbeatFixture f;
+  f.after(10s);
+  REQUIRE(f.one->sent.size() == 1);
+  REQUIRE(f.two->sent.size() == 1);
+  const std::int32_t id_one = heartbeatId(f.one->sent[0]).value();
+  const std::int32_t id_two = heartbeatId(f.two->sent[0]).value();
+  CHECK(id_one != id_two);  // one allocator
+  f.clock.advance(250ms);
+  CHECK_FALSE(f.heartbeats.answered(2, id_one, f.clock.now()).has_value());
+  const std::optional<double> rtt = f.heartbeats.answered(1, id_one, f.clock.now());
+  REQUIRE(rtt.has_value());
+  CHECK(*rtt == Approx(0.25));
+  CHECK(f.heartbeats.rtt(1) == rtt);
+  CHECK_FALSE(f.heartbeats.rtt(2).has_value());
+}
+
+TEST_CASE("An association whose heartbeat stays unanswered for heartbeat_timeout is named silent") {
+  HeartbeatFixture f;
+  f.after(10s);
+  const std::int32_t id_two = heartbeatId(f.two->sent[0]).value();
+  REQUIRE(f.heartbeats.answered(2, id_two, f.clock.now()).has_value());
+  CHECK(f.after(4999ms).empty());
+  CHECK(f.after(1ms) == std::vector<db::AssociationId>{1});
+}
+
+TEST_CASE("A forgotten association gives back its unanswered heartbeat's invoke id and is never named again") {
+  HeartbeatFixture f;
+  f.after(10s);
+  const std::int32_t id_one = heartbeatId(f.one->sent[0]).value();
+  CHECK(f.heartbeats.forget(1) == std::optional<as::InvokeId>(id_one));
+  CHECK_FALSE(f.heartbeats.forget(1).has_value());
+  const std::vector<db::AssociationId> silent = f.after(5s);
+  CHECK(silent == std::vector<db::AssociationId>{2});
+}
+
+TEST_CASE("No heartbeat is sent while heartbeat_interval is 0") {
+  HeartbeatFixture f;
+  f.set("heartbeat_interval", "0");
+  CHECK(f.after(1h).empty());
+  CHECK(f.one->sent.empty());
+}
+
+TEST_CASE("Without throttle limits every message is admitted and no throttle level is reported") {
+  RegistryFixture f;
+  ProviderThrottle throttle("0001", *f.registry);
+  throttle.build();
+  CHECK(throttle.admits(f.clock.now(), 100000));
+  CHECK(throttle.groupHolds(f.clock.now()) == 0);
+  CHECK_FALSE(throttle.level(f.clock.now()).has_value());
+  CHECK_FALSE(throttle.throttled());
+}
+
+TEST_CASE("throttle_max_rate 20 lets two messages leave per tenth of a second") {
+  RegistryFixture f;
+  f.set("throttle_max_rate", "20");
+  ProviderThrottle throttle("0001", *f.registry);
+  throttle.build();
+  f.clock.advance(1s);
+  for (int i = 0; i < 2; ++i) {
+    REQUIRE(throttle.admits(f.clock.now(), 0));
+    throttle.onSent(f.clock.now(), false, 0);
+  }
+  CHECK_FALSE(throttle.admits(f.clock.now(), 0));
+  f.clock.advance(kPaceSlot);
+  CHECK(throttle.admits(f.clock.now(), 0));
+}
+
+TEST_CASE("throttle_max_pending 2 holds a third request while two are unanswered") {
+  RegistryFixture f;
+  f.set("throttle_max_pending", "2");
+  ProviderThrottle throttle("0001", *f.registry);
+  throttle.build();
+  CHECK(throttle.admits(f.clock.now(), 1));
+  CHECK_FALSE(throttle.admits(f.clock.now(), 2));
+}
+
+TEST_CASE("A round stopped by the throttle is reported at level 1 or more until a round is not") {
+  RegistryFixture f;
+  f.set("throttle_max_rate", "20");
+  ProviderThrottle throttle("0001", *f.registry);
+  throttle.build();
+  throttle.settle(true, 0);
+  CHECK(throttle.throttled());
+  CHECK(throttle.level(f.clock.now()).value_or(0) >= 1);
+  ProviderQueueView view;
+  throttle.describe(view, f.clock, 0);
+  CHECK(view.throttle_level >= 1);
+  CHECK_THAT(view.throttle_detail, Catch::Contains("msg/s"));
+  throttle.settle(false, 0);
+  CHECK_FALSE(throttle.throttled());
+  CHECK(throttle.level(f.clock.now()) == std::optional<int>(0));
+}
+
+namespace {
+
+struct HeldFixture : RegistryFixture {
+  DeliveryStore store{*db, [] {}};
+  HeldPdus held{"0001", store};
+  std::map<db::AssociationId, std::shared_ptr<SentLink>> links;
+  HeldPdus::LinkOf link_of = [this](db::AssociationId id) -> AssociationLink* {
+    auto it = links.find(id);
+    return it == links.end() ? nullptr : it->second.get();
+  };
+};
+
+}  // namespace
+
+TEST_CASE("Held PDUs leave in order and an association that refused one gets none of the rest") {
+  HeldFixture f;
+  f.links[1] = std::make_shared<SentLink>();
+  f.links[2] = std::make_shared<SentLink>();
+  f.links[1]->refuse = true;
+  f.held.hold(1, {0x01}, 0);
+  f.held.hold(2, {0x02}, 0);
+  f.held.hold(1, {0x03}, 0);
+  f.held.hold(2, {0x04}, 0);
+  CHECK(f.links[2]->sent.empty());  // nothing leaves before release
+  CHECK(f.held.release(f.link_of) == std::vector<db::AssociationId>{1});
+  CHECK(f.links[1]->attempts == 1);
+  CHECK(f.links[2]->sent == std::vector<std::vector<std::uint8_t>>{{0x02}, {0x04}});
+  CHECK(f.held.size() == 0);
+}
+
+TEST_CASE("A held PDU of an association lost meanwhile is dropped") {
+  HeldFixture f;
+  f.held.hold(7, {0x01}, 0);
+  CHECK(f.held.release(f.link_of).empty());
+  CHECK(f.held.size() == 0);
+}
+
+TEST_CASE("The held PDUs of a provider whose lease another node took never leave") {
+  HeldFixture f;
+  REQUIRE(db::ProviderStore(*f.db).add({"0001", "Provider 0001", db::SystemType::kSoa, true}).isOk());
+  auto taken = db::LeaseStore(*f.db).acquire("0001", "a", f.clock.wallMs(), 5000);
+  REQUIRE(taken.isOk());
+  const std::int64_t epoch = taken->lease.epoch;
+  DeliveryStore::Fence fence;
+  fence.owner = "a";
+  fence.epoch_of = [epoch](const std::string&) { return std::optional<std::int64_t>(epoch); };
+  fence.on_fenced = [](const std::string&, const db::Status&) {};
+  f.store.setFence(std::move(fence));
+  db::NewMessage row{"0001", 1u, 0, npac::npacd::testing::queuedEventReport()};
+  row.kind = db::MessageKind::kPush;
+  row.confirmed = true;
+  const std::vector<db::NewMessage> rows{row};
+  auto ids = db::OutboundQueue(*f.db).appendBatch(rows, f.clock.wallMs());
+  REQUIRE(ids.isOk());
+  // Node b takes the lease after a's ran out; a's `sent` write is refused.
+  REQUIRE(db::LeaseStore(*f.db).acquire("0001", "b", f.clock.wallMs() + 10'000, 5000).value().acquired);
+  f.links[1] = std::make_shared<SentLink>();
+  f.store.markSent("0001", ids.value(), 1, f.clock.wallMs());
+  f.held.hold(1, {0x01}, 0);
+  f.store.flush();
+  REQUIRE(f.store.fenced("0001"));
+  CHECK(f.held.release(f.link_of).empty());
+  CHECK(f.links[1]->attempts == 0);
+  CHECK(f.held.size() == 0);
+}
