@@ -58,7 +58,7 @@ db::Result<std::vector<db::QueuedMessage>> DeliveryStore::nextQueued(const std::
                                                                     std::size_t limit) {
   // A complete ReadyQueue is exact without a flush (progress writes update it as they
   // are collected): the rounds of several providers share one transaction
-  // (AssociationManager::deliverDue). What is read or loaded from the database needs
+  // (DeliveryScheduler::deliverDue). What is read or loaded from the database needs
   // what was collected committed first.
   if (std::optional<std::vector<db::QueuedMessage>> kept = ready_.next(spid, functions, limit, [this] { flush(); })) {
     known_.rememberQueued(spid, *kept);

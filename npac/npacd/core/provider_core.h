@@ -143,7 +143,7 @@ class ProviderCore {
   void onSubmitted(const std::vector<db::MessageId>& ids);
   void deliver();
   // deliver() in two halves, so that the rounds of several providers due in one turn
-  // commit their `sent` rows in ONE transaction (AssociationManager::deliverDue):
+  // commit their `sent` rows in ONE transaction (DeliveryScheduler::deliverDue):
   // decideRound() places queued rows on associations, records their progress in the
   // store without committing it and holds their PDUs; after the store's flush,
   // finishRound() lets them leave and schedules what follows (an abort, the next round).

@@ -422,7 +422,7 @@ TEST_CASE("Rounds decided for two providers hand no PDU to an association until 
   const ProviderCore::Round round_b = f.cores["0002"]->decideRound();
   CHECK(first.sent.empty());
   CHECK(second.sent.empty());
-  f.store->flush();  // AssociationManager::deliverDue: one commit for both rounds
+  f.store->flush();  // DeliveryScheduler::deliverDue: one commit for both rounds
   CHECK(f.state(a[2]) == db::MessageState::kSent);
   CHECK(f.state(b[2]) == db::MessageState::kSent);
   CHECK(first.sent.empty());
