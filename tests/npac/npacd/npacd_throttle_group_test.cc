@@ -41,6 +41,17 @@ std::int64_t wallMs() {
 
 Json group(const NpacdProcess& npacd) { return npacd.call(http::verb::get, "/v1/throttle-groups/bureau").body; }
 
+// Messages of `spids` acknowledged so far, as the shared database has them (node a's
+// GET /v1/providers/{spid}/queue totals): how far the test's phases have come.
+std::int64_t acknowledged(const NpacdProcess& npacd, const std::vector<std::string>& spids) {
+  std::int64_t sum = 0;
+  for (const std::string& spid : spids) {
+    const Json queue = npacd.call(http::verb::get, "/v1/providers/" + spid + "/queue").body;
+    sum += queue["totals"]["acknowledged"].get<std::int64_t>();
+  }
+  return sum;
+}
+
 }  // namespace
 
 TEST_CASE("Two nodes hold a throttle group's sum under max_rate, fall to the reduced share while cut off, and lose "
@@ -76,17 +87,22 @@ TEST_CASE("Two nodes hold a throttle group's sum under max_rate, fall to the red
   REQUIRE(sites.b.waitForAssociations(1, 20s));
   const std::int64_t started = wallMs();
 
-  // Both nodes sending for 12 s.
-  std::this_thread::sleep_for(12s);
+  // Both nodes sending until the group has let out 12 s of its max_rate. The phases are
+  // measured in messages, not slept: the windows below are read from the arrival times.
+  REQUIRE(eventually([&] { return acknowledged(sites.a, kMembers) >= kMaxRate * 12; }, 40s, 100ms));
   Json shared_view = group(sites.a)["live"];
   CHECK(shared_view["max_rate"] == kMaxRate);
   CHECK(shared_view["unreachable"].empty());
   CHECK(shared_view["nodes"].size() == 2);
 
-  // b paused for 9 s: it neither sends nor reports.
+  // b paused (it neither sends nor reports) until a, on its own, has let out what 9 s
+  // would: up to 3 s at its share before it notices, then 6 s at the reduced share.
+  const std::vector<std::string> at_a{kMembers[0], kMembers[1]};
   REQUIRE(kill(sites.b.pid(), SIGSTOP) == 0);
   const std::int64_t cut = wallMs();
-  std::this_thread::sleep_for(9s);
+  const std::int64_t at_cut = acknowledged(sites.a, at_a);
+  REQUIRE(eventually([&] { return acknowledged(sites.a, at_a) >= at_cut + kMaxRate * 2 + (kMaxRate / 2) * 6; }, 30s,
+                     100ms));
   Json cut_view = group(sites.a)["live"];
   const std::string metrics = sites.a.call(http::verb::get, "/metrics").text;
   REQUIRE(kill(sites.b.pid(), SIGCONT) == 0);
@@ -100,7 +116,9 @@ TEST_CASE("Two nodes hold a throttle group's sum under max_rate, fall to the red
   // b back: the full rate is shared again.
   REQUIRE(eventually([&] { return group(sites.a)["live"]["unreachable"].empty(); }, 5s, 50ms));
   CHECK(group(sites.a)["live"]["max_rate"] == kMaxRate);
-  std::this_thread::sleep_for(8s);
+  // Both sending again until the group has let out 8 s of its max_rate more.
+  const std::int64_t at_resume = acknowledged(sites.a, kMembers);
+  REQUIRE(eventually([&] { return acknowledged(sites.a, kMembers) >= at_resume + kMaxRate * 8; }, 30s, 100ms));
   const std::int64_t shared_again_until = wallMs();
 
   // Everything arrives in the end; nothing lost, nothing twice.
