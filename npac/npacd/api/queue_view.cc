@@ -4,7 +4,7 @@
 #include <array>
 
 #include "npac/npacd/api/json.h"
-#include "npac/npacd/core/association_manager.h"
+#include "npac/npacd/core/provider_core.h"  // routingFunction
 
 namespace npac::npacd {
 

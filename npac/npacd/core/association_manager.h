@@ -97,8 +97,6 @@ class AssociationManager : private BindAdmission::Host {
   // Listens for associations on `endpoint`; false (and `*error`) if it cannot bind.
   bool listen(const boost::asio::ip::tcp::endpoint& endpoint, std::string* error);
   std::uint16_t port() const;
-  // The acceptor and the connections not bound yet (their counters).
-  const Listener& listener() const { return listener_; }
   // Startup: messages left "sent" by a previous run go back to queued (nothing lost
   // across kill -9). Call before io runs, after the instance lock is held.
   db::Status recoverInterrupted();
@@ -119,7 +117,6 @@ class AssociationManager : private BindAdmission::Host {
   // This npacd node's name (npacd --node): the owner its provider leases carry
   // (provider_leases.h, docs/OPERATIONS.md "Two sites"). Before io runs.
   void setNode(const std::string& node);
-  const ProviderLeases& leases() const { return leases_; }
   // The provisioned egress throttle groups (throttle_groups.h), shared by every core
   // thread; none by default. Before io runs.
   void setThrottleGroups(const ThrottleGroups* groups) { providers_.setThrottleGroups(groups); }
@@ -129,7 +126,6 @@ class AssociationManager : private BindAdmission::Host {
   // Sharding (npacd --threads N, core_shards.h). joinShards() before io runs: this
   // manager is core thread `index` of `shards`.
   void joinShards(CoreShards& shards, std::size_t index) { route_.join(shards, index); }
-  std::size_t shardIndex() const { return route_.index(); }
   // The periodic tick without listening: a core thread other than the listener's.
   void startTimer() { armTimer(); }
   // The highest association id used before this run (after recoverInterrupted()).

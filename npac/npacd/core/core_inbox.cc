@@ -72,10 +72,6 @@ void CoreInbox::postInbound(InboundRequest request) {
   asio::post(parts_.io, [this, request = std::move(request)]() mutable { parts_.inbound.add(std::move(request)); });
 }
 
-void CoreInbox::postWake(std::string spid) {
-  asio::post(parts_.io, [this, spid = std::move(spid)] { parts_.delivery.wake(spid); });
-}
-
 void CoreInbox::postSubmittedElsewhere(std::string spid) {
   asio::post(parts_.io, [this, spid = std::move(spid)] {
     parts_.store.forgetReady(spid);

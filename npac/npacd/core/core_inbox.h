@@ -53,7 +53,6 @@ class CoreInbox {
   void announceSubmitted(std::vector<db::QueuedMessage> rows);  // committed rows, their PDUs moved
   void announceAnswer(db::QueuedMessage row);  // a committed answer to a provider's request
   void postInbound(InboundRequest request);  // thread 0: another thread's provider asks
-  void postWake(std::string spid);           // deliver for `spid` soon
   // Two sites (db/notification_listener.h): another node committed messages for `spid`;
   // what the store keeps of its queue in memory misses them, so it is read again.
   void postSubmittedElsewhere(std::string spid);

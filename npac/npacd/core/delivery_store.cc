@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include "db/database.h"
-#include "db/statement.h"
 #include "db/storage_health.h"
 #include "db/transaction.h"
 
