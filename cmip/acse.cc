@@ -25,7 +25,7 @@ constexpr Tag kAbortSource = Tag::context(0);
 constexpr Tag kAbortDiagnostic = Tag::context(1);
 constexpr size_t kVersion1Bit = 0;
 
-Status bad(size_t offset, std::string what) {
+Status badAcse(size_t offset, std::string what) {
   return Status::error(ErrorCode::kAcseBadApdu, offset, std::move(what));
 }
 
@@ -63,7 +63,7 @@ Status readAeTitlePart(BerReader& r, uint32_t apTag, uint32_t aeTag, AeTitle& ou
     BerReader in(Bytes{});
     NPAC_ASSIGN_OR_RETURN(Tlv t, unwrap(r, *ap, in));
     if (t.tag != kTagOid) {
-      return bad(t.offset, "only AP-title form 2 (OBJECT IDENTIFIER) is supported, got " +
+      return badAcse(t.offset, "only AP-title form 2 (OBJECT IDENTIFIER) is supported, got " +
                                t.tag.toString());
     }
     NPAC_ASSIGN_OR_RETURN(out.apTitle, decodeOid(t));
@@ -73,7 +73,7 @@ Status readAeTitlePart(BerReader& r, uint32_t apTag, uint32_t aeTag, AeTitle& ou
     BerReader in(Bytes{});
     NPAC_ASSIGN_OR_RETURN(Tlv t, unwrap(r, *ae, in));
     if (t.tag != kTagInteger) {
-      return bad(t.offset, "only AE-qualifier form 2 (INTEGER) is supported, got " +
+      return badAcse(t.offset, "only AE-qualifier form 2 (INTEGER) is supported, got " +
                                t.tag.toString());
     }
     NPAC_ASSIGN_OR_RETURN(out.aeQualifier, decodeInteger(t));
@@ -87,7 +87,7 @@ Status skipUnusedComponents(BerReader& r) {
   while (!r.atEnd() && !r.nextIs(kUserInformation)) {
     NPAC_ASSIGN_OR_RETURN(Tlv t, r.next());
     if (t.tag.cls != TagClass::kContextSpecific) {
-      return bad(t.offset, "unexpected component " + t.tag.toString());
+      return badAcse(t.offset, "unexpected component " + t.tag.toString());
     }
   }
   return Status::ok();
@@ -119,12 +119,12 @@ Result<std::optional<BitString>> readProtocolVersion(BerReader& r) {
 
 Result<Oid> readContextName(BerReader& r, const char* apdu) {
   if (!r.nextIs(kContextName)) {
-    return bad(r.offset(), std::string(apdu) + " lacks the mandatory aSO-context-name [1]");
+    return badAcse(r.offset(), std::string(apdu) + " lacks the mandatory aSO-context-name [1]");
   }
   NPAC_ASSIGN_OR_RETURN(Tlv w, r.next());
   BerReader in(Bytes{});
   NPAC_ASSIGN_OR_RETURN(Tlv t, unwrap(r, w, in));
-  if (t.tag != kTagOid) return bad(t.offset, "aSO-context-name must be an OBJECT IDENTIFIER");
+  if (t.tag != kTagOid) return badAcse(t.offset, "aSO-context-name must be an OBJECT IDENTIFIER");
   return decodeOid(t);
 }
 
@@ -148,22 +148,22 @@ Result<AcseApdu> decodeAare(BerReader& r) {
   Aare a;
   NPAC_ASSIGN_OR_RETURN(a.protocolVersion, readProtocolVersion(r));
   NPAC_ASSIGN_OR_RETURN(a.applicationContext, readContextName(r, "AARE"));
-  if (!r.nextIs(kResult)) return bad(r.offset(), "AARE lacks the mandatory result [2]");
+  if (!r.nextIs(kResult)) return badAcse(r.offset(), "AARE lacks the mandatory result [2]");
   NPAC_ASSIGN_OR_RETURN(Tlv rw, r.next());
   BerReader in(Bytes{});
   NPAC_ASSIGN_OR_RETURN(Tlv rt, unwrap(r, rw, in));
   NPAC_ASSIGN_OR_RETURN(int64_t result, decodeInteger(rt));
   if (result < 0 || result > 2) {
-    return bad(rt.offset, "Associate-result " + std::to_string(result) + " is not 0..2");
+    return badAcse(rt.offset, "Associate-result " + std::to_string(result) + " is not 0..2");
   }
   a.result = static_cast<AssociateResult>(result);
   if (!r.nextIs(kResultSourceDiagnostic)) {
-    return bad(r.offset(), "AARE lacks the mandatory result-source-diagnostic [3]");
+    return badAcse(r.offset(), "AARE lacks the mandatory result-source-diagnostic [3]");
   }
   NPAC_ASSIGN_OR_RETURN(Tlv dw, r.next());
   NPAC_ASSIGN_OR_RETURN(Tlv choice, unwrap(r, dw, in));
   if (choice.tag != Tag::context(1, true) && choice.tag != Tag::context(2, true)) {
-    return bad(choice.offset, "result-source-diagnostic must be [1] acse-service-user or "
+    return badAcse(choice.offset, "result-source-diagnostic must be [1] acse-service-user or "
                               "[2] acse-service-provider, got " + choice.tag.toString());
   }
   BerReader in2(Bytes{});
@@ -173,7 +173,7 @@ Result<AcseApdu> decodeAare(BerReader& r) {
   int64_t max = a.diagnostic.source == DiagnosticSource::kServiceUser ? user_diagnostic::kMax
                                                                       : provider_diagnostic::kMax;
   if (diag < 0 || diag > max) {
-    return bad(dv.offset, "diagnostic value " + std::to_string(diag) + " is out of range");
+    return badAcse(dv.offset, "diagnostic value " + std::to_string(diag) + " is out of range");
   }
   a.diagnostic.value = static_cast<int32_t>(diag);
   NPAC_RETURN_IF_ERROR(
@@ -191,7 +191,7 @@ Result<AcseApdu> decodeRelease(BerReader& r) {
     size_t at = r.offset();
     NPAC_ASSIGN_OR_RETURN(int64_t v, r.readInteger(kReason));
     if (v != 0 && v != 1 && v != 30) {
-      return bad(at, "release reason " + std::to_string(v) + " is not 0, 1 or 30");
+      return badAcse(at, "release reason " + std::to_string(v) + " is not 0, 1 or 30");
     }
     a.reason = static_cast<Reason>(v);
   }
@@ -204,14 +204,14 @@ Result<AcseApdu> decodeRelease(BerReader& r) {
 Result<AcseApdu> decodeAbrt(BerReader& r) {
   Abrt a;
   size_t at = r.offset();
-  if (!r.nextIs(kAbortSource)) return bad(at, "ABRT lacks the mandatory abort-source [0]");
+  if (!r.nextIs(kAbortSource)) return badAcse(at, "ABRT lacks the mandatory abort-source [0]");
   NPAC_ASSIGN_OR_RETURN(int64_t src, r.readInteger(kAbortSource));
-  if (src != 0 && src != 1) return bad(at, "abort-source must be 0 or 1");
+  if (src != 0 && src != 1) return badAcse(at, "abort-source must be 0 or 1");
   a.source = static_cast<AbortSource>(src);
   if (r.nextIs(kAbortDiagnostic)) {
     at = r.offset();
     NPAC_ASSIGN_OR_RETURN(int64_t d, r.readEnumerated(kAbortDiagnostic));
-    if (d < 1 || d > 6) return bad(at, "abort-diagnostic " + std::to_string(d) + " is not 1..6");
+    if (d < 1 || d > 6) return badAcse(at, "abort-diagnostic " + std::to_string(d) + " is not 1..6");
     a.diagnostic = static_cast<AbortDiagnostic>(d);
   }
   NPAC_RETURN_IF_ERROR(skipUnusedComponents(r));
@@ -278,7 +278,7 @@ std::vector<uint8_t> encodeAcseApdu(const AcseApdu& apdu) {
 Result<AcseApdu> decodeAcseApdu(std::span<const uint8_t> in, const DecodeLimits& limits) {
   NPAC_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(in, limits));
   if (top.tag.cls != TagClass::kApplication || !top.tag.constructed || top.tag.number > kAbrtTag) {
-    return bad(top.offset, "not an ACSE APDU ([APPLICATION 0..4] constructed): " +
+    return badAcse(top.offset, "not an ACSE APDU ([APPLICATION 0..4] constructed): " +
                                top.tag.toString());
   }
   BerReader outer(in, limits);
@@ -309,7 +309,7 @@ Status validateAarq(const Aarq& aarq) {
   auto d = checkAarq(aarq);
   if (!d) return Status::ok();
   if (d->source == DiagnosticSource::kServiceProvider) {
-    return bad(0, "AARQ protocol-version does not include version1");
+    return badAcse(0, "AARQ protocol-version does not include version1");
   }
   return Status::error(ErrorCode::kAcseUnknownApplicationContext, 0,
                        "application context " + aarq.applicationContext.toString() +

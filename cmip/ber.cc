@@ -17,10 +17,6 @@ constexpr uint8_t kIndefiniteLength = 0x80;  // §8.1.3.6
 constexpr uint8_t kReservedLength = 0xFF;    // §8.1.3.5 c
 constexpr size_t kMaxLengthBytes = 8;
 
-Status err(ErrorCode code, size_t offset, std::string msg) {
-  return Status::error(code, offset, std::move(msg));
-}
-
 struct Header {
   Tag tag;
   size_t header_length = 0;
@@ -52,7 +48,7 @@ inline Status parseHeader(Bytes data, size_t pos, size_t base, Header& h) {
 
 Result<Header> parseHeaderSlow(Bytes data, size_t pos, size_t base) {
   const size_t start = pos;
-  if (pos >= data.size()) return err(ErrorCode::kBerTruncated, base + pos, "missing identifier octet");
+  if (pos >= data.size()) return Status::error(ErrorCode::kBerTruncated, base + pos, "missing identifier octet");
   Header h;
   const uint8_t first = data[pos++];
   h.tag.cls = static_cast<TagClass>(first >> 6);
@@ -63,42 +59,52 @@ Result<Header> parseHeaderSlow(Bytes data, size_t pos, size_t base) {
     uint64_t n = 0;
     size_t count = 0;
     for (;;) {
-      if (pos >= data.size()) return err(ErrorCode::kBerTruncated, base + pos, "high tag number runs past the end");
+      if (pos >= data.size())
+        return Status::error(ErrorCode::kBerTruncated, base + pos, "high tag number runs past the end");
       const uint8_t b = data[pos++];
       if (count == 0 && b == kMoreOctetsBit)
-        return err(ErrorCode::kBerOverlongTag, base + pos - 1, "high tag number has a leading zero septet (X.690 §8.1.2.4.2 c)");
+        return Status::error(ErrorCode::kBerOverlongTag, base + pos - 1,
+                             "high tag number has a leading zero septet (X.690 §8.1.2.4.2 c)");
       n = (n << 7) | (b & 0x7F);
       if (++count > 5 || n > UINT32_MAX)
-        return err(ErrorCode::kBerOverlongTag, base + start, "tag number does not fit 32 bits");
+        return Status::error(ErrorCode::kBerOverlongTag, base + start, "tag number does not fit 32 bits");
       if ((b & kMoreOctetsBit) == 0) break;
     }
     if (n < kHighTagNumber)
-      return err(ErrorCode::kBerOverlongTag, base + start, "tag number " + std::to_string(n) + " must use the low-tag form (X.690 §8.1.2.2)");
+      return Status::error(ErrorCode::kBerOverlongTag, base + start,
+                           "tag number " + std::to_string(n) + " must use the low-tag form (X.690 §8.1.2.2)");
     number = static_cast<uint32_t>(n);
   }
   h.tag.number = number;
-  if (pos >= data.size()) return err(ErrorCode::kBerTruncated, base + pos, "missing length octet");
+  if (pos >= data.size()) return Status::error(ErrorCode::kBerTruncated, base + pos, "missing length octet");
   const uint8_t l0 = data[pos++];
   if (l0 == kIndefiniteLength) {
     if (!h.tag.constructed)
-      return err(ErrorCode::kBerIndefinitePrimitive, base + start, "indefinite length on a primitive encoding (X.690 §8.1.3.2 a)");
+      return Status::error(ErrorCode::kBerIndefinitePrimitive, base + start,
+                           "indefinite length on a primitive encoding (X.690 §8.1.3.2 a)");
     h.indefinite = true;
   } else if (l0 & kLongLengthBit) {
     if (l0 == kReservedLength)
-      return err(ErrorCode::kBerOverlongLength, base + pos - 1, "length octet 0xFF is reserved (X.690 §8.1.3.5 c)");
+      return Status::error(ErrorCode::kBerOverlongLength, base + pos - 1,
+                           "length octet 0xFF is reserved (X.690 §8.1.3.5 c)");
     const size_t count = l0 & 0x7F;
     if (count > kMaxLengthBytes)
-      return err(ErrorCode::kBerOverlongLength, base + pos - 1, std::to_string(count) + " length octets");
-    if (data.size() - pos < count) return err(ErrorCode::kBerTruncated, base + pos, "length octets run past the end");
+      return Status::error(ErrorCode::kBerOverlongLength, base + pos - 1, std::to_string(count) + " length octets");
+    if (data.size() - pos < count)
+      return Status::error(ErrorCode::kBerTruncated, base + pos, "length octets run past the end");
     uint64_t len = 0;
     for (size_t i = 0; i < count; ++i) len = (len << 8) | data[pos++];
     h.length = static_cast<size_t>(len);
     if (len > data.size() - pos)
-      return err(ErrorCode::kBerLengthPastBuffer, base + start, "length " + std::to_string(len) + " but " + std::to_string(data.size() - pos) + " bytes remain");
+      return Status::error(
+          ErrorCode::kBerLengthPastBuffer, base + start,
+          "length " + std::to_string(len) + " but " + std::to_string(data.size() - pos) + " bytes remain");
   } else {
     h.length = l0;
     if (h.length > data.size() - pos)
-      return err(ErrorCode::kBerLengthPastBuffer, base + start, "length " + std::to_string(h.length) + " but " + std::to_string(data.size() - pos) + " bytes remain");
+      return Status::error(
+          ErrorCode::kBerLengthPastBuffer, base + start,
+          "length " + std::to_string(h.length) + " but " + std::to_string(data.size() - pos) + " bytes remain");
   }
   h.header_length = pos - start;
   return h;
@@ -108,11 +114,13 @@ Result<Header> parseHeaderSlow(Bytes data, size_t pos, size_t base) {
 // data[pos]. Returns the position of the 00 00. `depth` counts the enclosing levels.
 Result<size_t> scanIndefinite(Bytes data, size_t pos, size_t base, size_t depth, const DecodeLimits& limits) {
   if (depth > limits.max_depth)
-    return err(ErrorCode::kBerDepthExceeded, base + pos, "nesting deeper than " + std::to_string(limits.max_depth));
+    return Status::error(ErrorCode::kBerDepthExceeded, base + pos,
+                         "nesting deeper than " + std::to_string(limits.max_depth));
   for (;;) {
     if (data.size() - pos >= 2 && data[pos] == 0 && data[pos + 1] == 0) return pos;
     if (pos >= data.size())
-      return err(ErrorCode::kBerMissingEndOfContents, base + pos, "indefinite length without end-of-contents");
+      return Status::error(ErrorCode::kBerMissingEndOfContents, base + pos,
+                           "indefinite length without end-of-contents");
     Header h;
     NPAC_RETURN_IF_ERROR(parseHeader(data, pos, base, h));
     pos += h.header_length;
@@ -161,7 +169,9 @@ Result<Tlv> BerReader::peek() const {
     total = h.header_length + h.length;
   }
   if (total > limits_.max_pdu_size)
-    return err(ErrorCode::kBerPduTooLarge, t.offset, "element of " + std::to_string(total) + " bytes exceeds the " + std::to_string(limits_.max_pdu_size) + "-byte limit");
+    return Status::error(ErrorCode::kBerPduTooLarge, t.offset,
+                         "element of " + std::to_string(total) + " bytes exceeds the " +
+                             std::to_string(limits_.max_pdu_size) + "-byte limit");
   t.encoded = data_.subspan(pos_, total);
   return t;
 }
@@ -179,11 +189,14 @@ bool BerReader::nextIs(Tag tag) const {
 }
 
 Result<Tlv> BerReader::expect(Tag tag) {
-  if (atEnd()) return err(ErrorCode::kBerMissingElement, offset(), "expected " + tag.toString() + ", found end of contents");
+  if (atEnd())
+    return Status::error(ErrorCode::kBerMissingElement, offset(),
+                         "expected " + tag.toString() + ", found end of contents");
   Result<Tlv> t = peek();
   if (!t.isOk()) return t;
   if (!(t->tag == tag))
-    return err(ErrorCode::kBerUnexpectedTag, t->offset, "expected " + tag.toString() + ", found " + t->tag.toString());
+    return Status::error(ErrorCode::kBerUnexpectedTag, t->offset,
+                         "expected " + tag.toString() + ", found " + t->tag.toString());
   pos_ += t->encoded.size();
   return t;
 }
@@ -196,14 +209,17 @@ Result<std::optional<Tlv>> BerReader::optional(Tag tag) {
 
 Status BerReader::expectEnd() const {
   if (atEnd()) return Status::ok();
-  return err(ErrorCode::kBerTrailingData, offset(), std::to_string(data_.size() - pos_) + " unexpected bytes after the last element");
+  return Status::error(ErrorCode::kBerTrailingData, offset(),
+                       std::to_string(data_.size() - pos_) + " unexpected bytes after the last element");
 }
 
 Result<BerReader> BerReader::enter(const Tlv& tlv) const {
   if (!tlv.tag.constructed)
-    return err(ErrorCode::kBerUnexpectedTag, tlv.offset, tlv.tag.toString() + " where a constructed encoding is required");
+    return Status::error(ErrorCode::kBerUnexpectedTag, tlv.offset,
+                         tlv.tag.toString() + " where a constructed encoding is required");
   if (depth_ + 1 > limits_.max_depth)
-    return err(ErrorCode::kBerDepthExceeded, tlv.offset, "nesting deeper than " + std::to_string(limits_.max_depth));
+    return Status::error(ErrorCode::kBerDepthExceeded, tlv.offset,
+                         "nesting deeper than " + std::to_string(limits_.max_depth));
   return BerReader(tlv.content, limits_, tlv.contentOffset(), depth_ + 1);
 }
 
@@ -230,7 +246,9 @@ Status BerReader::readNull(Tag tag) {
 
 Result<Tlv> decodeSingleTlv(Bytes data, const DecodeLimits& limits) {
   if (data.size() > limits.max_pdu_size)
-    return err(ErrorCode::kBerPduTooLarge, 0, "PDU of " + std::to_string(data.size()) + " bytes exceeds the " + std::to_string(limits.max_pdu_size) + "-byte limit");
+    return Status::error(ErrorCode::kBerPduTooLarge, 0,
+                         "PDU of " + std::to_string(data.size()) + " bytes exceeds the " +
+                             std::to_string(limits.max_pdu_size) + "-byte limit");
   BerReader r(data, limits);
   NPAC_ASSIGN_OR_RETURN(Tlv t, r.next());
   NPAC_RETURN_IF_ERROR(r.expectEnd());

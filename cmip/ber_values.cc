@@ -9,13 +9,9 @@
 namespace npac::cmip {
 namespace {
 
-Status err(ErrorCode code, size_t offset, std::string msg) {
-  return Status::error(code, offset, std::move(msg));
-}
-
 Status requirePrimitive(const Tlv& t, ErrorCode code, const char* what) {
   if (t.tag.constructed)
-    return err(code, t.offset, std::string(what) + " must use the primitive encoding");
+    return Status::error(code, t.offset, std::string(what) + " must use the primitive encoding");
   return Status::ok();
 }
 
@@ -52,9 +48,9 @@ Oid::Oid(std::initializer_list<uint64_t> arcs) {
 
 Result<Oid> Oid::fromArcs(std::span<const uint64_t> arcs) {
   // §8.19.4: the first two arcs X.Y are combined as 40X + Y, X in 0..2, Y < 40 if X < 2.
-  if (arcs.size() < 2) return err(ErrorCode::kBerBadOid, 0, "an OBJECT IDENTIFIER needs at least two arcs");
+  if (arcs.size() < 2) return Status::error(ErrorCode::kBerBadOid, 0, "an OBJECT IDENTIFIER needs at least two arcs");
   if (arcs[0] > 2 || (arcs[0] < 2 && arcs[1] >= 40) || arcs[1] > UINT64_MAX - 80)
-    return err(ErrorCode::kBerBadOid, 0, "invalid first two arcs");
+    return Status::error(ErrorCode::kBerBadOid, 0, "invalid first two arcs");
   Oid o;
   appendArc(o.content_, arcs[0] * 40 + arcs[1]);
   for (size_t i = 2; i < arcs.size(); ++i) appendArc(o.content_, arcs[i]);
@@ -69,28 +65,29 @@ Result<Oid> Oid::parse(std::string_view s) {
     size_t start = i;
     while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
       const uint64_t d = static_cast<uint64_t>(s[i] - '0');
-      if (v > (UINT64_MAX - d) / 10) return err(ErrorCode::kBerBadOid, i, "arc too large");
+      if (v > (UINT64_MAX - d) / 10) return Status::error(ErrorCode::kBerBadOid, i, "arc too large");
       v = v * 10 + d;
       ++i;
     }
-    if (i == start) return err(ErrorCode::kBerBadOid, i, "expected a digit in \"" + std::string(s) + "\"");
+    if (i == start) return Status::error(ErrorCode::kBerBadOid, i, "expected a digit in \"" + std::string(s) + "\"");
     arcs.push_back(v);
     if (i == s.size()) break;
-    if (s[i] != '.') return err(ErrorCode::kBerBadOid, i, "expected '.' in \"" + std::string(s) + "\"");
+    if (s[i] != '.') return Status::error(ErrorCode::kBerBadOid, i, "expected '.' in \"" + std::string(s) + "\"");
     ++i;
   }
   return fromArcs(arcs);
 }
 
 Result<Oid> Oid::fromContent(Bytes c, size_t offset) {
-  if (c.empty()) return err(ErrorCode::kBerBadOid, offset, "empty OBJECT IDENTIFIER");
-  if (c.back() & 0x80) return err(ErrorCode::kBerBadOid, offset + c.size() - 1, "last subidentifier is unterminated");
+  if (c.empty()) return Status::error(ErrorCode::kBerBadOid, offset, "empty OBJECT IDENTIFIER");
+  if (c.back() & 0x80)
+    return Status::error(ErrorCode::kBerBadOid, offset + c.size() - 1, "last subidentifier is unterminated");
   size_t len = 0;  // octets in the current subidentifier
   for (size_t i = 0; i < c.size(); ++i) {
     if (len == 0 && c[i] == 0x80)
-      return err(ErrorCode::kBerBadOid, offset + i, "subidentifier has a leading 0x80 (X.690 §8.19.2)");
+      return Status::error(ErrorCode::kBerBadOid, offset + i, "subidentifier has a leading 0x80 (X.690 §8.19.2)");
     if (++len > 9 && !(len == 10 && c[i - 9] == 0x81))
-      return err(ErrorCode::kBerBadOid, offset + i, "subidentifier exceeds 64 bits");
+      return Status::error(ErrorCode::kBerBadOid, offset + i, "subidentifier exceeds 64 bits");
     if (!(c[i] & 0x80)) len = 0;
   }
   Oid o;
@@ -152,7 +149,10 @@ Result<GeneralizedTime> GeneralizedTime::parse(std::string_view s, size_t offset
   // YYYYMMDDHH[MM[SS[(.|,)f+]]][Z]; a numeric offset (+hhmm) is not used by CMIP and is
   // refused.
   GeneralizedTime t;
-  auto bad = [&](const char* why) { return err(ErrorCode::kBerBadTime, offset, std::string("GeneralizedTime \"") + std::string(s.substr(0, 40)) + "\": " + why); };
+  auto bad = [&](const char* why) {
+    return Status::error(ErrorCode::kBerBadTime, offset,
+                         std::string("GeneralizedTime \"") + std::string(s.substr(0, 40)) + "\": " + why);
+  };
   if (s.size() < 10) return bad("shorter than YYYYMMDDHH");
   t.year = digits(s, 0, 4);
   t.month = digits(s, 4, 2);
@@ -289,11 +289,13 @@ Status appendStringSegments(const Tlv& t, const DecodeLimits& limits, size_t dep
   }
   // §8.7.3.2 / §8.23.6: segments are OCTET STRINGs.
   BerReader r(t.content, limits, t.contentOffset(), depth);
-  if (depth + 1 > limits.max_depth) return err(ErrorCode::kBerDepthExceeded, t.offset, "constructed string nested too deeply");
+  if (depth + 1 > limits.max_depth)
+    return Status::error(ErrorCode::kBerDepthExceeded, t.offset, "constructed string nested too deeply");
   while (!r.atEnd()) {
     NPAC_ASSIGN_OR_RETURN(Tlv seg, r.next());
     if (seg.tag.cls != TagClass::kUniversal || seg.tag.number != universal_tag::kOctetString)
-      return err(ErrorCode::kBerBadConstructedString, seg.offset, "segment of a constructed string must be an OCTET STRING, found " + seg.tag.toString());
+      return Status::error(ErrorCode::kBerBadConstructedString, seg.offset,
+                           "segment of a constructed string must be an OCTET STRING, found " + seg.tag.toString());
     NPAC_RETURN_IF_ERROR(appendStringSegments(seg, limits, depth + 1, out));
   }
   return Status::ok();
@@ -303,7 +305,8 @@ Status appendStringSegments(const Tlv& t, const DecodeLimits& limits, size_t dep
 Result<std::string> decodeString(const Tlv& t, StringKind kind, const DecodeLimits& limits) {
   std::string s;
   NPAC_RETURN_IF_ERROR(appendStringSegments(t, limits, 0, s));
-  if (!isValidString(s, kind)) return err(ErrorCode::kBerBadString, t.offset, "character outside the repertoire of " + t.tag.toString());
+  if (!isValidString(s, kind))
+    return Status::error(ErrorCode::kBerBadString, t.offset, "character outside the repertoire of " + t.tag.toString());
   return s;
 }
 
@@ -317,15 +320,18 @@ Result<Bytes> decodeOctetStringView(const Tlv& t) {
 Result<Bytes> decodeIntegerBytes(const Tlv& t) {
   NPAC_RETURN_IF_ERROR(requirePrimitive(t, ErrorCode::kBerBadInteger, "INTEGER"));
   const Bytes c = t.content;
-  if (c.empty()) return err(ErrorCode::kBerBadInteger, t.offset, "INTEGER with no content octets (X.690 §8.3.1)");
+  if (c.empty())
+    return Status::error(ErrorCode::kBerBadInteger, t.offset, "INTEGER with no content octets (X.690 §8.3.1)");
   if (c.size() > 1 && ((c[0] == 0x00 && !(c[1] & 0x80)) || (c[0] == 0xFF && (c[1] & 0x80))))
-    return err(ErrorCode::kBerBadInteger, t.offset, "INTEGER not in minimal form (X.690 §8.3.2)");
+    return Status::error(ErrorCode::kBerBadInteger, t.offset, "INTEGER not in minimal form (X.690 §8.3.2)");
   return c;
 }
 
 Result<int64_t> decodeInteger(const Tlv& t) {
   NPAC_ASSIGN_OR_RETURN(Bytes c, decodeIntegerBytes(t));
-  if (c.size() > 8) return err(ErrorCode::kBerIntegerOverflow, t.offset, "INTEGER of " + std::to_string(c.size()) + " octets does not fit 64 bits");
+  if (c.size() > 8)
+    return Status::error(ErrorCode::kBerIntegerOverflow, t.offset,
+                         "INTEGER of " + std::to_string(c.size()) + " octets does not fit 64 bits");
   uint64_t v = (c[0] & 0x80) ? ~uint64_t{0} : 0;
   for (uint8_t b : c) v = (v << 8) | b;
   return static_cast<int64_t>(v);
@@ -333,13 +339,14 @@ Result<int64_t> decodeInteger(const Tlv& t) {
 
 Result<bool> decodeBoolean(const Tlv& t) {
   if (t.tag.constructed || t.content.size() != 1)
-    return err(ErrorCode::kBerBadBoolean, t.offset, "BOOLEAN must be one primitive content octet (X.690 §8.2.1)");
+    return Status::error(ErrorCode::kBerBadBoolean, t.offset,
+                         "BOOLEAN must be one primitive content octet (X.690 §8.2.1)");
   return t.content[0] != 0;
 }
 
 Status decodeNull(const Tlv& t) {
   if (t.tag.constructed || !t.content.empty())
-    return err(ErrorCode::kBerBadNull, t.offset, "NULL must have no content octets (X.690 §8.8.2)");
+    return Status::error(ErrorCode::kBerBadNull, t.offset, "NULL must have no content octets (X.690 §8.8.2)");
   return Status::ok();
 }
 
@@ -350,10 +357,13 @@ Result<Oid> decodeOid(const Tlv& t) {
 
 Result<BitString> decodeBitString(const Tlv& t) {
   NPAC_RETURN_IF_ERROR(requirePrimitive(t, ErrorCode::kBerBadBitString, "BIT STRING"));
-  if (t.content.empty()) return err(ErrorCode::kBerBadBitString, t.offset, "BIT STRING without the unused-bits octet (X.690 §8.6.2)");
+  if (t.content.empty())
+    return Status::error(ErrorCode::kBerBadBitString, t.offset,
+                         "BIT STRING without the unused-bits octet (X.690 §8.6.2)");
   const uint8_t unused = t.content[0];
   if (unused > 7 || (t.content.size() == 1 && unused != 0))
-    return err(ErrorCode::kBerBadBitString, t.contentOffset(), "invalid unused-bits count " + std::to_string(unused));
+    return Status::error(ErrorCode::kBerBadBitString, t.contentOffset(),
+                         "invalid unused-bits count " + std::to_string(unused));
   BitString b;
   b.unused_bits = unused;
   b.bytes.assign(t.content.begin() + 1, t.content.end());
@@ -370,8 +380,9 @@ Result<OpaqueBer> decodeOpaque(const Tlv& t) { return OpaqueBer{std::vector<uint
 // ---- EXTERNAL, X.690 §8.18 ---------------------------------------------------------
 
 Result<External> decodeExternal(const Tlv& t, const DecodeLimits& limits) {
-  if (!t.tag.constructed) return err(ErrorCode::kBerBadExternal, t.offset, "EXTERNAL must be constructed");
-  if (limits.max_depth < 1) return err(ErrorCode::kBerDepthExceeded, t.offset, "nesting deeper than the limit");
+  if (!t.tag.constructed) return Status::error(ErrorCode::kBerBadExternal, t.offset, "EXTERNAL must be constructed");
+  if (limits.max_depth < 1)
+    return Status::error(ErrorCode::kBerDepthExceeded, t.offset, "nesting deeper than the limit");
   BerReader r(t.content, limits, t.contentOffset(), 1);
   External e;
   if (r.nextIs(kTagOid)) {
@@ -384,7 +395,7 @@ Result<External> decodeExternal(const Tlv& t, const DecodeLimits& limits) {
     NPAC_ASSIGN_OR_RETURN(Tlv d, r.next());
     NPAC_ASSIGN_OR_RETURN(e.data_value_descriptor, decodeString(d, StringKind::kGraphic, limits));
   }
-  if (r.atEnd()) return err(ErrorCode::kBerBadExternal, r.offset(), "EXTERNAL without an encoding choice");
+  if (r.atEnd()) return Status::error(ErrorCode::kBerBadExternal, r.offset(), "EXTERNAL without an encoding choice");
   NPAC_ASSIGN_OR_RETURN(Tlv enc, r.next());
   if (enc.tag == Tag::context(0, true)) {
     e.encoding = External::Encoding::kSingleAsn1Type;
@@ -401,7 +412,7 @@ Result<External> decodeExternal(const Tlv& t, const DecodeLimits& limits) {
     e.data = std::move(b.bytes);
     e.arbitrary_unused_bits = b.unused_bits;
   } else {
-    return err(ErrorCode::kBerBadExternal, enc.offset, "unknown EXTERNAL encoding " + enc.tag.toString());
+    return Status::error(ErrorCode::kBerBadExternal, enc.offset, "unknown EXTERNAL encoding " + enc.tag.toString());
   }
   NPAC_RETURN_IF_ERROR(r.expectEnd());
   return e;

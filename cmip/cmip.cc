@@ -1,15 +1,12 @@
 // CMIP vocabulary codec: identifiers, object instances, attributes, CMIPUserInfo and
 // CMIPAbortInfo (X.711 §7.2, §7.4).
 #include "cmip/cmip.h"
+#include "cmip/cmip_coding.h"
 
 #include <string>
 
 namespace npac::cmip {
 namespace {
-
-Status badArgument(size_t offset, std::string what) {
-  return Status::error(ErrorCode::kCmipBadArgument, offset, std::move(what));
-}
 
 constexpr Tag kProtocolVersionTag = Tag::context(0);
 constexpr Tag kFunctionalUnitsTag = Tag::context(1);
@@ -53,19 +50,6 @@ Result<RdnSequence> decodeRdnSequence(const BerReader& parent, const Tlv& tlv) {
     out.push_back(std::move(rdn));
   }
   return out;
-}
-
-Result<External> readExplicitExternal(BerReader& r, const Tlv& wrapper) {
-  NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(wrapper));
-  NPAC_ASSIGN_OR_RETURN(Tlv ext, in.expect(kTagExternal));
-  NPAC_RETURN_IF_ERROR(in.expectEnd());
-  return decodeExternal(ext, r.limits());
-}
-
-void writeExplicitExternal(BerWriter& w, const External& ext, Tag tag) {
-  size_t m = w.beginConstructed(tag);
-  w.writeExternal(ext);
-  w.endConstructed(m);
 }
 
 }  // namespace
@@ -231,8 +215,8 @@ void encodeCmipUserInfo(const CmipUserInfo& info, BerWriter& w) {
   size_t m = w.beginConstructed(kTagSequence);
   if (info.protocolVersion) w.writeBitString(*info.protocolVersion, kProtocolVersionTag);
   if (info.functionalUnits) w.writeBitString(*info.functionalUnits, kFunctionalUnitsTag);
-  if (info.accessControl) writeExplicitExternal(w, *info.accessControl, kAccessControlTag);
-  if (info.userInfo) writeExplicitExternal(w, *info.userInfo, kUserInfoTag);
+  if (info.accessControl) writeExplicitExternal(w, kAccessControlTag, *info.accessControl);
+  if (info.userInfo) writeExplicitExternal(w, kUserInfoTag, *info.userInfo);
   w.endConstructed(m);
 }
 
@@ -279,7 +263,7 @@ Result<CmipUserInfo> decodeCmipUserInfo(std::span<const uint8_t> in,
 void encodeCmipAbortInfo(const CmipAbortInfo& info, BerWriter& w) {
   size_t m = w.beginConstructed(kTagSequence);
   w.writeEnumerated(static_cast<int64_t>(info.source), kAbortSourceTag);
-  if (info.userInfo) writeExplicitExternal(w, *info.userInfo, kAbortUserInfoTag);
+  if (info.userInfo) writeExplicitExternal(w, kAbortUserInfoTag, *info.userInfo);
   w.endConstructed(m);
 }
 

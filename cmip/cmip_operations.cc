@@ -2,6 +2,7 @@
 // Each type has a fields writer (its SEQUENCE content) and a fields reader over a reader
 // positioned on that content, so the same code serves SEQUENCE and [n] IMPLICIT uses.
 #include "cmip/cmip_operations.h"
+#include "cmip/cmip_coding.h"
 
 #include <string>
 
@@ -27,10 +28,6 @@ constexpr Tag kSuperiorInstance = Tag::context(8, true); // [8] superiorObjectIn
 constexpr Tag kReferenceInstance = Tag::context(6, true);// [6] referenceObjectInstance
 constexpr Tag kCreateAttributes = Tag::context(7, true); // [7] IMPLICIT SET OF Attribute
 
-Status bad(size_t offset, std::string what) {
-  return Status::error(ErrorCode::kCmipBadArgument, offset, std::move(what));
-}
-
 bool isFilterTag(const BerReader& r) {
   for (uint32_t n = 8; n <= 11; ++n) {
     if (r.nextIs(Tag::context(n, true))) return true;
@@ -51,19 +48,6 @@ Result<OpaqueBer> readExplicit(BerReader& r, const Tlv& wrapper) {
   NPAC_ASSIGN_OR_RETURN(Tlv inner, in.next());
   NPAC_RETURN_IF_ERROR(in.expectEnd());
   return decodeOpaque(inner);
-}
-
-void writeExplicitExternal(BerWriter& w, Tag tag, const External& ext) {
-  size_t m = w.beginConstructed(tag);
-  w.writeExternal(ext);
-  w.endConstructed(m);
-}
-
-Result<External> readExplicitExternal(BerReader& r, const Tlv& wrapper) {
-  NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(wrapper));
-  NPAC_ASSIGN_OR_RETURN(Tlv ext, in.expect(kTagExternal));
-  NPAC_RETURN_IF_ERROR(in.expectEnd());
-  return decodeExternal(ext, r.limits());
 }
 
 Result<ObjectInstance> readExplicitInstance(BerReader& r, const Tlv& wrapper) {
@@ -108,7 +92,7 @@ Status readSelection(BerReader& r, Selection& s) {
   if (r.nextIs(kSynchronization)) {
     size_t at = r.offset();
     NPAC_ASSIGN_OR_RETURN(int64_t v, r.readEnumerated(kSynchronization));
-    if (v != 0 && v != 1) return bad(at, "CMISSync must be bestEffort(0) or atomic(1)");
+    if (v != 0 && v != 1) return badArgument(at, "CMISSync must be bestEffort(0) or atomic(1)");
     s.synchronization = static_cast<CmisSync>(v);
   }
   NPAC_ASSIGN_OR_RETURN(auto sc, r.optional(kScope));
@@ -121,7 +105,7 @@ Status readSelection(BerReader& r, Selection& s) {
     } else if (t.tag == Tag::context(1) || t.tag == Tag::context(2)) {
       scope.kind = static_cast<Scope::Kind>(t.tag.number);
     } else {
-      return bad(t.offset, "Scope must be INTEGER, [1] or [2], got " + t.tag.toString());
+      return badArgument(t.offset, "Scope must be INTEGER, [1] or [2], got " + t.tag.toString());
     }
     NPAC_ASSIGN_OR_RETURN(scope.value, decodeInteger(t));
     NPAC_RETURN_IF_ERROR(in.expectEnd());
@@ -257,7 +241,7 @@ void writeFields(BerWriter& w, const SetArgument& a) {
 
 Status readFields(BerReader& r, SetArgument& a) {
   NPAC_RETURN_IF_ERROR(readSelection(r, a.selection));
-  if (!r.nextIs(kList12)) return bad(r.offset(), "SetArgument lacks modificationList [12]");
+  if (!r.nextIs(kList12)) return badArgument(r.offset(), "SetArgument lacks modificationList [12]");
   NPAC_ASSIGN_OR_RETURN(Tlv list, r.next());
   NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(list));
   while (!in.atEnd()) {
@@ -288,7 +272,7 @@ void writeFields(BerWriter& w, const ActionArgument& a) {
 
 Status readFields(BerReader& r, ActionArgument& a) {
   NPAC_RETURN_IF_ERROR(readSelection(r, a.selection));
-  if (!r.nextIs(kList12)) return bad(r.offset(), "ActionArgument lacks actionInfo [12]");
+  if (!r.nextIs(kList12)) return badArgument(r.offset(), "ActionArgument lacks actionInfo [12]");
   NPAC_ASSIGN_OR_RETURN(Tlv info, r.next());
   NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(info));
   NPAC_ASSIGN_OR_RETURN(a.actionType, readId(in, kActionTypeTags, "actionType"));
@@ -382,7 +366,7 @@ Result<T> readSequence(BerReader& parent, const Tlv& tlv) {
   T value;
   NPAC_RETURN_IF_ERROR(readFields(in, value));
   if (!in.atEnd()) {
-    return bad(in.offset(), "unexpected element after the last component");
+    return badArgument(in.offset(), "unexpected element after the last component");
   }
   return value;
 }
@@ -392,7 +376,7 @@ template <typename T>
 Result<T> decodeTop(std::span<const uint8_t> tlv, const DecodeLimits& limits) {
   NPAC_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(tlv, limits));
   if (top.tag != kTagSequence) {
-    return bad(top.offset, "expected SEQUENCE, got " + top.tag.toString());
+    return badArgument(top.offset, "expected SEQUENCE, got " + top.tag.toString());
   }
   BerReader outer(tlv, limits);
   return readSequence<T>(outer, top);
@@ -418,7 +402,7 @@ Result<LinkedReplyArgument> decodeLinkedReply(std::span<const uint8_t> tlv,
                                               const DecodeLimits& limits) {
   NPAC_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(tlv, limits));
   if (top.tag.cls != TagClass::kContextSpecific || !top.tag.constructed || top.tag.number > 8) {
-    return bad(top.offset, "LinkedReplyArgument must be [0]..[8], got " + top.tag.toString());
+    return badArgument(top.offset, "LinkedReplyArgument must be [0]..[8], got " + top.tag.toString());
   }
   BerReader outer(tlv, limits);
   LinkedReplyArgument lr;
@@ -465,7 +449,7 @@ Status checkArgumentMatchesOpcode(CmipOpcode op, const CmipArgument& arg) {
     case CmipOpcode::kCancelGet: want = 7; break;
   }
   if (arg.index() != want) {
-    return bad(0, std::string("argument type does not match ") + cmipOpcodeName(op));
+    return badArgument(0, std::string("argument type does not match ") + cmipOpcodeName(op));
   }
   return Status::ok();
 }
@@ -524,9 +508,9 @@ Result<CmipArgument> decodeArgument(CmipOpcode op, std::span<const uint8_t> tlv,
     }
     case CmipOpcode::kCancelGet: {
       NPAC_ASSIGN_OR_RETURN(Tlv t, decodeSingleTlv(tlv, limits));
-      if (t.tag != kTagInteger) return bad(t.offset, "M-CANCEL-GET argument must be INTEGER");
+      if (t.tag != kTagInteger) return badArgument(t.offset, "M-CANCEL-GET argument must be INTEGER");
       NPAC_ASSIGN_OR_RETURN(int64_t v, decodeInteger(t));
-      if (v < INT32_MIN || v > INT32_MAX) return bad(t.offset, "invoke id out of range");
+      if (v < INT32_MIN || v > INT32_MAX) return badArgument(t.offset, "invoke id out of range");
       return CmipArgument{CancelGetArgument{static_cast<int32_t>(v)}};
     }
   }
@@ -567,7 +551,7 @@ Result<CmipResultValue> decodeResult(CmipOpcode op, std::span<const uint8_t> tlv
       return CmipResultValue{std::move(v)};
     }
     default:
-      return bad(0, std::string(cmipOpcodeName(op)) + " has no result type");
+      return badArgument(0, std::string(cmipOpcodeName(op)) + " has no result type");
   }
 }
 
@@ -593,14 +577,14 @@ Result<CmipInvoke> fromRose(const RoseInvoke& inv, const DecodeLimits& limits) {
   out.linkedId = inv.linkedId;
   out.opcode = static_cast<CmipOpcode>(inv.opcode.localValue());
   if (!inv.argument) {
-    return bad(0, std::string(cmipOpcodeName(out.opcode)) + " requires an argument");
+    return badArgument(0, std::string(cmipOpcodeName(out.opcode)) + " requires an argument");
   }
   auto argument = decodeArgument(out.opcode, inv.argument->bytes, limits);
   if (!argument.isOk()) {
     const Status& why = argument.status();
     if (why.code() == ErrorCode::kCmipBadArgument) return why;
     // A BER fault inside the argument is still a mistyped argument of this operation.
-    return bad(why.offset(), std::string(cmipOpcodeName(out.opcode)) + " argument: " + why.toString());
+    return badArgument(why.offset(), std::string(cmipOpcodeName(out.opcode)) + " argument: " + why.toString());
   }
   out.argument = std::move(*argument);
   return out;
@@ -623,7 +607,7 @@ RoseReturnResult toRose(const CmipResult& res) {
 }
 
 Result<CmipResult> fromRose(const RoseReturnResult& res, const DecodeLimits& limits) {
-  if (!res.invokeId.present) return bad(0, "ReturnResult without an invoke id");
+  if (!res.invokeId.present) return badArgument(0, "ReturnResult without an invoke id");
   CmipResult out;
   out.invokeId = *res.invokeId.present;
   if (!res.result) return out;
@@ -647,7 +631,7 @@ RoseReturnError toRose(const CmipErrorReply& err) {
 
 Result<CmipErrorReply> fromRose(const RoseReturnError& err) {
   if (!err.errcode.isLocal() || !isKnownCmipError(err.errcode.localValue())) {
-    return bad(0, "errcode is not an X.711 CMIP error (local 0..23)");
+    return badArgument(0, "errcode is not an X.711 CMIP error (local 0..23)");
   }
   CmipErrorReply out;
   out.invokeId = err.invokeId;

@@ -23,7 +23,7 @@ constexpr Tag kSignature = Tag::context(9);
 constexpr int64_t kMaxKeyNumber = 2147483647;    // listId, keyId: INTEGER (0..2^31-1)
 constexpr int64_t kMaxSequenceNumber = 4294967295;  // INTEGER (0..2^32-1)
 
-Status bad(size_t offset, std::string what) {
+Status badAccessControl(size_t offset, std::string what) {
   return Status::error(ErrorCode::kBindBadAccessControl, offset, std::move(what));
 }
 
@@ -41,10 +41,10 @@ void writeSignedFields(BerWriter& w, const LnpAccessControl& ac) {
 }
 
 Result<Tlv> expectField(BerReader& r, Tag tag, const char* name) {
-  if (r.atEnd()) return bad(r.offset(), std::string("LnpAccessControl lacks ") + name);
+  if (r.atEnd()) return badAccessControl(r.offset(), std::string("LnpAccessControl lacks ") + name);
   if (!r.nextIs(tag)) {
     NPAC_ASSIGN_OR_RETURN(Tlv t, r.peek());
-    return bad(t.offset, std::string("expected ") + name + " " + tag.toString() + ", got " +
+    return badAccessControl(t.offset, std::string("expected ") + name + " " + tag.toString() + ", got " +
                              t.tag.toString());
   }
   return r.next();
@@ -54,7 +54,7 @@ Result<int64_t> readRanged(BerReader& r, Tag tag, const char* name, int64_t max)
   NPAC_ASSIGN_OR_RETURN(Tlv t, expectField(r, tag, name));
   NPAC_ASSIGN_OR_RETURN(int64_t v, decodeInteger(t));
   if (v < 0 || v > max) {
-    return bad(t.offset, std::string(name) + " " + std::to_string(v) + " is outside 0.." +
+    return badAccessControl(t.offset, std::string(name) + " " + std::to_string(v) + " is outside 0.." +
                              std::to_string(max));
   }
   return v;
@@ -65,7 +65,7 @@ Result<LnpAccessControl> decodeFields(BerReader& r) {
   NPAC_ASSIGN_OR_RETURN(Tlv sid, expectField(r, kSystemId, "systemId"));
   NPAC_ASSIGN_OR_RETURN(ac.systemId, decodeString(sid, StringKind::kPrintable, r.limits()));
   if (ac.systemId.size() != kSystemIdLength) {
-    return bad(sid.offset, "systemId (SPID) must be exactly 4 characters, got " +
+    return badAccessControl(sid.offset, "systemId (SPID) must be exactly 4 characters, got " +
                                std::to_string(ac.systemId.size()));
   }
   NPAC_ASSIGN_OR_RETURN(int64_t type, readRanged(r, kSystemType, "systemType", 3));
@@ -73,14 +73,14 @@ Result<LnpAccessControl> decodeFields(BerReader& r) {
   NPAC_ASSIGN_OR_RETURN(Tlv uid, expectField(r, kUserId, "userId"));
   NPAC_ASSIGN_OR_RETURN(ac.userId, decodeString(uid, StringKind::kVisible, r.limits()));
   if (ac.userId.empty() || ac.userId.size() > kMaxUserIdLength) {
-    return bad(uid.offset, "userId must be 1..64 characters, got " +
+    return badAccessControl(uid.offset, "userId must be 1..64 characters, got " +
                                std::to_string(ac.userId.size()));
   }
   NPAC_ASSIGN_OR_RETURN(ac.listId, readRanged(r, kListId, "listId", kMaxKeyNumber));
   NPAC_ASSIGN_OR_RETURN(ac.keyId, readRanged(r, kKeyId, "keyId", kMaxKeyNumber));
   NPAC_ASSIGN_OR_RETURN(Tlv dt, expectField(r, kDepartureTime, "cmipDepartureTime"));
   NPAC_ASSIGN_OR_RETURN(ac.departureTime, decodeGeneralizedTime(dt));
-  if (!ac.departureTime.utc) return bad(dt.offset, "cmipDepartureTime must be UTC ('Z')");
+  if (!ac.departureTime.utc) return badAccessControl(dt.offset, "cmipDepartureTime must be UTC ('Z')");
   NPAC_ASSIGN_OR_RETURN(
       ac.sequenceNumber, readRanged(r, kSequenceNumber, "sequenceNumber", kMaxSequenceNumber));
   NPAC_ASSIGN_OR_RETURN(Tlv fn, expectField(r, kFunctions, "associationFunctions"));
@@ -90,9 +90,9 @@ Result<LnpAccessControl> decodeFields(BerReader& r) {
   NPAC_ASSIGN_OR_RETURN(ac.recoveryMode, decodeBoolean(rm));
   NPAC_ASSIGN_OR_RETURN(Tlv sg, expectField(r, kSignature, "signature"));
   NPAC_ASSIGN_OR_RETURN(BitString sig, decodeBitString(sg));
-  if (sig.unused_bits != 0) return bad(sg.offset, "signature must have 0 unused bits");
+  if (sig.unused_bits != 0) return badAccessControl(sg.offset, "signature must have 0 unused bits");
   ac.signature = std::move(sig.bytes);
-  if (!r.atEnd()) return bad(r.offset(), "unexpected element after signature");
+  if (!r.atEnd()) return badAccessControl(r.offset(), "unexpected element after signature");
   return ac;
 }
 
@@ -125,7 +125,7 @@ Result<AssociationFunctionMask> AssociationFunctionMask::fromBitString(const Bit
   for (size_t i = 0; i < b.bitCount(); ++i) {
     if (!b.bit(i)) continue;
     if (i >= kAssociationFunctionCount) {
-      return bad(offset, "associationFunctions bit " + std::to_string(i) +
+      return badAccessControl(offset, "associationFunctions bit " + std::to_string(i) +
                              " is not a defined function (0..4)");
     }
     m.bits |= 1u << i;
@@ -135,25 +135,25 @@ Result<AssociationFunctionMask> AssociationFunctionMask::fromBitString(const Bit
 
 Status validateAccessControl(const LnpAccessControl& ac) {
   if (ac.systemId.size() != kSystemIdLength || !isValidString(ac.systemId, StringKind::kPrintable)) {
-    return bad(0, "systemId (SPID) must be exactly 4 PrintableString characters, got \"" +
+    return badAccessControl(0, "systemId (SPID) must be exactly 4 PrintableString characters, got \"" +
                       ac.systemId + "\"");
   }
   if (static_cast<int32_t>(ac.systemType) < 0 || static_cast<int32_t>(ac.systemType) > 3) {
-    return bad(0, "systemType is not soa, lsms, soa-and-lsms or npac");
+    return badAccessControl(0, "systemType is not soa, lsms, soa-and-lsms or npac");
   }
   if (ac.userId.empty() || ac.userId.size() > kMaxUserIdLength ||
       !isValidString(ac.userId, StringKind::kVisible)) {
-    return bad(0, "userId must be 1..64 VisibleString characters");
+    return badAccessControl(0, "userId must be 1..64 VisibleString characters");
   }
-  if (ac.listId < 0 || ac.listId > kMaxKeyNumber) return bad(0, "listId out of range");
-  if (ac.keyId < 0 || ac.keyId > kMaxKeyNumber) return bad(0, "keyId out of range");
+  if (ac.listId < 0 || ac.listId > kMaxKeyNumber) return badAccessControl(0, "listId out of range");
+  if (ac.keyId < 0 || ac.keyId > kMaxKeyNumber) return badAccessControl(0, "keyId out of range");
   if (ac.sequenceNumber < 0 || ac.sequenceNumber > kMaxSequenceNumber) {
-    return bad(0, "sequenceNumber out of range");
+    return badAccessControl(0, "sequenceNumber out of range");
   }
   if (ac.functions.bits >> kAssociationFunctionCount) {
-    return bad(0, "associationFunctions has a bit beyond the five defined functions");
+    return badAccessControl(0, "associationFunctions has a bit beyond the five defined functions");
   }
-  if (!ac.departureTime.utc) return bad(0, "cmipDepartureTime must be UTC");
+  if (!ac.departureTime.utc) return badAccessControl(0, "cmipDepartureTime must be UTC");
   return Status::ok();
 }
 
@@ -200,19 +200,19 @@ External toExternal(const LnpAccessControl& ac) {
 Result<LnpAccessControl> accessControlFromExternal(const External& ext,
                                                    const DecodeLimits& limits) {
   if (ext.direct_reference != oids::kLnpAccessControlSyntax) {
-    return bad(0, "accessControl EXTERNAL direct-reference must be " +
+    return badAccessControl(0, "accessControl EXTERNAL direct-reference must be " +
                       oids::kLnpAccessControlSyntax.toString() + ", got " +
                       (ext.direct_reference ? ext.direct_reference->toString() : "none"));
   }
   if (ext.encoding != External::Encoding::kSingleAsn1Type) {
-    return bad(0, "accessControl EXTERNAL must use single-ASN1-type encoding");
+    return badAccessControl(0, "accessControl EXTERNAL must use single-ASN1-type encoding");
   }
   return decodeAccessControl(ext.data, limits);
 }
 
 Result<LnpAccessControl> accessControlFromUserInfo(const CmipUserInfo& info,
                                                    const DecodeLimits& limits) {
-  if (!info.accessControl) return bad(0, "CMIPUserInfo carries no accessControl");
+  if (!info.accessControl) return badAccessControl(0, "CMIPUserInfo carries no accessControl");
   return accessControlFromExternal(*info.accessControl, limits);
 }
 

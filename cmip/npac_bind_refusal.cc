@@ -7,10 +7,10 @@
 namespace npac::cmip {
 namespace {
 
-constexpr Tag kReason = Tag::context(0);
+constexpr Tag kRefusalReason = Tag::context(0);
 constexpr Tag kText = Tag::context(1);
 
-Status bad(size_t offset, std::string what) {
+Status badRefusal(size_t offset, std::string what) {
   return Status::error(ErrorCode::kBindBadRefusal, offset, std::move(what));
 }
 
@@ -32,7 +32,7 @@ std::vector<uint8_t> encodeBindRefusal(const LnpBindRefusal& refusal) {
   EncodeBuffer buf(0);
   BerWriter w(buf);
   size_t m = w.beginConstructed(kTagSequence);
-  w.writeString(reason, kReason);
+  w.writeString(reason, kRefusalReason);
   if (!text.empty()) w.writeString(text, kText);
   w.endConstructed(m);
   return buf.toVector();
@@ -40,22 +40,23 @@ std::vector<uint8_t> encodeBindRefusal(const LnpBindRefusal& refusal) {
 
 Result<LnpBindRefusal> decodeBindRefusal(std::span<const uint8_t> tlv, const DecodeLimits& limits) {
   NPAC_ASSIGN_OR_RETURN(Tlv top, decodeSingleTlv(tlv, limits));
-  if (top.tag != kTagSequence) return bad(top.offset, "LnpBindRefusal must be a SEQUENCE, got " + top.tag.toString());
+  if (top.tag != kTagSequence)
+    return badRefusal(top.offset, "LnpBindRefusal must be a SEQUENCE, got " + top.tag.toString());
   BerReader outer(tlv, limits);
   NPAC_ASSIGN_OR_RETURN(BerReader r, outer.enter(top));
   LnpBindRefusal refusal;
-  if (r.atEnd() || !r.nextIs(kReason)) return bad(top.offset, "LnpBindRefusal lacks reason [0]");
+  if (r.atEnd() || !r.nextIs(kRefusalReason)) return badRefusal(top.offset, "LnpBindRefusal lacks reason [0]");
   NPAC_ASSIGN_OR_RETURN(Tlv reason, r.next());
   NPAC_ASSIGN_OR_RETURN(refusal.reason, decodeString(reason, StringKind::kVisible, limits));
   if (refusal.reason.empty() || refusal.reason.size() > kMaxRefusalReason) {
-    return bad(reason.offset, "LnpBindRefusal reason must be 1.." + std::to_string(kMaxRefusalReason) +
+    return badRefusal(reason.offset, "LnpBindRefusal reason must be 1.." + std::to_string(kMaxRefusalReason) +
                                   " characters, got " + std::to_string(refusal.reason.size()));
   }
   if (!r.atEnd() && r.nextIs(kText)) {
     NPAC_ASSIGN_OR_RETURN(Tlv text, r.next());
     NPAC_ASSIGN_OR_RETURN(refusal.text, decodeString(text, StringKind::kUtf8, limits));
     if (refusal.text.size() > kMaxRefusalText) {
-      return bad(text.offset, "LnpBindRefusal text is over " + std::to_string(kMaxRefusalText) + " octets");
+      return badRefusal(text.offset, "LnpBindRefusal text is over " + std::to_string(kMaxRefusalText) + " octets");
     }
   }
   NPAC_RETURN_IF_ERROR(r.expectEnd());
@@ -79,7 +80,7 @@ Result<std::optional<LnpBindRefusal>> bindRefusalFrom(const Aare& aare, const De
     const External& inner = *info->userInfo;
     if (inner.direct_reference != oids::kLnpBindRefusalSyntax) continue;
     if (inner.encoding != External::Encoding::kSingleAsn1Type) {
-      return bad(0, "LnpBindRefusal EXTERNAL must use single-ASN1-type encoding");
+      return badRefusal(0, "LnpBindRefusal EXTERNAL must use single-ASN1-type encoding");
     }
     NPAC_ASSIGN_OR_RETURN(LnpBindRefusal refusal, decodeBindRefusal(inner.data, limits));
     return std::optional<LnpBindRefusal>(std::move(refusal));

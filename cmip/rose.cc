@@ -17,7 +17,7 @@ constexpr uint32_t kRejectTag = 4;
 constexpr Tag kLinkedIdPresent = Tag::context(0);
 constexpr Tag kLinkedIdAbsent = Tag::context(1);
 
-Status bad(size_t offset, std::string what) {
+Status badRose(size_t offset, std::string what) {
   return Status::error(ErrorCode::kRoseBadApdu, offset, std::move(what));
 }
 
@@ -51,7 +51,7 @@ Result<InvokeId> readInvokeId(BerReader& r) {
     return InvokeId{};
   }
   size_t at = r.offset();
-  if (!r.nextIs(kTagInteger)) return bad(at, "invokeId must be INTEGER or NULL");
+  if (!r.nextIs(kTagInteger)) return badRose(at, "invokeId must be INTEGER or NULL");
   NPAC_ASSIGN_OR_RETURN(int64_t v, r.readInteger());
   NPAC_ASSIGN_OR_RETURN(int32_t id, toInt32(v, at, "invokeId"));
   return InvokeId{id};
@@ -68,7 +68,7 @@ Result<Code> readCode(BerReader& r, const char* what) {
     NPAC_ASSIGN_OR_RETURN(Oid oid, r.readOid());
     return Code{std::move(oid)};
   }
-  return bad(at, std::string(what) + " must be INTEGER (local) or OBJECT IDENTIFIER");
+  return badRose(at, std::string(what) + " must be INTEGER (local) or OBJECT IDENTIFIER");
 }
 
 Result<OpaqueBer> readOpaque(BerReader& r) {
@@ -80,7 +80,7 @@ Result<RoseApdu> decodeInvoke(BerReader& r) {
   RoseInvoke inv;
   size_t at = r.offset();
   NPAC_ASSIGN_OR_RETURN(InvokeId id, readInvokeId(r));
-  if (!id.present) return bad(at, "Invoke needs a present invokeId (X.711 InvokeIDType)");
+  if (!id.present) return badRose(at, "Invoke needs a present invokeId (X.711 InvokeIDType)");
   inv.invokeId = *id.present;
   if (r.nextIs(kLinkedIdPresent)) {
     size_t lat = r.offset();
@@ -105,7 +105,7 @@ Result<RoseApdu> decodeReturnResult(BerReader& r) {
     NPAC_ASSIGN_OR_RETURN(BerReader in, r.enter(seq));
     RoseReturnResult::Body body;
     NPAC_ASSIGN_OR_RETURN(body.opcode, readCode(in, "result.opcode"));
-    if (in.atEnd()) return bad(in.offset(), "ReturnResult.result lacks its result value");
+    if (in.atEnd()) return badRose(in.offset(), "ReturnResult.result lacks its result value");
     NPAC_ASSIGN_OR_RETURN(body.result, readOpaque(in));
     NPAC_RETURN_IF_ERROR(in.expectEnd());
     rr.result = std::move(body);
@@ -131,7 +131,7 @@ Result<RoseApdu> decodeReject(BerReader& r) {
   size_t at = r.offset();
   NPAC_ASSIGN_OR_RETURN(Tlv p, r.next());
   if (p.tag.cls != TagClass::kContextSpecific || p.tag.constructed || p.tag.number > 3) {
-    return bad(at, "Reject.problem must be [0]..[3] IMPLICIT INTEGER, got " + p.tag.toString());
+    return badRose(at, "Reject.problem must be [0]..[3] IMPLICIT INTEGER, got " + p.tag.toString());
   }
   rj.kind = static_cast<RejectProblemKind>(p.tag.number);
   NPAC_ASSIGN_OR_RETURN(int64_t v, decodeInteger(p));
@@ -152,7 +152,7 @@ Status readDefiniteLength(std::span<const uint8_t> in, size_t at, size_t* length
     return Status::ok();
   }
   if (first == 0x80) {
-    return bad(at, "indefinite length: only a definite-length Invoke can have its invokeId replaced");
+    return badRose(at, "indefinite length: only a definite-length Invoke can have its invokeId replaced");
   }
   const size_t count = first & 0x7f;
   if (count > sizeof(size_t) || first == 0xff) {
@@ -195,7 +195,7 @@ Result<std::vector<uint8_t>> spliceInvokeId(std::span<const uint8_t> invoke_apdu
     return Status::error(ErrorCode::kRoseUnknownApdu, 0, "not a ROSE APDU ([1]..[4] constructed)");
   }
   if ((identifier & 0x1f) != kInvokeTag) {
-    return bad(0, "only an Invoke ([1]) carries an invokeId to replace");
+    return badRose(0, "only an Invoke ([1]) carries an invokeId to replace");
   }
   size_t outer_length = 0, outer_octets = 0;
   NPAC_RETURN_IF_ERROR(readDefiniteLength(invoke_apdu, 1, &outer_length, &outer_octets));
@@ -208,7 +208,7 @@ Result<std::vector<uint8_t>> spliceInvokeId(std::span<const uint8_t> invoke_apdu
   }
   const std::span<const uint8_t> content = invoke_apdu.subspan(content_at);
   if (content.empty() || content[0] != kIntegerIdentifier) {
-    return bad(content_at, "Invoke does not start with its invokeId INTEGER");
+    return badRose(content_at, "Invoke does not start with its invokeId INTEGER");
   }
   size_t id_length = 0, id_octets = 0;
   NPAC_RETURN_IF_ERROR(readDefiniteLength(content, 1, &id_length, &id_octets).shifted(content_at));

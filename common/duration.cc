@@ -3,6 +3,8 @@
 #include <array>
 #include <charconv>
 
+#include "common/text.h"
+
 namespace npac::common {
 namespace {
 
@@ -30,12 +32,10 @@ std::string_view trimmed(std::string_view t) {
   return t;
 }
 
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
 bool startsWithIgnoreCase(std::string_view text, std::string_view prefix) {
   if (text.size() < prefix.size()) return false;
   for (std::size_t i = 0; i < prefix.size(); ++i) {
-    if (lower(text[i]) != prefix[i]) return false;
+    if (asciiLower(text[i]) != prefix[i]) return false;
   }
   return true;
 }

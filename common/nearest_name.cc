@@ -2,15 +2,15 @@
 
 #include <algorithm>
 
+#include "common/text.h"
+
 namespace npac::common {
 namespace {
-
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 bool startsWith(std::string_view name, std::string_view prefix) {
   if (prefix.size() > name.size()) return false;
   for (std::size_t i = 0; i < prefix.size(); ++i) {
-    if (lower(name[i]) != lower(prefix[i])) return false;
+    if (asciiLower(name[i]) != asciiLower(prefix[i])) return false;
   }
   return true;
 }
@@ -25,9 +25,10 @@ std::size_t editDistance(std::string_view a, std::string_view b) {
   for (std::size_t i = 1; i <= a.size(); ++i) {
     current[0] = i;
     for (std::size_t j = 1; j <= n; ++j) {
-      const std::size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
+      const std::size_t cost = asciiLower(a[i - 1]) == asciiLower(b[j - 1]) ? 0 : 1;
       current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost});
-      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1])) {
+      if (i > 1 && j > 1 && asciiLower(a[i - 1]) == asciiLower(b[j - 2]) &&
+          asciiLower(a[i - 2]) == asciiLower(b[j - 1])) {
         current[j] = std::min(current[j], before[j - 2] + 1);
       }
     }

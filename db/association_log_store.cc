@@ -5,11 +5,11 @@
 namespace npac::db {
 namespace {
 
-constexpr const char* kSelect =
+constexpr const char* kSelectEvents =
     "SELECT id, at, event, spid, nsap, association_id, function_mask, recovery_mode, bound_at, "
     "reason, diagnostic FROM association_log ";
 
-Result<std::vector<AssociationEvent>> readAll(Statement& query) {
+Result<std::vector<AssociationEvent>> readEvents(Statement& query) {
   std::vector<AssociationEvent> out;
   for (;;) {
     Result<bool> row = query.step();
@@ -78,26 +78,26 @@ Result<std::vector<AssociationEvent>> AssociationLogStore::forProvider(std::stri
                                                                        TimeMs from, TimeMs to,
                                                                        std::size_t limit) {
   Result<Statement> query = db_.prepare(
-      std::string(kSelect) + "WHERE spid = ? AND at >= ? AND at < ? ORDER BY at, id LIMIT ?");
+      std::string(kSelectEvents) + "WHERE spid = ? AND at >= ? AND at < ? ORDER BY at, id LIMIT ?");
   if (!query) return query.status();
   query->bindText(0, spid).bindInt64(1, from).bindInt64(2, to).bindInt64(
       3, static_cast<std::int64_t>(limit));
-  return readAll(*query);
+  return readEvents(*query);
 }
 
 Result<std::vector<AssociationEvent>> AssociationLogStore::recent(std::size_t limit) {
-  Result<Statement> query = db_.prepare(std::string(kSelect) + "ORDER BY id DESC LIMIT ?");
+  Result<Statement> query = db_.prepare(std::string(kSelectEvents) + "ORDER BY id DESC LIMIT ?");
   if (!query) return query.status();
   query->bindInt64(0, static_cast<std::int64_t>(limit));
-  return readAll(*query);
+  return readEvents(*query);
 }
 
 Result<std::vector<AssociationEvent>> AssociationLogStore::recentForProvider(std::string_view spid,
                                                                              std::size_t limit) {
-  Result<Statement> query = db_.prepare(std::string(kSelect) + "WHERE spid = ? ORDER BY id DESC LIMIT ?");
+  Result<Statement> query = db_.prepare(std::string(kSelectEvents) + "WHERE spid = ? ORDER BY id DESC LIMIT ?");
   if (!query) return query.status();
   query->bindText(0, spid).bindInt64(1, static_cast<std::int64_t>(limit));
-  return readAll(*query);
+  return readEvents(*query);
 }
 
 Result<std::size_t> AssociationLogStore::purgeBefore(TimeMs cutoff) {

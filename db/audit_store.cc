@@ -5,10 +5,10 @@
 namespace npac::db {
 namespace {
 
-constexpr const char* kSelect =
+constexpr const char* kSelectAudit =
     "SELECT id, at, actor, action, subject, old_value, new_value FROM audit_log ";
 
-Result<std::vector<AuditEntry>> readAll(Statement& query) {
+Result<std::vector<AuditEntry>> readAuditEntries(Statement& query) {
   std::vector<AuditEntry> out;
   for (;;) {
     Result<bool> row = query.step();
@@ -42,17 +42,17 @@ Result<std::int64_t> AuditStore::append(const AuditEntry& entry) {
 
 Result<std::vector<AuditEntry>> AuditStore::between(TimeMs from, TimeMs to, std::size_t limit) {
   Result<Statement> query =
-      db_.prepare(std::string(kSelect) + "WHERE at >= ? AND at < ? ORDER BY at, id LIMIT ?");
+      db_.prepare(std::string(kSelectAudit) + "WHERE at >= ? AND at < ? ORDER BY at, id LIMIT ?");
   if (!query) return query.status();
   query->bindInt64(0, from).bindInt64(1, to).bindInt64(2, static_cast<std::int64_t>(limit));
-  return readAll(*query);
+  return readAuditEntries(*query);
 }
 
 Result<std::vector<AuditEntry>> AuditStore::recent(std::size_t limit) {
-  Result<Statement> query = db_.prepare(std::string(kSelect) + "ORDER BY id DESC LIMIT ?");
+  Result<Statement> query = db_.prepare(std::string(kSelectAudit) + "ORDER BY id DESC LIMIT ?");
   if (!query) return query.status();
   query->bindInt64(0, static_cast<std::int64_t>(limit));
-  return readAll(*query);
+  return readAuditEntries(*query);
 }
 
 }  // namespace npac::db

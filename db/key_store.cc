@@ -5,16 +5,16 @@
 namespace npac::db {
 namespace {
 
-constexpr const char* kSelect =
+constexpr const char* kSelectKeys =
     "SELECT spid, list_id, key_id, algorithm, public_key_pem, not_before_at, not_after_at, "
     "state, last_sequence FROM provider_keys ";
-constexpr std::string_view kPemPrefix = "-----BEGIN ";
+constexpr std::string_view kKeyPemPrefix = "-----BEGIN ";
 
 std::string keyName(std::string_view spid, std::int64_t list_id, std::int64_t key_id) {
   return "key " + std::string(spid) + "/" + std::to_string(list_id) + "/" + std::to_string(key_id);
 }
 
-ProviderKey readRow(const Statement& row) {
+ProviderKey readKey(const Statement& row) {
   ProviderKey key;
   key.spid = row.columnText(0);
   key.list_id = row.columnInt64(1);
@@ -45,7 +45,7 @@ Status KeyStore::add(const ProviderKey& key) {
     return Status::invalidArgument(keyName(key.spid, key.list_id, key.key_id) +
                                    ": not-after must be later than not-before");
   }
-  if (key.public_key_pem.compare(0, kPemPrefix.size(), kPemPrefix) != 0) {
+  if (key.public_key_pem.compare(0, kKeyPemPrefix.size(), kKeyPemPrefix) != 0) {
     return Status::invalidArgument(keyName(key.spid, key.list_id, key.key_id) +
                                    ": public key must be PEM (-----BEGIN PUBLIC KEY-----)");
   }
@@ -68,18 +68,18 @@ Status KeyStore::add(const ProviderKey& key) {
 Result<ProviderKey> KeyStore::get(std::string_view spid, std::int64_t list_id,
                                   std::int64_t key_id) {
   Result<Statement> query =
-      db_.prepare(std::string(kSelect) + "WHERE spid = ? AND list_id = ? AND key_id = ?");
+      db_.prepare(std::string(kSelectKeys) + "WHERE spid = ? AND list_id = ? AND key_id = ?");
   if (!query) return query.status();
   query->bindText(0, spid).bindInt64(1, list_id).bindInt64(2, key_id);
   Result<bool> row = query->step();
   if (!row) return row.status();
   if (!*row) return Status::notFound(keyName(spid, list_id, key_id) + " is not provisioned");
-  return readRow(*query);
+  return readKey(*query);
 }
 
 Result<std::vector<ProviderKey>> KeyStore::listForProvider(std::string_view spid) {
   Result<Statement> query =
-      db_.prepare(std::string(kSelect) + "WHERE spid = ? ORDER BY list_id, key_id");
+      db_.prepare(std::string(kSelectKeys) + "WHERE spid = ? ORDER BY list_id, key_id");
   if (!query) return query.status();
   query->bindText(0, spid);
   std::vector<ProviderKey> out;
@@ -87,7 +87,7 @@ Result<std::vector<ProviderKey>> KeyStore::listForProvider(std::string_view spid
     Result<bool> row = query->step();
     if (!row) return row.status();
     if (!*row) return out;
-    out.push_back(readRow(*query));
+    out.push_back(readKey(*query));
   }
 }
 

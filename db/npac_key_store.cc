@@ -7,10 +7,10 @@
 namespace npac::db {
 namespace {
 
-constexpr const char* kSelect =
+constexpr const char* kSelectNpacKeys =
     "SELECT list_id, key_id, algorithm, public_key_pem, private_key_pem, not_before_at, "
     "not_after_at, state, created_at, last_sequence FROM npac_keys ";
-constexpr std::string_view kPemPrefix = "-----BEGIN ";
+constexpr std::string_view kNpacKeyPemPrefix = "-----BEGIN ";
 // NPACD-BIND-PROFILE: listId, keyId INTEGER (0..2147483647); sequenceNumber (0..4294967295).
 constexpr std::int64_t kMaxKeyNumber = 2147483647;
 constexpr std::int64_t kMaxSequence = 4294967295;
@@ -19,7 +19,7 @@ std::string keyName(std::int64_t list_id, std::int64_t key_id) {
   return "NPAC key " + std::to_string(list_id) + "/" + std::to_string(key_id);
 }
 
-NpacKey readRow(const Statement& row) {
+NpacKey readNpacKey(const Statement& row) {
   NpacKey key;
   key.list_id = row.columnInt64(0);
   key.key_id = row.columnInt64(1);
@@ -34,7 +34,7 @@ NpacKey readRow(const Statement& row) {
   return key;
 }
 
-bool isPem(const std::string& text) { return text.compare(0, kPemPrefix.size(), kPemPrefix) == 0; }
+bool isPem(const std::string& text) { return text.compare(0, kNpacKeyPemPrefix.size(), kNpacKeyPemPrefix) == 0; }
 
 }  // namespace
 
@@ -68,24 +68,24 @@ Status NpacKeyStore::add(const NpacKey& key) {
 }
 
 Result<NpacKey> NpacKeyStore::get(std::int64_t list_id, std::int64_t key_id) {
-  Result<Statement> query = db_.prepare(std::string(kSelect) + "WHERE list_id = ? AND key_id = ?");
+  Result<Statement> query = db_.prepare(std::string(kSelectNpacKeys) + "WHERE list_id = ? AND key_id = ?");
   if (!query) return query.status();
   query->bindInt64(0, list_id).bindInt64(1, key_id);
   Result<bool> row = query->step();
   if (!row) return row.status();
   if (!*row) return Status::notFound(keyName(list_id, key_id) + " does not exist");
-  return readRow(*query);
+  return readNpacKey(*query);
 }
 
 Result<std::vector<NpacKey>> NpacKeyStore::list() {
-  Result<Statement> query = db_.prepare(std::string(kSelect) + "ORDER BY list_id, key_id");
+  Result<Statement> query = db_.prepare(std::string(kSelectNpacKeys) + "ORDER BY list_id, key_id");
   if (!query) return query.status();
   std::vector<NpacKey> out;
   for (;;) {
     Result<bool> row = query->step();
     if (!row) return row.status();
     if (!*row) return out;
-    out.push_back(readRow(*query));
+    out.push_back(readNpacKey(*query));
   }
 }
 
@@ -101,7 +101,7 @@ Status NpacKeyStore::setState(std::int64_t list_id, std::int64_t key_id, KeyStat
 
 Result<NpacKey> NpacKeyStore::signingKeyAt(TimeMs at) {
   Result<Statement> query = db_.prepare(
-      std::string(kSelect) +
+      std::string(kSelectNpacKeys) +
       "WHERE state = 'active' AND not_before_at <= ? AND not_after_at > ? "
       "ORDER BY not_before_at DESC, created_at DESC, list_id DESC, key_id DESC LIMIT 1");
   if (!query) return query.status();
@@ -109,7 +109,7 @@ Result<NpacKey> NpacKeyStore::signingKeyAt(TimeMs at) {
   Result<bool> row = query->step();
   if (!row) return row.status();
   if (!*row) return Status::notFound("no active NPAC key is valid now: add one (npacctl npac-key add)");
-  return readRow(*query);
+  return readNpacKey(*query);
 }
 
 Result<std::int64_t> NpacKeyStore::nextSequence(std::int64_t list_id, std::int64_t key_id) {

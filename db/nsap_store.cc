@@ -26,7 +26,7 @@ std::optional<std::uint32_t> narrow(const std::optional<std::int64_t>& value) {
   return static_cast<std::uint32_t>(*value);
 }
 
-Status notFound(std::string_view spid, std::span<const std::uint8_t> nsap) {
+Status nsapNotFound(std::string_view spid, std::span<const std::uint8_t> nsap) {
   return Status::notFound("NSAP " + toHex(nsap) + " is not provisioned for provider '" +
                           std::string(spid) + "'");
 }
@@ -55,7 +55,7 @@ Status NsapStore::update(const ProvisionedNsap& nsap) {
       .bindText(2, nsap.spid)
       .bindBlob(3, nsap.nsap);
   if (Status status = update->run(); !status) return status;
-  return db_.changes() == 1 ? Status::ok() : notFound(nsap.spid, nsap.nsap);
+  return db_.changes() == 1 ? Status::ok() : nsapNotFound(nsap.spid, nsap.nsap);
 }
 
 Status NsapStore::remove(std::string_view spid, std::span<const std::uint8_t> nsap) {
@@ -63,7 +63,7 @@ Status NsapStore::remove(std::string_view spid, std::span<const std::uint8_t> ns
   if (!erase) return erase.status();
   erase->bindText(0, spid).bindBlob(1, nsap);
   if (Status status = erase->run(); !status) return status;
-  return db_.changes() == 1 ? Status::ok() : notFound(spid, nsap);
+  return db_.changes() == 1 ? Status::ok() : nsapNotFound(spid, nsap);
 }
 
 Result<bool> NsapStore::isProvisioned(std::string_view spid, std::span<const std::uint8_t> nsap) {

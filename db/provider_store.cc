@@ -16,7 +16,7 @@ Status validate(const ServiceProvider& provider) {
   return Status::ok();
 }
 
-Status notFound(std::string_view spid) {
+Status providerNotFound(std::string_view spid) {
   return Status::notFound("service provider '" + std::string(spid) + "' is not provisioned");
 }
 
@@ -52,7 +52,7 @@ Status ProviderStore::update(const ServiceProvider& provider) {
       .bindBool(2, provider.enabled)
       .bindText(3, provider.spid);
   if (Status status = update->run(); !status) return status;
-  if (db_.changes() != 1) return notFound(provider.spid);
+  if (db_.changes() != 1) return providerNotFound(provider.spid);
   // The node serving the provider applies it (a disabled provider's associations end).
   return notifyNodes(db_, kChangedChannel, std::string(kProviderChangedPrefix) + provider.spid);
 }
@@ -62,7 +62,7 @@ Status ProviderStore::setEnabled(std::string_view spid, bool enabled) {
   if (!update) return update.status();
   update->bindBool(0, enabled).bindText(1, spid);
   if (Status status = update->run(); !status) return status;
-  if (db_.changes() != 1) return notFound(spid);
+  if (db_.changes() != 1) return providerNotFound(spid);
   return notifyNodes(db_, kChangedChannel, std::string(kProviderChangedPrefix) + std::string(spid));
 }
 
@@ -78,7 +78,7 @@ Status ProviderStore::remove(std::string_view spid) {
                         db_.path(), "let them be acknowledged or mark them failed, purge, then remove",
                         status.sqliteCode(), status.extendedCode());
   }
-  return db_.changes() == 1 ? Status::ok() : notFound(spid);
+  return db_.changes() == 1 ? Status::ok() : providerNotFound(spid);
 }
 
 Result<ServiceProvider> ProviderStore::get(std::string_view spid) {
@@ -88,7 +88,7 @@ Result<ServiceProvider> ProviderStore::get(std::string_view spid) {
   query->bindText(0, spid);
   Result<bool> row = query->step();
   if (!row) return row.status();
-  if (!*row) return notFound(spid);
+  if (!*row) return providerNotFound(spid);
   return ServiceProvider{query->columnText(0), query->columnText(1),
                          parseSystemType(query->columnText(2)).value_or(SystemType::kSoa),
                          query->columnBool(3)};

@@ -23,7 +23,7 @@ std::string databaseNowMs(Backend backend) {
                                        : "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
 }
 
-Status notFound(std::string_view name) {
+Status groupNotFound(std::string_view name) {
   return Status::notFound("no throttle group named " + std::string(name));
 }
 
@@ -184,7 +184,7 @@ Result<ThrottleGroupDefinition> ThrottleGroupStore::get(std::string_view name) {
   query->bindText(0, name);
   Result<bool> row = query->step();
   if (!row) return row.status();
-  if (!*row) return notFound(name);
+  if (!*row) return groupNotFound(name);
   ThrottleGroupDefinition group = readGroup(*query);
   query->reset();
   Result<std::vector<std::string>> members = readMembers(db_, name);
@@ -223,7 +223,7 @@ Status ThrottleGroupStore::replace(const ThrottleGroupDefinition& group) {
   bindLimits(*update, 0, group);
   update->bindText(12, group.name);
   if (Status status = update->run(); !status) return status;
-  if (db_.changes() != 1) return notFound(group.name);
+  if (db_.changes() != 1) return groupNotFound(group.name);
   Result<Statement> erase = db_.prepare("DELETE FROM throttle_group_members WHERE name = ?");
   if (!erase) return erase.status();
   erase->bindText(0, group.name);
@@ -238,7 +238,7 @@ Status ThrottleGroupStore::remove(std::string_view name) {
   if (!erase) return erase.status();
   erase->bindText(0, name);
   if (Status status = erase->run(); !status) return status;
-  return db_.changes() == 1 ? Status::ok() : notFound(name);
+  return db_.changes() == 1 ? Status::ok() : groupNotFound(name);
 }
 
 Status ThrottleGroupStore::report(std::string_view node, const std::vector<ThrottleReport>& reports) {

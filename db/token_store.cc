@@ -14,7 +14,7 @@ namespace {
 
 using Digest = std::array<std::uint8_t, 32>;
 
-constexpr const char* kSelect =
+constexpr const char* kSelectTokens =
     "SELECT name, role, created_at, created_by, revoked_at FROM api_tokens ";
 
 std::optional<Digest> sha256(std::span<const std::uint8_t> bytes) {
@@ -27,7 +27,7 @@ std::optional<Digest> sha256(std::span<const std::uint8_t> bytes) {
   return out;
 }
 
-ApiToken readRow(const Statement& row) {
+ApiToken readToken(const Statement& row) {
   ApiToken token;
   token.name = row.columnText(0);
   // The CHECK constraint admits only the three names; reader is the least a damaged row
@@ -107,25 +107,25 @@ Result<IssuedToken> TokenStore::create(const std::string& name, TokenRole role, 
 }
 
 Result<std::vector<ApiToken>> TokenStore::list() {
-  Result<Statement> query = db_.prepare(std::string(kSelect) + "ORDER BY name");
+  Result<Statement> query = db_.prepare(std::string(kSelectTokens) + "ORDER BY name");
   if (!query) return query.status();
   std::vector<ApiToken> out;
   for (;;) {
     Result<bool> row = query->step();
     if (!row) return row.status();
     if (!*row) return out;
-    out.push_back(readRow(*query));
+    out.push_back(readToken(*query));
   }
 }
 
 Result<ApiToken> TokenStore::get(const std::string& name) {
-  Result<Statement> query = db_.prepare(std::string(kSelect) + "WHERE name = ?");
+  Result<Statement> query = db_.prepare(std::string(kSelectTokens) + "WHERE name = ?");
   if (!query) return query.status();
   query->bindText(0, name);
   Result<bool> row = query->step();
   if (!row) return row.status();
   if (!*row) return Status::notFound("no token named '" + name + "'");
-  return readRow(*query);
+  return readToken(*query);
 }
 
 Result<ApiToken> TokenStore::revoke(const std::string& name, TimeMs now) {
@@ -163,7 +163,7 @@ Result<ApiToken> TokenStore::verify(std::string_view presented) {
   if (stored.size() != digest->size() || CRYPTO_memcmp(stored.data(), digest->data(), digest->size()) != 0) {
     return Status::notFound("no token has this secret");
   }
-  return readRow(*query);
+  return readToken(*query);
 }
 
 }  // namespace npac::db

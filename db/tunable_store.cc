@@ -8,18 +8,18 @@ namespace {
 
 constexpr const char* kColumns = "name, spid, value, updated_at, updated_by";
 
-TunableOverride readRow(const Statement& row) {
+TunableOverride readOverride(const Statement& row) {
   return TunableOverride{row.columnText(0), row.columnText(1), row.columnText(2),
                          row.columnInt64(3), row.columnText(4)};
 }
 
-Result<std::vector<TunableOverride>> readAll(Statement& query) {
+Result<std::vector<TunableOverride>> readOverrides(Statement& query) {
   std::vector<TunableOverride> out;
   for (;;) {
     Result<bool> row = query.step();
     if (!row) return row.status();
     if (!*row) return out;
-    out.push_back(readRow(query));
+    out.push_back(readOverride(query));
   }
 }
 
@@ -34,7 +34,7 @@ Result<std::optional<TunableOverride>> TunableStore::get(std::string_view name,
   Result<bool> row = query->step();
   if (!row) return row.status();
   if (!*row) return std::optional<TunableOverride>();
-  return std::optional<TunableOverride>(readRow(*query));
+  return std::optional<TunableOverride>(readOverride(*query));
 }
 
 Status TunableStore::set(const TunableOverride& override) {
@@ -74,7 +74,7 @@ Result<std::vector<TunableOverride>> TunableStore::list() {
   Result<Statement> query = db_.prepare(std::string("SELECT ") + kColumns +
                                         " FROM tunable_overrides ORDER BY name, spid");
   if (!query) return query.status();
-  return readAll(*query);
+  return readOverrides(*query);
 }
 
 Result<std::vector<TunableOverride>> TunableStore::listByName(std::string_view name) {
@@ -82,7 +82,7 @@ Result<std::vector<TunableOverride>> TunableStore::listByName(std::string_view n
                                         " FROM tunable_overrides WHERE name = ? ORDER BY spid");
   if (!query) return query.status();
   query->bindText(0, name);
-  return readAll(*query);
+  return readOverrides(*query);
 }
 
 }  // namespace npac::db

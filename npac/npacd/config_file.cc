@@ -11,17 +11,11 @@
 #include <optional>
 #include <string_view>
 
+#include "common/text.h"
+
 namespace npac::npacd {
 
 namespace {
-
-constexpr std::string_view kBlanks = " \t";
-
-std::string_view trimmed(std::string_view s) {
-  const auto first = s.find_first_not_of(kBlanks);
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(kBlanks) - first + 1);
-}
 
 bool isBareKey(std::string_view key) {
   // TOML 1.0 "Keys": bare keys are A-Za-z0-9_- (options are named with '-').
@@ -180,7 +174,7 @@ RawValue readValue(std::string_view v, std::string* why) {
     value.text = std::string(v.substr(0, end));
   }
   value.written = std::string(v.substr(0, end));
-  const std::string_view rest = trimmed(v.substr(end));
+  const std::string_view rest = common::trimBlanks(v.substr(end));
   if (!rest.empty() && rest[0] != '#') *why = "unexpected text after the value: '" + std::string(rest) + "'";
   return value;
 }
@@ -286,14 +280,14 @@ bool readConfigText(const std::string& file, const std::string& text, const std:
       return refuse(std::string("a control character (") + code +
                     ") in the line: a configuration file is text (in a string, write a tab or newline as \\t, \\n)");
     }
-    line = trimmed(line);
+    line = common::trimBlanks(line);
     if (line.empty() || line[0] == '#') continue;
     if (line[0] == '[') {
       return refuse("sections are not used: npacd's keys are all at the top level (got " + std::string(line) + ")");
     }
     const auto equals = line.find('=');
     if (equals == std::string_view::npos) return refuse("expected key = value, got '" + std::string(line) + "'");
-    const std::string key(trimmed(line.substr(0, equals)));
+    const std::string key(common::trimBlanks(line.substr(0, equals)));
     if (!isBareKey(key)) return refuse("'" + key + "' is not a key (letters, digits, '-' and '_')");
     const auto known = std::find_if(keys.begin(), keys.end(), [&](const ConfigKey& k) { return k.name == key; });
     if (known == keys.end()) {
@@ -303,7 +297,7 @@ bool readConfigText(const std::string& file, const std::string& text, const std:
       return refuse("key '" + key + "' is set twice (first on line " + std::to_string(it->second) + ")");
     }
     std::string why;
-    const RawValue raw = readValue(trimmed(line.substr(equals + 1)), &why);
+    const RawValue raw = readValue(common::trimBlanks(line.substr(equals + 1)), &why);
     if (!why.empty()) return refuse("key '" + key + "': " + why);
     std::string value;
     if (std::string refused = checkedValue(*known, raw, &value); !refused.empty()) return refuse(refused);

@@ -1,9 +1,13 @@
-// NPAC_LINKER (CMakeLists.txt): the programs are linked by the linker it chose — auto picks
-// mold, else lld, else gold, else GNU ld — and each leaves its own mark in the ELF file:
-// mold and lld write their name into .comment, gold adds a .note.gnu.gold-version
-// section, GNU ld neither.
+// How the programs are built, as the build options say (CMakeLists.txt):
+// - NPAC_LINKER: the programs are linked by the linker it chose — auto picks mold, else
+//   lld, else gold, else GNU ld — and each leaves its own mark in the ELF file: mold and
+//   lld write their name into .comment, gold adds a .note.gnu.gold-version section, GNU ld
+//   neither;
+// - NPAC_UNITY: the server's sources are compiled in unity units, or one by one.
 #include <fstream>
+#include <iterator>
 #include <regex>
+#include <string>
 
 #include "service_fixture.h"
 
@@ -13,13 +17,12 @@ using namespace service_test;
 
 namespace {
 
-// NPAC_LINKER_USED from this build tree's CMakeCache.txt ("" when absent).
-std::string linkerUsed() {
+// A cache entry of this build tree's CMakeCache.txt, as written ("" when absent).
+std::string cacheEntry(const std::string& key) {
   std::ifstream cache(npac::testing::binaryDir() + "/CMakeCache.txt");
   std::string line;
-  const std::string key = "NPAC_LINKER_USED:INTERNAL=";
   while (std::getline(cache, line)) {
-    if (line.rfind(key, 0) == 0) return line.substr(key.size());
+    if (line.rfind(key + ":", 0) == 0) return line.substr(line.find('=') + 1);
   }
   return "";
 }
@@ -27,7 +30,7 @@ std::string linkerUsed() {
 }  // namespace
 
 TEST_CASE("npacd carries the mark of the linker NPAC_LINKER chose and of no other") {
-  const std::string linker = linkerUsed();
+  const std::string linker = cacheEntry("NPAC_LINKER_USED");
   INFO("NPAC_LINKER_USED=" << linker);
   REQUIRE(std::regex_match(linker, std::regex("mold|lld|gold|bfd")));
   const std::string npacd = npac::testing::binaryDir() + "/bin/npacd";
@@ -42,4 +45,41 @@ TEST_CASE("npacd carries the mark of the linker NPAC_LINKER chose and of no othe
   CHECK(mold == (linker == "mold"));
   CHECK(lld == (linker == "lld"));
   CHECK(gold == (linker == "gold"));
+}
+
+// NPAC_UNITY (CMakeLists.txt): read from the compile commands CMake exported for this tree.
+TEST_CASE("With NPAC_UNITY on npacd's sources compile at most eight to a unity unit and one by one with it off") {
+  const std::string unity = cacheEntry("NPAC_UNITY");
+  INFO("NPAC_UNITY=" << unity);
+  REQUIRE((unity == "ON" || unity == "OFF"));
+  std::ifstream commands(npac::testing::binaryDir() + "/compile_commands.json");
+  REQUIRE(commands.good());
+  const std::string text((std::istreambuf_iterator<char>(commands)), std::istreambuf_iterator<char>());
+  // The admin API's route files, compiled for the server library (npac_exe_npacd).
+  const std::regex unit("npac_exe_npacd\\.dir/Unity/unity_[0-9]+_cxx\\.cxx\\.o");
+  const std::regex route_alone("npac_exe_npacd\\.dir/npacd/api/token_routes\\.cc\\.o");
+  const bool has_units = std::regex_search(text, unit);
+  const bool route_compiled_alone = std::regex_search(text, route_alone);
+  CHECK(has_units == (unity == "ON"));
+  CHECK(route_compiled_alone == (unity == "OFF"));
+  if (unity != "ON") return;
+  // Each unit includes at most eight sources, and token_routes.cc is in one of them.
+  const std::string dir = npac::testing::binaryDir() + "/npac/CMakeFiles/npac_exe_npacd.dir/Unity";
+  bool route_found = false;
+  for (int i = 0;; ++i) {
+    std::ifstream file(dir + "/unity_" + std::to_string(i) + "_cxx.cxx");
+    if (!file.good()) {
+      CHECK(i > 1);
+      break;
+    }
+    int sources = 0;
+    for (std::string line; std::getline(file, line);) {
+      if (line.rfind("#include", 0) != 0) continue;
+      ++sources;
+      route_found = route_found || line.find("npacd/api/token_routes.cc") != std::string::npos;
+    }
+    CHECK(sources >= 1);
+    CHECK(sources <= 8);
+  }
+  CHECK(route_found);
 }

@@ -3,6 +3,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/text.h"
 #include "npac/npacd/api/http_message.h"
 
 namespace npac::npacd {
@@ -19,13 +20,6 @@ std::string echo(std::string_view value) {
   out += printableAscii(value.substr(0, kEchoedBytes));
   out += value.size() > kEchoedBytes ? "...'" : "'";
   return out;
-}
-
-std::string_view trimmed(std::string_view text) {
-  auto space = [](char c) { return c == ' ' || c == '\t'; };
-  while (!text.empty() && space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && space(text.back())) text.remove_suffix(1);
-  return text;
 }
 
 bool isChunked(std::string_view coding) {
@@ -48,7 +42,7 @@ std::vector<std::string_view> transferCodings(const http::request_header<http::f
     std::string_view rest(it->value().data(), it->value().size());
     while (true) {
       const std::size_t comma = rest.find(',');
-      const std::string_view element = trimmed(rest.substr(0, comma));
+      const std::string_view element = common::trimBlanks(rest.substr(0, comma));
       if (!element.empty()) codings.push_back(element);
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);

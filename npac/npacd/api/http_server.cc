@@ -14,6 +14,7 @@
 
 #include "common/heap.h"
 #include "common/time_source.h"
+#include "npac/npacd/accept_errors.h"
 #include "npac/npacd/api/http_session.h"
 #include "npac/npacd/asio_timers.h"
 
@@ -29,19 +30,10 @@ using TlsSession = HttpSession<beast::ssl_stream<beast::tcp_stream>>;
 namespace {
 
 constexpr std::chrono::seconds kLogInterval{60};
-constexpr std::chrono::milliseconds kAcceptBackoffFirst{50};
-constexpr std::chrono::milliseconds kAcceptBackoffMax{2000};
+constexpr std::chrono::milliseconds kApiAcceptBackoffFirst{50};
+constexpr std::chrono::milliseconds kApiAcceptBackoffMax{2000};
 // After a stream closes, the heap is trimmed this much later (and so at most this often).
 constexpr std::chrono::milliseconds kHeapTrimDelay{1000};
-
-bool isDescriptorError(const beast::error_code& ec) {
-  return ec == asio::error::no_descriptors ||  // EMFILE
-         (ec.category() == boost::system::system_category() && ec.value() == ENFILE);
-}
-
-std::string suppressedNote(std::uint64_t skipped) {
-  return skipped == 0 ? "" : " (" + std::to_string(skipped) + " more since the last such line)";
-}
 
 HttpResponse limitRefusal(const std::string& code, const std::string& message) {
   HttpResponse response = jsonErrorResponse(http::status::service_unavailable, code, message);
@@ -138,7 +130,7 @@ void HttpServer::onAcceptError(const beast::error_code& ec) {
 }
 
 void HttpServer::backOffAccepting(const beast::error_code& ec) {
-  backoff_ = std::max(kAcceptBackoffFirst, std::min(backoff_ * 2, kAcceptBackoffMax));
+  backoff_ = std::max(kApiAcceptBackoffFirst, std::min(backoff_ * 2, kApiAcceptBackoffMax));
   std::uint64_t skipped = 0;
   if (accept_log_.due(&skipped)) {
     spdlog::error("admin API: accepting failed: {}; accepting again in {} ms{}", ec.message(),

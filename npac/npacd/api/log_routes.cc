@@ -38,7 +38,7 @@ bool logLimit(const ApiRequest& r, std::size_t* limit, ApiResponse* error) {
 
 json optionalText(const std::optional<std::string>& text) { return text ? json(*text) : json(nullptr); }
 
-json toJson(const db::AssociationEvent& e) {
+json eventJson(const db::AssociationEvent& e) {
   std::string nsap_hex;
   static const char* kHex = "0123456789abcdef";
   for (std::uint8_t b : e.nsap) {
@@ -59,7 +59,7 @@ json toJson(const db::AssociationEvent& e) {
               {"diagnostic", e.diagnostic}};
 }
 
-json toJson(const db::AuditEntry& e) {
+json auditJson(const db::AuditEntry& e) {
   return json{{"id", e.id},         {"at", formatTime(e.at)},           {"actor", e.actor},
               {"action", e.action}, {"subject", e.subject},             {"old_value", optionalText(e.old_value)},
               {"new_value", optionalText(e.new_value)}};
@@ -79,7 +79,7 @@ ApiResponse associationLog(ApiContext& api, ApiRequest& r) {
   auto events = spid.empty() ? store.recent(limit) : store.recentForProvider(spid, limit);
   if (!events.isOk()) return statusResponse(events.status());
   json list = json::array();
-  for (const auto& e : events.value()) list.push_back(toJson(e));
+  for (const auto& e : events.value()) list.push_back(eventJson(e));
   return jsonResponse(ApiStatus::kOk, json{{"events", list}});
 }
 
@@ -90,7 +90,7 @@ ApiResponse auditLog(ApiContext& api, ApiRequest& r) {
   auto entries = db::AuditStore(api.db).recent(limit);
   if (!entries.isOk()) return statusResponse(entries.status());
   json list = json::array();
-  for (const auto& e : entries.value()) list.push_back(toJson(e));
+  for (const auto& e : entries.value()) list.push_back(auditJson(e));
   return jsonResponse(ApiStatus::kOk, json{{"entries", list}});
 }
 

@@ -3,7 +3,7 @@
 // audit entry commit in one transaction; the audit entry never holds the secret.
 #include "db/audit_store.h"
 #include "db/token_store.h"
-#include "db/transaction.h"
+#include "npac/npacd/api/audited.h"
 #include "npac/npacd/api/json.h"
 #include "npac/npacd/api/request.h"
 #include "npac/npacd/api/routes.h"
@@ -14,7 +14,7 @@ using nlohmann::json;
 
 namespace {
 
-json toJson(const db::ApiToken& token) {
+json tokenJson(const db::ApiToken& token) {
   return json{{"name", token.name},
               {"role", db::toString(token.role)},
               {"created_at", formatTime(token.created_at)},
@@ -24,17 +24,6 @@ json toJson(const db::ApiToken& token) {
 
 ApiResponse invalidToken(const std::string& message) {
   return errorResponse(ApiStatus::kBadRequest, "invalid_token_request", message);
-}
-
-// Runs `change` and appends `entry` in one transaction.
-template <typename Change>
-db::Status audited(db::Database& db, const db::AuditEntry& entry, Change change) {
-  db::Transaction tx(db);
-  if (db::Status status = tx.begin(); !status) return status;
-  if (db::Status status = change(); !status) return status;  // rolls back
-  db::AuditStore audit(db);
-  if (db::Result<std::int64_t> id = audit.append(entry); !id) return id.status();
-  return tx.commit();
 }
 
 }  // namespace
@@ -71,7 +60,7 @@ ApiResponse createToken(ApiContext& api, ApiRequest& r) {
                          "a token named '" + name + "' exists or existed (names are never reused)");
   }
   if (!status) return statusResponse(status);
-  json body = toJson(issued->token);
+  json body = tokenJson(issued->token);
   body["token"] = issued->secret;  // shown once: npacd keeps only its SHA-256
   return jsonResponse(ApiStatus::kCreated, body);
 }
@@ -81,7 +70,7 @@ ApiResponse listTokens(ApiContext& api, ApiRequest&) {
   db::Result<std::vector<db::ApiToken>> listed = tokens.list();
   if (!listed) return statusResponse(listed.status());
   json out = json::array();
-  for (const db::ApiToken& token : *listed) out.push_back(toJson(token));
+  for (const db::ApiToken& token : *listed) out.push_back(tokenJson(token));
   return jsonResponse(ApiStatus::kOk, json{{"tokens", out}});
 }
 
@@ -103,7 +92,7 @@ ApiResponse revokeToken(ApiContext& api, ApiRequest& r, const std::string& name)
     return errorResponse(ApiStatus::kConflict, "token_revoked", "token '" + name + "' is revoked already");
   }
   if (!status) return statusResponse(status);
-  return jsonResponse(ApiStatus::kOk, toJson(*revoked));
+  return jsonResponse(ApiStatus::kOk, tokenJson(*revoked));
 }
 
 }  // namespace npac::npacd

@@ -7,17 +7,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include "npac/npacd/accept_errors.h"
 #include "tunables/catalogue.h"
 
 namespace npac::npacd {
 namespace {
 
 namespace asio = boost::asio;
-
-bool isDescriptorError(const boost::system::error_code& ec) {
-  return ec == asio::error::no_descriptors ||  // EMFILE: the process's limit
-         (ec.category() == boost::system::system_category() && ec.value() == ENFILE);
-}
 
 bool isMemoryError(const boost::system::error_code& ec) {
   return ec == asio::error::no_buffer_space || ec == asio::error::no_memory;  // ENOBUFS, ENOMEM
@@ -30,11 +26,6 @@ bool isConnectionError(const boost::system::error_code& ec) {
          (ec.category() == boost::system::system_category() &&
           (ec.value() == EPROTO || ec.value() == EPERM || ec.value() == ENETDOWN ||
            ec.value() == EHOSTUNREACH || ec.value() == ENETUNREACH));
-}
-
-std::string suppressedNote(std::uint64_t skipped) {
-  if (skipped == 0) return "";
-  return " (" + std::to_string(skipped) + " more since the last such line)";
 }
 
 }  // namespace

@@ -28,11 +28,6 @@
 
 namespace npac::npacd {
 
-// The egress rate is paced in tenths of a second: at most ceil(max/10) pushes per slot,
-// so a held burst leaves spread over the second instead of all at once. A round stopped
-// by throttling is retried one slot later.
-inline constexpr auto kPaceSlot = std::chrono::milliseconds(100);
-
 class ProviderThrottle {
  public:
   // `spid`'s throttle_* tunables in `registry`, which outlives it; none applies until

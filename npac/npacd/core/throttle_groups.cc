@@ -13,8 +13,6 @@ namespace as = npac::associations;
 
 namespace {
 
-// Pacing within the rate window, as a provider's own throttle paces (provider_core_delivery.cc).
-constexpr auto kPaceSlot = std::chrono::milliseconds(100);
 // A node that held a member's message this recently says it wants more than it has.
 constexpr auto kWantingFor = std::chrono::seconds(1);
 

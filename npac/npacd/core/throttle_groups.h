@@ -54,6 +54,11 @@ inline constexpr std::chrono::milliseconds kReportPeriod{250};
 inline constexpr std::chrono::milliseconds kStaleReport{1500};
 // A peer silent this long has left the list (a node that died and never came back).
 inline constexpr std::chrono::hours kForgetPeer{1};
+// The egress rate is paced in tenths of a second, a provider's own throttle_* limits
+// (provider_throttle.h) and its group's alike: at most ceil(max/10) pushes per slot, so a
+// held burst leaves spread over the second instead of all at once. A round stopped by
+// throttling is retried one slot later.
+inline constexpr auto kPaceSlot = std::chrono::milliseconds(100);
 
 // The dispatch configuration a provisioned group stands for (the same level rules as the
 // throttle_* tunables: level n in use while its onset and abatement are both set).
