@@ -50,6 +50,7 @@
 #include "npac/npacd/core/held_pdus.h"
 #include "npac/npacd/core/provider_heartbeats.h"
 #include "npac/npacd/core/provider_throttle.h"
+#include "npac/npacd/core/row_facts.h"
 #include "npac/npacd/core/throttle_groups.h"
 #include "tunables/registry.h"
 
@@ -61,17 +62,7 @@ inline constexpr std::size_t kDeliveryBatch = 256;
 // accepts (0..9), so answers leave before the provider's queued messages.
 inline constexpr int kResponsePriority = 10;
 
-// The association function a queued message is routed by: the lowest one it needs (the
-// queue only hands out messages whose every function the association has, NANC 111).
-associations::AssociationFunction routingFunction(std::uint32_t mask);
-
-// What a queued row is, as written at submission (schema 4, db/outbound_queue.h): the
-// stored PDU is never decoded again to learn it.
-struct RowFacts {
-  bool response = false;   // an answer to the provider's own request
-  bool confirmed = false;  // a response is expected
-};
-RowFacts factsOf(const db::QueuedMessage& row);
+// routingFunction() and RowFacts, what a queued row is for its delivery: row_facts.h.
 
 class ProviderCore {
  public:
