@@ -94,9 +94,9 @@ bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::C
   const bool request = action->actionType == cmip::ActionTypeId::global(cmip::oids::kLnpRecoveryRequestAction);
   const bool complete = action->actionType == cmip::ActionTypeId::global(cmip::oids::kLnpRecoveryCompleteAction);
   if (!request && !complete) return false;
-  auto link_entry = links_.find(association);
-  if (link_entry == links_.end()) return false;
-  const RecoveryReply reply(link_entry->second.link, spid_, invoke, *action);
+  std::shared_ptr<AssociationLink> link = links_.link(association);
+  if (!link) return false;
+  const RecoveryReply reply(std::move(link), spid_, invoke, *action);
   if (reply.refusedAnotherObject()) return true;
   if (complete) {
     auto released = egress_->recovery().complete();
@@ -158,10 +158,10 @@ std::optional<std::int64_t> ProviderCore::answerRecovery(const as::RecoveryReque
     *refusal = std::string(as::toString(selected.error()));
     return std::nullopt;
   }
-  if (counters_) ++counters_->recovery_sessions;
+  counting_.recoverySession();
   const std::int64_t count = sendRecovered(selected.value(), by_id);
   store_.flush();  // the rows read `sent` before the PDUs leave (deliver())
-  releaseOutgoing();
+  links_.release();
   return count;
 }
 
@@ -179,10 +179,10 @@ std::int64_t ProviderCore::sendRecovered(const std::vector<as::MessageId>& selec
     out.purpose = as::OutboundMessage::Purpose::kRecoveryAnswer;
     as::SendOutcome outcome = egress_->send(out, now);
     if (!outcome.ok()) break;  // window full: the provider asks again for the rest
-    Facts facts = factsOf(row);
+    RowFacts facts = factsOf(row);
     facts.confirmed = true;
-    if (facts.response || write(*outcome.transmission, row, facts) != Written::kWritten) break;
-    if (counters_) countWritten(row, facts, /*retransmission=*/false);
+    if (facts.response || links_.write(*outcome.transmission, row, facts) != ProviderLinks::Written::kWritten) break;
+    links_.count(row, facts, /*retransmission=*/false);
     if (row.state == db::MessageState::kQueued) {
       store_.markSent(spid_, {row.id}, static_cast<db::AssociationId>(outcome.transmission->association), now_ms);
     }

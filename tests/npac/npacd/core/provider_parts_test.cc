@@ -1,8 +1,11 @@
 // The parts a ProviderCore owns, each on its own, on a manual clock over a real tunable
 // registry: its heartbeats (ProviderHeartbeats: when one is sent, which answer completes
 // it, when its association is silent), its egress throttling (ProviderThrottle: the pace
-// of throttle_max_rate, throttle_max_pending, what a throttled round reports) and the PDUs
-// it holds until their rows commit (HeldPdus: order, refusals, a fenced provider).
+// of throttle_max_rate, throttle_max_pending, what a throttled round reports), the PDUs
+// it holds until their rows commit (HeldPdus: order, refusals, a fenced provider), what is
+// written on its associations (ProviderLinks: held until released, unconfirmed invoke ids,
+// a PDU that is no Invoke).
+// Its counting (ProviderCounting) is tested with the counters, provider_core_metrics_test.cc.
 #include <catch2/catch.hpp>
 
 #include <memory>
@@ -17,8 +20,11 @@
 #include "db/lease_store.h"
 #include "db/outbound_queue.h"
 #include "db/provider_store.h"
+#include "associations/provider_egress.h"
 #include "npac/npacd/core/held_pdus.h"
+#include "npac/npacd/core/provider_counting.h"
 #include "npac/npacd/core/provider_heartbeats.h"
+#include "npac/npacd/core/provider_links.h"
 #include "npac/npacd/core/provider_throttle.h"
 #include "tests/db/temp_dir.h"
 #include "tests/npac/npacd/event_report_pdu.h"
@@ -56,7 +62,8 @@ struct SentLink : AssociationLink {
     sent.push_back(apdu);
     return true;
   }
-  void abort(const std::string&) override {}
+  std::string abort_reason;
+  void abort(const std::string& reason) override { abort_reason = reason; }
   void setReleaseReason(const std::string&) override {}
   void requestRelease() override {}
   void countRetransmission() override {}
@@ -267,4 +274,158 @@ TEST_CASE("The held PDUs of a provider whose lease another node took never leave
   CHECK(f.held.release(f.link_of).empty());
   CHECK(f.links[1]->attempts == 0);
   CHECK(f.held.size() == 0);
+}
+
+namespace {
+
+constexpr auto kNotifications = as::AssociationFunction::kNotifications;
+constexpr std::uint32_t kNotificationsMask = 1u << static_cast<unsigned>(kNotifications);
+
+std::uint64_t counted(const ProviderCounting& counting, ProviderCounters::Outcome outcome, cmip::CmipOpcode opcode) {
+  return counting.counters()->pdus[outcome][static_cast<std::size_t>(kNotifications)]
+                                  [ProviderCounters::operationIndex(static_cast<int>(opcode))];
+}
+
+}  // namespace
+
+namespace {
+
+// One provider's egress and links over a real queue, with associations 1 and 2 bound.
+struct LinksFixture : RegistryFixture {
+  DeliveryStore store{*db, [] {}};
+  std::unique_ptr<as::ProviderEgress> egress =
+      as::ProviderEgress::create("0001", dispatch::PolicyConfig{}, as::OutstandingLimits{}).value();
+  ProviderCounting counting;
+  ProviderLinks links{"0001", clock, store, *egress, counting};
+  std::map<db::AssociationId, std::shared_ptr<SentLink>> sessions;
+
+  explicit LinksFixture(bool recovery_mode = false) {
+    REQUIRE(db::ProviderStore(*db).add({"0001", "Provider 0001", db::SystemType::kSoa, true}).isOk());
+    for (db::AssociationId id : {1, 2}) {
+      as::AssociationSpec spec;
+      spec.id = static_cast<as::AssociationId>(id);
+      spec.nsap = as::Nsap::fromIpv4({127, 0, 0, static_cast<std::uint8_t>(id)});
+      spec.functions = as::FunctionMask::of({kNotifications});
+      spec.bound_order = static_cast<std::uint64_t>(id);
+      egress->onBound(spec, recovery_mode);
+      sessions[id] = std::make_shared<SentLink>();
+      links.add(id, sessions[id], kNotificationsMask);
+    }
+  }
+  // A row committed for 0001 carrying `pdu`, as the store reads it.
+  db::QueuedMessage queue(std::vector<std::uint8_t> pdu, bool confirmed = true) {
+    db::NewMessage row{"0001", kNotificationsMask, 0, std::move(pdu)};
+    row.kind = db::MessageKind::kPush;
+    row.opcode = static_cast<int>(confirmed ? cmip::CmipOpcode::kEventReportConfirmed : cmip::CmipOpcode::kEventReport);
+    row.confirmed = confirmed;
+    const std::vector<db::NewMessage> rows{row};
+    auto ids = db::OutboundQueue(*db).appendBatch(rows, clock.wallMs());
+    REQUIRE(ids.isOk());
+    auto stored = store.get(ids.value().at(0));
+    REQUIRE(stored.isOk());
+    return stored.value();
+  }
+  // Where the egress places `row` now.
+  as::Transmission place(const db::QueuedMessage& row) {
+    as::OutboundMessage out;
+    out.id = static_cast<as::MessageId>(row.id);
+    out.function = kNotifications;
+    out.confirmed = row.confirmed;
+    as::SendOutcome outcome = egress->send(out, clock.now());
+    REQUIRE(outcome.ok());
+    return *outcome.transmission;
+  }
+  db::MessageState stateOf(db::MessageId id) {
+    store.flush();
+    return store.get(id).value().state;
+  }
+};
+
+std::int32_t invokeIdOf(const std::vector<std::uint8_t>& pdu) {
+  auto apdu = cmip::decodeRoseApdu(pdu);
+  REQUIRE(apdu.isOk());
+  return std::get<cmip::RoseInvoke>(apdu.value()).invokeId;
+}
+
+}  // namespace
+
+TEST_CASE("A PDU written on an association leaves only once released and is listed among the latest written") {
+  LinksFixture f;
+  const db::QueuedMessage row = f.queue(npacd::testing::queuedEventReport());
+  const as::Transmission t = f.place(row);
+  REQUIRE(f.links.write(t, row, factsOf(row)) == ProviderLinks::Written::kWritten);
+  const std::shared_ptr<SentLink>& session = f.sessions.at(static_cast<db::AssociationId>(t.association));
+  CHECK(session->sent.empty());
+  f.links.release();
+  REQUIRE(session->sent.size() == 1);
+  CHECK(invokeIdOf(session->sent[0]) == *t.invoke_id);
+  REQUIRE(f.counting.recent().size() == 1);
+  CHECK(f.counting.recent()[0].association == static_cast<db::AssociationId>(t.association));
+}
+
+TEST_CASE("An unconfirmed operation's invoke id stays reserved until its PDU is written and it is then acknowledged") {
+  LinksFixture f;
+  const db::QueuedMessage row = f.queue(npacd::testing::queuedEventReport(cmip::CmipOpcode::kEventReport), false);
+  const as::Transmission t = f.place(row);
+  REQUIRE_FALSE(t.invoke_id.has_value());
+  REQUIRE(f.links.write(t, row, factsOf(row)) == ProviderLinks::Written::kWritten);
+  f.links.count(row, factsOf(row), false);
+  f.links.release();
+  const std::shared_ptr<SentLink>& session = f.sessions.at(static_cast<db::AssociationId>(t.association));
+  REQUIRE(session->sent.size() == 1);
+  const std::int32_t reserved = invokeIdOf(session->sent[0]);
+  const std::optional<as::InvokeId> other = f.egress->outstanding().reserveInvokeId(t.message);
+  CHECK(other != std::optional<as::InvokeId>(reserved));  // still in use
+  f.egress->outstanding().releaseInvokeId(other.value());
+  f.links.written(row.id);
+  CHECK(f.stateOf(row.id) == db::MessageState::kAcknowledged);
+  CHECK(counted(f.counting, ProviderCounters::kAcknowledged, cmip::CmipOpcode::kEventReport) == 1);
+  CHECK(f.egress->outstanding().reserveInvokeId(t.message) == std::optional<as::InvokeId>(reserved));
+}
+
+TEST_CASE("A lost association gives back the invoke ids of its unconfirmed PDUs not yet written") {
+  LinksFixture f;
+  const db::QueuedMessage row = f.queue(npacd::testing::queuedEventReport(cmip::CmipOpcode::kEventReport), false);
+  const as::Transmission t = f.place(row);
+  REQUIRE(f.links.write(t, row, factsOf(row)) == ProviderLinks::Written::kWritten);
+  f.links.release();
+  const auto association = static_cast<db::AssociationId>(t.association);
+  const std::int32_t reserved = invokeIdOf(f.sessions.at(association)->sent.at(0));
+  f.links.remove(association);
+  CHECK(f.links.link(association) == nullptr);
+  CHECK(f.egress->outstanding().reserveInvokeId(t.message) == std::optional<as::InvokeId>(reserved));
+}
+
+TEST_CASE("A stored PDU that is no ROSE Invoke fails its row and never leaves") {
+  LinksFixture f;
+  const db::QueuedMessage row = f.queue({0x01, 0x02, 0x03});
+  const as::Transmission t = f.place(row);
+  CHECK(f.links.write(t, row, factsOf(row)) == ProviderLinks::Written::kBadPdu);
+  f.links.release();
+  CHECK(f.sessions.at(1)->sent.empty());
+  CHECK(f.sessions.at(2)->sent.empty());
+  CHECK(f.stateOf(row.id) == db::MessageState::kFailed);
+  CHECK(f.counting.recent().empty());
+  CHECK(f.egress->outstanding().size() == 0);
+}
+
+TEST_CASE("An association that refuses a released PDU is aborted") {
+  LinksFixture f;
+  const db::QueuedMessage row = f.queue(npacd::testing::queuedEventReport());
+  const as::Transmission t = f.place(row);
+  const std::shared_ptr<SentLink>& session = f.sessions.at(static_cast<db::AssociationId>(t.association));
+  session->refuse = true;
+  REQUIRE(f.links.write(t, row, factsOf(row)) == ProviderLinks::Written::kWritten);
+  f.links.release();
+  CHECK(session->abort_reason == "a PDU could not be written");
+}
+
+TEST_CASE("The usable functions and free window slots are those of the associations that can take a PDU now") {
+  LinksFixture f;
+  const std::uint32_t window = f.egress->outstanding().limits().congestion_window;
+  CHECK(f.links.usableFunctions() == kNotificationsMask);
+  CHECK(f.links.freeWindowSlots(kNotificationsMask) == 2 * window);
+  f.place(f.queue(npacd::testing::queuedEventReport()));
+  CHECK(f.links.freeWindowSlots(kNotificationsMask) == 2 * window - 1);
+  CHECK(f.links.freeWindowSlots(1u << static_cast<unsigned>(as::AssociationFunction::kQueries)) == 0);
 }
