@@ -1,8 +1,8 @@
 // ProviderCore: associations coming and going, answers, timeouts, SRR off, operators'
-// views. Delivery is provider_core_delivery.cc, recovery provider_core_recovery.cc; what is
-// written on the associations is ProviderLinks' (provider_links.h), heartbeats
-// ProviderHeartbeats' (provider_heartbeats.h), throttling ProviderThrottle's
-// (provider_throttle.h), the counting ProviderCounting's (provider_counting.h).
+// views. Delivery is provider_core_delivery.cc; what is written on the associations is
+// ProviderLinks' (provider_links.h), heartbeats ProviderHeartbeats' (provider_heartbeats.h),
+// throttling ProviderThrottle's (provider_throttle.h), recovery ProviderRecovery's
+// (provider_recovery.h), the counting ProviderCounting's (provider_counting.h).
 #include "npac/npacd/core/provider_core.h"
 
 #include <spdlog/spdlog.h>
@@ -81,7 +81,10 @@ ProviderCore::ProviderCore(std::string spid, const common::TimeSource& clock,
       egress_(buildEgress(spid_, registry_)),
       links_(spid_, clock_, store_, *egress_, counting_),
       throttle_(spid_, registry_),
-      heartbeats_(spid_, registry_, clock_) {
+      heartbeats_(spid_, registry_, clock_),
+      recovery_(spid_, clock_, store_, *egress_, links_, counting_,
+                ProviderRecovery::Host{[this] { return host_.mayDeliver(spid_); },
+                                       [this] { host_.wakeDelivery(spid_); }}) {
   throttle_.build();
 }
 
@@ -204,6 +207,10 @@ void ProviderCore::onAnswer(db::AssociationId id, const cmip::RoseApdu& apdu) {
   }
   host_.wakeDelivery(spid_);
   releaseReady();
+}
+
+bool ProviderCore::onProviderAction(db::AssociationId id, const cmip::CmipInvoke& invoke) {
+  return recovery_.onAction(id, invoke);
 }
 
 void ProviderCore::onWritten(db::AssociationId id, std::int64_t tag) {

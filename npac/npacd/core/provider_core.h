@@ -25,8 +25,9 @@
 // Its parts, each a type of its own: its bound associations and the PDUs written on them
 // (ProviderLinks, provider_links.h, which holds them until their rows commit: HeldPdus,
 // held_pdus.h), the heartbeats (ProviderHeartbeats, provider_heartbeats.h), the egress
-// throttling (ProviderThrottle, provider_throttle.h) and the counting for GET /metrics
-// with the latest PDUs written (ProviderCounting, provider_counting.h).
+// throttling (ProviderThrottle, provider_throttle.h), recovery (ProviderRecovery,
+// provider_recovery.h) and the counting for GET /metrics with the latest PDUs written
+// (ProviderCounting, provider_counting.h).
 //
 // Threading: the core thread only; no locks. Host callbacks are invoked synchronously.
 #pragma once
@@ -50,6 +51,7 @@
 #include "npac/npacd/core/provider_counting.h"
 #include "npac/npacd/core/provider_heartbeats.h"
 #include "npac/npacd/core/provider_links.h"
+#include "npac/npacd/core/provider_recovery.h"
 #include "npac/npacd/core/provider_throttle.h"
 #include "npac/npacd/core/row_facts.h"
 #include "npac/npacd/core/throttle_groups.h"
@@ -122,8 +124,8 @@ class ProviderCore {
   // A ReturnResult / ReturnError / Reject: completes the heartbeat sent on `id` with that
   // invoke id, or the outstanding request with it (wherever it was sent, NANC 353 7.b.iv).
   void onAnswer(db::AssociationId id, const cmip::RoseApdu& apdu);
-  // lnpRecoveryRequest / lnpRecoveryComplete (provider_core_recovery.cc); false if
-  // `invoke` is not one of them (the manager brokers it to the application).
+  // lnpRecoveryRequest / lnpRecoveryComplete (ProviderRecovery); false if `invoke` is not
+  // one of them (the manager brokers it to the application).
   bool onProviderAction(db::AssociationId id, const cmip::CmipInvoke& invoke);
   // The PDU sent with tag `tag` (an unconfirmed message or an answer) was written.
   void onWritten(db::AssociationId id, std::int64_t tag);
@@ -183,13 +185,6 @@ class ProviderCore {
     bool placed_any = false;
   };
   bool placeRow(const db::QueuedMessage& row, associations::TimePoint now, RoundDraft& draft);
-  // A recovery request answered (provider_core_recovery.cc): the messages `wanted` selects,
-  // sent and their rows committed; how many, or none and the *refusal for the provider.
-  std::optional<std::int64_t> answerRecovery(const associations::RecoveryRequest& wanted, std::string* refusal);
-  // A recovery request's selected messages, written in order until the window is full
-  // (provider_core_recovery.cc); how many were.
-  std::int64_t sendRecovered(const std::vector<associations::MessageId>& selected,
-                             const std::map<associations::MessageId, const db::QueuedMessage*>& by_id);
 
   std::string spid_;
   const common::TimeSource& clock_;
@@ -201,6 +196,7 @@ class ProviderCore {
   ProviderLinks links_;            // its associations and what is written on them
   ProviderThrottle throttle_;      // its own throttle_* limits and its throttle group's
   ProviderHeartbeats heartbeats_;  // NANC 404, per association
+  ProviderRecovery recovery_;      // NANC 351 SWIM
 };
 
 }  // namespace npac::npacd

@@ -4,7 +4,7 @@
 // of throttle_max_rate, throttle_max_pending, what a throttled round reports), the PDUs
 // it holds until their rows commit (HeldPdus: order, refusals, a fenced provider), what is
 // written on its associations (ProviderLinks: held until released, unconfirmed invoke ids,
-// a PDU that is no Invoke).
+// a PDU that is no Invoke) and its recovery (ProviderRecovery: NANC 351 actions answered).
 // Its counting (ProviderCounting) is tested with the counters, provider_core_metrics_test.cc.
 #include <catch2/catch.hpp>
 
@@ -25,6 +25,7 @@
 #include "npac/npacd/core/provider_counting.h"
 #include "npac/npacd/core/provider_heartbeats.h"
 #include "npac/npacd/core/provider_links.h"
+#include "npac/npacd/core/provider_recovery.h"
 #include "npac/npacd/core/provider_throttle.h"
 #include "tests/db/temp_dir.h"
 #include "tests/npac/npacd/event_report_pdu.h"
@@ -428,4 +429,124 @@ TEST_CASE("The usable functions and free window slots are those of the associati
   f.place(f.queue(npacd::testing::queuedEventReport()));
   CHECK(f.links.freeWindowSlots(kNotificationsMask) == 2 * window - 1);
   CHECK(f.links.freeWindowSlots(1u << static_cast<unsigned>(as::AssociationFunction::kQueries)) == 0);
+}
+
+namespace {
+
+// A provider's recovery over LinksFixture's links, its associations bound in recovery mode.
+struct RecoveryFixture : LinksFixture {
+  bool may_deliver = true;
+  int wakes = 0;
+  ProviderRecovery recovery{"0001", clock, store, *egress, links, counting,
+                            ProviderRecovery::Host{[this] { return may_deliver; }, [this] { ++wakes; }}};
+  RecoveryFixture() : LinksFixture(/*recovery_mode=*/true) {}
+
+  static cmip::CmipInvoke action(const cmip::Oid& type, std::optional<cmip::OpaqueBer> info = std::nullopt) {
+    cmip::ActionArgument argument;
+    argument.selection.baseClass = cmip::ObjectClass::global(cmip::oids::kLnpNpacSmsClass);
+    argument.selection.baseInstance = cmip::npacSmsInstance();
+    argument.actionType = cmip::ActionTypeId::global(type);
+    argument.actionInfoArg = std::move(info);
+    return cmip::CmipInvoke{42, std::nullopt, cmip::CmipOpcode::kActionConfirmed, argument};
+  }
+  static cmip::CmipInvoke swim() {
+    cmip::RecoveryRequest request;
+    request.allUnacknowledged = true;
+    return action(cmip::oids::kLnpRecoveryRequestAction, cmip::encodeRecoveryRequest(request));
+  }
+  // The PDUs association 1 was sent, the action's answer last.
+  const std::vector<std::vector<std::uint8_t>>& sent() const { return sessions.at(1)->sent; }
+};
+
+// The messageCount of a recovery request's ActionResult.
+std::int64_t messageCount(const std::vector<std::uint8_t>& pdu) {
+  auto apdu = cmip::decodeRoseApdu(pdu);
+  REQUIRE(apdu.isOk());
+  auto result = cmip::fromRose(std::get<cmip::RoseReturnResult>(apdu.value()));
+  REQUIRE(result.isOk());
+  CHECK(result->invokeId == 42);
+  const auto& action = std::get<cmip::ActionResult>(result->value);
+  REQUIRE(action.actionReply.has_value());
+  auto count = cmip::decodeRecoveryReply(action.actionReply->actionReplyInfo.bytes);
+  REQUIRE(count.isOk());
+  return count.value();
+}
+
+cmip::CmipError errorOf(const std::vector<std::uint8_t>& pdu) {
+  auto apdu = cmip::decodeRoseApdu(pdu);
+  REQUIRE(apdu.isOk());
+  auto error = cmip::fromRose(std::get<cmip::RoseReturnError>(apdu.value()));
+  REQUIRE(error.isOk());
+  return error->error;
+}
+
+}  // namespace
+
+TEST_CASE("A recovery request for everything unacknowledged sends those messages before its answer with their count") {
+  RecoveryFixture f;
+  const db::QueuedMessage first = f.queue(npacd::testing::queuedEventReport());
+  const db::QueuedMessage second = f.queue(npacd::testing::queuedEventReport());
+  REQUIRE(f.recovery.onAction(1, RecoveryFixture::swim()));
+  const std::size_t written = f.sessions.at(1)->sent.size() + f.sessions.at(2)->sent.size() - 1;
+  CHECK(written == 2);
+  REQUIRE_FALSE(f.sent().empty());
+  CHECK(messageCount(f.sent().back()) == 2);
+  CHECK(f.stateOf(first.id) == db::MessageState::kSent);
+  CHECK(f.stateOf(second.id) == db::MessageState::kSent);
+  CHECK(f.counting.counters()->recovery_sessions == 1);
+}
+
+TEST_CASE("A recovery request for messages already acknowledged answers with none of them") {
+  RecoveryFixture f;
+  const db::QueuedMessage row = f.queue(npacd::testing::queuedEventReport());
+  f.store.acknowledge("0001", row.id, f.clock.wallMs());
+  f.store.flush();
+  REQUIRE(f.recovery.onAction(1, RecoveryFixture::swim()));
+  REQUIRE(f.sent().size() == 1);
+  CHECK(messageCount(f.sent()[0]) == 0);
+  CHECK(f.sessions.at(2)->sent.empty());
+}
+
+TEST_CASE("A recovery request on a node that does not hold the provider's lease is refused with processingFailure") {
+  RecoveryFixture f;
+  f.queue(npacd::testing::queuedEventReport());
+  f.may_deliver = false;
+  REQUIRE(f.recovery.onAction(1, RecoveryFixture::swim()));
+  REQUIRE(f.sent().size() == 1);
+  CHECK(errorOf(f.sent()[0]) == cmip::CmipError::kProcessingFailure);
+  CHECK(f.sessions.at(2)->sent.empty());
+  CHECK(f.counting.counters()->recovery_sessions == 0);
+}
+
+TEST_CASE("Recovery complete answers, leaves recovery mode and wakes delivery for the messages held meanwhile") {
+  RecoveryFixture f;
+  REQUIRE_FALSE(f.egress->recovery().mayPush());
+  REQUIRE(f.recovery.onAction(2, RecoveryFixture::action(cmip::oids::kLnpRecoveryCompleteAction)));
+  REQUIRE(f.sessions.at(2)->sent.size() == 1);
+  auto apdu = cmip::decodeRoseApdu(f.sessions.at(2)->sent[0]);
+  REQUIRE(apdu.isOk());
+  CHECK(std::holds_alternative<cmip::RoseReturnResult>(apdu.value()));
+  CHECK(f.egress->recovery().mayPush());
+  CHECK(f.wakes == 1);
+  // A second one finds the provider out of recovery mode.
+  REQUIRE(f.recovery.onAction(2, RecoveryFixture::action(cmip::oids::kLnpRecoveryCompleteAction)));
+  REQUIRE(f.sessions.at(2)->sent.size() == 2);
+  CHECK(errorOf(f.sessions.at(2)->sent[1]) == cmip::CmipError::kProcessingFailure);
+  CHECK(f.wakes == 1);
+}
+
+TEST_CASE("A recovery action on another object instance is answered noSuchObjectInstance") {
+  RecoveryFixture f;
+  cmip::CmipInvoke invoke = RecoveryFixture::swim();
+  std::get<cmip::ActionArgument>(invoke.argument).selection.baseInstance = cmip::ObjectInstance{};
+  REQUIRE(f.recovery.onAction(1, invoke));
+  REQUIRE(f.sent().size() == 1);
+  CHECK(errorOf(f.sent()[0]) == cmip::CmipError::kNoSuchObjectInstance);
+}
+
+TEST_CASE("An action that is not a recovery action or comes on no bound association is left to the application") {
+  RecoveryFixture f;
+  CHECK_FALSE(f.recovery.onAction(1, RecoveryFixture::action(cmip::oids::kLnpNpacSmsClass)));
+  CHECK_FALSE(f.recovery.onAction(9, RecoveryFixture::swim()));
+  CHECK(f.sent().empty());
 }
