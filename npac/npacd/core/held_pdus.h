@@ -1,5 +1,5 @@
 // HeldPdus: one provider's PDUs decided but not yet on the wire — decide, commit, then
-// write. A PDU placed on an association (ProviderCore::write) is held here until the
+// write. A PDU placed on an association (ProviderLinks::write) is held here until the
 // DeliveryStore has committed its row's progress (`sent`), so no PDU leaves before its row
 // says so: a kill -9 in between re-sends it flagged, never as a fresh message. While the
 // store cannot write, the PDUs wait with their rows; once another node holds the
@@ -7,7 +7,7 @@
 // delivers the rows. Released in the order held; an association that refuses one gets
 // none of the rest, and is returned so that its owner aborts it.
 //
-// Threading: the owning ProviderCore's core thread only; no locks.
+// Threading: the core thread of the ProviderLinks that owns it (provider_links.h); no locks.
 #pragma once
 
 #include <cstdint>

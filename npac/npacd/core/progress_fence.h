@@ -8,7 +8,7 @@
 // Lease::on_fenced is called once per turn for it, after the transaction: the owner aborts
 // that provider's associations. Until a write of that provider commits again, fenced(spid)
 // is true: the PDUs of the round whose `sent` rows were refused must not leave
-// (ProviderCore::releaseOutgoing) — those rows belong to the node holding the lease, which
+// (ProviderLinks::release) — those rows belong to the node holding the lease, which
 // delivers them. Without a Lease nothing is fenced (one node).
 //
 // Threading: the core thread only (the DeliveryStore's; checks read its progress connection).

@@ -1,7 +1,8 @@
 // ProviderCore: associations coming and going, answers, timeouts, SRR off, operators'
-// views. Delivery is provider_core_delivery.cc, recovery provider_core_recovery.cc;
-// heartbeats are ProviderHeartbeats' (provider_heartbeats.h), throttling ProviderThrottle's
-// (provider_throttle.h).
+// views. Delivery is provider_core_delivery.cc; what is written on the associations is
+// ProviderLinks' (provider_links.h), heartbeats ProviderHeartbeats' (provider_heartbeats.h),
+// throttling ProviderThrottle's (provider_throttle.h), recovery ProviderRecovery's
+// (provider_recovery.h), the counting ProviderCounting's (provider_counting.h).
 #include "npac/npacd/core/provider_core.h"
 
 #include <spdlog/spdlog.h>
@@ -40,6 +41,17 @@ std::optional<std::int32_t> answeredId(const cmip::RoseApdu& apdu, bool* error) 
   return std::nullopt;
 }
 
+// The provider's egress under its egress_policy; round robin if that cannot be built.
+std::unique_ptr<as::ProviderEgress> buildEgress(const std::string& spid, tunables::TunableRegistry& registry) {
+  const as::OutstandingLimits limits = limitsFor(registry, spid);
+  auto egress = as::ProviderEgress::create(spid, policyFor(registry.get(tunables::kEgressPolicy, spid)), limits);
+  if (!egress.ok()) {
+    spdlog::error("SPID {}: its egress_policy cannot be built; round robin applies", spid);
+    egress = as::ProviderEgress::create(spid, dispatch::PolicyConfig{}, limits);
+  }
+  return std::move(egress).value();  // the default policy always builds
+}
+
 // The egress policy's figures of association `id` (describe()).
 std::optional<EgressFigures> egressFiguresOf(as::ProviderEgress& egress, db::AssociationId id) {
   const auto member = static_cast<as::AssociationId>(id);
@@ -66,43 +78,29 @@ ProviderCore::ProviderCore(std::string spid, const common::TimeSource& clock,
       registry_(registry),
       store_(store),
       host_(host),
-      held_(spid_, store_),
+      egress_(buildEgress(spid_, registry_)),
+      links_(spid_, clock_, store_, *egress_, counting_),
       throttle_(spid_, registry_),
-      heartbeats_(spid_, registry_, clock_) {
-  const as::OutstandingLimits limits = limitsFor(registry_, spid_);
-  auto egress = as::ProviderEgress::create(spid_, policyFor(registry_.get(tunables::kEgressPolicy, spid_)), limits);
-  if (!egress.ok()) {
-    spdlog::error("SPID {}: its egress_policy cannot be built; round robin applies", spid_);
-    egress = as::ProviderEgress::create(spid_, dispatch::PolicyConfig{}, limits);
-  }
-  egress_ = std::move(egress).value();  // the default policy always builds
+      heartbeats_(spid_, registry_, clock_),
+      recovery_(spid_, clock_, store_, *egress_, links_, counting_,
+                ProviderRecovery::Host{[this] { return host_.mayDeliver(spid_); },
+                                       [this] { host_.wakeDelivery(spid_); }}) {
   throttle_.build();
 }
 
 void ProviderCore::onBound(std::shared_ptr<AssociationLink> link, const as::AssociationSpec& spec,
                            bool recovery_mode) {
   const auto id = static_cast<db::AssociationId>(spec.id);
-  Link& entry = links_[id];
-  entry.link = link;
-  entry.function_mask = spec.functions.bits();
+  links_.add(id, link, spec.functions.bits());
   heartbeats_.add(id, std::move(link), clock_.now());
   egress_->onBound(spec, recovery_mode);
   host_.wakeDelivery(spid_);
 }
 
 void ProviderCore::onLost(db::AssociationId id) {
-  auto it = links_.find(id);
-  if (it == links_.end()) return;
+  if (links_.all().count(id) == 0) return;
   if (auto heartbeat = heartbeats_.forget(id)) egress_->outstanding().releaseInvokeId(*heartbeat);
-  links_.erase(it);
-  for (auto u = unconfirmed_.begin(); u != unconfirmed_.end();) {
-    if (u->second.association != id) {
-      ++u;
-      continue;
-    }
-    if (u->second.invoke_id) egress_->outstanding().releaseInvokeId(*u->second.invoke_id);
-    u = unconfirmed_.erase(u);
-  }
+  links_.remove(id);  // and its unconfirmed PDUs, their invoke ids released
   const as::TimePoint now = clock_.now();
   const db::TimeMs now_ms = clock_.wallMs();
   // Everything in flight there goes back to queued (flagged); what the egress re-sends
@@ -113,35 +111,29 @@ void ProviderCore::onLost(db::AssociationId id) {
     auto stored = store_.get(static_cast<db::MessageId>(t.message));
     if (!stored.isOk()) continue;
     if (stored->state != db::MessageState::kQueued) {
-      move(t);  // its row named another association, still sent
+      links_.move(t);  // its row named another association, still sent
       continue;
     }
-    if (write(t, *stored, factsOf(*stored)) != Written::kBadPdu) {
-      if (counters_) countWritten(*stored, factsOf(*stored), /*retransmission=*/true);
+    if (links_.write(t, *stored, factsOf(*stored)) != ProviderLinks::Written::kBadPdu) {
+      links_.count(*stored, factsOf(*stored), /*retransmission=*/true);
       store_.markSent(spid_, {stored->id}, static_cast<db::AssociationId>(t.association), now_ms);
     }
   }
   // Requests moved here from elsewhere that found no survivor: their rows may name
   // another association, so they are re-queued by id as well.
   throttle_.onEnded(now, outcome.requeue.size());
-  for (as::MessageId message : outcome.requeue) in_flight_series_.erase(static_cast<db::MessageId>(message));
+  for (as::MessageId message : outcome.requeue) counting_.forget(static_cast<db::MessageId>(message));
   store_.requeue(spid_, std::vector<db::MessageId>(outcome.requeue.begin(), outcome.requeue.end()));
   store_.flush();  // the re-sent rows read `sent` on their survivors first
-  releaseOutgoing();
+  links_.release();
   host_.wakeDelivery(spid_);
 }
 
-bool ProviderCore::abort(db::AssociationId id, const std::string& reason) {
-  auto it = links_.find(id);
-  if (it == links_.end()) return false;
-  auto link = it->second.link;  // abort reports the loss synchronously: keep it alive
-  link->abort(reason);
-  return true;
-}
+bool ProviderCore::abort(db::AssociationId id, const std::string& reason) { return links_.abort(id, reason); }
 
 std::size_t ProviderCore::abortAll(const std::string& reason) {
   std::vector<db::AssociationId> ids;
-  for (const auto& [id, entry] : links_) ids.push_back(id);
+  for (const auto& [id, entry] : links_.all()) ids.push_back(id);
   for (db::AssociationId id : ids) abort(id, reason);  // each loss is reported synchronously
   return ids.size();
 }
@@ -154,11 +146,11 @@ bool ProviderCore::allReleasing() const {
 }
 
 std::size_t ProviderCore::releaseAll(const std::string& release_reason) {
-  for (auto& [id, entry] : links_) {
+  for (const auto& [id, entry] : links_.all()) {
     entry.link->setReleaseReason(release_reason);
     egress_->startRelease(static_cast<as::AssociationId>(id));
   }
-  const std::size_t count = links_.size();
+  const std::size_t count = links_.all().size();
   releaseReady();
   return count;
 }
@@ -166,20 +158,19 @@ std::size_t ProviderCore::releaseAll(const std::string& release_reason) {
 void ProviderCore::releaseReady(bool force) {
   std::vector<db::AssociationId> ids;
   if (force) {
-    for (const auto& [id, entry] : links_) ids.push_back(id);
+    for (const auto& [id, entry] : links_.all()) ids.push_back(id);
   } else {
     for (as::AssociationId id : egress_->readyToRelease()) ids.push_back(static_cast<db::AssociationId>(id));
   }
   for (db::AssociationId id : ids) {
-    auto it = links_.find(id);
-    if (it == links_.end()) continue;
-    auto link = it->second.link;  // kept alive while it reports
+    auto link = links_.link(id);  // kept alive while it reports
+    if (link == nullptr) continue;
     link->requestRelease();
   }
 }
 
 void ProviderCore::onReceived(db::AssociationId id) {
-  if (links_.count(id) != 0) heartbeats_.received(id, clock_.now());
+  if (links_.all().count(id) != 0) heartbeats_.received(id, clock_.now());
 }
 
 void ProviderCore::onAnswer(db::AssociationId id, const cmip::RoseApdu& apdu) {
@@ -188,24 +179,24 @@ void ProviderCore::onAnswer(db::AssociationId id, const cmip::RoseApdu& apdu) {
   if (!answered) return;  // a Reject of something undecodable names no invoke id
   if (const std::optional<double> rtt = heartbeats_.answered(id, *answered, clock_.now())) {
     // The heartbeat of this association (NANC 404), and nothing else.
-    if (counters_) counters_->heartbeat_rtt.observe(*rtt);
+    counting_.heartbeatRtt(*rtt);
     egress_->outstanding().releaseInvokeId(*answered);
     return;
   }
   const as::TimePoint now = clock_.now();
   std::optional<as::TimePoint> sent_at;
-  if (counters_) {
+  if (counting_.on()) {
     if (auto request = egress_->outstanding().find(*answered)) sent_at = request->sent_at;
   }
   auto message = egress_->onResponse(*answered, static_cast<as::AssociationId>(id), now);
   if (message) {
     throttle_.onAnswered(now, egress_->outstanding().size());
-    if (counters_) {
+    if (counting_.on()) {
       // From the latest send: a retransmission's round trip is its own (X.880 gives a
       // request one invoke id, so the answer cannot say which send it answers).
-      if (sent_at) counters_->response_rtt.observe(std::chrono::duration<double>(now - *sent_at).count());
-      countAnswered(static_cast<db::MessageId>(*message),
-                    error ? ProviderCounters::kFailed : ProviderCounters::kAcknowledged);
+      if (sent_at) counting_.responseRtt(std::chrono::duration<double>(now - *sent_at).count());
+      counting_.answered(static_cast<db::MessageId>(*message),
+                         error ? ProviderCounters::kFailed : ProviderCounters::kAcknowledged);
     }
     if (error) {
       store_.markFailed(spid_, static_cast<db::MessageId>(*message), "the provider answered with an error",
@@ -218,17 +209,13 @@ void ProviderCore::onAnswer(db::AssociationId id, const cmip::RoseApdu& apdu) {
   releaseReady();
 }
 
+bool ProviderCore::onProviderAction(db::AssociationId id, const cmip::CmipInvoke& invoke) {
+  return recovery_.onAction(id, invoke);
+}
+
 void ProviderCore::onWritten(db::AssociationId id, std::int64_t tag) {
   (void)id;
-  auto it = unconfirmed_.find(static_cast<db::MessageId>(tag));
-  if (it != unconfirmed_.end()) {
-    if (counters_) {
-      counters_->count(ProviderCounters::kAcknowledged, it->second.series.function, it->second.series.operation);
-    }
-    if (it->second.invoke_id) egress_->outstanding().releaseInvokeId(*it->second.invoke_id);
-    unconfirmed_.erase(it);
-  }
-  store_.acknowledge(spid_, static_cast<db::MessageId>(tag), clock_.wallMs());
+  links_.written(static_cast<db::MessageId>(tag));
 }
 
 void ProviderCore::onSubmitted(const std::vector<db::MessageId>& ids) {
@@ -238,24 +225,6 @@ void ProviderCore::onSubmitted(const std::vector<db::MessageId>& ids) {
     for (db::MessageId id : ids) egress_->recovery().onNewMessage(static_cast<as::MessageId>(id));
   }
   host_.wakeDelivery(spid_);
-}
-
-void ProviderCore::move(const as::Transmission& t) {
-  auto stored = store_.get(static_cast<db::MessageId>(t.message));
-  if (!stored.isOk()) {
-    spdlog::error("SPID {}: message {} not readable for its retransmission: {}", spid_, t.message,
-                  stored.status().toString());
-    return;
-  }
-  if (write(t, *stored, factsOf(*stored)) != Written::kBadPdu && counters_) {
-    countWritten(*stored, factsOf(*stored), /*retransmission=*/true);
-  }
-  const auto association = static_cast<db::AssociationId>(t.association);
-  if (stored->state == db::MessageState::kSent && stored->association_id != association) {
-    store_.moveSent(spid_, stored->id, association);
-  }
-  store_.flush();  // the row names its association before the PDU leaves
-  releaseOutgoing();
 }
 
 void ProviderCore::tick() {
@@ -273,7 +242,7 @@ void ProviderCore::tick() {
                  spid_, id, egress_->timeouts(id), egress_->outstanding().limits().retry_attempts);
   }
   // A retry may leave on another association (avoid): the row follows it.
-  for (const as::Transmission& t : outcome.retries) move(t);
+  for (const as::Transmission& t : outcome.retries) links_.move(t);
   for (as::AssociationId id : outcome.abort) {
     spdlog::warn("SPID {} association {}: aborted after {} response timeout(s) (retry_attempts {})",
                  spid_, id, egress_->timeouts(id), egress_->outstanding().limits().retry_attempts);
@@ -305,20 +274,21 @@ void ProviderCore::onSrrOff() {
   as::SrrOffOutcome outcome = egress_->onSrrTurnedOff(clock_.now());
   // The moved requests now belong to the association that stays; those that could not
   // be placed go back to queued (nothing lost, nothing sent twice under another id).
-  for (const auto& t : outcome.retransmissions) move(t);
-  for (as::MessageId message : outcome.requeue) in_flight_series_.erase(static_cast<db::MessageId>(message));
+  for (const auto& t : outcome.retransmissions) links_.move(t);
+  for (as::MessageId message : outcome.requeue) counting_.forget(static_cast<db::MessageId>(message));
   store_.requeue(spid_, std::vector<db::MessageId>(outcome.requeue.begin(), outcome.requeue.end()));
   spdlog::info("SPID {}: SRR turned off, {} association(s) to release", spid_, outcome.plan.size());
   for (const auto& planned : outcome.plan) {
-    auto it = links_.find(static_cast<db::AssociationId>(planned.release));
-    if (it != links_.end()) it->second.link->setReleaseReason(kReleaseSrrOff);
+    if (auto link = links_.link(static_cast<db::AssociationId>(planned.release))) {
+      link->setReleaseReason(kReleaseSrrOff);
+    }
   }
   releaseReady();
   host_.wakeDelivery(spid_);
 }
 
 void ProviderCore::describe(std::vector<AssociationInfo>& out) const {
-  for (const auto& [id, entry] : links_) {
+  for (const auto& [id, entry] : links_.all()) {
     AssociationInfo info = entry.link->describe();
     info.id = id;
     info.spid = spid_;
@@ -336,40 +306,12 @@ void ProviderCore::describe(std::vector<AssociationInfo>& out) const {
   }
 }
 
-void ProviderCore::setCounting(bool on) {
-  if (!on) {
-    counters_.reset();
-    in_flight_series_.clear();
-  } else if (!counters_) {
-    counters_ = std::make_unique<ProviderCounters>();
-  }
-}
-
-void ProviderCore::countWritten(const db::QueuedMessage& row, const Facts& facts, bool retransmission) {
-  const PduSeries series{routingFunction(row.function_mask),
-                         static_cast<std::uint8_t>(ProviderCounters::operationIndex(row.opcode))};
-  counters_->count(ProviderCounters::kSent, series.function, series.operation);
-  if (retransmission) counters_->count(ProviderCounters::kRetransmitted, series.function, series.operation);
-  if (facts.confirmed) {
-    in_flight_series_[row.id] = series;
-  } else if (auto it = unconfirmed_.find(row.id); it != unconfirmed_.end()) {
-    it->second.series = series;
-  }
-}
-
-void ProviderCore::countAnswered(db::MessageId message, ProviderCounters::Outcome outcome) {
-  PduSeries series;
-  if (auto it = in_flight_series_.find(message); it != in_flight_series_.end()) {
-    series = it->second;
-    in_flight_series_.erase(it);
-  }
-  counters_->count(outcome, series.function, series.operation);
-}
+void ProviderCore::setCounting(bool on) { counting_.setCounting(on); }
 
 CoreMetrics::Provider ProviderCore::metrics() {
   CoreMetrics::Provider out;
   out.spid = spid_;
-  if (counters_) out.counters = *counters_;
+  if (const ProviderCounters* counters = counting_.counters()) out.counters = *counters;
   std::vector<AssociationInfo> infos;
   describe(infos);
   for (const AssociationInfo& info : infos) {
@@ -395,19 +337,14 @@ ProviderEgressView ProviderCore::egressView() const {
   ProviderEgressView view;
   view.spid = spid_;
   view.policy = egress_->logical().policyName();
-  const std::uint64_t first = next_pick_ > kRecentPicks ? next_pick_ - kRecentPicks : 0;
-  for (std::uint64_t i = first; i < next_pick_; ++i) {
-    const RecentPick& pick = recent_[i % kRecentPicks];
-    view.recent.push_back({pick.association, as::FunctionMask::of({pick.function}).toString(),
-                           pick.at, pick.retransmission});
-  }
+  view.recent = counting_.recent();
   return view;
 }
 
 ProviderQueueView ProviderCore::view() {
   ProviderQueueView view;
   view.spid = spid_;
-  view.bound = !links_.empty();
+  view.bound = !links_.all().empty();
   view.storage_ok = store_.healthy();
   auto counts = store_.queuedByMask(spid_);
   if (counts.isOk()) {
@@ -425,7 +362,7 @@ ProviderQueueView ProviderCore::view() {
   // holds the provider's messages.
   if (auto group = host_.throttleGroupOf(spid_)) view.throttle_group = group->name();
   throttle_.describe(view, clock_, egress_->outstanding().size());
-  for (const auto& [id, entry] : links_) {
+  for (const auto& [id, entry] : links_.all()) {
     ProviderQueueView::AssociationLoad load;
     load.id = id;
     load.outstanding = egress_->outstanding().outstanding(static_cast<as::AssociationId>(id));

@@ -22,20 +22,21 @@
 // or a test on a manual clock) sends heartbeats, times requests out, aborts silent
 // associations and releases what throttling held.
 //
-// Its parts, each a type of its own: the heartbeats (ProviderHeartbeats,
-// provider_heartbeats.h), the egress throttling (ProviderThrottle, provider_throttle.h) and
-// the PDUs decided but held until their rows commit (HeldPdus, held_pdus.h).
+// Its parts, each a type of its own: its bound associations and the PDUs written on them
+// (ProviderLinks, provider_links.h, which holds them until their rows commit: HeldPdus,
+// held_pdus.h), the heartbeats (ProviderHeartbeats, provider_heartbeats.h), the egress
+// throttling (ProviderThrottle, provider_throttle.h), recovery (ProviderRecovery,
+// provider_recovery.h) and the counting for GET /metrics with the latest PDUs written
+// (ProviderCounting, provider_counting.h).
 //
 // Threading: the core thread only; no locks. Host callbacks are invoked synchronously.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "associations/outstanding.h"
@@ -47,9 +48,12 @@
 #include "npac/npacd/core/core_metrics.h"
 #include "npac/npacd/core/core_service.h"
 #include "npac/npacd/core/delivery_store.h"
-#include "npac/npacd/core/held_pdus.h"
+#include "npac/npacd/core/provider_counting.h"
 #include "npac/npacd/core/provider_heartbeats.h"
+#include "npac/npacd/core/provider_links.h"
+#include "npac/npacd/core/provider_recovery.h"
 #include "npac/npacd/core/provider_throttle.h"
+#include "npac/npacd/core/row_facts.h"
 #include "npac/npacd/core/throttle_groups.h"
 #include "tunables/registry.h"
 
@@ -61,17 +65,7 @@ inline constexpr std::size_t kDeliveryBatch = 256;
 // accepts (0..9), so answers leave before the provider's queued messages.
 inline constexpr int kResponsePriority = 10;
 
-// The association function a queued message is routed by: the lowest one it needs (the
-// queue only hands out messages whose every function the association has, NANC 111).
-associations::AssociationFunction routingFunction(std::uint32_t mask);
-
-// What a queued row is, as written at submission (schema 4, db/outbound_queue.h): the
-// stored PDU is never decoded again to learn it.
-struct RowFacts {
-  bool response = false;   // an answer to the provider's own request
-  bool confirmed = false;  // a response is expected
-};
-RowFacts factsOf(const db::QueuedMessage& row);
+// routingFunction() and RowFacts, what a queued row is for its delivery: row_facts.h.
 
 class ProviderCore {
  public:
@@ -98,10 +92,8 @@ class ProviderCore {
   ProviderCore(const ProviderCore&) = delete;
   ProviderCore& operator=(const ProviderCore&) = delete;
 
-  const std::string& spid() const { return spid_; }
-  bool bound() const { return !links_.empty(); }
+  bool bound() const { return !links_.all().empty(); }
   std::vector<associations::LiveAssociation> live() const { return egress_->logical().live(); }
-  bool has(db::AssociationId id) const { return links_.count(id) != 0; }
 
   // ---- associations ----
   // An admitted bind. A replacing bind: call onBound for the new one, then abort the old
@@ -132,8 +124,8 @@ class ProviderCore {
   // A ReturnResult / ReturnError / Reject: completes the heartbeat sent on `id` with that
   // invoke id, or the outstanding request with it (wherever it was sent, NANC 353 7.b.iv).
   void onAnswer(db::AssociationId id, const cmip::RoseApdu& apdu);
-  // lnpRecoveryRequest / lnpRecoveryComplete (provider_core_recovery.cc); false if
-  // `invoke` is not one of them (the manager brokers it to the application).
+  // lnpRecoveryRequest / lnpRecoveryComplete (ProviderRecovery); false if `invoke` is not
+  // one of them (the manager brokers it to the application).
   bool onProviderAction(db::AssociationId id, const cmip::CmipInvoke& invoke);
   // The PDU sent with tag `tag` (an unconfirmed message or an answer) was written.
   void onWritten(db::AssociationId id, std::int64_t tag);
@@ -178,29 +170,12 @@ class ProviderCore {
   // The policy in force and the latest PDUs written with their associations.
   ProviderEgressView egressView() const;
   // At stop: whether anything is still bound.
-  std::size_t associationCount() const { return links_.size(); }
+  std::size_t associationCount() const { return links_.all().size(); }
 
  private:
-  struct Link {
-    std::shared_ptr<AssociationLink> link;
-    std::uint32_t function_mask = 0;
-  };
-  using Facts = RowFacts;
-
-  // Writes a placed message on its association: an Invoke gets its invoke id (the
-  // transmission's, or a reserved one for an unconfirmed operation); an answer leaves
-  // as stored. kBadPdu: the stored bytes are no Invoke (the row is failed).
-  enum class Written { kWritten, kRefused, kBadPdu };
-  // Each PDU written is remembered in recent_ (egressView()).
-  Written write(const associations::Transmission& t, const db::QueuedMessage& row,
-                const Facts& facts);
-  // A request that moved (SRR off, a retry elsewhere, a loss): written again and its row
-  // pointed at the association it now waits on.
-  void move(const associations::Transmission& t);
-  // decideRound() in parts: the free congestion-window slots of the associations serving
-  // `functions`, and one queued row placed (false: an association refused its PDU, the
-  // round stops). A function whose oldest row could not be placed holds back only its own
-  // later rows.
+  // decideRound() in parts: one queued row placed (false: an association refused its PDU,
+  // the round stops). A function whose oldest row could not be placed holds back only its
+  // own later rows.
   struct RoundDraft {
     std::map<db::AssociationId, std::vector<db::MessageId>> sent;
     std::optional<db::AssociationId> failed;
@@ -209,55 +184,19 @@ class ProviderCore {
     int group_level = 0;
     bool placed_any = false;
   };
-  std::size_t freeWindowSlots(std::uint32_t functions) const;
   bool placeRow(const db::QueuedMessage& row, associations::TimePoint now, RoundDraft& draft);
-  // Decide, commit, then write: write() does not hand a PDU to its association; it holds
-  // it (held_) until the store has committed the rows' progress (`sent`). The held PDUs
-  // released, and the associations that refused one aborted.
-  void releaseOutgoing();
-  // A recovery request answered (provider_core_recovery.cc): the messages `wanted` selects,
-  // sent and their rows committed; how many, or none and the *refusal for the provider.
-  std::optional<std::int64_t> answerRecovery(const associations::RecoveryRequest& wanted, std::string* refusal);
-  // A recovery request's selected messages, written in order until the window is full
-  // (provider_core_recovery.cc); how many were.
-  std::int64_t sendRecovered(const std::vector<associations::MessageId>& selected,
-                             const std::map<associations::MessageId, const db::QueuedMessage*>& by_id);
-  std::uint32_t usableFunctions() const;
-  // Metrics (only while counters_ is set): a row written on the wire, first send or not.
-  void countWritten(const db::QueuedMessage& row, const Facts& facts, bool retransmission);
-  // The acknowledged or failed count of a confirmed request's row, and forgets it.
-  void countAnswered(db::MessageId message, ProviderCounters::Outcome outcome);
 
   std::string spid_;
   const common::TimeSource& clock_;
   tunables::TunableRegistry& registry_;
   DeliveryStore& store_;
   Host& host_;
-  std::unique_ptr<associations::ProviderEgress> egress_;
-  std::map<db::AssociationId, Link> links_;
-  // Unconfirmed PDUs and answers on the wire, by message id: the invoke id reserved for
-  // an unconfirmed one (released once written), none for an answer.
-  struct Unconfirmed {
-    db::AssociationId association = 0;
-    std::optional<associations::InvokeId> invoke_id;
-    PduSeries series;  // for its acknowledged count, while counting
-  };
-  std::map<db::MessageId, Unconfirmed> unconfirmed_;
-  HeldPdus held_;  // decided, waiting for their rows to commit
+  std::unique_ptr<associations::ProviderEgress> egress_;  // built first: the parts use it
+  ProviderCounting counting_;      // GET /metrics, and the latest PDUs written
+  ProviderLinks links_;            // its associations and what is written on them
   ProviderThrottle throttle_;      // its own throttle_* limits and its throttle group's
   ProviderHeartbeats heartbeats_;  // NANC 404, per association
-  // Metrics; none while counting is off. What each confirmed request in flight is.
-  std::unique_ptr<ProviderCounters> counters_ = std::make_unique<ProviderCounters>();
-  std::unordered_map<db::MessageId, PduSeries> in_flight_series_;
-  // The latest kRecentPicks PDUs written (a ring; next_pick_ counts every one written).
-  struct RecentPick {
-    db::AssociationId association = 0;
-    associations::AssociationFunction function = associations::AssociationFunction::kNotifications;
-    bool retransmission = false;
-    db::TimeMs at = 0;
-  };
-  std::array<RecentPick, kRecentPicks> recent_{};
-  std::uint64_t next_pick_ = 0;
+  ProviderRecovery recovery_;      // NANC 351 SWIM
 };
 
 }  // namespace npac::npacd

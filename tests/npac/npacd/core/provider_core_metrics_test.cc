@@ -3,7 +3,8 @@
 // failed under their association function and CMIP operation, the response and
 // heartbeat round trips, an ended association's series, and nothing at all while
 // counting is off. Real SQLite file and tunable registry; the associations are recording
-// links as in provider_core_test.cc.
+// links as in provider_core_test.cc. And the part that keeps them, ProviderCounting, on its
+// own: series, counting off, the latest PDUs written.
 #include "npac/npacd/core/provider_core.h"
 
 #include <catch2/catch.hpp>
@@ -18,6 +19,7 @@
 #include "db/outbound_queue.h"
 #include "db/provider_store.h"
 #include "npac/npacd/core/core_metrics.h"
+#include "npac/npacd/core/provider_counting.h"
 #include "tests/db/temp_dir.h"
 
 namespace {
@@ -307,4 +309,77 @@ TEST_CASE("A weighted provider's associations are listed with their weight and C
     CHECK(a.egress->load_percent == std::optional<std::uint32_t>(50));  // equal weights, one group
     CHECK_FALSE(a.egress->lrtm.has_value());
   }
+}
+
+namespace {
+
+constexpr std::uint32_t kNotificationsMask = 1u << static_cast<unsigned>(F::kNotifications);
+
+db::QueuedMessage countedRow(db::MessageId id, Op opcode) {
+  db::QueuedMessage row;
+  row.id = id;
+  row.function_mask = kNotificationsMask;
+  row.opcode = static_cast<int>(opcode);
+  return row;
+}
+
+std::uint64_t counted(const ProviderCounting& counting, ProviderCounters::Outcome outcome, Op opcode) {
+  return counting.counters()->pdus[outcome][static_cast<std::size_t>(F::kNotifications)]
+                                  [ProviderCounters::operationIndex(static_cast<int>(opcode))];
+}
+
+}  // namespace
+
+TEST_CASE("An answered confirmed request is counted acknowledged under the function and operation it was sent as") {
+  ProviderCounting counting;
+  const auto confirmed = Op::kEventReportConfirmed;
+  const std::optional<PduSeries> series = counting.written(countedRow(7, confirmed), true, false);
+  REQUIRE(series.has_value());
+  CHECK(series->function == F::kNotifications);
+  counting.answered(7, ProviderCounters::kAcknowledged);
+  CHECK(counted(counting, ProviderCounters::kSent, confirmed) == 1);
+  CHECK(counted(counting, ProviderCounters::kRetransmitted, confirmed) == 0);
+  CHECK(counted(counting, ProviderCounters::kAcknowledged, confirmed) == 1);
+}
+
+TEST_CASE("A retransmission is counted both sent and retransmitted") {
+  ProviderCounting counting;
+  const auto confirmed = Op::kEventReportConfirmed;
+  counting.written(countedRow(7, confirmed), true, true);
+  CHECK(counted(counting, ProviderCounters::kSent, confirmed) == 1);
+  CHECK(counted(counting, ProviderCounters::kRetransmitted, confirmed) == 1);
+}
+
+TEST_CASE("Counting turned off counts nothing and forgets what the requests in flight were") {
+  ProviderCounting counting;
+  const auto confirmed = Op::kEventReportConfirmed;
+  counting.written(countedRow(7, confirmed), true, false);
+  counting.setCounting(false);
+  CHECK_FALSE(counting.on());
+  CHECK(counting.counters() == nullptr);
+  CHECK_FALSE(counting.written(countedRow(8, confirmed), true, false).has_value());
+  counting.answered(8, ProviderCounters::kAcknowledged);
+  counting.setCounting(true);
+  counting.answered(7, ProviderCounters::kAcknowledged);
+  // Its series was forgotten: counted under the unknown operation.
+  CHECK(counted(counting, ProviderCounters::kAcknowledged, confirmed) == 0);
+  CHECK(counting.counters()->pdus[ProviderCounters::kAcknowledged][static_cast<std::size_t>(F::kNotifications)]
+                                 [ProviderCounters::kUnknownOperation] == 1);
+  CHECK(counted(counting, ProviderCounters::kSent, confirmed) == 0);
+}
+
+TEST_CASE("The latest PDUs written are listed oldest first and at most kRecentPicks of them even with counting off") {
+  ProviderCounting counting;
+  counting.setCounting(false);
+  const auto last = static_cast<db::AssociationId>(kRecentPicks) + 3;
+  for (db::AssociationId id = 1; id <= last; ++id) {
+    counting.picked(id, F::kNotifications, id % 2 == 0, static_cast<db::TimeMs>(id) * 10);
+  }
+  const std::vector<ProviderEgressView::Pick> recent = counting.recent();
+  REQUIRE(recent.size() == kRecentPicks);
+  CHECK(recent.front().association == 4);
+  CHECK(recent.front().at == 40);
+  CHECK(recent.front().retransmission);
+  CHECK(recent.back().association == last);
+  CHECK(recent.back().function == "notifications");
 }

@@ -1,8 +1,11 @@
 // The parts a ProviderCore owns, each on its own, on a manual clock over a real tunable
 // registry: its heartbeats (ProviderHeartbeats: when one is sent, which answer completes
 // it, when its association is silent), its egress throttling (ProviderThrottle: the pace
-// of throttle_max_rate, throttle_max_pending, what a throttled round reports) and the PDUs
-// it holds until their rows commit (HeldPdus: order, refusals, a fenced provider).
+// of throttle_max_rate, throttle_max_pending, what a throttled round reports), the PDUs
+// it holds until their rows commit (HeldPdus: order, refusals, a fenced provider), what is
+// written on its associations (ProviderLinks: held until released, unconfirmed invoke ids,
+// a PDU that is no Invoke) and its recovery (ProviderRecovery: NANC 351 actions answered).
+// Its counting (ProviderCounting) is tested with the counters, provider_core_metrics_test.cc.
 #include <catch2/catch.hpp>
 
 #include <memory>
@@ -17,8 +20,12 @@
 #include "db/lease_store.h"
 #include "db/outbound_queue.h"
 #include "db/provider_store.h"
+#include "associations/provider_egress.h"
 #include "npac/npacd/core/held_pdus.h"
+#include "npac/npacd/core/provider_counting.h"
 #include "npac/npacd/core/provider_heartbeats.h"
+#include "npac/npacd/core/provider_links.h"
+#include "npac/npacd/core/provider_recovery.h"
 #include "npac/npacd/core/provider_throttle.h"
 #include "tests/db/temp_dir.h"
 #include "tests/npac/npacd/event_report_pdu.h"
@@ -56,7 +63,8 @@ struct SentLink : AssociationLink {
     sent.push_back(apdu);
     return true;
   }
-  void abort(const std::string&) override {}
+  std::string abort_reason;
+  void abort(const std::string& reason) override { abort_reason = reason; }
   void setReleaseReason(const std::string&) override {}
   void requestRelease() override {}
   void countRetransmission() override {}
@@ -267,4 +275,278 @@ TEST_CASE("The held PDUs of a provider whose lease another node took never leave
   CHECK(f.held.release(f.link_of).empty());
   CHECK(f.links[1]->attempts == 0);
   CHECK(f.held.size() == 0);
+}
+
+namespace {
+
+constexpr auto kNotifications = as::AssociationFunction::kNotifications;
+constexpr std::uint32_t kNotificationsMask = 1u << static_cast<unsigned>(kNotifications);
+
+std::uint64_t counted(const ProviderCounting& counting, ProviderCounters::Outcome outcome, cmip::CmipOpcode opcode) {
+  return counting.counters()->pdus[outcome][static_cast<std::size_t>(kNotifications)]
+                                  [ProviderCounters::operationIndex(static_cast<int>(opcode))];
+}
+
+}  // namespace
+
+namespace {
+
+// One provider's egress and links over a real queue, with associations 1 and 2 bound.
+struct LinksFixture : RegistryFixture {
+  DeliveryStore store{*db, [] {}};
+  std::unique_ptr<as::ProviderEgress> egress =
+      as::ProviderEgress::create("0001", dispatch::PolicyConfig{}, as::OutstandingLimits{}).value();
+  ProviderCounting counting;
+  ProviderLinks links{"0001", clock, store, *egress, counting};
+  std::map<db::AssociationId, std::shared_ptr<SentLink>> sessions;
+
+  explicit LinksFixture(bool recovery_mode = false) {
+    REQUIRE(db::ProviderStore(*db).add({"0001", "Provider 0001", db::SystemType::kSoa, true}).isOk());
+    for (db::AssociationId id : {1, 2}) {
+      as::AssociationSpec spec;
+      spec.id = static_cast<as::AssociationId>(id);
+      spec.nsap = as::Nsap::fromIpv4({127, 0, 0, static_cast<std::uint8_t>(id)});
+      spec.functions = as::FunctionMask::of({kNotifications});
+      spec.bound_order = static_cast<std::uint64_t>(id);
+      egress->onBound(spec, recovery_mode);
+      sessions[id] = std::make_shared<SentLink>();
+      links.add(id, sessions[id], kNotificationsMask);
+    }
+  }
+  // A row committed for 0001 carrying `pdu`, as the store reads it.
+  db::QueuedMessage queue(std::vector<std::uint8_t> pdu, bool confirmed = true) {
+    db::NewMessage row{"0001", kNotificationsMask, 0, std::move(pdu)};
+    row.kind = db::MessageKind::kPush;
+    row.opcode = static_cast<int>(confirmed ? cmip::CmipOpcode::kEventReportConfirmed : cmip::CmipOpcode::kEventReport);
+    row.confirmed = confirmed;
+    const std::vector<db::NewMessage> rows{row};
+    auto ids = db::OutboundQueue(*db).appendBatch(rows, clock.wallMs());
+    REQUIRE(ids.isOk());
+    auto stored = store.get(ids.value().at(0));
+    REQUIRE(stored.isOk());
+    return stored.value();
+  }
+  // Where the egress places `row` now.
+  as::Transmission place(const db::QueuedMessage& row) {
+    as::OutboundMessage out;
+    out.id = static_cast<as::MessageId>(row.id);
+    out.function = kNotifications;
+    out.confirmed = row.confirmed;
+    as::SendOutcome outcome = egress->send(out, clock.now());
+    REQUIRE(outcome.ok());
+    return *outcome.transmission;
+  }
+  db::MessageState stateOf(db::MessageId id) {
+    store.flush();
+    return store.get(id).value().state;
+  }
+};
+
+std::int32_t invokeIdOf(const std::vector<std::uint8_t>& pdu) {
+  auto apdu = cmip::decodeRoseApdu(pdu);
+  REQUIRE(apdu.isOk());
+  return std::get<cmip::RoseInvoke>(apdu.value()).invokeId;
+}
+
+}  // namespace
+
+TEST_CASE("A PDU written on an association leaves only once released and is listed among the latest written") {
+  LinksFixture f;
+  const db::QueuedMessage row = f.queue(npacd::testing::queuedEventReport());
+  const as::Transmission t = f.place(row);
+  REQUIRE(f.links.write(t, row, factsOf(row)) == ProviderLinks::Written::kWritten);
+  const std::shared_ptr<SentLink>& session = f.sessions.at(static_cast<db::AssociationId>(t.association));
+  CHECK(session->sent.empty());
+  f.links.release();
+  REQUIRE(session->sent.size() == 1);
+  CHECK(invokeIdOf(session->sent[0]) == *t.invoke_id);
+  REQUIRE(f.counting.recent().size() == 1);
+  CHECK(f.counting.recent()[0].association == static_cast<db::AssociationId>(t.association));
+}
+
+TEST_CASE("An unconfirmed operation's invoke id stays reserved until its PDU is written and it is then acknowledged") {
+  LinksFixture f;
+  const db::QueuedMessage row = f.queue(npacd::testing::queuedEventReport(cmip::CmipOpcode::kEventReport), false);
+  const as::Transmission t = f.place(row);
+  REQUIRE_FALSE(t.invoke_id.has_value());
+  REQUIRE(f.links.write(t, row, factsOf(row)) == ProviderLinks::Written::kWritten);
+  f.links.count(row, factsOf(row), false);
+  f.links.release();
+  const std::shared_ptr<SentLink>& session = f.sessions.at(static_cast<db::AssociationId>(t.association));
+  REQUIRE(session->sent.size() == 1);
+  const std::int32_t reserved = invokeIdOf(session->sent[0]);
+  const std::optional<as::InvokeId> other = f.egress->outstanding().reserveInvokeId(t.message);
+  CHECK(other != std::optional<as::InvokeId>(reserved));  // still in use
+  f.egress->outstanding().releaseInvokeId(other.value());
+  f.links.written(row.id);
+  CHECK(f.stateOf(row.id) == db::MessageState::kAcknowledged);
+  CHECK(counted(f.counting, ProviderCounters::kAcknowledged, cmip::CmipOpcode::kEventReport) == 1);
+  CHECK(f.egress->outstanding().reserveInvokeId(t.message) == std::optional<as::InvokeId>(reserved));
+}
+
+TEST_CASE("A lost association gives back the invoke ids of its unconfirmed PDUs not yet written") {
+  LinksFixture f;
+  const db::QueuedMessage row = f.queue(npacd::testing::queuedEventReport(cmip::CmipOpcode::kEventReport), false);
+  const as::Transmission t = f.place(row);
+  REQUIRE(f.links.write(t, row, factsOf(row)) == ProviderLinks::Written::kWritten);
+  f.links.release();
+  const auto association = static_cast<db::AssociationId>(t.association);
+  const std::int32_t reserved = invokeIdOf(f.sessions.at(association)->sent.at(0));
+  f.links.remove(association);
+  CHECK(f.links.link(association) == nullptr);
+  CHECK(f.egress->outstanding().reserveInvokeId(t.message) == std::optional<as::InvokeId>(reserved));
+}
+
+TEST_CASE("A stored PDU that is no ROSE Invoke fails its row and never leaves") {
+  LinksFixture f;
+  const db::QueuedMessage row = f.queue({0x01, 0x02, 0x03});
+  const as::Transmission t = f.place(row);
+  CHECK(f.links.write(t, row, factsOf(row)) == ProviderLinks::Written::kBadPdu);
+  f.links.release();
+  CHECK(f.sessions.at(1)->sent.empty());
+  CHECK(f.sessions.at(2)->sent.empty());
+  CHECK(f.stateOf(row.id) == db::MessageState::kFailed);
+  CHECK(f.counting.recent().empty());
+  CHECK(f.egress->outstanding().size() == 0);
+}
+
+TEST_CASE("An association that refuses a released PDU is aborted") {
+  LinksFixture f;
+  const db::QueuedMessage row = f.queue(npacd::testing::queuedEventReport());
+  const as::Transmission t = f.place(row);
+  const std::shared_ptr<SentLink>& session = f.sessions.at(static_cast<db::AssociationId>(t.association));
+  session->refuse = true;
+  REQUIRE(f.links.write(t, row, factsOf(row)) == ProviderLinks::Written::kWritten);
+  f.links.release();
+  CHECK(session->abort_reason == "a PDU could not be written");
+}
+
+TEST_CASE("The usable functions and free window slots are those of the associations that can take a PDU now") {
+  LinksFixture f;
+  const std::uint32_t window = f.egress->outstanding().limits().congestion_window;
+  CHECK(f.links.usableFunctions() == kNotificationsMask);
+  CHECK(f.links.freeWindowSlots(kNotificationsMask) == 2 * window);
+  f.place(f.queue(npacd::testing::queuedEventReport()));
+  CHECK(f.links.freeWindowSlots(kNotificationsMask) == 2 * window - 1);
+  CHECK(f.links.freeWindowSlots(1u << static_cast<unsigned>(as::AssociationFunction::kQueries)) == 0);
+}
+
+namespace {
+
+// A provider's recovery over LinksFixture's links, its associations bound in recovery mode.
+struct RecoveryFixture : LinksFixture {
+  bool may_deliver = true;
+  int wakes = 0;
+  ProviderRecovery recovery{"0001", clock, store, *egress, links, counting,
+                            ProviderRecovery::Host{[this] { return may_deliver; }, [this] { ++wakes; }}};
+  RecoveryFixture() : LinksFixture(/*recovery_mode=*/true) {}
+
+  static cmip::CmipInvoke action(const cmip::Oid& type, std::optional<cmip::OpaqueBer> info = std::nullopt) {
+    cmip::ActionArgument argument;
+    argument.selection.baseClass = cmip::ObjectClass::global(cmip::oids::kLnpNpacSmsClass);
+    argument.selection.baseInstance = cmip::npacSmsInstance();
+    argument.actionType = cmip::ActionTypeId::global(type);
+    argument.actionInfoArg = std::move(info);
+    return cmip::CmipInvoke{42, std::nullopt, cmip::CmipOpcode::kActionConfirmed, argument};
+  }
+  static cmip::CmipInvoke swim() {
+    cmip::RecoveryRequest request;
+    request.allUnacknowledged = true;
+    return action(cmip::oids::kLnpRecoveryRequestAction, cmip::encodeRecoveryRequest(request));
+  }
+  // The PDUs association 1 was sent, the action's answer last.
+  const std::vector<std::vector<std::uint8_t>>& sent() const { return sessions.at(1)->sent; }
+};
+
+// The messageCount of a recovery request's ActionResult.
+std::int64_t messageCount(const std::vector<std::uint8_t>& pdu) {
+  auto apdu = cmip::decodeRoseApdu(pdu);
+  REQUIRE(apdu.isOk());
+  auto result = cmip::fromRose(std::get<cmip::RoseReturnResult>(apdu.value()));
+  REQUIRE(result.isOk());
+  CHECK(result->invokeId == 42);
+  const auto& action = std::get<cmip::ActionResult>(result->value);
+  REQUIRE(action.actionReply.has_value());
+  auto count = cmip::decodeRecoveryReply(action.actionReply->actionReplyInfo.bytes);
+  REQUIRE(count.isOk());
+  return count.value();
+}
+
+cmip::CmipError errorOf(const std::vector<std::uint8_t>& pdu) {
+  auto apdu = cmip::decodeRoseApdu(pdu);
+  REQUIRE(apdu.isOk());
+  auto error = cmip::fromRose(std::get<cmip::RoseReturnError>(apdu.value()));
+  REQUIRE(error.isOk());
+  return error->error;
+}
+
+}  // namespace
+
+TEST_CASE("A recovery request for everything unacknowledged sends those messages before its answer with their count") {
+  RecoveryFixture f;
+  const db::QueuedMessage first = f.queue(npacd::testing::queuedEventReport());
+  const db::QueuedMessage second = f.queue(npacd::testing::queuedEventReport());
+  REQUIRE(f.recovery.onAction(1, RecoveryFixture::swim()));
+  const std::size_t written = f.sessions.at(1)->sent.size() + f.sessions.at(2)->sent.size() - 1;
+  CHECK(written == 2);
+  REQUIRE_FALSE(f.sent().empty());
+  CHECK(messageCount(f.sent().back()) == 2);
+  CHECK(f.stateOf(first.id) == db::MessageState::kSent);
+  CHECK(f.stateOf(second.id) == db::MessageState::kSent);
+  CHECK(f.counting.counters()->recovery_sessions == 1);
+}
+
+TEST_CASE("A recovery request for messages already acknowledged answers with none of them") {
+  RecoveryFixture f;
+  const db::QueuedMessage row = f.queue(npacd::testing::queuedEventReport());
+  f.store.acknowledge("0001", row.id, f.clock.wallMs());
+  f.store.flush();
+  REQUIRE(f.recovery.onAction(1, RecoveryFixture::swim()));
+  REQUIRE(f.sent().size() == 1);
+  CHECK(messageCount(f.sent()[0]) == 0);
+  CHECK(f.sessions.at(2)->sent.empty());
+}
+
+TEST_CASE("A recovery request on a node that does not hold the provider's lease is refused with processingFailure") {
+  RecoveryFixture f;
+  f.queue(npacd::testing::queuedEventReport());
+  f.may_deliver = false;
+  REQUIRE(f.recovery.onAction(1, RecoveryFixture::swim()));
+  REQUIRE(f.sent().size() == 1);
+  CHECK(errorOf(f.sent()[0]) == cmip::CmipError::kProcessingFailure);
+  CHECK(f.sessions.at(2)->sent.empty());
+  CHECK(f.counting.counters()->recovery_sessions == 0);
+}
+
+TEST_CASE("Recovery complete answers, leaves recovery mode and wakes delivery for the messages held meanwhile") {
+  RecoveryFixture f;
+  REQUIRE_FALSE(f.egress->recovery().mayPush());
+  REQUIRE(f.recovery.onAction(2, RecoveryFixture::action(cmip::oids::kLnpRecoveryCompleteAction)));
+  REQUIRE(f.sessions.at(2)->sent.size() == 1);
+  auto apdu = cmip::decodeRoseApdu(f.sessions.at(2)->sent[0]);
+  REQUIRE(apdu.isOk());
+  CHECK(std::holds_alternative<cmip::RoseReturnResult>(apdu.value()));
+  CHECK(f.egress->recovery().mayPush());
+  CHECK(f.wakes == 1);
+  // A second one finds the provider out of recovery mode.
+  REQUIRE(f.recovery.onAction(2, RecoveryFixture::action(cmip::oids::kLnpRecoveryCompleteAction)));
+  REQUIRE(f.sessions.at(2)->sent.size() == 2);
+  CHECK(errorOf(f.sessions.at(2)->sent[1]) == cmip::CmipError::kProcessingFailure);
+  CHECK(f.wakes == 1);
+}
+
+TEST_CASE("A recovery action on another object instance is answered noSuchObjectInstance") {
+  RecoveryFixture f;
+  cmip::CmipInvoke invoke = RecoveryFixture::swim();
+  std::get<cmip::ActionArgument>(invoke.argument).selection.baseInstance = cmip::ObjectInstance{};
+  REQUIRE(f.recovery.onAction(1, invoke));
+  REQUIRE(f.sent().size() == 1);
+  CHECK(errorOf(f.sent()[0]) == cmip::CmipError::kNoSuchObjectInstance);
+}
+
+TEST_CASE("An action that is not a recovery action or comes on no bound association is left to the application") {
+  RecoveryFixture f;
+  CHECK_FALSE(f.recovery.onAction(1, RecoveryFixture::action(cmip::oids::kLnpNpacSmsClass)));
+  CHECK_FALSE(f.recovery.onAction(9, RecoveryFixture::swim()));
+  CHECK(f.sent().empty());
 }

@@ -1,15 +1,11 @@
-// ProviderCore: the provider's recovery actions (NANC 351 SWIM, docs/PROTOCOL.md):
-//   lnpRecoveryRequest  1.3.6.1.4.1.103.7.0.0.90.6.1  M-ACTION, info RecoveryRequest (a
-//                       time range or "everything not acknowledged"): the selected
-//                       messages are sent, then the ActionResult with messageCount.
-//   lnpRecoveryComplete 1.3.6.1.4.1.103.7.0.0.90.6.2  M-ACTION: back to normal mode; the
-//                       messages held meanwhile (still queued) are delivered in order.
+// ProviderRecovery: see provider_recovery.h.
+#include "npac/npacd/core/provider_recovery.h"
+
 #include <spdlog/spdlog.h>
 
 #include "associations/cmip_bind.h"
 #include "cmip/npac_bind.h"
 #include "cmip/oids.h"
-#include "npac/npacd/core/provider_core.h"
 
 namespace npac::npacd {
 namespace as = npac::associations;
@@ -88,18 +84,29 @@ class RecoveryReply {
 
 }  // namespace
 
-bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::CmipInvoke& invoke) {
+ProviderRecovery::ProviderRecovery(std::string spid, const common::TimeSource& clock, DeliveryStore& store,
+                                   as::ProviderEgress& egress, ProviderLinks& links, ProviderCounting& counting,
+                                   Host host)
+    : spid_(std::move(spid)),
+      clock_(clock),
+      store_(store),
+      egress_(egress),
+      links_(links),
+      counting_(counting),
+      host_(std::move(host)) {}
+
+bool ProviderRecovery::onAction(db::AssociationId association, const cmip::CmipInvoke& invoke) {
   auto* action = std::get_if<cmip::ActionArgument>(&invoke.argument);
   if (action == nullptr) return false;
   const bool request = action->actionType == cmip::ActionTypeId::global(cmip::oids::kLnpRecoveryRequestAction);
   const bool complete = action->actionType == cmip::ActionTypeId::global(cmip::oids::kLnpRecoveryCompleteAction);
   if (!request && !complete) return false;
-  auto link_entry = links_.find(association);
-  if (link_entry == links_.end()) return false;
-  const RecoveryReply reply(link_entry->second.link, spid_, invoke, *action);
+  std::shared_ptr<AssociationLink> link = links_.link(association);
+  if (!link) return false;
+  const RecoveryReply reply(std::move(link), spid_, invoke, *action);
   if (reply.refusedAnotherObject()) return true;
   if (complete) {
-    auto released = egress_->recovery().complete();
+    auto released = egress_.recovery().complete();
     if (!released.ok()) {
       reply.error(std::string(as::toString(released.error())));
       return true;
@@ -107,7 +114,7 @@ bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::C
     reply.result(std::nullopt);
     spdlog::info("SPID {}: recovery complete, normal mode; {} held message(s) follow", spid_,
                  released.value().size());
-    host_.wakeDelivery(spid_);
+    host_.wake_delivery();
     return true;
   }
   as::RecoveryRequest wanted;
@@ -120,7 +127,7 @@ bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::C
     wanted = as::recoveryRequestFrom(range.value());
   }
   std::string refusal;
-  const std::optional<std::int64_t> count = answerRecovery(wanted, &refusal);
+  const std::optional<std::int64_t> count = answer(wanted, &refusal);
   if (!count) {
     reply.error(refusal);
     return true;
@@ -130,8 +137,8 @@ bool ProviderCore::onProviderAction(db::AssociationId association, const cmip::C
   return true;
 }
 
-std::optional<std::int64_t> ProviderCore::answerRecovery(const as::RecoveryRequest& wanted, std::string* refusal) {
-  if (!host_.mayDeliver(spid_)) {
+std::optional<std::int64_t> ProviderRecovery::answer(const as::RecoveryRequest& wanted, std::string* refusal) {
+  if (!host_.may_deliver()) {
     // Two sites: this node's lease on the provider is not renewed (db/lease_store.h).
     *refusal = "this NPAC node does not hold the provider's lease right now: bind again";
     return std::nullopt;
@@ -153,20 +160,20 @@ std::optional<std::int64_t> ProviderCore::answerRecovery(const as::RecoveryReque
                           row.state == db::MessageState::kAcknowledged});
     by_id[static_cast<as::MessageId>(row.id)] = &row;
   }
-  auto selected = egress_->recovery().answer(wanted, candidates);
+  auto selected = egress_.recovery().answer(wanted, candidates);
   if (!selected.ok()) {
     *refusal = std::string(as::toString(selected.error()));
     return std::nullopt;
   }
-  if (counters_) ++counters_->recovery_sessions;
-  const std::int64_t count = sendRecovered(selected.value(), by_id);
+  counting_.recoverySession();
+  const std::int64_t count = sendSelected(selected.value(), by_id);
   store_.flush();  // the rows read `sent` before the PDUs leave (deliver())
-  releaseOutgoing();
+  links_.release();
   return count;
 }
 
-std::int64_t ProviderCore::sendRecovered(const std::vector<as::MessageId>& selected,
-                                         const std::map<as::MessageId, const db::QueuedMessage*>& by_id) {
+std::int64_t ProviderRecovery::sendSelected(const std::vector<as::MessageId>& selected,
+                                            const std::map<as::MessageId, const db::QueuedMessage*>& by_id) {
   const as::TimePoint now = clock_.now();
   const db::TimeMs now_ms = clock_.wallMs();
   std::int64_t count = 0;
@@ -177,12 +184,12 @@ std::int64_t ProviderCore::sendRecovered(const std::vector<as::MessageId>& selec
     out.function = routingFunction(row.function_mask);
     out.confirmed = true;
     out.purpose = as::OutboundMessage::Purpose::kRecoveryAnswer;
-    as::SendOutcome outcome = egress_->send(out, now);
+    as::SendOutcome outcome = egress_.send(out, now);
     if (!outcome.ok()) break;  // window full: the provider asks again for the rest
-    Facts facts = factsOf(row);
+    RowFacts facts = factsOf(row);
     facts.confirmed = true;
-    if (facts.response || write(*outcome.transmission, row, facts) != Written::kWritten) break;
-    if (counters_) countWritten(row, facts, /*retransmission=*/false);
+    if (facts.response || links_.write(*outcome.transmission, row, facts) != ProviderLinks::Written::kWritten) break;
+    links_.count(row, facts, /*retransmission=*/false);
     if (row.state == db::MessageState::kQueued) {
       store_.markSent(spid_, {row.id}, static_cast<db::AssociationId>(outcome.transmission->association), now_ms);
     }
