@@ -32,7 +32,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -43,6 +42,7 @@
 #include "associations/nsap.h"
 #include "cmip/upper_layers.h"
 #include "common/timer.h"
+#include "npac/npacd/core/session_writer.h"
 
 namespace npac::npacd {
 
@@ -65,11 +65,6 @@ class SessionOwner {
   virtual void onWritten(const std::shared_ptr<Session>& session, std::int64_t tag) = 0;
 };
 
-// Bytes queued for writing on one connection, at most; beyond it the peer is not reading
-// and the association is aborted rather than growing memory (Asio examples: queue limits).
-inline constexpr std::size_t kMaxQueuedWriteBytes = 32 * 1024 * 1024;
-// Frames written by one gathered write (sendmsg's iovec stays far below IOV_MAX, 1024).
-inline constexpr std::size_t kMaxGatheredFrames = 64;
 // Wait for the peer's RLRE after our RLRQ before closing anyway.
 inline constexpr std::chrono::seconds kReleaseTimeout{3};
 // Octets read at once: one whole TPKT (RFC 1006 §6: a TPKT is at most 65,535 octets).
@@ -85,11 +80,6 @@ inline constexpr const char* kReleaseShutdown = "shutdown";            // npacd 
 inline constexpr const char* kReleased = "released";                   // ours, no reason given
 
 class Session : public std::enable_shared_from_this<Session> {
-  struct Frame {
-    std::vector<std::uint8_t> bytes;
-    std::int64_t tag = 0;  // reported to the owner once written; 0 = nothing to report
-  };
-
  public:
   // An unbound connection on its way to another core thread (handOff()).
   struct Handoff {
@@ -101,13 +91,15 @@ class Session : public std::enable_shared_from_this<Session> {
     std::string peer;
     std::unique_ptr<cmip::UpperLayers> upper;
     std::vector<cmip::UpperLayersEvent> events;  // the ConnectIndication first
-    std::vector<Frame> frames;                   // not written yet, in order
+    std::vector<SessionWriter::Frame> frames;    // not written yet, in order
     std::uint64_t received = 0;
   };
 
   // `release_timer`: the release timeout's (common/timer.h), on `socket`'s thread.
+  // `upper`: the stack to go on with (a Handoff's); none: a new one, in the responder role.
   Session(boost::asio::ip::tcp::socket socket, associations::Nsap nsap, std::string peer,
-          SessionOwner& owner, std::unique_ptr<common::Timer> release_timer);
+          SessionOwner& owner, std::unique_ptr<common::Timer> release_timer,
+          std::unique_ptr<cmip::UpperLayers> upper = nullptr);
   // The session a Handoff continues as, on `socket`'s thread; resume() goes on with it.
   Session(boost::asio::ip::tcp::socket socket, Handoff handoff, SessionOwner& owner,
           std::unique_ptr<common::Timer> release_timer);
@@ -173,13 +165,6 @@ class Session : public std::enable_shared_from_this<Session> {
   bool mayRead() const { return !closed_ && !close_after_write_ && !handing_off_ && !deciding_; }
   // After the owner decided (decideLater): the events that waited, then reading again.
   void resumeAfterDecision();
-  // Queues a frame; the write starts from a posted handler, so every frame queued while
-  // the current event is handled leaves in one gathered write (one syscall, not one per
-  // PDU).
-  void enqueue(std::vector<std::uint8_t> bytes, std::int64_t tag = 0);
-  // Writes up to kMaxGatheredFrames queued frames at once; on completion reports their
-  // tags and continues with what was queued meanwhile.
-  void writeNext();
   void finish(const std::string& reason, bool orderly);
 
   boost::asio::ip::tcp::socket socket_;
@@ -189,10 +174,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::unique_ptr<cmip::UpperLayers> upper_;
   std::unique_ptr<common::Timer> timer_;  // release timeout
   std::function<void()> unbound_end_;
-  std::deque<Frame> write_queue_;
-  std::size_t queued_bytes_ = 0;
-  std::size_t writing_frames_ = 0;  // frames at the queue's front being written
-  bool writing_ = false;            // a write is scheduled or under way
+  SessionWriter writer_;  // on socket_
   bool close_after_write_ = false;
   bool bound_ = false;
   bool releasing_ = false;
