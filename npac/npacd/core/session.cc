@@ -8,14 +8,6 @@
 namespace npac::npacd {
 namespace {
 
-// The read buffer of every session on this thread: a session reads only once its socket
-// is readable and hands the octets to its stack before the next read, so one buffer
-// serves them all and an idle connection costs none.
-std::vector<std::uint8_t>& threadReadBuffer() {
-  thread_local std::vector<std::uint8_t> buffer(kReadChunk);
-  return buffer;
-}
-
 cmip::UpperLayersConfig responderConfig() {
   cmip::UpperLayersConfig config;
   config.role = cmip::UpperLayersRole::kResponder;
@@ -33,6 +25,21 @@ Session::Session(boost::asio::ip::tcp::socket socket, associations::Nsap nsap, s
       owner_(owner),
       upper_(upper ? std::move(upper) : std::make_unique<cmip::UpperLayers>(responderConfig())),
       timer_(std::move(release_timer)),
+      reader_(socket_, SessionReader::Hooks{
+          .keep_alive = [this] { return std::shared_ptr<void>(shared_from_this()); },
+          .ended = [this] { return closed_; },
+          // Not once the session ended, is leaving for another thread or awaits a decision.
+          .may_read = [this] { return !closed_ && !close_after_write_ && !handing_off_ && !deciding_; },
+          .received =
+              [this](cmip::Bytes octets) {
+                std::vector<cmip::UpperLayersEvent> events;
+                std::vector<std::uint8_t> out;
+                upper_->receive(octets, events, out);
+                if (!out.empty()) writer_.enqueue(std::move(out));
+                handle(events);
+              },
+          .lost = [this](const std::string& reason) { finish(reason, false); },
+      }),
       writer_(socket_, SessionWriter::Hooks{
           .keep_alive = [this] { return std::shared_ptr<void>(shared_from_this()); },
           .written = [this](std::int64_t tag) { if (bound()) owner_.onWritten(shared_from_this(), tag); },
@@ -63,7 +70,7 @@ Session::Session(boost::asio::ip::tcp::socket socket, Handoff handoff, SessionOw
                  std::unique_ptr<common::Timer> release_timer)
     : Session(std::move(socket), handoff.nsap, std::move(handoff.peer), owner, std::move(release_timer),
               std::move(handoff.upper)) {
-  received_ = handoff.received;
+  traffic_.received = handoff.received;
   writer_.adopt(std::move(handoff.frames));
   resume_events_ = std::move(handoff.events);
 }
@@ -75,7 +82,7 @@ void Session::resume() {
   std::vector<cmip::UpperLayersEvent> events = std::move(resume_events_);
   resume_events_.clear();
   handle(events);
-  if (mayRead()) readLoop();
+  reader_.readOn();
 }
 
 void Session::decideLater() {
@@ -95,7 +102,7 @@ void Session::resumeAfterDecision() {
     std::vector<cmip::UpperLayersEvent> events = std::move(self->held_events_);
     self->held_events_.clear();
     self->handle(events);
-    if (self->mayRead()) self->readLoop();
+    self->reader_.readOn();
   });
 }
 
@@ -114,7 +121,7 @@ void Session::handOff(std::function<void(Handoff)> to) {
 void Session::completeHandOff(std::vector<cmip::UpperLayersEvent> rest) {
   Handoff handoff(nsap_, peer_);
   handoff.upper = std::move(upper_);
-  handoff.received = received_;
+  handoff.received = traffic_.received;
   handoff.events = std::move(rest);
   handoff.frames = writer_.takeFrames();
   closed_ = true;
@@ -137,34 +144,7 @@ void Session::start() {
   boost::system::error_code ignored;
   socket_.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
   socket_.non_blocking(true, ignored);
-  readLoop();
-}
-
-void Session::readLoop() {
-  socket_.async_wait(
-      boost::asio::ip::tcp::socket::wait_read,
-      [self = shared_from_this()](boost::system::error_code ec) {
-        if (self->closed_) return;
-        std::size_t n = 0;
-        std::vector<std::uint8_t>& buffer = threadReadBuffer();
-        if (!ec) n = self->socket_.read_some(boost::asio::buffer(buffer), ec);
-        if (ec == boost::asio::error::would_block || ec == boost::asio::error::try_again) {
-          self->readLoop();  // woken without data (a spurious readiness)
-          return;
-        }
-        if (ec) {
-          self->finish(ec == boost::asio::error::eof ? "connection closed by peer"
-                                                     : "connection lost: " + ec.message(),
-                       false);
-          return;
-        }
-        std::vector<cmip::UpperLayersEvent> events;
-        std::vector<std::uint8_t> out;
-        self->upper_->receive(cmip::Bytes(buffer.data(), n), events, out);
-        if (!out.empty()) self->writer_.enqueue(std::move(out));
-        self->handle(events);
-        if (self->mayRead()) self->readLoop();
-      });
+  reader_.start();
 }
 
 void Session::handle(std::vector<cmip::UpperLayersEvent>& events) {
@@ -180,9 +160,7 @@ void Session::handle(std::vector<cmip::UpperLayersEvent>& events) {
         pending_handoff_.assign(std::make_move_iterator(events.begin() + static_cast<std::ptrdiff_t>(i)),
                                 std::make_move_iterator(events.end()));
         // Between frames: at once, or once the write under way has completed.
-        writer_.stopBetweenFrames([this] {
-          if (!closed_) completeHandOff(std::move(pending_handoff_));
-        });
+        writer_.stopBetweenFrames([this] { if (!closed_) completeHandOff(std::move(pending_handoff_)); });
         return;
       }
       if (deciding_) {
@@ -191,7 +169,7 @@ void Session::handle(std::vector<cmip::UpperLayersEvent>& events) {
         return;  // handled once the owner has answered (resumeAfterDecision)
       }
     } else if (auto* data = std::get_if<cmip::DataIndication>(&event)) {
-      ++received_;
+      ++traffic_.received;
       if (bound_) owner_.onRose(self, std::move(data->apdu));
     } else if (std::get_if<cmip::ReleaseIndication>(&event)) {
       std::vector<std::uint8_t> out;
@@ -256,7 +234,7 @@ bool Session::sendRoseEncoded(const std::vector<std::uint8_t>& apdu, std::int64_
   std::vector<std::uint8_t> out;
   cmip::Status status = upper_->sendRoseEncoded(cmip::Bytes(apdu.data(), apdu.size()), out);
   if (!status.isOk()) return false;
-  ++sent_;
+  ++traffic_.sent;
   writer_.enqueue(std::move(out), tag);
   return !closed_;
 }
