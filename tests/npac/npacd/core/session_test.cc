@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -36,16 +37,19 @@ using tcp = asio::ip::tcp;
 // The owner: records what the session reports and answers the AARQ as the test says.
 class RecordingOwner final : public SessionOwner {
  public:
-  enum class Answer { kAccept, kReject };
+  enum class Answer { kAccept, kReject, kHandOff };
   Answer answer = Answer::kAccept;
   int connect_indications = 0;
+  std::optional<Session::Handoff> handoff;  // kHandOff: what the session handed over
   std::vector<cmip::RoseApdu> received;
   std::vector<std::string> closed;  // the reasons, one per onClosed
   std::vector<std::int64_t> written;
 
   void onConnectIndication(const std::shared_ptr<Session>& session, const cmip::ConnectIndication& ind) override {
     ++connect_indications;
-    if (answer == Answer::kAccept) {
+    if (answer == Answer::kHandOff) {
+      session->handOff([this](Session::Handoff h) { handoff.emplace(std::move(h)); });
+    } else if (answer == Answer::kAccept) {
       cmip::Aare aare;
       aare.applicationContext = cmip::oids::kSystemsManagementContext;
       session->accept(42, aare);
@@ -245,6 +249,34 @@ TEST_CASE("A bound Session counts the ROSE APDUs it sends and receives in its tr
   CHECK(traffic.sent == 2);
   CHECK(traffic.received == 1);
   CHECK(traffic.retransmissions == 0);  // the owner's to count
+}
+
+TEST_CASE("A Session handed off goes on as the Session made from its Handoff, whose owner hears the AARQ again",
+          "[session]") {
+  Connection c;
+  c.owner.answer = RecordingOwner::Answer::kHandOff;
+  c.sendAarq();
+  REQUIRE(c.runUntil([&] { return c.provider.socket().available() > 0; }));
+  REQUIRE(c.provider.receive().empty());  // the CC: the provider answers with the AARQ
+  REQUIRE(c.runUntil([&] { return c.owner.handoff.has_value(); }));
+  CHECK(c.owner.connect_indications == 1);
+  CHECK(c.session->closed());
+  CHECK_FALSE(c.unbound_end);  // the owner let go of it when it handed it off
+  Session::Handoff handoff = std::move(*c.owner.handoff);
+  REQUIRE(handoff.fd >= 0);
+  REQUIRE(handoff.upper != nullptr);
+  tcp::socket socket(c.io);
+  socket.assign(handoff.protocol_v6 ? tcp::v6() : tcp::v4(), handoff.fd);
+  RecordingOwner next;
+  c.io.restart();  // it ran out of work once the session was handed off
+  auto resumed = std::make_shared<Session>(std::move(socket), std::move(handoff), next, c.timers.makeTimer());
+  resumed->resume();
+  std::optional<cmip::ConnectConfirm> confirm = c.awaitConfirm();
+  REQUIRE(confirm);
+  CHECK(confirm->accepted);
+  CHECK(next.connect_indications == 1);
+  CHECK(resumed->bound());
+  CHECK(c.owner.connect_indications == 1);  // the first owner heard nothing more
 }
 
 // A connected loopback pair: `ours`, the part's socket, and `theirs`, the peer's (blocking).
