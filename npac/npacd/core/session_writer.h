@@ -1,11 +1,11 @@
-// SessionWriter: the writer of one Session (session.h) — a bounded queue of frames (whole
-// TPKTs, RFC 1006 §6, each with the tag its owner is told of once it is written) drained by
-// async gathered writes on the session's socket, at most kMaxGatheredFrames per write. A
-// frame queued while the session handles an event leaves from a posted handler, so every
-// frame queued in that handler goes out in one gathered write (one syscall, not one per
-// PDU). Beyond kMaxQueuedWriteBytes the peer is not reading: the queue is dropped and the
-// session told (Hooks::over_limit), which aborts the association rather than growing memory
-// (Asio examples: queue limits).
+// SessionWriter: the writer of one Session (session.h) — a bounded queue of frames (each
+// the octets its stack produced at once, whole TPKTs, RFC 1006 §6, with the tag the session
+// is told of once it is written) drained by async gathered writes on the session's socket,
+// at most kMaxGatheredFrames per write. A frame queued while the session handles an event
+// leaves from a posted handler, so every frame queued in that handler goes out in one
+// gathered write (one syscall, not one per PDU). Beyond kMaxQueuedWriteBytes the peer is
+// not reading: the queue is dropped and the session told (Hooks::over_limit), which aborts
+// the association rather than growing memory (Asio examples: queue limits).
 //
 // It decides nothing: what a written tag, a failed write or an empty queue means is the
 // session's (its Hooks). For a hand-off (Session::handOff) it stops between frames — never
