@@ -3,19 +3,10 @@
 #include <algorithm>
 
 #include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
 
 namespace npac::npacd {
 namespace {
-
-// The read buffer of every session on this thread: a session reads only once its socket
-// is readable and hands the octets to its stack before the next read, so one buffer
-// serves them all and an idle connection costs none.
-std::vector<std::uint8_t>& threadReadBuffer() {
-  thread_local std::vector<std::uint8_t> buffer(kReadChunk);
-  return buffer;
-}
 
 cmip::UpperLayersConfig responderConfig() {
   cmip::UpperLayersConfig config;
@@ -26,41 +17,72 @@ cmip::UpperLayersConfig responderConfig() {
 }  // namespace
 
 Session::Session(boost::asio::ip::tcp::socket socket, associations::Nsap nsap, std::string peer,
-                 SessionOwner& owner, std::unique_ptr<common::Timer> release_timer)
+                 SessionOwner& owner, std::unique_ptr<common::Timer> release_timer,
+                 std::unique_ptr<cmip::UpperLayers> upper)
     : socket_(std::move(socket)),
       nsap_(nsap),
       peer_(std::move(peer)),
       owner_(owner),
-      upper_(std::make_unique<cmip::UpperLayers>(responderConfig())),
-      timer_(std::move(release_timer)) {}
+      upper_(upper ? std::move(upper) : std::make_unique<cmip::UpperLayers>(responderConfig())),
+      timer_(std::move(release_timer)),
+      reader_(socket_, SessionReader::Hooks{
+          .keep_alive = [this] { return std::shared_ptr<void>(shared_from_this()); },
+          .ended = [this] { return closed_; },
+          // Not once the session ended, is leaving for another thread or awaits a decision.
+          .may_read = [this] { return !closed_ && !close_after_write_ && !handing_off_ && !deciding_; },
+          .received =
+              [this](cmip::Bytes octets) {
+                std::vector<cmip::UpperLayersEvent> events;
+                std::vector<std::uint8_t> out;
+                upper_->receive(octets, events, out);
+                if (!out.empty()) writer_.enqueue(std::move(out));
+                handle(events);
+              },
+          .lost = [this](const std::string& reason) { finish(reason, false); },
+      }),
+      writer_(socket_, SessionWriter::Hooks{
+          .keep_alive = [this] { return std::shared_ptr<void>(shared_from_this()); },
+          .written = [this](std::int64_t tag) { if (bound()) owner_.onWritten(shared_from_this(), tag); },
+          .over_limit =
+              [this](std::size_t queued) {
+                spdlog::warn("association from {} (SPID {}): peer not reading, {} bytes queued: aborted",
+                             peer_, spid.empty() ? "-" : spid, queued);
+                finish("write queue over its limit", false);
+                close("write queue over its limit");
+              },
+          .failed =
+              [this](const boost::system::error_code& ec) {
+                finish("write failed: " + ec.message(), false);
+                boost::system::error_code ignored;
+                socket_.close(ignored);
+              },
+          .drained =
+              [this] {
+                if (!closed_ && !close_after_write_) return;
+                boost::system::error_code ignored;
+                timer_->cancel();
+                socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+                socket_.close(ignored);
+              },
+      }) {}
 
 Session::Session(boost::asio::ip::tcp::socket socket, Handoff handoff, SessionOwner& owner,
                  std::unique_ptr<common::Timer> release_timer)
-    : socket_(std::move(socket)),
-      nsap_(handoff.nsap),
-      peer_(std::move(handoff.peer)),
-      owner_(owner),
-      upper_(std::move(handoff.upper)),
-      timer_(std::move(release_timer)) {
-  received_ = handoff.received;
-  for (Frame& frame : handoff.frames) {
-    queued_bytes_ += frame.bytes.size();
-    write_queue_.push_back(std::move(frame));
-  }
+    : Session(std::move(socket), handoff.nsap, std::move(handoff.peer), owner, std::move(release_timer),
+              std::move(handoff.upper)) {
+  traffic_.received = handoff.received;
+  writer_.adopt(std::move(handoff.frames));
   resume_events_ = std::move(handoff.events);
 }
 
 void Session::resume() {
   boost::system::error_code ignored;
   socket_.non_blocking(true, ignored);
-  if (!write_queue_.empty()) {
-    writing_ = true;
-    boost::asio::post(socket_.get_executor(), [self = shared_from_this()] { self->writeNext(); });
-  }
+  writer_.flush();
   std::vector<cmip::UpperLayersEvent> events = std::move(resume_events_);
   resume_events_.clear();
   handle(events);
-  if (mayRead()) readLoop();
+  reader_.readOn();
 }
 
 void Session::decideLater() {
@@ -80,7 +102,7 @@ void Session::resumeAfterDecision() {
     std::vector<cmip::UpperLayersEvent> events = std::move(self->held_events_);
     self->held_events_.clear();
     self->handle(events);
-    if (self->mayRead()) self->readLoop();
+    self->reader_.readOn();
   });
 }
 
@@ -99,11 +121,9 @@ void Session::handOff(std::function<void(Handoff)> to) {
 void Session::completeHandOff(std::vector<cmip::UpperLayersEvent> rest) {
   Handoff handoff(nsap_, peer_);
   handoff.upper = std::move(upper_);
-  handoff.received = received_;
+  handoff.received = traffic_.received;
   handoff.events = std::move(rest);
-  for (Frame& frame : write_queue_) handoff.frames.push_back(std::move(frame));
-  write_queue_.clear();
-  queued_bytes_ = 0;
+  handoff.frames = writer_.takeFrames();
   closed_ = true;
   timer_->cancel();
   boost::system::error_code ec;
@@ -124,34 +144,7 @@ void Session::start() {
   boost::system::error_code ignored;
   socket_.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
   socket_.non_blocking(true, ignored);
-  readLoop();
-}
-
-void Session::readLoop() {
-  socket_.async_wait(
-      boost::asio::ip::tcp::socket::wait_read,
-      [self = shared_from_this()](boost::system::error_code ec) {
-        if (self->closed_) return;
-        std::size_t n = 0;
-        std::vector<std::uint8_t>& buffer = threadReadBuffer();
-        if (!ec) n = self->socket_.read_some(boost::asio::buffer(buffer), ec);
-        if (ec == boost::asio::error::would_block || ec == boost::asio::error::try_again) {
-          self->readLoop();  // woken without data (a spurious readiness)
-          return;
-        }
-        if (ec) {
-          self->finish(ec == boost::asio::error::eof ? "connection closed by peer"
-                                                     : "connection lost: " + ec.message(),
-                       false);
-          return;
-        }
-        std::vector<cmip::UpperLayersEvent> events;
-        std::vector<std::uint8_t> out;
-        self->upper_->receive(cmip::Bytes(buffer.data(), n), events, out);
-        if (!out.empty()) self->enqueue(std::move(out));
-        self->handle(events);
-        if (self->mayRead()) self->readLoop();
-      });
+  reader_.start();
 }
 
 void Session::handle(std::vector<cmip::UpperLayersEvent>& events) {
@@ -166,8 +159,9 @@ void Session::handle(std::vector<cmip::UpperLayersEvent>& events) {
         // indication and whatever followed it are handled there, in order.
         pending_handoff_.assign(std::make_move_iterator(events.begin() + static_cast<std::ptrdiff_t>(i)),
                                 std::make_move_iterator(events.end()));
-        if (writing_frames_ == 0) completeHandOff(std::move(pending_handoff_));
-        return;  // else once the write under way has completed (writeNext)
+        // Between frames: at once, or once the write under way has completed.
+        writer_.stopBetweenFrames([this] { if (!closed_) completeHandOff(std::move(pending_handoff_)); });
+        return;
       }
       if (deciding_) {
         held_events_.assign(std::make_move_iterator(events.begin() + static_cast<std::ptrdiff_t>(i) + 1),
@@ -175,12 +169,12 @@ void Session::handle(std::vector<cmip::UpperLayersEvent>& events) {
         return;  // handled once the owner has answered (resumeAfterDecision)
       }
     } else if (auto* data = std::get_if<cmip::DataIndication>(&event)) {
-      ++received_;
+      ++traffic_.received;
       if (bound_) owner_.onRose(self, std::move(data->apdu));
     } else if (std::get_if<cmip::ReleaseIndication>(&event)) {
       std::vector<std::uint8_t> out;
       (void)upper_->respondRelease(cmip::Rlre{cmip::ReleaseResponseReason::kNormal, {}}, out);
-      enqueue(std::move(out));
+      writer_.enqueue(std::move(out));
       close_after_write_ = true;
       finish(kReleasedByPeer, true);
     } else if (std::get_if<cmip::ReleaseConfirm>(&event)) {
@@ -196,7 +190,7 @@ void Session::handle(std::vector<cmip::UpperLayersEvent>& events) {
     } else if (auto* error = std::get_if<cmip::ProtocolError>(&event)) {
       std::vector<std::uint8_t> out;
       (void)upper_->respondToError(*error, out);
-      if (!out.empty()) enqueue(std::move(out));
+      if (!out.empty()) writer_.enqueue(std::move(out));
       if (error->response == cmip::ErrorResponse::kRoseReject) continue;
       spdlog::warn("association from {} (NSAP {}, SPID {}) aborted: protocol error: {}", peer_,
                    nsap_.toHex(), spid.empty() ? "-" : spid, error->status.toString());
@@ -221,7 +215,7 @@ void Session::accept(std::int64_t association_id, const cmip::Aare& aare) {
   bound_ = true;
   unbound_end_ = nullptr;  // bound: the owner hears of its end through onClosed()
   timer_->cancel();
-  enqueue(std::move(out));
+  writer_.enqueue(std::move(out));
   resumeAfterDecision();
 }
 
@@ -229,10 +223,10 @@ void Session::reject(const cmip::Aare& refusal) {
   std::vector<std::uint8_t> out;
   (void)upper_->rejectAssociation(refusal, out);
   timer_->cancel();
-  enqueue(std::move(out));
+  writer_.enqueue(std::move(out));
   close_after_write_ = true;
   resumeAfterDecision();  // drops what waited: the association is refused
-  if (!writing_) close("rejected");
+  if (!writer_.writing()) close("rejected");
 }
 
 bool Session::sendRoseEncoded(const std::vector<std::uint8_t>& apdu, std::int64_t tag) {
@@ -240,8 +234,8 @@ bool Session::sendRoseEncoded(const std::vector<std::uint8_t>& apdu, std::int64_
   std::vector<std::uint8_t> out;
   cmip::Status status = upper_->sendRoseEncoded(cmip::Bytes(apdu.data(), apdu.size()), out);
   if (!status.isOk()) return false;
-  ++sent_;
-  enqueue(std::move(out), tag);
+  ++traffic_.sent;
+  writer_.enqueue(std::move(out), tag);
   return !closed_;
 }
 
@@ -253,7 +247,7 @@ void Session::requestRelease() {
     close("release refused by the stack");
     return;
   }
-  enqueue(std::move(out));
+  writer_.enqueue(std::move(out));
   timer_->after(kReleaseTimeout, [self = shared_from_this()] {
     if (self->closed_) return;
     const std::string& why = self->release_reason_.empty() ? kReleased : self->release_reason_;
@@ -265,10 +259,10 @@ void Session::abort(const std::string& reason) {
   if (closed_) return;
   std::vector<std::uint8_t> out;
   (void)upper_->abort(cmip::Abrt{cmip::AbortSource::kServiceUser, std::nullopt, {}}, out);
-  if (!out.empty()) enqueue(std::move(out));
+  if (!out.empty()) writer_.enqueue(std::move(out));
   close_after_write_ = true;
   finish(reason, false);
-  if (!writing_) close(reason);
+  if (!writer_.writing()) close(reason);
 }
 
 void Session::close(const std::string& reason) {
@@ -292,75 +286,11 @@ void Session::finish(const std::string& reason, bool orderly) {
     unbound_end_ = nullptr;
     handler();
   }
-  if (!writing_ && write_queue_.empty()) {
+  if (!writer_.writing() && writer_.empty()) {
     boost::system::error_code ignored;
     timer_->cancel();
     socket_.close(ignored);
   }
-}
-
-void Session::enqueue(std::vector<std::uint8_t> bytes, std::int64_t tag) {
-  if (bytes.empty() || !socket_.is_open()) return;
-  queued_bytes_ += bytes.size();
-  write_queue_.push_back(Frame{std::move(bytes), tag});
-  if (queued_bytes_ > kMaxQueuedWriteBytes) {
-    spdlog::warn("association from {} (SPID {}): peer not reading, {} bytes queued: aborted",
-                 peer_, spid.empty() ? "-" : spid, queued_bytes_);
-    write_queue_.clear();
-    queued_bytes_ = 0;
-    finish("write queue over its limit", false);
-    close("write queue over its limit");
-    return;
-  }
-  if (!writing_) {
-    writing_ = true;
-    boost::asio::post(socket_.get_executor(), [self = shared_from_this()] { self->writeNext(); });
-  }
-}
-
-void Session::writeNext() {
-  if (handing_off_) {
-    writing_ = false;
-    if (!closed_) completeHandOff(std::move(pending_handoff_));
-    return;
-  }
-  if (write_queue_.empty() || !socket_.is_open()) {
-    writing_ = false;
-    if (closed_ || close_after_write_) {
-      boost::system::error_code ignored;
-      timer_->cancel();
-      socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
-      socket_.close(ignored);
-    }
-    return;
-  }
-  writing_ = true;
-  writing_frames_ = std::min(write_queue_.size(), kMaxGatheredFrames);
-  std::vector<boost::asio::const_buffer> buffers;
-  buffers.reserve(writing_frames_);
-  for (std::size_t i = 0; i < writing_frames_; ++i) buffers.push_back(boost::asio::buffer(write_queue_[i].bytes));
-  boost::asio::async_write(
-      socket_, buffers, [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
-        if (ec) {
-          self->write_queue_.clear();
-          self->queued_bytes_ = 0;
-          self->writing_frames_ = 0;
-          self->writing_ = false;
-          self->finish("write failed: " + ec.message(), false);
-          boost::system::error_code ignored;
-          self->socket_.close(ignored);
-          return;
-        }
-        const std::size_t done = std::min(self->writing_frames_, self->write_queue_.size());
-        self->writing_frames_ = 0;
-        for (std::size_t i = 0; i < done; ++i) {
-          self->queued_bytes_ -= self->write_queue_.front().bytes.size();
-          const std::int64_t tag = self->write_queue_.front().tag;
-          self->write_queue_.pop_front();
-          if (tag != 0 && self->bound()) self->owner_.onWritten(self, tag);
-        }
-        self->writeNext();
-      });
 }
 
 }  // namespace npac::npacd

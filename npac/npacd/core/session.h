@@ -1,6 +1,8 @@
 // Session: one TCP connection to a provider — the socket, its cmip::UpperLayers (responder
-// role), a reader (an async read loop feeding received bytes to the stack) and a writer
-// (async gathered writes draining a bounded queue of frames). The Asio examples'
+// role), and the parts it owns: a SessionReader (session_reader.h: an async read loop
+// feeding received bytes to the stack), a SessionWriter (session_writer.h: async gathered
+// writes draining a bounded queue of frames) and its SessionTraffic counts. The parts
+// decide nothing; the session does, through their hooks. The Asio examples'
 // "session" role: it owns the socket, lives as long as a pending handler holds
 // shared_from_this(), and reports everything it learns to its SessionOwner (the
 // AssociationManager), which decides. tests/npac/npacd/core/session_test.cc drives one
@@ -15,7 +17,8 @@
 //
 // Memory: an idle connection holds no read buffer. The reader waits for the socket to be
 // readable and then reads into one buffer per thread (kReadChunk, a whole TPKT of at most
-// 65,535 octets, RFC 1006 §6); the stack keeps only the octets of an unfinished TPKT.
+// 65,535 octets, RFC 1006 §6); the stack keeps only the octets of an unfinished TPKT. The
+// writer's queue is bounded (kMaxQueuedWriteBytes).
 //
 // Hand-off (npacd --threads N, core_shards.h): a connection is accepted on one core
 // thread, but its provider's logical association lives on the thread its SPID is sharded
@@ -24,15 +27,14 @@
 // upper layers' state, the frames not yet written, the indication and any event after it
 // — as a Handoff, which the other thread turns back into a Session (the Handoff
 // constructor, then resume()). Nothing is sent or lost in between; a write under way is
-// completed first.
+// completed first (SessionWriter::stopBetweenFrames).
 //
 // Threading: every method runs on the thread of the io_context its socket belongs to (one
-// core thread; a Handoff is the only thing that crosses to another).
+// core thread; a Handoff is the only thing that crosses to another), and so do its parts.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -43,6 +45,8 @@
 #include "associations/nsap.h"
 #include "cmip/upper_layers.h"
 #include "common/timer.h"
+#include "npac/npacd/core/session_reader.h"
+#include "npac/npacd/core/session_writer.h"
 
 namespace npac::npacd {
 
@@ -65,15 +69,8 @@ class SessionOwner {
   virtual void onWritten(const std::shared_ptr<Session>& session, std::int64_t tag) = 0;
 };
 
-// Bytes queued for writing on one connection, at most; beyond it the peer is not reading
-// and the association is aborted rather than growing memory (Asio examples: queue limits).
-inline constexpr std::size_t kMaxQueuedWriteBytes = 32 * 1024 * 1024;
-// Frames written by one gathered write (sendmsg's iovec stays far below IOV_MAX, 1024).
-inline constexpr std::size_t kMaxGatheredFrames = 64;
 // Wait for the peer's RLRE after our RLRQ before closing anyway.
 inline constexpr std::chrono::seconds kReleaseTimeout{3};
-// Octets read at once: one whole TPKT (RFC 1006 §6: a TPKT is at most 65,535 octets).
-inline constexpr std::size_t kReadChunk = 65535;
 
 // Why an association was released: the reason onClosed() reports for an orderly end, and
 // the association log's `reason` for a release row (docs/OPERATIONS.md "Why an
@@ -84,12 +81,17 @@ inline constexpr const char* kReleaseProviderDisabled = "provider-disabled";
 inline constexpr const char* kReleaseShutdown = "shutdown";            // npacd stopping
 inline constexpr const char* kReleased = "released";                   // ours, no reason given
 
-class Session : public std::enable_shared_from_this<Session> {
-  struct Frame {
-    std::vector<std::uint8_t> bytes;
-    std::int64_t tag = 0;  // reported to the owner once written; 0 = nothing to report
-  };
+// What one connection carried: its association's counts in listings (SessionLink::describe).
+// A plain part of its Session, on the session's thread.
+struct SessionTraffic {
+  std::uint64_t sent = 0;      // ROSE APDUs the stack took for sending (sendRoseEncoded)
+  std::uint64_t received = 0;  // ROSE APDUs from the provider (a Handoff carries them on)
+  // PDUs sent on it that had been sent before (a retry, or moved from another association);
+  // counted by the owner.
+  std::uint64_t retransmissions = 0;
+};
 
+class Session : public std::enable_shared_from_this<Session> {
  public:
   // An unbound connection on its way to another core thread (handOff()).
   struct Handoff {
@@ -101,13 +103,15 @@ class Session : public std::enable_shared_from_this<Session> {
     std::string peer;
     std::unique_ptr<cmip::UpperLayers> upper;
     std::vector<cmip::UpperLayersEvent> events;  // the ConnectIndication first
-    std::vector<Frame> frames;                   // not written yet, in order
+    std::vector<SessionWriter::Frame> frames;    // not written yet, in order
     std::uint64_t received = 0;
   };
 
   // `release_timer`: the release timeout's (common/timer.h), on `socket`'s thread.
+  // `upper`: the stack to go on with (a Handoff's); none: a new one, in the responder role.
   Session(boost::asio::ip::tcp::socket socket, associations::Nsap nsap, std::string peer,
-          SessionOwner& owner, std::unique_ptr<common::Timer> release_timer);
+          SessionOwner& owner, std::unique_ptr<common::Timer> release_timer,
+          std::unique_ptr<cmip::UpperLayers> upper = nullptr);
   // The session a Handoff continues as, on `socket`'s thread; resume() goes on with it.
   Session(boost::asio::ip::tcp::socket socket, Handoff handoff, SessionOwner& owner,
           std::unique_ptr<common::Timer> release_timer);
@@ -153,11 +157,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::int64_t associationId() const { return association_id_; }
   const associations::Nsap& nsap() const { return nsap_; }
   const std::string& peer() const { return peer_; }
-  std::uint64_t sent() const { return sent_; }
-  std::uint64_t received() const { return received_; }
-  // PDUs sent on it that had been sent before (a retry, or moved from another association).
-  std::uint64_t retransmissions() const { return retransmissions_; }
-  void countRetransmission() { ++retransmissions_; }
+  // Its counts; the owner adds the retransmissions.
+  SessionTraffic& traffic() { return traffic_; }
 
   // Set by the owner once bound (for listings and logs).
   std::string spid;
@@ -166,20 +167,10 @@ class Session : public std::enable_shared_from_this<Session> {
   std::int64_t bound_at_ms = 0;
 
  private:
-  void readLoop();
   void handle(std::vector<cmip::UpperLayersEvent>& events);
   void completeHandOff(std::vector<cmip::UpperLayersEvent> rest);
-  // Reads on unless the session ended, is leaving for another thread or awaits a decision.
-  bool mayRead() const { return !closed_ && !close_after_write_ && !handing_off_ && !deciding_; }
   // After the owner decided (decideLater): the events that waited, then reading again.
   void resumeAfterDecision();
-  // Queues a frame; the write starts from a posted handler, so every frame queued while
-  // the current event is handled leaves in one gathered write (one syscall, not one per
-  // PDU).
-  void enqueue(std::vector<std::uint8_t> bytes, std::int64_t tag = 0);
-  // Writes up to kMaxGatheredFrames queued frames at once; on completion reports their
-  // tags and continues with what was queued meanwhile.
-  void writeNext();
   void finish(const std::string& reason, bool orderly);
 
   boost::asio::ip::tcp::socket socket_;
@@ -189,19 +180,15 @@ class Session : public std::enable_shared_from_this<Session> {
   std::unique_ptr<cmip::UpperLayers> upper_;
   std::unique_ptr<common::Timer> timer_;  // release timeout
   std::function<void()> unbound_end_;
-  std::deque<Frame> write_queue_;
-  std::size_t queued_bytes_ = 0;
-  std::size_t writing_frames_ = 0;  // frames at the queue's front being written
-  bool writing_ = false;            // a write is scheduled or under way
+  SessionReader reader_;  // on socket_
+  SessionWriter writer_;  // on socket_
   bool close_after_write_ = false;
   bool bound_ = false;
   bool releasing_ = false;
   std::string release_reason_;  // why we release; empty: kReleased
   bool closed_ = false;
   std::int64_t association_id_ = 0;
-  std::uint64_t sent_ = 0;
-  std::uint64_t retransmissions_ = 0;
-  std::uint64_t received_ = 0;
+  SessionTraffic traffic_;
   bool handing_off_ = false;
   std::function<void(Handoff)> handoff_to_;
   std::vector<cmip::UpperLayersEvent> pending_handoff_;  // while a write completes

@@ -20,7 +20,7 @@ class SessionLink final : public AssociationLink {
   void abort(const std::string& reason) override { session_->abort(reason); }
   void setReleaseReason(const std::string& reason) override { session_->setReleaseReason(reason); }
   void requestRelease() override { session_->requestRelease(); }
-  void countRetransmission() override { session_->countRetransmission(); }
+  void countRetransmission() override { ++session_->traffic().retransmissions; }
   bool releasing() const override { return session_->releasing(); }
   AssociationInfo describe() const override {
     AssociationInfo info;
@@ -33,9 +33,10 @@ class SessionLink final : public AssociationLink {
         associations::FunctionMask(static_cast<std::uint8_t>(session_->function_mask)).toString();
     info.recovery_mode = session_->recovery_mode;
     info.bound_at = session_->bound_at_ms;
-    info.sent = session_->sent();
-    info.received = session_->received();
-    info.retransmissions = session_->retransmissions();
+    const SessionTraffic& traffic = session_->traffic();
+    info.sent = traffic.sent;
+    info.received = traffic.received;
+    info.retransmissions = traffic.retransmissions;
     return info;
   }
   const std::shared_ptr<Session>& session() const { return session_; }
