@@ -6,6 +6,7 @@
 #include "cmip/presentation.h"
 #include "cmip/session.h"
 #include "cmip/tpkt.h"
+#include "npac/npac-pdu/json_util.h"
 
 namespace npac::pdu {
 namespace {
@@ -14,7 +15,7 @@ using namespace npac::cmip;
 namespace pres = npac::cmip::presentation;
 namespace ses = npac::cmip::session;
 
-[[noreturn]] void fail(const std::string& what) { throw JsonError(what); }
+using json_util::fail;
 
 Status frameError(size_t frame, const Status& s) {
   return Status::error(s.code(), s.offset(), "frame " + std::to_string(frame) + ": " + s.message());
