@@ -47,39 +47,44 @@ TEST_CASE("npacd carries the mark of the linker NPAC_LINKER chose and of no othe
   CHECK(gold == (linker == "gold"));
 }
 
-// NPAC_UNITY (CMakeLists.txt): read from the compile commands CMake exported for this tree.
-TEST_CASE("With NPAC_UNITY on npacd's sources compile at most eight to a unity unit and one by one with it off") {
+// NPAC_UNITY (CMakeLists.txt, npac/CMakeLists.txt): read from the compile commands CMake
+// exported for this tree and from the unity files it wrote.
+TEST_CASE("With NPAC_UNITY on npacd's sources compile at most eight to a unity unit but its route files alone "
+          "and all one by one with it off") {
   const std::string unity = cacheEntry("NPAC_UNITY");
   INFO("NPAC_UNITY=" << unity);
   REQUIRE((unity == "ON" || unity == "OFF"));
   std::ifstream commands(npac::testing::binaryDir() + "/compile_commands.json");
   REQUIRE(commands.good());
   const std::string text((std::istreambuf_iterator<char>(commands)), std::istreambuf_iterator<char>());
-  // The admin API's route files, compiled for the server library (npac_exe_npacd).
-  const std::regex unit("npac_exe_npacd\\.dir/Unity/unity_[0-9]+_cxx\\.cxx\\.o");
-  const std::regex route_alone("npac_exe_npacd\\.dir/npacd/api/token_routes\\.cc\\.o");
-  const bool has_units = std::regex_search(text, unit);
-  const bool route_compiled_alone = std::regex_search(text, route_alone);
-  CHECK(has_units == (unity == "ON"));
-  CHECK(route_compiled_alone == (unity == "OFF"));
+  auto compiledAlone = [&](const std::string& source) {
+    return std::regex_search(text, std::regex("npac_exe_npacd\\.dir/npacd/" + source + "\\.o"));
+  };
+  // The server library (npac_exe_npacd): units with it on, none with it off.
+  CHECK(std::regex_search(text, std::regex("npac_exe_npacd\\.dir/Unity/unity_[0-9]+_cxx\\.cxx\\.o")) ==
+        (unity == "ON"));
+  CHECK(compiledAlone("core/session\\.cc") == (unity == "OFF"));
+  // Alone either way: a route file (most often edited) and a source of the version header.
+  CHECK(compiledAlone("api/token_routes\\.cc"));
+  CHECK(compiledAlone("server\\.cc"));
   if (unity != "ON") return;
-  // Each unit includes at most eight sources, and token_routes.cc is in one of them.
+  // Each unit includes at most eight sources; session.cc is in one, no route file is.
   const std::string dir = npac::testing::binaryDir() + "/npac/CMakeFiles/npac_exe_npacd.dir/Unity";
-  bool route_found = false;
-  for (int i = 0;; ++i) {
-    std::ifstream file(dir + "/unity_" + std::to_string(i) + "_cxx.cxx");
-    if (!file.good()) {
-      CHECK(i > 1);
-      break;
-    }
+  bool session_found = false;
+  int units = 0;
+  for (;; ++units) {
+    std::ifstream file(dir + "/unity_" + std::to_string(units) + "_cxx.cxx");
+    if (!file.good()) break;
     int sources = 0;
     for (std::string line; std::getline(file, line);) {
       if (line.rfind("#include", 0) != 0) continue;
       ++sources;
-      route_found = route_found || line.find("npacd/api/token_routes.cc") != std::string::npos;
+      session_found = session_found || line.find("npacd/core/session.cc") != std::string::npos;
+      CHECK(line.find("_routes.cc") == std::string::npos);
     }
     CHECK(sources >= 1);
     CHECK(sources <= 8);
   }
-  CHECK(route_found);
+  CHECK(units > 1);
+  CHECK(session_found);
 }
