@@ -178,8 +178,8 @@ std::vector<std::string> buildBatches(const Options& opts) {
       std::vector<std::uint8_t> octets;
       for (size_t i = first; i < last; ++i) {
         auto parsed = npac::npacd::parseMessage(nlohmann::json::parse(head(i) + informationHex(i, content_len) + "\"}"));
-        if (!parsed.ok()) throw std::runtime_error("cannot encode a message: " + parsed.error.message);
-        const auto& m = parsed.value->message;
+        if (!parsed.isOk()) throw std::runtime_error("cannot encode a message: " + parsed.status().message());
+        const auto& m = parsed->message;
         npac::npacd::appendPduBatchRecord(octets, m.spid, static_cast<std::uint8_t>(m.function_mask), 0, "", m.pdu);
       }
       batches.emplace_back(octets.begin(), octets.end());

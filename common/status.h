@@ -95,6 +95,29 @@ namespace npac {
   /* UpperLayers façade */                                                                     \
   X(kUpperLayersWrongState, kCodec, "wrong state for the upper layers")                        \
   X(kUpperLayersUnexpectedPdu, kCodec, "unexpected PDU for the upper layers")                  \
+  /* ---- associations/: an NSAP (NANC 316, RFC 1277) */                                       \
+  X(kNsapBadHex, kAssociation, "an NSAP is 24 hexadecimal digits (12 octets, NANC 316)")       \
+  X(kNsapNotInternet, kAssociation, "not an RFC 1277 Internet NSAP (must start 54 00728722 03)") \
+  X(kNsapBadDigits, kAssociation, "the address digits are not decimal (BCD)")                  \
+  X(kNsapOctetOver255, kAssociation, "an address group is above 255")                          \
+  X(kNsapBadAddress, kAssociation, "not a dotted-quad IPv4 address")                           \
+  X(kNsapIpv6, kAssociation, "IPv6 peers have no 12-octet NSAP; use IPv4")                     \
+  /* a provider's outstanding requests and recovery (NANC 351), its egress policy */           \
+  X(kInvokeIdsExhausted, kAssociation, "every invoke id is outstanding")                       \
+  X(kAssociationCongested, kAssociation, "the association is at congestion_window")            \
+  X(kUnknownInvokeId, kAssociation, "no such outstanding invoke id")                           \
+  X(kNotRecovering, kAssociation, "the provider is not in recovery mode")                      \
+  X(kBadRecoveryRange, kAssociation, "the recovery time range ends before it starts")          \
+  X(kBadEgressPolicy, kAssociation, "bad egress policy")                                       \
+  /* the bind's keys and signatures (NANC 316 security) */                                     \
+  X(kBadPem, kAssociation, "bad PEM")                                                          \
+  X(kWrongAlgorithm, kAssociation, "wrong algorithm")                                          \
+  X(kWeakKey, kAssociation, "weak key")                                                        \
+  X(kBadSignature, kAssociation, "bad signature")                                              \
+  X(kSignatureInternal, kAssociation, "internal error")                                        \
+  X(kUnusableKeyFile, kAssociation, "unusable key file")                                       \
+  X(kUnsignedBind, kAssociation, "the bind cannot be signed")                                  \
+  X(kUnverifiedBind, kAssociation, "the bind's signature does not verify")                     \
   /* ---- storage, db/ (and the bounded queues in front of it) */                              \
   X(kNotFound, kDatabase, "not found")                      /* the row asked for is absent */  \
   X(kInvalidArgument, kDatabase, "invalid argument")        /* a value the schema rejects */   \
@@ -123,6 +146,27 @@ namespace npac {
   X(kStorage, kTunables, "storage error")                                                      \
   X(kReentrant, kTunables, "called from a change callback")                                    \
   X(kNoActor, kTunables, "no actor")                                                           \
+  /* ---- requests to the HTTP API, npac/npacd/api/: the description is the answer's "code" */ \
+  /* (docs/API.md); statusResponse (api/request.cc) chooses the HTTP status */                 \
+  X(kBadTarget, kRequest, "bad_target")                                                        \
+  X(kBadUtf8, kRequest, "bad_utf8")                                                            \
+  X(kBadJson, kRequest, "bad_json")                                                            \
+  X(kInvalidMessage, kRequest, "invalid_message")                                              \
+  X(kInvalidFunction, kRequest, "invalid_function")                                            \
+  X(kInvalidSpid, kRequest, "invalid_spid")                                                    \
+  X(kInvalidIdempotencyKey, kRequest, "invalid_idempotency_key")                               \
+  X(kRepeatedIdempotencyKey, kRequest, "repeated_idempotency_key")                             \
+  X(kInvalidResponse, kRequest, "invalid_response")                                            \
+  X(kInvalidPdu, kRequest, "invalid_pdu")                                                      \
+  X(kInvalidPduBatch, kRequest, "invalid_pdu_batch")                                           \
+  X(kInvalidBroadcast, kRequest, "invalid_broadcast")                                          \
+  X(kInvalidRecipients, kRequest, "invalid_recipients")                                        \
+  X(kDuplicateRecipient, kRequest, "duplicate_recipient")                                      \
+  X(kTooManyRecipients, kRequest, "too_many_recipients")                                       \
+  X(kProviderNotFound, kRequest, "provider_not_found")                                         \
+  X(kFunctionNotAllowed, kRequest, "function_not_allowed")                                     \
+  X(kNoRecipients, kRequest, "no_recipients")                                                  \
+  X(kInvalidThrottleGroup, kRequest, "invalid_throttle_group")                                 \
   /* ---- documents a person wrote and a tool reads (npacctl plan's scenario files) */         \
   X(kBadDocument, kDocument, "bad document")  /* the message names the JSON path and why */
 
@@ -133,7 +177,7 @@ enum class StatusCode : std::uint16_t {
 };
 
 // The layer a code belongs to; a codec error renders with its offset.
-enum class StatusLayer : std::uint8_t { kNone, kCodec, kDatabase, kTunables, kDocument };
+enum class StatusLayer : std::uint8_t { kNone, kCodec, kAssociation, kDatabase, kTunables, kRequest, kDocument };
 
 StatusLayer layerOf(StatusCode code);
 // "kBerTruncated"; "kUnknown" outside the enum.

@@ -50,56 +50,56 @@ inline void requireJsonAnswer(const npacd::ApiResponse& response) {
   if (nlohmann::json::parse(response.body, nullptr, false).is_discarded()) std::abort();
 }
 
+// A parser's refusal: a code of the request group (never a storage or internal one), and
+// the answer statusResponse makes of it a 4xx with a JSON body naming that code.
+inline void requireRefusal(const Status& refused) {
+  if (refused.isOk() || refused.layer() != StatusLayer::kRequest) std::abort();
+  const npacd::ApiResponse response = npacd::statusResponse(refused);
+  const unsigned code = static_cast<unsigned>(response.status);
+  if (code < 400 || code > 499) std::abort();
+  if (response.body.find(describe(refused.code())) == std::string::npos) std::abort();
+  requireJsonAnswer(response);
+}
+
 // POST /v1/broadcasts' body, and its recipients among three fixed providers: whoever it
 // resolves to is provisioned, named by the request, and (for "all") enabled and of a
 // system type that takes the functions; every broadcast row carries the same PDU.
 inline void checkBroadcast(const nlohmann::json& body) {
   auto broadcast = npacd::parseBroadcast(body);
-  if (!broadcast.ok()) {
-    requireJsonAnswer(npacd::errorResponse(npacd::ApiStatus::kBadRequest, broadcast.error.code,
-                                           broadcast.error.message));
-    return;
-  }
-  if (!broadcast.value->content.message.spid.empty()) std::abort();
-  if (!broadcast.value->to_all && broadcast.value->spids.empty()) std::abort();
+  if (!broadcast.isOk()) return requireRefusal(broadcast.status());
+  if (!broadcast->content.message.spid.empty()) std::abort();
+  if (!broadcast->to_all && broadcast->spids.empty()) std::abort();
   const std::vector<db::ServiceProvider> provisioned{{"0001", "S", db::SystemType::kSoa, true},
                                                      {"0002", "L", db::SystemType::kLsms, true},
                                                      {"0003", "D", db::SystemType::kLsms, false}};
-  npacd::BroadcastRecipients recipients = npacd::resolveRecipients(*broadcast.value, provisioned);
-  if (!recipients.ok()) {
-    requireJsonAnswer(npacd::errorResponse(static_cast<npacd::ApiStatus>(*recipients.status),
-                                           recipients.error.code, recipients.error.message));
-    return;
-  }
-  const std::uint32_t mask = broadcast.value->content.message.function_mask;
-  for (const std::string& spid : recipients.spids) {
+  auto recipients = npacd::resolveRecipients(broadcast.value(), provisioned);
+  if (!recipients.isOk()) return requireRefusal(recipients.status());
+  const std::uint32_t mask = broadcast->content.message.function_mask;
+  for (const std::string& spid : recipients.value()) {
     auto it = std::find_if(provisioned.begin(), provisioned.end(), [&](const auto& p) { return p.spid == spid; });
     if (it == provisioned.end() || !npacd::systemTypeTakes(it->system_type, mask)) std::abort();
-    if (broadcast.value->to_all && !it->enabled) std::abort();
+    if (broadcast->to_all && !it->enabled) std::abort();
   }
-  for (const npacd::OutboundMessage& row : npacd::broadcastMessages(*broadcast.value, recipients.spids)) {
-    if (row.message.pdu != broadcast.value->content.message.pdu) std::abort();
+  for (const npacd::OutboundMessage& row : npacd::broadcastMessages(broadcast.value(), recipients.value())) {
+    if (row.message.pdu != broadcast->content.message.pdu) std::abort();
   }
 }
 
 // What the routes do with a parsed body: every parser, every error answer.
 inline void parseBodies(const nlohmann::json& body) {
-  auto answer = [](const npacd::ApiError& error) {
-    requireJsonAnswer(npacd::errorResponse(npacd::ApiStatus::kBadRequest, error.code, error.message));
-  };
   auto messages = npacd::parseMessages(body);
-  if (!messages.ok()) answer(messages.error);
+  if (!messages.isOk()) requireRefusal(messages.status());
   auto response = npacd::parseInboundResponse(body);
-  if (!response.ok()) answer(response.error);
+  if (!response.isOk()) requireRefusal(response.status());
   checkBroadcast(body);
   if (body.contains("function")) {
     auto functions = npacd::parseFunctions(body["function"]);
-    if (!functions.ok()) answer(functions.error);
+    if (!functions.isOk()) requireRefusal(functions.status());
   }
   for (const char* field : {"information", "result", "parameter"}) {
     if (body.contains(field)) {
       auto ber = npacd::parseBerHex(body[field], field);
-      if (!ber.ok()) answer(ber.error);
+      if (!ber.isOk()) requireRefusal(ber.status());
     }
   }
   for (const char* field : {"not_before", "not_after", "at"}) {
@@ -158,10 +158,7 @@ inline void checkRequest(const npacd::HttpRequest& request) {
     checkAuthorization(std::nullopt);
   }
   npacd::ApiRequest parsed;
-  if (std::optional<npacd::ApiError> error = npacd::parseApiRequest(request, &parsed)) {
-    requireJsonAnswer(npacd::errorResponse(npacd::ApiStatus::kBadRequest, error->code, error->message));
-    return;
-  }
+  if (Status refused = npacd::parseApiRequest(request, &parsed); !refused.isOk()) return requireRefusal(refused);
   for (const std::string& segment : parsed.path) requireUtf8(segment);
   for (const auto& [key, value] : parsed.query) {
     requireUtf8(key);

@@ -15,12 +15,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace npac;
   const std::span<const std::uint8_t> body(data, size);
   auto parsed = npacd::parsePduBatch(body);
-  if (!parsed.ok()) {
-    if (parsed.error.code.empty() || parsed.error.message.empty()) std::abort();
+  if (!parsed.isOk()) {
+    if (parsed.status().layer() != StatusLayer::kRequest || parsed.status().message().empty()) std::abort();
     return 0;
   }
   std::vector<std::uint8_t> again;
-  for (const npacd::OutboundMessage& m : *parsed.value) {
+  for (const npacd::OutboundMessage& m : parsed.value()) {
     if (m.message.confirmed != cmip::isConfirmedCmipOpcode(m.opcode)) std::abort();
     npacd::appendPduBatchRecord(again, m.message.spid, static_cast<std::uint8_t>(m.message.function_mask),
                                 static_cast<std::uint8_t>(m.message.priority),

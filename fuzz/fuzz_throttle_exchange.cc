@@ -115,12 +115,12 @@ void body(const std::uint8_t* data, std::size_t size) {
   current.max_rate = 10;
   const db::ThrottleGroupDefinition* const bases[] = {nullptr, &current};
   for (const db::ThrottleGroupDefinition* base : bases) {
-    Parsed<db::ThrottleGroupDefinition> parsed = parseThrottleGroup(j, base);
-    if (!parsed.ok()) {
-      check(!parsed.error.code.empty() && !parsed.error.message.empty());
+    Result<db::ThrottleGroupDefinition> parsed = parseThrottleGroup(j, base);
+    if (!parsed.isOk()) {
+      check(parsed.status().code() == StatusCode::kInvalidThrottleGroup && !parsed.status().message().empty());
       continue;
     }
-    const db::ThrottleGroupDefinition& g = *parsed.value;
+    const db::ThrottleGroupDefinition& g = parsed.value();
     check(!g.name.empty() && g.name.size() <= 64 && !g.members.empty());
     check(g.max_rate >= 0 && g.max_pending >= 0 && (g.max_rate > 0 || g.max_pending > 0));
     check(g.peer_loss_reduction_percent >= 0 && g.peer_loss_reduction_percent <= 100);

@@ -292,8 +292,8 @@ void AdminApi::handle(HttpRequest&& request, Responder respond) {
   // At --log-level debug (or PUT /v1/log-level), each request is logged as it arrives.
   spdlog::debug("admin API: {} {}", method, std::string(request.target()));
   ApiRequest r;
-  if (std::optional<ApiError> error = parseApiRequest(request, &r)) {
-    return respond(toHttpResponse(errorResponse(ApiStatus::kBadRequest, error->code, error->message)));
+  if (Status refused = parseApiRequest(request, &r); !refused.isOk()) {
+    return respond(toHttpResponse(statusResponse(refused)));
   }
   const std::string route_name = method + " " + printableAscii(joinedPath(r.path));
   const RouteMatch match = findRoute(r);

@@ -27,47 +27,46 @@ std::string shown(const json& value) {
   return cut < text.size() ? quoted + "..." : quoted;
 }
 
-BroadcastRecipients refuse(int status, std::string code, std::string message) {
-  BroadcastRecipients out;
-  out.status = status;
-  out.error = ApiError{std::move(code), std::move(message)};
-  return out;
-}
-
 }  // namespace
 
-Parsed<BroadcastRequest> parseBroadcast(const json& body) {
-  using P = Parsed<BroadcastRequest>;
-  if (!body.is_object()) return P::fail("invalid_broadcast", "the body must be a JSON object");
+Result<BroadcastRequest> parseBroadcast(const json& body) {
+  if (!body.is_object()) return Status::error(StatusCode::kInvalidBroadcast, "the body must be a JSON object");
   // A broadcast is one message for the providers named in "to": a "spid" or a
   // "messages" list is a client mixing it up with POST /v1/messages, not a detail to drop.
   if (body.contains("spid")) {
-    return P::fail("invalid_broadcast", "a broadcast names its providers in \"to\", not \"spid\"");
+    return Status::error(StatusCode::kInvalidBroadcast, "a broadcast names its providers in \"to\", not \"spid\"");
   }
   if (body.contains("messages")) {
-    return P::fail("invalid_broadcast",
-                   "a broadcast carries one message's fields, not \"messages\" (use POST /v1/messages for a batch)");
+    return Status::error(StatusCode::kInvalidBroadcast, "a broadcast carries one message's fields, not \"messages\" "
+                                                        "(use POST /v1/messages for a batch)");
   }
   if (!body.contains("function")) {
-    return P::fail("invalid_function", "function is required: the association function the message is sent on (" +
-                                           common::associationFunctionNames() + ")");
+    return Status::error(StatusCode::kInvalidFunction,
+                         "function is required: the association function the message is sent on (" +
+                             common::associationFunctionNames() + ")");
   }
-  Parsed<std::uint32_t> functions = parseFunctions(body["function"]);
-  if (!functions.ok()) return P::fail("invalid_function", functions.error.message);
+  Result<std::uint32_t> functions = parseFunctions(body["function"]);
+  if (!functions.isOk()) return Status::error(StatusCode::kInvalidFunction, functions.status().message());
 
   BroadcastRequest out;
   auto to = body.find("to");
-  if (to == body.end()) return P::fail("invalid_recipients", "to is required: \"all\" or a list of SPIDs");
+  if (to == body.end()) {
+    return Status::error(StatusCode::kInvalidRecipients, "to is required: \"all\" or a list of SPIDs");
+  }
   if (to->is_string()) {
     if (to->get<std::string>() != "all") {
-      return P::fail("invalid_recipients", "to must be \"all\" or a list of SPIDs, not the string " + shown(*to));
+      return Status::error(StatusCode::kInvalidRecipients,
+                           "to must be \"all\" or a list of SPIDs, not the string " + shown(*to));
     }
     out.to_all = true;
   } else if (to->is_array()) {
-    if (to->empty()) return P::fail("invalid_recipients", "to is an empty list: name at least one SPID, or \"all\"");
+    if (to->empty()) {
+      return Status::error(StatusCode::kInvalidRecipients, "to is an empty list: name at least one SPID, or \"all\"");
+    }
     if (to->size() > kMaxBroadcastProviders) {
-      return P::fail("too_many_recipients", "to names " + std::to_string(to->size()) + " providers; a broadcast reaches at most " +
-                                                std::to_string(kMaxBroadcastProviders));
+      return Status::error(StatusCode::kTooManyRecipients,
+                           "to names " + std::to_string(to->size()) + " providers; a broadcast reaches at most " +
+                               std::to_string(kMaxBroadcastProviders));
     }
     std::unordered_map<std::string, std::size_t> seen;
     out.spids.reserve(to->size());
@@ -75,24 +74,25 @@ Parsed<BroadcastRequest> parseBroadcast(const json& body) {
       const json& element = (*to)[i];
       const std::string at = "to[" + std::to_string(i) + "]";
       if (!element.is_string() || !db::isValidSpid(element.get<std::string>())) {
-        return P::fail("invalid_spid", at + ": " + shown(element) + " is not a SPID: 4 ASCII letters or digits");
+        return Status::error(StatusCode::kInvalidSpid,
+                             at + ": " + shown(element) + " is not a SPID: 4 ASCII letters or digits");
       }
       const std::string spid = element.get<std::string>();
       auto [it, added] = seen.emplace(spid, i);
       if (!added) {
-        return P::fail("duplicate_recipient", at + ": provider " + spid + " is already named at to[" +
-                                                  std::to_string(it->second) + "]");
+        return Status::error(StatusCode::kDuplicateRecipient,
+                             at + ": provider " + spid + " is already named at to[" + std::to_string(it->second) + "]");
       }
       out.spids.push_back(spid);
     }
   } else {
-    return P::fail("invalid_recipients", "to must be \"all\" or a list of SPIDs, not " + shown(*to));
+    return Status::error(StatusCode::kInvalidRecipients, "to must be \"all\" or a list of SPIDs, not " + shown(*to));
   }
 
-  Parsed<OutboundMessage> content = parseMessageContent(body);
-  if (!content.ok()) return P::fail(content.error.code, content.error.message);
-  out.content = std::move(*content.value);
-  return Parsed<BroadcastRequest>{std::move(out), {}};
+  Result<OutboundMessage> content = parseMessageContent(body);
+  if (!content.isOk()) return content.status();
+  out.content = std::move(content).value();
+  return out;
 }
 
 bool systemTypeTakes(db::SystemType type, std::uint32_t function_mask) {
@@ -100,26 +100,26 @@ bool systemTypeTakes(db::SystemType type, std::uint32_t function_mask) {
   return function_mask <= 0xffu && wanted.subsetOf(associations::allowedFunctions(type));
 }
 
-BroadcastRecipients resolveRecipients(const BroadcastRequest& request,
-                                      const std::vector<db::ServiceProvider>& provisioned) {
+Result<std::vector<std::string>> resolveRecipients(const BroadcastRequest& request,
+                                                   const std::vector<db::ServiceProvider>& provisioned) {
   const std::uint32_t mask = request.content.message.function_mask;
-  BroadcastRecipients out;
+  std::vector<std::string> spids;
   if (request.to_all) {
     for (const db::ServiceProvider& provider : provisioned) {
-      if (provider.enabled && systemTypeTakes(provider.system_type, mask)) out.spids.push_back(provider.spid);
+      if (provider.enabled && systemTypeTakes(provider.system_type, mask)) spids.push_back(provider.spid);
     }
-    if (out.spids.empty()) {
-      return refuse(409, "no_recipients",
-                    "no enabled provider has a system type that binds for " + functionNames(mask) +
-                        " (SOA: soa-management, LSMS: lsms-data-download; both: network-data-management, "
-                        "notifications, queries): nothing was queued");
+    if (spids.empty()) {
+      return Status::error(StatusCode::kNoRecipients,
+                           "no enabled provider has a system type that binds for " + functionNames(mask) +
+                               " (SOA: soa-management, LSMS: lsms-data-download; both: network-data-management, "
+                               "notifications, queries): nothing was queued");
     }
-    if (out.spids.size() > kMaxBroadcastProviders) {
-      return refuse(413, "too_many_recipients",
-                    "\"all\" is " + std::to_string(out.spids.size()) + " providers; a broadcast reaches at most " +
-                        std::to_string(kMaxBroadcastProviders) + ": name them in lists");
+    if (spids.size() > kMaxBroadcastProviders) {
+      return Status::error(StatusCode::kTooManyRecipients,
+                           "\"all\" is " + std::to_string(spids.size()) + " providers; a broadcast reaches at most " +
+                               std::to_string(kMaxBroadcastProviders) + ": name them in lists");
     }
-    return out;
+    return spids;
   }
   std::unordered_map<std::string, const db::ServiceProvider*> by_spid;
   for (const db::ServiceProvider& provider : provisioned) by_spid.emplace(provider.spid, &provider);
@@ -127,15 +127,17 @@ BroadcastRecipients resolveRecipients(const BroadcastRequest& request,
     const std::string& spid = request.spids[i];
     const std::string at = "to[" + std::to_string(i) + "]";
     auto it = by_spid.find(spid);
-    if (it == by_spid.end()) return refuse(404, "provider_not_found", at + ": no provider " + spid + " is provisioned");
-    if (!systemTypeTakes(it->second->system_type, mask)) {
-      return refuse(409, "function_not_allowed",
-                    at + ": provider " + spid + " is of system type " + db::toString(it->second->system_type) +
-                        ", which never binds for " + functionNames(mask) + ": the message could never leave");
+    if (it == by_spid.end()) {
+      return Status::error(StatusCode::kProviderNotFound, at + ": no provider " + spid + " is provisioned");
     }
-    out.spids.push_back(spid);
+    if (!systemTypeTakes(it->second->system_type, mask)) {
+      return Status::error(StatusCode::kFunctionNotAllowed,
+                           at + ": provider " + spid + " is of system type " + db::toString(it->second->system_type) +
+                               ", which never binds for " + functionNames(mask) + ": the message could never leave");
+    }
+    spids.push_back(spid);
   }
-  return out;
+  return spids;
 }
 
 std::vector<OutboundMessage> broadcastMessages(const BroadcastRequest& request,

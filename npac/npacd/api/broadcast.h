@@ -24,7 +24,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,7 +53,7 @@ struct BroadcastRequest {
 //   duplicate_recipient   a SPID named twice in "to"
 //   too_many_recipients   more than kMaxBroadcastProviders in "to"
 // and the message content's own refusals (invalid_message, invalid_idempotency_key).
-Parsed<BroadcastRequest> parseBroadcast(const nlohmann::json& body);
+Result<BroadcastRequest> parseBroadcast(const nlohmann::json& body);
 
 // True when a provider of `type` may bind an association for every function in
 // `function_mask` (associations::allowedFunctions: the bind's function-mask check).
@@ -62,17 +61,11 @@ bool systemTypeTakes(db::SystemType type, std::uint32_t function_mask);
 
 // The providers a broadcast goes to, or why none: resolved against the provisioned
 // providers (ProviderStore::list()). "all": the enabled providers whose system type takes
-// the functions, by SPID. A list: its SPIDs in the order given.
-struct BroadcastRecipients {
-  std::vector<std::string> spids;
-  // Set when refused: the HTTP status (404 provider_not_found, 409 function_not_allowed
-  // or no_recipients, 413 too_many_recipients) and the error.
-  std::optional<int> status;
-  ApiError error;
-  bool ok() const { return !status.has_value(); }
-};
-BroadcastRecipients resolveRecipients(const BroadcastRequest& request,
-                                      const std::vector<db::ServiceProvider>& provisioned);
+// the functions, by SPID. A list: its SPIDs in the order given. Refused with
+// kProviderNotFound (404 provider_not_found), kFunctionNotAllowed or kNoRecipients (409)
+// or kTooManyRecipients (413): statusResponse (request.h) answers each.
+Result<std::vector<std::string>> resolveRecipients(const BroadcastRequest& request,
+                                                   const std::vector<db::ServiceProvider>& provisioned);
 
 // One OutboundMessage per recipient, each a copy of the content (the same PDU bytes)
 // with its SPID: the rows of the one submission.

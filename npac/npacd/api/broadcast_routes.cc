@@ -15,25 +15,18 @@ namespace npac::npacd {
 using nlohmann::json;
 
 void submitBroadcast(ApiContext& api, ApiRequest& r, ApiResponder& respond) {
-  Parsed<BroadcastRequest> parsed = parseBroadcast(r.body);
-  if (!parsed.ok()) {
-    const ApiStatus status = parsed.error.code == "too_many_recipients" ? ApiStatus::kPayloadTooLarge
-                                                                        : ApiStatus::kBadRequest;
-    return respond(errorResponse(status, parsed.error.code, parsed.error.message));
-  }
+  Result<BroadcastRequest> parsed = parseBroadcast(r.body);
+  if (!parsed.isOk()) return respond(statusResponse(parsed.status()));
   db::ProviderStore store(api.db);
   db::Result<std::vector<db::ServiceProvider>> provisioned = store.list();
   if (!provisioned.isOk()) return respond(statusResponse(provisioned.status()));
-  BroadcastRecipients recipients = resolveRecipients(*parsed.value, provisioned.value());
-  if (!recipients.ok()) {
-    return respond(errorResponse(static_cast<ApiStatus>(*recipients.status), recipients.error.code,
-                                 recipients.error.message));
-  }
+  Result<std::vector<std::string>> recipients = resolveRecipients(parsed.value(), provisioned.value());
+  if (!recipients.isOk()) return respond(statusResponse(recipients.status()));
   if (api.core == nullptr) return respond(coreUnavailable());
-  std::vector<OutboundMessage> rows = broadcastMessages(*parsed.value, recipients.spids);
+  std::vector<OutboundMessage> rows = broadcastMessages(parsed.value(), recipients.value());
   ApiResponder answer = std::move(respond);
   PostToApiThread post = api.post;
-  api.core->submit(std::move(rows), [post, answer, spids = std::move(recipients.spids)](
+  api.core->submit(std::move(rows), [post, answer, spids = std::move(recipients).value()](
                                         db::Result<std::vector<db::AppendOutcome>> outcomes) mutable {
     post([answer = std::move(answer), spids = std::move(spids), outcomes = std::move(outcomes)]() {
       if (!outcomes.isOk()) return answer(statusResponse(outcomes.status()));

@@ -38,44 +38,47 @@ namespace {
 
 // Every string taken in must be UTF-8 before it can be echoed into an answer or stored
 // (RFC 8259 §8.1): percent-decoding can produce any byte.
-std::optional<ApiError> checkTargetUtf8(const ApiRequest& r) {
+Status checkTargetUtf8(const ApiRequest& r) {
   for (std::size_t i = 0; i < r.path.size(); ++i) {
     if (auto at = invalidUtf8At(r.path[i])) {
-      return ApiError{"bad_utf8", describeInvalidUtf8("path segment " + std::to_string(i + 1) +
-                                                          " (after percent-decoding)", r.path[i], *at)};
+      return Status::error(StatusCode::kBadUtf8,
+                           describeInvalidUtf8("path segment " + std::to_string(i + 1) + " (after percent-decoding)",
+                                               r.path[i], *at));
     }
   }
   for (const auto& [key, value] : r.query) {
     if (auto at = invalidUtf8At(key)) {
-      return ApiError{"bad_utf8", describeInvalidUtf8("a query key (after percent-decoding)", key, *at)};
+      return Status::error(StatusCode::kBadUtf8,
+                           describeInvalidUtf8("a query key (after percent-decoding)", key, *at));
     }
     if (auto at = invalidUtf8At(value)) {
-      return ApiError{"bad_utf8",
-                      describeInvalidUtf8("the query value of '" + key + "' (after percent-decoding)", value, *at)};
+      return Status::error(StatusCode::kBadUtf8,
+                           describeInvalidUtf8("the query value of '" + key + "' (after percent-decoding)", value,
+                                               *at));
     }
   }
-  return std::nullopt;
+  return Status::ok();
 }
 
 // The body: a binary PDU batch (pdu_batch.h) kept as sent — only its own route reads
 // it —, else a JSON object.
-std::optional<ApiError> parseBody(const HttpRequest& request, ApiRequest* out) {
+Status parseBody(const HttpRequest& request, ApiRequest* out) {
   out->body = json::object();
   auto content_type = request.find(http::field::content_type);
   if (content_type != request.end() &&
       isPduBatchMediaType(std::string_view(content_type->value().data(), content_type->value().size()))) {
     out->pdu_batch = true;
     out->raw_body = request.body();
-    return std::nullopt;
+    return Status::ok();
   }
-  if (request.body().empty()) return std::nullopt;
+  if (request.body().empty()) return Status::ok();
   if (auto at = invalidUtf8At(request.body())) {
-    return ApiError{"bad_utf8", describeInvalidUtf8("the request body", request.body(), *at)};
+    return Status::error(StatusCode::kBadUtf8, describeInvalidUtf8("the request body", request.body(), *at));
   }
   out->body = json::parse(request.body(), nullptr, /*allow_exceptions=*/false);
-  if (out->body.is_discarded()) return ApiError{"bad_json", "request body is not valid JSON"};
-  if (!out->body.is_object()) return ApiError{"bad_json", "request body must be a JSON object"};
-  return std::nullopt;
+  if (out->body.is_discarded()) return Status::error(StatusCode::kBadJson, "request body is not valid JSON");
+  if (!out->body.is_object()) return Status::error(StatusCode::kBadJson, "request body must be a JSON object");
+  return Status::ok();
 }
 
 // The status, Content-Type and fields of `response`, in its order.
@@ -88,19 +91,20 @@ HttpResponse headOf(const ApiResponse& response) {
 
 }  // namespace
 
-std::optional<ApiError> parseApiRequest(const HttpRequest& request, ApiRequest* out) {
+Status parseApiRequest(const HttpRequest& request, ApiRequest* out) {
   out->method = toApiMethod(request.method());
   const std::string target(request.target());
   out->target = target;
   if (!parseTarget(target, &out->path, &out->query)) {
-    return ApiError{"bad_target", "request target is not a valid path: " + printableAscii(target)};
+    return Status::error(StatusCode::kBadTarget, "request target is not a valid path: " + printableAscii(target));
   }
-  if (std::optional<ApiError> error = checkTargetUtf8(*out)) return error;
+  NPAC_RETURN_IF_ERROR(checkTargetUtf8(*out));
   auto actor = request.find("X-Npac-Actor");
   if (actor != request.end()) {
     out->header_actor = std::string(actor->value());
     if (auto at = invalidUtf8At(out->header_actor)) {
-      return ApiError{"bad_utf8", describeInvalidUtf8("the X-Npac-Actor header", out->header_actor, *at)};
+      return Status::error(StatusCode::kBadUtf8,
+                           describeInvalidUtf8("the X-Npac-Actor header", out->header_actor, *at));
     }
   }
   return parseBody(request, out);

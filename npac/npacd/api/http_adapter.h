@@ -8,8 +8,6 @@
 // (the API thread).
 #pragma once
 
-#include <optional>
-
 #include <boost/beast/http/verb.hpp>
 
 #include "npac/npacd/api/api_response.h"
@@ -23,10 +21,10 @@ ApiMethod toApiMethod(boost::beast::http::verb verb);  // kOther for any verb th
 boost::beast::http::verb toVerb(ApiMethod method);     // kOther: verb::unknown
 
 // Parses `request` into `out`: method, target (path, query), X-Npac-Actor and the JSON
-// body, each string checked to be UTF-8. nullopt when the request is usable; otherwise the
-// reason for a 400 (bad_target, bad_utf8 naming the part, bad_json). Pure: no I/O, no
-// state, so the admin API fuzz target drives it directly.
-std::optional<ApiError> parseApiRequest(const HttpRequest& request, ApiRequest* out);
+// body, each string checked to be UTF-8. An ok Status when the request is usable;
+// otherwise the reason for a 400 (kBadTarget, kBadUtf8 naming the part, kBadJson). Pure:
+// no I/O, no state, so the admin API fuzz target drives it directly.
+Status parseApiRequest(const HttpRequest& request, ApiRequest* out);
 
 // `response` as the message the HttpServer writes: its status, Content-Type, its fields in
 // order and its body, with Content-Length.

@@ -18,101 +18,98 @@ namespace {
 constexpr int kMinPriority = 0;
 constexpr int kMaxPriority = 9;
 
-template <typename T>
-Parsed<T> ok(T value) {
-  return Parsed<T>{std::move(value), {}};
-}
+// 400 invalid_message / invalid_response: `why` names the field and what is wrong with it.
+Status invalidMessage(std::string why) { return Status::error(StatusCode::kInvalidMessage, std::move(why)); }
+Status invalidResponse(std::string why) { return Status::error(StatusCode::kInvalidResponse, std::move(why)); }
 
-Parsed<cmip::GlobalOrLocal> parseId(const json& object, const char* field) {
+Result<cmip::GlobalOrLocal> parseId(const json& object, const char* field) {
   auto it = object.find(field);
-  if (it == object.end()) return Parsed<cmip::GlobalOrLocal>::fail("invalid_message", std::string(field) + " is required");
-  if (it->is_number_integer()) return ok(cmip::GlobalOrLocal::local(it->get<std::int64_t>()));
+  if (it == object.end()) return invalidMessage(std::string(field) + " is required");
+  if (it->is_number_integer()) return cmip::GlobalOrLocal::local(it->get<std::int64_t>());
   if (it->is_string()) {
     cmip::Result<cmip::Oid> oid = cmip::Oid::parse(it->get<std::string>());
-    if (oid.isOk()) return ok(cmip::GlobalOrLocal::global(oid.value()));
-    return Parsed<cmip::GlobalOrLocal>::fail(
-        "invalid_message", std::string(field) + ": '" + it->get<std::string>() +
-                               "' is not a dotted object identifier (" + oid.status().message() + ")");
+    if (oid.isOk()) return cmip::GlobalOrLocal::global(oid.value());
+    return invalidMessage(std::string(field) + ": '" + it->get<std::string>() +
+                          "' is not a dotted object identifier (" + oid.status().message() + ")");
   }
-  return Parsed<cmip::GlobalOrLocal>::fail("invalid_message", std::string(field) +
-                                                                  " must be an OID string or a local integer");
+  return invalidMessage(std::string(field) + " must be an OID string or a local integer");
 }
 
-Parsed<cmip::RdnSequence> parseRdns(const json& value, const std::string& field) {
-  if (!value.is_array()) return Parsed<cmip::RdnSequence>::fail("invalid_message", field + " must be an array of RDNs");
+Result<cmip::RdnSequence> parseRdns(const json& value, const std::string& field) {
+  if (!value.is_array()) return invalidMessage(field + " must be an array of RDNs");
   cmip::RdnSequence rdns;
   for (std::size_t i = 0; i < value.size(); ++i) {
     const json& rdn = value[i];
     std::string at = field + "[" + std::to_string(i) + "]";
-    if (!rdn.is_array() || rdn.empty()) return Parsed<cmip::RdnSequence>::fail("invalid_message", at + " must be a non-empty array of {id, value}");
+    if (!rdn.is_array() || rdn.empty()) return invalidMessage(at + " must be a non-empty array of {id, value}");
     cmip::RelativeDistinguishedName avas;
     for (std::size_t j = 0; j < rdn.size(); ++j) {
       std::string ava_at = at + "[" + std::to_string(j) + "]";
       if (!rdn[j].is_object() || !rdn[j].contains("id") || !rdn[j]["id"].is_string()) {
-        return Parsed<cmip::RdnSequence>::fail("invalid_message", ava_at + " needs an OID string 'id'");
+        return invalidMessage(ava_at + " needs an OID string 'id'");
       }
       cmip::Result<cmip::Oid> oid = cmip::Oid::parse(rdn[j]["id"].get<std::string>());
-      if (!oid.isOk()) return Parsed<cmip::RdnSequence>::fail("invalid_message", ava_at + ".id is not an OID");
-      Parsed<cmip::OpaqueBer> v = parseBerHex(rdn[j].value("value", json()), ava_at + ".value");
-      if (!v.ok()) return Parsed<cmip::RdnSequence>::fail(v.error.code, v.error.message);
-      avas.push_back(cmip::Ava{oid.value(), *v.value});
+      if (!oid.isOk()) return invalidMessage(ava_at + ".id is not an OID");
+      Result<cmip::OpaqueBer> v = parseBerHex(rdn[j].value("value", json()), ava_at + ".value");
+      if (!v.isOk()) return v.status();
+      avas.push_back(cmip::Ava{oid.value(), v.value()});
     }
     rdns.push_back(std::move(avas));
   }
-  return ok(std::move(rdns));
+  return rdns;
 }
 
-Parsed<cmip::ObjectInstance> parseInstance(const json& object) {
+Result<cmip::ObjectInstance> parseInstance(const json& object) {
   using Form = cmip::ObjectInstance::Form;
   auto it = object.find("instance");
   if (it == object.end() || !it->is_object() || it->size() != 1) {
-    return Parsed<cmip::ObjectInstance>::fail(
-        "invalid_message", "instance is required: {\"dn\":[[{id,value}]]}, {\"local_dn\":...} or {\"non_specific\":hex}");
+    return invalidMessage(
+        "instance is required: {\"dn\":[[{id,value}]]}, {\"local_dn\":...} or {\"non_specific\":hex}");
   }
   cmip::ObjectInstance instance;
   if (it->contains("non_specific")) {
     std::optional<db::Bytes> octets;
     if ((*it)["non_specific"].is_string()) octets = db::fromHex((*it)["non_specific"].get<std::string>());
-    if (!octets) return Parsed<cmip::ObjectInstance>::fail("invalid_message", "instance.non_specific must be hex");
+    if (!octets) return invalidMessage("instance.non_specific must be hex");
     instance.form = Form::kNonSpecific;
     instance.nonSpecific = std::move(*octets);
-    return ok(std::move(instance));
+    return instance;
   }
   const bool local = it->contains("local_dn");
   if (!local && !it->contains("dn")) {
-    return Parsed<cmip::ObjectInstance>::fail("invalid_message", "instance must have dn, local_dn or non_specific");
+    return invalidMessage("instance must have dn, local_dn or non_specific");
   }
-  Parsed<cmip::RdnSequence> rdns = parseRdns(local ? (*it)["local_dn"] : (*it)["dn"],
+  Result<cmip::RdnSequence> rdns = parseRdns(local ? (*it)["local_dn"] : (*it)["dn"],
                                              local ? "instance.local_dn" : "instance.dn");
-  if (!rdns.ok()) return Parsed<cmip::ObjectInstance>::fail(rdns.error.code, rdns.error.message);
+  if (!rdns.isOk()) return rdns.status();
   instance.form = local ? Form::kLocalDistinguishedName : Form::kDistinguishedName;
-  instance.rdns = std::move(*rdns.value);
-  return ok(std::move(instance));
+  instance.rdns = std::move(rdns.value());
+  return instance;
 }
 
 // [{"id": OID|int, "value": hex}] for create and set.
-Parsed<std::vector<cmip::Attribute>> parseAttributes(const json& object, bool values_required) {
+Result<std::vector<cmip::Attribute>> parseAttributes(const json& object, bool values_required) {
   std::vector<cmip::Attribute> attributes;
   auto it = object.find("attributes");
-  if (it == object.end()) return ok(std::move(attributes));
-  if (!it->is_array()) return Parsed<std::vector<cmip::Attribute>>::fail("invalid_message", "attributes must be an array");
+  if (it == object.end()) return attributes;
+  if (!it->is_array()) return invalidMessage("attributes must be an array");
   for (std::size_t i = 0; i < it->size(); ++i) {
     const json& a = (*it)[i];
     std::string at = "attributes[" + std::to_string(i) + "]";
-    if (!a.is_object()) return Parsed<std::vector<cmip::Attribute>>::fail("invalid_message", at + " must be an object");
-    Parsed<cmip::GlobalOrLocal> id = parseId(a, "id");
-    if (!id.ok()) return Parsed<std::vector<cmip::Attribute>>::fail("invalid_message", at + "." + id.error.message);
-    cmip::Attribute attribute{*id.value, {}};
+    if (!a.is_object()) return invalidMessage(at + " must be an object");
+    Result<cmip::GlobalOrLocal> id = parseId(a, "id");
+    if (!id.isOk()) return invalidMessage(at + "." + id.status().message());
+    cmip::Attribute attribute{id.value(), {}};
     if (a.contains("value")) {
-      Parsed<cmip::OpaqueBer> v = parseBerHex(a["value"], at + ".value");
-      if (!v.ok()) return Parsed<std::vector<cmip::Attribute>>::fail(v.error.code, v.error.message);
-      attribute.value = *v.value;
+      Result<cmip::OpaqueBer> v = parseBerHex(a["value"], at + ".value");
+      if (!v.isOk()) return v.status();
+      attribute.value = v.value();
     } else if (values_required) {
-      return Parsed<std::vector<cmip::Attribute>>::fail("invalid_message", at + ".value is required");
+      return invalidMessage(at + ".value is required");
     }
     attributes.push_back(std::move(attribute));
   }
-  return ok(std::move(attributes));
+  return attributes;
 }
 
 struct OperationName {
@@ -132,23 +129,22 @@ constexpr OperationName kOperations[] = {
 
 }  // namespace
 
-Parsed<cmip::OpaqueBer> parseBerHex(const json& value, const std::string& field) {
-  if (!value.is_string()) return Parsed<cmip::OpaqueBer>::fail("invalid_message", field + " must be a hex string");
+Result<cmip::OpaqueBer> parseBerHex(const json& value, const std::string& field) {
+  if (!value.is_string()) return invalidMessage(field + " must be a hex string");
   std::optional<db::Bytes> bytes = db::fromHex(value.get<std::string>());
-  if (!bytes) return Parsed<cmip::OpaqueBer>::fail("invalid_message", field + " is not an even number of hex digits");
+  if (!bytes) return invalidMessage(field + " is not an even number of hex digits");
   cmip::Result<cmip::Tlv> tlv = cmip::decodeSingleTlv(*bytes);
   if (!tlv.isOk()) {
-    return Parsed<cmip::OpaqueBer>::fail("invalid_message",
-                                         field + " is not one BER value: " + tlv.status().toString());
+    return invalidMessage(field + " is not one BER value: " + tlv.status().toString());
   }
-  return ok(cmip::OpaqueBer{std::move(*bytes)});
+  return cmip::OpaqueBer{std::move(*bytes)};
 }
 
-Parsed<std::uint32_t> parseFunctions(const json& value) {
+Result<std::uint32_t> parseFunctions(const json& value) {
   std::vector<json> names;
   if (value.is_string()) names.push_back(value);
   else if (value.is_array() && !value.empty()) names.assign(value.begin(), value.end());
-  else return Parsed<std::uint32_t>::fail("invalid_message", "function is required: a function name or a list of them");
+  else return invalidMessage("function is required: a function name or a list of them");
   std::uint32_t mask = 0;
   for (const json& name : names) {
     // The one name table (common/vocabulary.h): the simulator's and the bind profile's
@@ -156,204 +152,200 @@ Parsed<std::uint32_t> parseFunctions(const json& value) {
     std::optional<common::AssociationFunction> f;
     if (name.is_string()) f = common::parseAssociationFunction(name.get<std::string>());
     if (!f) {
-      return Parsed<std::uint32_t>::fail(
-          "invalid_message", "unknown function " + name.dump() + ": " + common::associationFunctionNames());
+      return invalidMessage("unknown function " + name.dump() + ": " + common::associationFunctionNames());
     }
     mask |= 1u << static_cast<unsigned>(*f);
   }
-  return ok(mask);
+  return mask;
 }
 
-Parsed<OutboundMessage> parseMessage(const json& object) {
-  using P = Parsed<OutboundMessage>;
-  if (!object.is_object()) return P::fail("invalid_message", "a message must be a JSON object");
+Result<OutboundMessage> parseMessage(const json& object) {
+  if (!object.is_object()) return invalidMessage("a message must be a JSON object");
   std::string spid = object.value("spid", json()).is_string() ? object["spid"].get<std::string>() : "";
-  if (!db::isValidSpid(spid)) return P::fail("invalid_message", "spid must be 4 ASCII letters or digits");
-  Parsed<OutboundMessage> out = parseMessageContent(object);
-  if (out.ok()) out.value->message.spid = spid;
+  if (!db::isValidSpid(spid)) return invalidMessage("spid must be 4 ASCII letters or digits");
+  Result<OutboundMessage> out = parseMessageContent(object);
+  if (out.isOk()) out->message.spid = spid;
   return out;
 }
 
 namespace {
 
 // A message's envelope: its association functions, priority, key and idempotency key.
-std::optional<ApiError> readEnvelope(const json& object, OutboundMessage& out) {
-  Parsed<std::uint32_t> functions = parseFunctions(object.value("function", json()));
-  if (!functions.ok()) return functions.error;
-  out.message.function_mask = *functions.value;
+Status readEnvelope(const json& object, OutboundMessage& out) {
+  Result<std::uint32_t> functions = parseFunctions(object.value("function", json()));
+  if (!functions.isOk()) return functions.status();
+  out.message.function_mask = functions.value();
   if (object.contains("priority")) {
     const json& p = object["priority"];
     if (!p.is_number_integer() || p.get<std::int64_t>() < kMinPriority || p.get<std::int64_t>() > kMaxPriority) {
-      return ApiError{"invalid_message", "priority must be an integer 0..9 (higher leaves first)"};
+      return invalidMessage("priority must be an integer 0..9 (higher leaves first)");
     }
     out.message.priority = p.get<int>();
   }
   if (object.contains("key")) {
-    if (!object["key"].is_string()) return ApiError{"invalid_message", "key must be a string"};
+    if (!object["key"].is_string()) return invalidMessage("key must be a string");
     out.key = object["key"].get<std::string>();
   }
   if (object.contains("idempotency_key")) {
     const json& k = object["idempotency_key"];
     if (!k.is_string() || !db::isValidIdempotencyKey(k.get<std::string>())) {
-      return ApiError{"invalid_idempotency_key",
-                      "idempotency_key must be a string of 1.." + std::to_string(db::kMaxIdempotencyKeyLength) +
-                          " visible ASCII characters (0x21..0x7e)"};
+      return Status::error(StatusCode::kInvalidIdempotencyKey,
+                           "idempotency_key must be a string of 1.." +
+                               std::to_string(db::kMaxIdempotencyKeyLength) + " visible ASCII characters (0x21..0x7e)");
     }
     out.message.idempotency_key = k.get<std::string>();
   }
-  return std::nullopt;
+  return Status::ok();
 }
 
 // The CMIP operation and whether it is confirmed (X.711 §7.4), stored with the row
 // (db/outbound_queue.h MessageKind): delivery never decodes it.
-Parsed<const OperationName*> readOperation(const json& object, OutboundMessage& out) {
-  using P = Parsed<const OperationName*>;
+Result<const OperationName*> readOperation(const json& object, OutboundMessage& out) {
   std::string operation = object.value("operation", json()).is_string() ? object["operation"].get<std::string>() : "";
   const OperationName* op = nullptr;
   for (const OperationName& candidate : kOperations) {
     if (operation == candidate.name) op = &candidate;
   }
-  if (op == nullptr) return P::fail("invalid_message", "operation must be event-report, action, create, delete, set or get");
+  if (op == nullptr) return invalidMessage("operation must be event-report, action, create, delete, set or get");
   bool confirmed = true;
   if (object.contains("confirmed")) {
-    if (!object["confirmed"].is_boolean()) return P::fail("invalid_message", "confirmed must be true or false");
+    if (!object["confirmed"].is_boolean()) return invalidMessage("confirmed must be true or false");
     confirmed = object["confirmed"].get<bool>();
   }
   if (!confirmed && !op->confirmable) {
-    return P::fail("invalid_message", std::string(op->name) + " is always confirmed (X.711 defines no unconfirmed form)");
+    return invalidMessage(std::string(op->name) + " is always confirmed (X.711 defines no unconfirmed form)");
   }
   out.opcode = confirmed ? op->confirmed : op->unconfirmed;
   out.confirmed = confirmed;
   out.message.kind = db::MessageKind::kPush;
   out.message.opcode = static_cast<int>(out.opcode);
   out.message.confirmed = confirmed;
-  return ok(op);
+  return op;
 }
 
 // The argument of a create or set: the attributes (at least one for set).
-Parsed<cmip::CmipArgument> createOrSetArgument(const json& object, const std::string& name,
+Result<cmip::CmipArgument> createOrSetArgument(const json& object, const std::string& name,
                                                const cmip::Selection& selection) {
-  using P = Parsed<cmip::CmipArgument>;
-  Parsed<std::vector<cmip::Attribute>> attributes = parseAttributes(object, true);
-  if (!attributes.ok()) return P::fail(attributes.error.code, attributes.error.message);
+  Result<std::vector<cmip::Attribute>> attributes = parseAttributes(object, true);
+  if (!attributes.isOk()) return attributes.status();
   if (name == "create") {
     cmip::CreateArgument create;
     create.managedObjectClass = selection.baseClass;
     create.managedObjectInstance = selection.baseInstance;
-    if (!attributes.value->empty()) create.attributeList = *attributes.value;
-    return ok(cmip::CmipArgument(std::move(create)));
+    if (!attributes->empty()) create.attributeList = attributes.value();
+    return cmip::CmipArgument(std::move(create));
   }
-  if (attributes.value->empty()) return P::fail("invalid_message", "set needs at least one attribute");
+  if (attributes->empty()) return invalidMessage("set needs at least one attribute");
   cmip::SetArgument set{selection, {}};
-  for (const cmip::Attribute& a : *attributes.value) {
+  for (const cmip::Attribute& a : attributes.value()) {
     set.modificationList.push_back(cmip::Modification{std::nullopt, a.id, a.value});
   }
-  return ok(cmip::CmipArgument(std::move(set)));
+  return cmip::CmipArgument(std::move(set));
 }
 
 // The operation's argument: the managed object (class, instance) and what the operation
 // carries — the event or action type and information, the attributes.
-Parsed<cmip::CmipArgument> readArgument(const json& object, const OperationName& op) {
-  using P = Parsed<cmip::CmipArgument>;
-  Parsed<cmip::GlobalOrLocal> object_class = parseId(object, "object_class");
-  if (!object_class.ok()) return P::fail(object_class.error.code, object_class.error.message);
-  Parsed<cmip::ObjectInstance> instance = parseInstance(object);
-  if (!instance.ok()) return P::fail(instance.error.code, instance.error.message);
+Result<cmip::CmipArgument> readArgument(const json& object, const OperationName& op) {
+  Result<cmip::GlobalOrLocal> object_class = parseId(object, "object_class");
+  if (!object_class.isOk()) return object_class.status();
+  Result<cmip::ObjectInstance> instance = parseInstance(object);
+  if (!instance.isOk()) return instance.status();
   std::optional<cmip::OpaqueBer> information;
   if (object.contains("information")) {
-    Parsed<cmip::OpaqueBer> info = parseBerHex(object["information"], "information");
-    if (!info.ok()) return P::fail(info.error.code, info.error.message);
-    information = *info.value;
+    Result<cmip::OpaqueBer> info = parseBerHex(object["information"], "information");
+    if (!info.isOk()) return info.status();
+    information = info.value();
   }
-  cmip::Selection selection{*object_class.value, *instance.value, {}, {}, {}, {}};
+  cmip::Selection selection{object_class.value(), instance.value(), {}, {}, {}, {}};
   const std::string name = op.name;
   if (name == "event-report" || name == "action") {
-    Parsed<cmip::GlobalOrLocal> type = parseId(object, "type");
-    if (!type.ok()) return P::fail(type.error.code, type.error.message + " (the event or action type)");
-    if (name == "event-report") {
-      return ok(cmip::CmipArgument(cmip::EventReportArgument{*object_class.value, *instance.value, std::nullopt,
-                                                             *type.value, information}));
+    Result<cmip::GlobalOrLocal> type = parseId(object, "type");
+    if (!type.isOk()) {
+      return Status::error(type.status().code(), type.status().message() + " (the event or action type)");
     }
-    return ok(cmip::CmipArgument(cmip::ActionArgument{selection, *type.value, information}));
+    if (name == "event-report") {
+      return cmip::CmipArgument(cmip::EventReportArgument{object_class.value(), instance.value(), std::nullopt,
+                                                          type.value(), information});
+    }
+    return cmip::CmipArgument(cmip::ActionArgument{selection, type.value(), information});
   }
   if (name == "create" || name == "set") return createOrSetArgument(object, name, selection);
-  if (name == "delete") return ok(cmip::CmipArgument(cmip::DeleteArgument{selection}));
+  if (name == "delete") return cmip::CmipArgument(cmip::DeleteArgument{selection});
   // get
-  Parsed<std::vector<cmip::Attribute>> attributes = parseAttributes(object, false);
-  if (!attributes.ok()) return P::fail(attributes.error.code, attributes.error.message);
+  Result<std::vector<cmip::Attribute>> attributes = parseAttributes(object, false);
+  if (!attributes.isOk()) return attributes.status();
   cmip::GetArgument get{selection, std::nullopt};
-  if (!attributes.value->empty()) {
+  if (!attributes->empty()) {
     get.attributeIdList.emplace();
-    for (const cmip::Attribute& a : *attributes.value) get.attributeIdList->push_back(a.id);
+    for (const cmip::Attribute& a : attributes.value()) get.attributeIdList->push_back(a.id);
   }
-  return ok(cmip::CmipArgument(std::move(get)));
+  return cmip::CmipArgument(std::move(get));
 }
 
 }  // namespace
 
-Parsed<OutboundMessage> parseMessageContent(const json& object) {
-  using P = Parsed<OutboundMessage>;
-  if (!object.is_object()) return P::fail("invalid_message", "a message must be a JSON object");
+Result<OutboundMessage> parseMessageContent(const json& object) {
+  if (!object.is_object()) return invalidMessage("a message must be a JSON object");
   OutboundMessage out;
-  if (std::optional<ApiError> refused = readEnvelope(object, out)) return P::fail(refused->code, refused->message);
-  Parsed<const OperationName*> op = readOperation(object, out);
-  if (!op.ok()) return P::fail(op.error.code, op.error.message);
-  Parsed<cmip::CmipArgument> argument = readArgument(object, **op.value);
-  if (!argument.ok()) return P::fail(argument.error.code, argument.error.message);
+  if (Status refused = readEnvelope(object, out); !refused.isOk()) return refused;
+  Result<const OperationName*> op = readOperation(object, out);
+  if (!op.isOk()) return op.status();
+  Result<cmip::CmipArgument> argument = readArgument(object, *op.value());
+  if (!argument.isOk()) return argument.status();
   cmip::CmipInvoke invoke;
   invoke.opcode = out.opcode;
-  invoke.argument = std::move(*argument.value);
+  invoke.argument = std::move(argument.value());
   out.message.pdu = encodeQueuedInvoke(std::move(invoke));
-  return ok(std::move(out));
+  return out;
 }
 
-Parsed<std::vector<OutboundMessage>> parseMessages(const json& body) {
-  using P = Parsed<std::vector<OutboundMessage>>;
+Result<std::vector<OutboundMessage>> parseMessages(const json& body) {
   std::vector<OutboundMessage> out;
   if (body.is_object() && body.contains("messages")) {
     const json& list = body["messages"];
     if (!list.is_array() || list.empty() || list.size() > kMaxBatchMessages) {
-      return P::fail("invalid_message", "messages must be an array of 1.." + std::to_string(kMaxBatchMessages) + " messages");
+      return invalidMessage("messages must be an array of 1.." + std::to_string(kMaxBatchMessages) + " messages");
     }
     for (std::size_t i = 0; i < list.size(); ++i) {
-      Parsed<OutboundMessage> one = parseMessage(list[i]);
-      if (!one.ok()) return P::fail(one.error.code, "messages[" + std::to_string(i) + "]: " + one.error.message);
+      Result<OutboundMessage> one = parseMessage(list[i]);
+      if (!one.isOk()) {
+        return Status::error(one.status().code(), "messages[" + std::to_string(i) + "]: " + one.status().message());
+      }
       // A key names one message of its provider: twice in one submission is a mistake
       // of the client, not a retry.
-      for (std::size_t j = 0; j < out.size() && one.value->message.idempotency_key; ++j) {
-        if (out[j].message.idempotency_key == one.value->message.idempotency_key &&
-            out[j].message.spid == one.value->message.spid) {
-          return P::fail("repeated_idempotency_key",
-                         "messages[" + std::to_string(i) + "]: idempotency_key '" +
-                             *one.value->message.idempotency_key + "' is already given to messages[" +
-                             std::to_string(j) + "] for provider " + one.value->message.spid);
+      for (std::size_t j = 0; j < out.size() && one->message.idempotency_key; ++j) {
+        if (out[j].message.idempotency_key == one->message.idempotency_key &&
+            out[j].message.spid == one->message.spid) {
+          return Status::error(StatusCode::kRepeatedIdempotencyKey,
+                               "messages[" + std::to_string(i) + "]: idempotency_key '" +
+                                   *one->message.idempotency_key + "' is already given to messages[" +
+                                   std::to_string(j) + "] for provider " + one->message.spid);
         }
       }
-      out.push_back(std::move(*one.value));
+      out.push_back(std::move(one.value()));
     }
-    return ok(std::move(out));
+    return out;
   }
-  Parsed<OutboundMessage> one = parseMessage(body);
-  if (!one.ok()) return P::fail(one.error.code, one.error.message);
-  out.push_back(std::move(*one.value));
-  return ok(std::move(out));
+  Result<OutboundMessage> one = parseMessage(body);
+  if (!one.isOk()) return one.status();
+  out.push_back(std::move(one.value()));
+  return out;
 }
 
-Parsed<InboundResponse> parseInboundResponse(const json& body) {
-  using P = Parsed<InboundResponse>;
-  if (!body.is_object()) return P::fail("invalid_response", "the body must be a JSON object");
+Result<InboundResponse> parseInboundResponse(const json& body) {
+  if (!body.is_object()) return invalidResponse("the body must be a JSON object");
   InboundResponse response;
   std::string outcome = body.value("outcome", json("result")).is_string() ? body.value("outcome", std::string("result")) : "";
   if (outcome == "result") {
     response.kind = InboundResponse::Kind::kResult;
     if (body.contains("result")) {
-      Parsed<cmip::OpaqueBer> result = parseBerHex(body["result"], "result");
-      if (!result.ok()) return P::fail("invalid_response", result.error.message);
-      response.result = *result.value;
+      Result<cmip::OpaqueBer> result = parseBerHex(body["result"], "result");
+      if (!result.isOk()) return invalidResponse(result.status().message());
+      response.result = result.value();
     }
-    return ok(std::move(response));
+    return response;
   }
-  if (outcome != "error") return P::fail("invalid_response", "outcome must be \"result\" or \"error\"");
+  if (outcome != "error") return invalidResponse("outcome must be \"result\" or \"error\"");
   response.kind = InboundResponse::Kind::kError;
   const json code = body.value("error_code", json());
   if (code.is_number_integer() && cmip::isKnownCmipError(code.get<std::int32_t>())) {
@@ -366,16 +358,16 @@ Parsed<InboundResponse> parseInboundResponse(const json& body) {
         found = true;
       }
     }
-    if (!found) return P::fail("invalid_response", "error_code " + code.dump() + " is not an X.711 CMIP error name");
+    if (!found) return invalidResponse("error_code " + code.dump() + " is not an X.711 CMIP error name");
   } else {
-    return P::fail("invalid_response", "error_code must be an X.711 error name (\"processingFailure\") or number 0..23");
+    return invalidResponse("error_code must be an X.711 error name (\"processingFailure\") or number 0..23");
   }
   if (body.contains("parameter")) {
-    Parsed<cmip::OpaqueBer> parameter = parseBerHex(body["parameter"], "parameter");
-    if (!parameter.ok()) return P::fail("invalid_response", parameter.error.message);
-    response.error_parameter = *parameter.value;
+    Result<cmip::OpaqueBer> parameter = parseBerHex(body["parameter"], "parameter");
+    if (!parameter.isOk()) return invalidResponse(parameter.status().message());
+    response.error_parameter = parameter.value();
   }
-  return ok(std::move(response));
+  return response;
 }
 
 std::optional<std::size_t> invalidUtf8At(std::string_view text) {

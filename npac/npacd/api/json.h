@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/status.h"
 #include "db/clock.h"
 #include "db/key_store.h"
 #include "db/nsap_store.h"
@@ -32,42 +33,31 @@
 
 namespace npac::npacd {
 
-// Why a request body was refused: a machine-readable code and a sentence for a person.
-struct ApiError {
-  std::string code;     // "invalid_message", "bad_json", ...
-  std::string message;  // "messages[2].information: not hex"
-};
-
-template <typename T>
-struct Parsed {
-  std::optional<T> value;
-  ApiError error;
-  bool ok() const { return value.has_value(); }
-  static Parsed fail(std::string code, std::string message) {
-    return Parsed{std::nullopt, ApiError{std::move(code), std::move(message)}};
-  }
-};
+// A parser answers Result<T> (common/status.h): the value, or a Status in the kRequest
+// group whose code is the answer's "code" (StatusCode::kInvalidMessage is
+// "invalid_message") and whose message is the sentence for a person
+// ("messages[2].information: not hex"). statusResponse (request.h) makes it the answer.
 
 // Most messages in one submission.
 inline constexpr std::size_t kMaxBatchMessages = 1000;
 
 // One message object, or {"messages":[...]} (1..kMaxBatchMessages).
-Parsed<std::vector<OutboundMessage>> parseMessages(const nlohmann::json& body);
-Parsed<OutboundMessage> parseMessage(const nlohmann::json& object);
+Result<std::vector<OutboundMessage>> parseMessages(const nlohmann::json& body);
+Result<OutboundMessage> parseMessage(const nlohmann::json& object);
 // A message's fields but its "spid" (left empty, whatever the object holds): the content
 // POST /v1/broadcasts sends to each of its providers (broadcast.h).
-Parsed<OutboundMessage> parseMessageContent(const nlohmann::json& object);
+Result<OutboundMessage> parseMessageContent(const nlohmann::json& object);
 
 // "soa-management", "lsms-data-download", "network-data-management" ("network-data" is
 // accepted too), "notifications", "queries", or an array of them → the function mask bits
 // (common/vocabulary.h AssociationFunction).
-Parsed<std::uint32_t> parseFunctions(const nlohmann::json& value);
+Result<std::uint32_t> parseFunctions(const nlohmann::json& value);
 
 // The provider's answer to an inbound request (POST /v1/inbound/{id}/response).
-Parsed<InboundResponse> parseInboundResponse(const nlohmann::json& body);
+Result<InboundResponse> parseInboundResponse(const nlohmann::json& body);
 
 // Lower-case hex → bytes that are exactly one well-formed BER TLV.
-Parsed<cmip::OpaqueBer> parseBerHex(const nlohmann::json& value, const std::string& field);
+Result<cmip::OpaqueBer> parseBerHex(const nlohmann::json& value, const std::string& field);
 
 // The offset of the first byte that makes `text` not well-formed UTF-8 (RFC 3629 §4:
 // no overlong forms, no surrogates U+D800..U+DFFF, nothing above U+10FFFF), or nullopt

@@ -28,13 +28,13 @@ bool parseInt64(const std::string& text, std::int64_t* out) {
 }  // namespace
 
 void submitMessages(ApiContext& api, ApiRequest& r, ApiResponder& respond) {
-  Parsed<std::vector<OutboundMessage>> parsed = parseMessages(r.body);
-  if (!parsed.ok()) return respond(errorResponse(ApiStatus::kBadRequest, parsed.error.code, parsed.error.message));
-  if (ApiResponse error; !requireProviders(api, *parsed.value, &error)) return respond(std::move(error));
+  Result<std::vector<OutboundMessage>> parsed = parseMessages(r.body);
+  if (!parsed.isOk()) return respond(statusResponse(parsed.status()));
+  if (ApiResponse error; !requireProviders(api, parsed.value(), &error)) return respond(std::move(error));
   if (api.core == nullptr) return respond(coreUnavailable());
   ApiResponder answer = std::move(respond);
   PostToApiThread post = api.post;
-  api.core->submit(std::move(*parsed.value), [post, answer](db::Result<std::vector<db::AppendOutcome>> outcomes) mutable {
+  api.core->submit(std::move(parsed).value(), [post, answer](db::Result<std::vector<db::AppendOutcome>> outcomes) mutable {
     post([answer = std::move(answer), outcomes = std::move(outcomes)]() {
       if (!outcomes.isOk()) return answer(statusResponse(outcomes.status()));
       // 201 when the submission added a row; 200 when every message was a duplicate of
@@ -131,13 +131,13 @@ void respondInbound(ApiContext& api, ApiRequest& r, const std::string& id_text, 
   if (!parseInt64(id_text, &id)) {
     return respond(errorResponse(ApiStatus::kBadRequest, "invalid_request_id", "'" + id_text + "' is not a request id"));
   }
-  Parsed<InboundResponse> parsed = parseInboundResponse(r.body);
-  if (!parsed.ok()) return respond(errorResponse(ApiStatus::kBadRequest, parsed.error.code, parsed.error.message));
-  parsed.value->actor = r.actor();
+  Result<InboundResponse> parsed = parseInboundResponse(r.body);
+  if (!parsed.isOk()) return respond(statusResponse(parsed.status()));
+  parsed->actor = r.actor();
   if (api.core == nullptr) return respond(coreUnavailable());
   ApiResponder answer = std::move(respond);
   PostToApiThread post = api.post;
-  api.core->respond(static_cast<InboundRequestId>(id), std::move(*parsed.value),
+  api.core->respond(static_cast<InboundRequestId>(id), std::move(parsed).value(),
                     [post, answer, id_text, id](db::Result<db::MessageId> queued) mutable {
                       post([answer = std::move(answer), queued = std::move(queued), id_text, id]() {
                         if (queued.status().isNotFound()) {

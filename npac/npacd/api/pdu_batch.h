@@ -47,7 +47,7 @@ inline constexpr std::uint8_t kMaxBatchPriority = 9;
 // record index and octet offset, invalid_spid, invalid_idempotency_key,
 // repeated_idempotency_key (one key twice for one provider), or invalid_pdu (the PDU is
 // not one ROSE Invoke of a CMIP operation, with the decoder's reason).
-Parsed<std::vector<OutboundMessage>> parsePduBatch(std::span<const std::uint8_t> body);
+Result<std::vector<OutboundMessage>> parsePduBatch(std::span<const std::uint8_t> body);
 
 // The encoding of one record (for clients written in C++, the bench load generator and
 // tests): the inverse of one record of parsePduBatch.

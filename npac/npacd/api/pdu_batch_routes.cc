@@ -16,13 +16,13 @@ using nlohmann::json;
 // answers any other body 415.
 void submitPduBatch(ApiContext& api, ApiRequest& r, ApiResponder& respond) {
   const auto* octets = reinterpret_cast<const std::uint8_t*>(r.raw_body.data());
-  Parsed<std::vector<OutboundMessage>> parsed = parsePduBatch(std::span(octets, r.raw_body.size()));
-  if (!parsed.ok()) return respond(errorResponse(ApiStatus::kBadRequest, parsed.error.code, parsed.error.message));
-  if (ApiResponse error; !requireProviders(api, *parsed.value, &error)) return respond(std::move(error));
+  Result<std::vector<OutboundMessage>> parsed = parsePduBatch(std::span(octets, r.raw_body.size()));
+  if (!parsed.isOk()) return respond(statusResponse(parsed.status()));
+  if (ApiResponse error; !requireProviders(api, parsed.value(), &error)) return respond(std::move(error));
   if (api.core == nullptr) return respond(coreUnavailable());
   ApiResponder answer = std::move(respond);
   PostToApiThread post = api.post;
-  api.core->submit(std::move(*parsed.value), [post, answer](db::Result<std::vector<db::AppendOutcome>> outcomes) mutable {
+  api.core->submit(std::move(parsed).value(), [post, answer](db::Result<std::vector<db::AppendOutcome>> outcomes) mutable {
     post([answer = std::move(answer), outcomes = std::move(outcomes)]() {
       if (!outcomes.isOk()) return answer(statusResponse(outcomes.status()));
       // The ids in record order, and the records that repeated a stored message (same

@@ -137,12 +137,29 @@ ApiResponse tunableResponse(const Status& status) {
   }
 }
 
+// The request group: the code is the answer's code (its description, "invalid_message"),
+// the message says what in the request was wrong. A refused broadcast's recipients answer
+// 404, 409 or 413 (docs/API.md "Broadcasts"); anything else the client sent wrong, 400.
+ApiResponse requestResponse(const Status& status, const std::string& prefix) {
+  using Code = npac::StatusCode;
+  ApiStatus http = ApiStatus::kBadRequest;
+  switch (status.code()) {
+    case Code::kProviderNotFound: http = ApiStatus::kNotFound; break;
+    case Code::kFunctionNotAllowed:
+    case Code::kNoRecipients: http = ApiStatus::kConflict; break;
+    case Code::kTooManyRecipients: http = ApiStatus::kPayloadTooLarge; break;
+    default: break;
+  }
+  return errorResponse(http, describe(status.code()), prefix + status.message());
+}
+
 }  // namespace
 
 ApiResponse statusResponse(const Status& status, const std::string& context) {
   using Code = npac::StatusCode;
   if (status.layer() == StatusLayer::kTunables) return tunableResponse(status);
   const std::string prefix = context.empty() ? std::string() : context + ": ";
+  if (status.layer() == StatusLayer::kRequest) return requestResponse(status, prefix);
   switch (status.code()) {
     case Code::kNotFound: return errorResponse(ApiStatus::kNotFound, "not_found", prefix + status.message());
     case Code::kInvalidArgument:

@@ -68,6 +68,10 @@ ApiResponse errorResponse(ApiStatus status, const std::string& code, const std::
 // Tunable codes → 404 unknown_tunable, 400 wrong_type / out_of_range / wrong_scope /
 // unknown_enum_value / invalid_provider / inconsistent / actor_required, 409 reentrant,
 // 500 storage; the message is the registry's own.
+// Request codes (a body or target the client got wrong, api/json.h) → 400 under the code's
+// own name (invalid_message, bad_json, ...), but a broadcast's 404 provider_not_found,
+// 409 function_not_allowed / no_recipients and 413 too_many_recipients; the message is the
+// Status's, after "<context>: " when one is given.
 ApiResponse statusResponse(const Status& status, const std::string& context = {});
 // 400 actor_required: "<what> changes the configuration: it needs ... a token" (a change
 // reached without an admitted token: a route table mistake, never a caller's).

@@ -17,10 +17,8 @@ namespace {
 
 constexpr std::size_t kMaxNameLength = 64;
 
-using Result = Parsed<db::ThrottleGroupDefinition>;
-
-Result bad(const std::string& field, const std::string& why) {
-  return Result::fail("invalid_throttle_group", field + ": " + why);
+Status bad(const std::string& field, const std::string& why) {
+  return Status::error(StatusCode::kInvalidThrottleGroup, field + ": " + why);
 }
 
 bool validName(const std::string& name) {
@@ -33,7 +31,7 @@ bool validName(const std::string& name) {
 
 // An integer field in [min, max], if present. False with `*error` set when it is wrong.
 bool integerField(const json& body, const char* name, std::int64_t min, std::int64_t max, std::int64_t* out,
-                  Result* error) {
+                  Status* error) {
   if (!body.contains(name)) return true;
   const json& v = body[name];
   if (!v.is_number_integer()) {
@@ -58,7 +56,7 @@ bool integerField(const json& body, const char* name, std::int64_t min, std::int
 // The "name" field: a valid name, the group's own when `current` is set. False with
 // `*error` set when it is wrong.
 bool nameField(const json& value, const db::ThrottleGroupDefinition* current, db::ThrottleGroupDefinition* group,
-               Result* error) {
+               Status* error) {
   if (!value.is_string()) {
     *error = bad("name", "must be a string");
     return false;
@@ -78,7 +76,7 @@ bool nameField(const json& value, const db::ThrottleGroupDefinition* current, db
 
 // The "members" field: 1..kMaxThrottleGroupMembers distinct SPIDs. False with `*error`
 // set when it is wrong.
-bool membersField(const json& members, db::ThrottleGroupDefinition* group, Result* error) {
+bool membersField(const json& members, db::ThrottleGroupDefinition* group, Status* error) {
   const auto refuse = [error](const std::string& field, const std::string& why) {
     *error = bad(field, why);
     return false;
@@ -105,8 +103,8 @@ bool membersField(const json& members, db::ThrottleGroupDefinition* group, Resul
 
 }  // namespace
 
-Result parseThrottleGroup(const json& body, const db::ThrottleGroupDefinition* current) {
-  if (!body.is_object()) return Result::fail("invalid_throttle_group", "the body must be a JSON object");
+Result<db::ThrottleGroupDefinition> parseThrottleGroup(const json& body, const db::ThrottleGroupDefinition* current) {
+  if (!body.is_object()) return Status::error(StatusCode::kInvalidThrottleGroup, "the body must be a JSON object");
   static const std::set<std::string> kFields{"name",        "members",     "max_rate",           "max_pending",
                                              "onset_1",     "abatement_1", "onset_2",            "abatement_2",
                                              "onset_3",     "abatement_3", "min_abatement_time", "peer_loss_reduction_percent"};
@@ -120,7 +118,7 @@ Result parseThrottleGroup(const json& body, const db::ThrottleGroupDefinition* c
     if (!body.contains("name")) return bad("name", "required");
     if (!body.contains("members")) return bad("members", "required: the SPIDs the group's far end serves");
   }
-  Result error;
+  Status error;
   if (body.contains("name") && !nameField(body["name"], current, &group, &error)) return error;
   if (body.contains("members") && !membersField(body["members"], &group, &error)) return error;
   if (!integerField(body, "max_rate", 0, kMaxThrottleGroupLimit, &group.max_rate, &error)) return error;
@@ -153,9 +151,9 @@ Result parseThrottleGroup(const json& body, const db::ThrottleGroupDefinition* c
   const std::array<std::int64_t, 3> onsets{group.onset[0], group.onset[1], group.onset[2]};
   const std::array<std::int64_t, 3> abatements{group.abatement[0], group.abatement[1], group.abatement[2]};
   if (tunables::Status levels = tunables::checkLevelPercentages(onsets, abatements, "", ""); !levels.isOk()) {
-    return Result::fail("invalid_throttle_group", levels.message());
+    return Status::error(StatusCode::kInvalidThrottleGroup, levels.message());
   }
-  return Result{group, {}};
+  return group;
 }
 
 json toJson(const db::ThrottleGroupDefinition& group) {

@@ -32,7 +32,7 @@ inline constexpr std::int64_t kMaxThrottleGroupLimit = 1'000'000;
 
 // The group a body describes: a new one (`current` null) or `current` with the body's
 // fields applied. Errors: invalid_throttle_group naming the field and why.
-Parsed<db::ThrottleGroupDefinition> parseThrottleGroup(const nlohmann::json& body,
+Result<db::ThrottleGroupDefinition> parseThrottleGroup(const nlohmann::json& body,
                                                        const db::ThrottleGroupDefinition* current);
 
 nlohmann::json toJson(const db::ThrottleGroupDefinition& group);

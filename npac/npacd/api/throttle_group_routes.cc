@@ -63,9 +63,9 @@ bool requireMembers(ApiContext& api, const db::ThrottleGroupDefinition& group, A
 }  // namespace
 
 ApiResponse addThrottleGroup(ApiContext& api, ApiRequest& r) {
-  Parsed<db::ThrottleGroupDefinition> parsed = parseThrottleGroup(r.body, nullptr);
-  if (!parsed.ok()) return errorResponse(ApiStatus::kBadRequest, parsed.error.code, parsed.error.message);
-  db::ThrottleGroupDefinition group = std::move(*parsed.value);
+  Result<db::ThrottleGroupDefinition> parsed = parseThrottleGroup(r.body, nullptr);
+  if (!parsed.isOk()) return statusResponse(parsed.status());
+  db::ThrottleGroupDefinition group = std::move(parsed).value();
   ApiResponse error;
   if (!requireMembers(api, group, &error)) return error;
   const std::string actor = r.actor();
@@ -102,9 +102,9 @@ ApiResponse setThrottleGroup(ApiContext& api, ApiRequest& r, const std::string& 
   if (auto* error = std::get_if<ApiResponse>(&stored)) return std::move(*error);
   const db::ThrottleGroupDefinition& current = std::get<db::ThrottleGroupDefinition>(stored);
   db::ThrottleGroupStore store(api.db);
-  Parsed<db::ThrottleGroupDefinition> parsed = parseThrottleGroup(r.body, &current);
-  if (!parsed.ok()) return errorResponse(ApiStatus::kBadRequest, parsed.error.code, parsed.error.message);
-  db::ThrottleGroupDefinition group = std::move(*parsed.value);
+  Result<db::ThrottleGroupDefinition> parsed = parseThrottleGroup(r.body, &current);
+  if (!parsed.isOk()) return statusResponse(parsed.status());
+  db::ThrottleGroupDefinition group = std::move(parsed).value();
   ApiResponse error;
   if (!requireMembers(api, group, &error)) return error;
   const std::string actor = r.actor();

@@ -8,6 +8,7 @@
 #include "cmip/rose.h"
 #include "db/statement.h"
 #include "npac/npacd/api/broadcast.h"
+#include "npac/npacd/api/request.h"
 #include "tests/npac/npacd/api/admin_api_fixture.h"
 
 namespace npac::npacd {
@@ -289,10 +290,12 @@ TEST_CASE("All that resolves to more providers than the fan-out bound is refused
   for (std::size_t i = 0; i < provisioned.size(); ++i) {
     provisioned[i] = db::ServiceProvider{spidNumber(i), "P", db::SystemType::kLsms, true};
   }
-  BroadcastRecipients recipients = resolveRecipients(request, provisioned);
-  REQUIRE_FALSE(recipients.ok());
-  CHECK(*recipients.status == 413);
-  CHECK(recipients.error.code == "too_many_recipients");
+  Result<std::vector<std::string>> recipients = resolveRecipients(request, provisioned);
+  REQUIRE_FALSE(recipients.isOk());
+  CHECK(recipients.status().code() == StatusCode::kTooManyRecipients);
+  const ApiResponse answer = statusResponse(recipients.status());
+  CHECK(answer.status == ApiStatus::kPayloadTooLarge);
+  CHECK_THAT(answer.body, Catch::Contains("\"too_many_recipients\""));
 }
 
 TEST_CASE("A broadcast body over the request size limit is refused 413 body_too_large") {

@@ -23,8 +23,8 @@ HttpRequest request(const std::string& target, const std::string& body = "", con
 // The code of parseApiRequest's refusal, "" when the request is usable.
 std::string refusal(const HttpRequest& r) {
   ApiRequest parsed;
-  std::optional<ApiError> error = parseApiRequest(r, &parsed);
-  return error ? error->code : "";
+  const Status refused = parseApiRequest(r, &parsed);
+  return refused.isOk() ? "" : describe(refused.code());
 }
 
 }  // namespace
@@ -86,6 +86,26 @@ TEST_CASE("A target that is not a path or has a broken percent escape is refused
   CHECK(refusal(request("/v1/%f")) == "bad_target");
   CHECK(refusal(request("/v1/x", "[1]")) == "bad_json");
   CHECK(refusal(request("/v1/x", "{")) == "bad_json");
+}
+
+TEST_CASE("Every code of the request group is answered under its own name with the Status's message") {
+  int seen = 0;
+  for (std::uint16_t n = 0; std::string(codeName(static_cast<StatusCode>(n))) != "kUnknown"; ++n) {
+    const auto code = static_cast<StatusCode>(n);
+    if (layerOf(code) != StatusLayer::kRequest) continue;
+    ++seen;
+    INFO(codeName(code));
+    const ApiResponse answer = statusResponse(Status::error(code, "what was wrong"), "POST /v1/x");
+    const nlohmann::json body = nlohmann::json::parse(answer.body);
+    CHECK(body["error"]["code"] == describe(code));
+    CHECK(body["error"]["message"] == "POST /v1/x: what was wrong");
+    ApiStatus expected = ApiStatus::kBadRequest;
+    if (code == StatusCode::kProviderNotFound) expected = ApiStatus::kNotFound;
+    if (code == StatusCode::kFunctionNotAllowed || code == StatusCode::kNoRecipients) expected = ApiStatus::kConflict;
+    if (code == StatusCode::kTooManyRecipients) expected = ApiStatus::kPayloadTooLarge;
+    CHECK(answer.status == expected);
+  }
+  CHECK(seen == 19);
 }
 
 }  // namespace npac::npacd

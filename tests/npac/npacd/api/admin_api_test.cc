@@ -387,15 +387,15 @@ TEST_CASE("Inbound requests are long-polled and answered through the core and an
 
 TEST_CASE("Each operation is queued as its X.711 argument inside a ROSE Invoke with the placeholder invoke id") {
   auto decode = [](const json& message) {
-    Parsed<OutboundMessage> parsed = parseMessage(message);
-    INFO(parsed.error.message);
-    REQUIRE(parsed.ok());
-    auto apdu = cmip::decodeRoseApdu(parsed.value->message.pdu);
+    Result<OutboundMessage> parsed = parseMessage(message);
+    INFO(parsed.status().message());
+    REQUIRE(parsed.isOk());
+    auto apdu = cmip::decodeRoseApdu(parsed->message.pdu);
     REQUIRE(apdu.isOk());
     CHECK(std::get<cmip::RoseInvoke>(apdu.value()).invokeId == kPlaceholderInvokeId);
     auto typed = cmip::fromRose(std::get<cmip::RoseInvoke>(apdu.value()));
     REQUIRE(typed.isOk());
-    CHECK(typed.value().opcode == parsed.value->opcode);
+    CHECK(typed.value().opcode == parsed->opcode);
     return typed.value();
   };
   json base = notification("0001");

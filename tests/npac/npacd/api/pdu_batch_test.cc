@@ -25,10 +25,10 @@ std::vector<std::uint8_t> batchOf(const std::vector<std::uint8_t>& pdu, int coun
 
 std::string refusal(const std::vector<std::uint8_t>& body) {
   auto parsed = parsePduBatch(body);
-  REQUIRE_FALSE(parsed.ok());
-  INFO(parsed.error.message);
-  CHECK_FALSE(parsed.error.message.empty());
-  return parsed.error.code;
+  REQUIRE_FALSE(parsed.isOk());
+  INFO(parsed.status().message());
+  CHECK_FALSE(parsed.status().message().empty());
+  return describe(parsed.status().code());  // the answer's code, "invalid_pdu"
 }
 
 }  // namespace
@@ -40,10 +40,10 @@ TEST_CASE("A PDU batch record becomes a queued push with the operation and confi
   appendPduBatchRecord(body, "0001", kNotifications, 3, "k-1", confirmed);
   appendPduBatchRecord(body, "0002", kNotifications | 1u, 0, "", unconfirmed);
   auto parsed = parsePduBatch(body);
-  INFO(parsed.error.message);
-  REQUIRE(parsed.ok());
-  REQUIRE(parsed.value->size() == 2);
-  const OutboundMessage& first = (*parsed.value)[0];
+  INFO(parsed.status().message());
+  REQUIRE(parsed.isOk());
+  REQUIRE(parsed->size() == 2);
+  const OutboundMessage& first = parsed.value()[0];
   CHECK(first.message.spid == "0001");
   CHECK(first.message.function_mask == kNotifications);
   CHECK(first.message.priority == 3);
@@ -52,7 +52,7 @@ TEST_CASE("A PDU batch record becomes a queued push with the operation and confi
   CHECK(first.message.kind == db::MessageKind::kPush);
   CHECK(first.message.opcode == static_cast<int>(cmip::CmipOpcode::kEventReportConfirmed));
   CHECK(first.message.confirmed);
-  const OutboundMessage& second = (*parsed.value)[1];
+  const OutboundMessage& second = parsed.value()[1];
   CHECK(second.message.spid == "0002");
   CHECK_FALSE(second.message.idempotency_key);
   CHECK_FALSE(second.message.confirmed);
@@ -74,9 +74,9 @@ TEST_CASE("A PDU batch record cut short anywhere is refused naming the record") 
     std::vector<std::uint8_t> body(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(cut));
     auto parsed = parsePduBatch(body);
     INFO(cut);
-    REQUIRE_FALSE(parsed.ok());
-    CHECK(parsed.error.code == "invalid_pdu_batch");
-    CHECK(parsed.error.message.find("record 1") != std::string::npos);
+    REQUIRE_FALSE(parsed.isOk());
+    CHECK(parsed.status().code() == StatusCode::kInvalidPduBatch);
+    CHECK(parsed.status().message().find("record 1") != std::string::npos);
   }
 }
 
@@ -99,7 +99,7 @@ TEST_CASE("A PDU batch with a malformed or repeated idempotency key is refused")
   std::vector<std::uint8_t> two_providers;
   appendPduBatchRecord(two_providers, "0001", kNotifications, 0, "same", queuedEventReport());
   appendPduBatchRecord(two_providers, "0002", kNotifications, 0, "same", queuedEventReport());
-  CHECK(parsePduBatch(two_providers).ok());
+  CHECK(parsePduBatch(two_providers).isOk());
 }
 
 TEST_CASE("A PDU batch record whose PDU is empty, too long or not an Invoke of a pushed operation is refused") {
@@ -120,7 +120,7 @@ TEST_CASE("A PDU batch record whose PDU is empty, too long or not an Invoke of a
 }
 
 TEST_CASE("A PDU batch of more than 1000 records is refused") {
-  CHECK(parsePduBatch(batchOf(queuedEventReport(), 1000)).ok());
+  CHECK(parsePduBatch(batchOf(queuedEventReport(), 1000)).isOk());
   CHECK(refusal(batchOf(queuedEventReport(), 1001)) == "invalid_pdu_batch");
 }
 
