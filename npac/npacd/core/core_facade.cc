@@ -193,8 +193,9 @@ void CoreFacade::metrics(bool providers, MetricsDone done) {
     out.listening = !parts_.stopping && parts_.listener.accepting();
     out.draining = parts_.stopping;
     out.storage_ok = parts_.store.healthy();
-    out.delivery_rounds_memory = parts_.store.readyRounds();
-    out.delivery_rounds_database = parts_.store.databaseRounds();
+    const DeliveryStore::Figures store = parts_.store.figures();
+    out.delivery_rounds_memory = store.ready_rounds;
+    out.delivery_rounds_database = store.database_rounds;
     if (providers) {
       const BindAdmission::Counters& binds = parts_.admission.counters();
       out.binds_accepted = binds.accepted;

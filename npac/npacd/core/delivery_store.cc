@@ -81,21 +81,27 @@ db::Result<db::QueuedMessage> DeliveryStore::get(db::MessageId id) {
   return row;
 }
 
-db::Result<std::vector<db::QueuedMessage>> DeliveryStore::unacknowledged(const std::string& spid,
-                                                                        std::size_t limit) {
+db::Result<std::vector<db::QueuedMessage>> DeliveryStore::recoveryCandidates(const std::string& spid,
+                                                                            std::optional<CreatedRange> created,
+                                                                            std::size_t limit) {
   flush();
-  auto rows = queue_.unacknowledged(spid, limit);
+  auto rows = created ? queue_.createdBetween(spid, created->from, created->to, limit)
+                      : queue_.unacknowledged(spid, limit);
   if (!rows.isOk()) readFailed(rows.status(), "reading the queue for recovery");
   return rows;
 }
 
-db::Result<std::vector<db::QueuedMessage>> DeliveryStore::createdBetween(const std::string& spid,
-                                                                        db::TimeMs from, db::TimeMs to,
-                                                                        std::size_t limit) {
-  flush();
-  auto rows = queue_.createdBetween(spid, from, to, limit);
-  if (!rows.isOk()) readFailed(rows.status(), "reading the queue for recovery");
-  return rows;
+DeliveryStore::Figures DeliveryStore::figures() const {
+  Figures out;
+  out.backlog = backlog_.size();
+  out.fenced_writes = fence_.fencedWrites();
+  out.ready_rounds = ready_.rounds();
+  out.database_rounds = ready_.databaseRounds();
+  out.known_states = known_.total();
+  out.ready_messages = ready_.messages();
+  out.ready_bytes = ready_.bytes();
+  out.settles = settle_.settles();
+  return out;
 }
 
 db::Result<std::map<std::uint32_t, std::size_t>> DeliveryStore::queuedByMask(const std::string& spid) {

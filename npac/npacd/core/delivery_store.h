@@ -45,6 +45,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,16 +81,34 @@ class DeliveryStore {
   void setReadyLimits(ReadyLimits limits) { ready_.setLimits(limits); }
 
   bool healthy() const { return backlog_.empty() && !read_failed_; }
-  std::size_t backlog() const { return backlog_.size(); }
+
+  // What the store has done and holds (metrics, the queue view, tests).
+  struct Figures {
+    std::size_t backlog = 0;          // progress writes waiting for the database
+    std::uint64_t fenced_writes = 0;  // progress writes refused: the provider's lease was lost
+    std::uint64_t ready_rounds = 0;   // delivery rounds answered from memory
+    std::uint64_t database_rounds = 0;  // and from the database
+    std::size_t known_states = 0;     // messages whose state is remembered
+    std::size_t ready_messages = 0;   // messages held in all ReadyQueues
+    std::size_t ready_bytes = 0;      // and their PDU bytes
+    std::uint64_t settles = 0;        // settles that moved a provider's mark
+  };
+  Figures figures() const;
 
   // Reads; a storage failure marks the store unhealthy until a retry() reads again.
   db::Result<std::vector<db::QueuedMessage>> nextQueued(const std::string& spid,
                                                         std::uint32_t functions,
                                                         std::size_t limit);
   db::Result<db::QueuedMessage> get(db::MessageId id);
-  db::Result<std::vector<db::QueuedMessage>> unacknowledged(const std::string& spid, std::size_t limit);
-  db::Result<std::vector<db::QueuedMessage>> createdBetween(const std::string& spid, db::TimeMs from,
-                                                            db::TimeMs to, std::size_t limit);
+  // A recovery request's candidates (NANC 351): the provider's unacknowledged messages, or
+  // with `created` those created in [from, to).
+  struct CreatedRange {
+    db::TimeMs from = 0;
+    db::TimeMs to = 0;
+  };
+  db::Result<std::vector<db::QueuedMessage>> recoveryCandidates(const std::string& spid,
+                                                                std::optional<CreatedRange> created,
+                                                                std::size_t limit);
   // Queued messages of `spid` by function mask (the queue view's "waiting").
   db::Result<std::map<std::uint32_t, std::size_t>> queuedByMask(const std::string& spid);
 
@@ -104,8 +123,6 @@ class DeliveryStore {
   void requeueAssociation(const std::string& spid, db::AssociationId association);
   void moveSent(const std::string& spid, db::MessageId id, db::AssociationId association);
   void requeue(const std::string& spid, std::vector<db::MessageId> ids);
-  // Progress writes refused because the provider's lease was lost (metrics, tests).
-  std::uint64_t fencedWrites() const { return fence_.fencedWrites(); }
   // The latest progress writes for `spid` were refused by the fence, and none has
   // committed since (see "Fencing" above).
   bool fenced(const std::string& spid) const { return fence_.fenced(spid); }
@@ -123,16 +140,6 @@ class DeliveryStore {
     ready_.dropAll();
     known_.forgetAll();
   }
-  // Delivery rounds answered from memory, and from the database (tests, metrics).
-  std::uint64_t readyRounds() const { return ready_.rounds(); }
-  std::uint64_t databaseRounds() const { return ready_.databaseRounds(); }
-  // Messages whose state is remembered (tests, metrics).
-  std::size_t knownStates() const { return known_.total(); }
-  // Messages and PDU bytes held in all ReadyQueues (tests, metrics).
-  std::size_t readyMessages() const { return ready_.messages(); }
-  std::size_t readyBytes() const { return ready_.bytes(); }
-  // Settles that moved a provider's mark (tests, metrics).
-  std::uint64_t settles() const { return settle_.settles(); }
 
   // Replays the backlog (and re-checks reads); true when healthy afterwards.
   bool retry();

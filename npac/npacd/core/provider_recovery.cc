@@ -107,8 +107,8 @@ bool ProviderRecovery::onAction(db::AssociationId association, const cmip::CmipI
   if (reply.refusedAnotherObject()) return true;
   if (complete) {
     auto released = egress_.recovery().complete();
-    if (!released.ok()) {
-      reply.error(std::string(as::toString(released.error())));
+    if (!released.isOk()) {
+      reply.error(released.status().toString());
       return true;
     }
     reply.result(std::nullopt);
@@ -143,9 +143,11 @@ std::optional<std::int64_t> ProviderRecovery::answer(const as::RecoveryRequest& 
     *refusal = "this NPAC node does not hold the provider's lease right now: bind again";
     return std::nullopt;
   }
-  auto rows = wanted.kind == as::RecoveryRequest::Kind::kUnacknowledged
-                  ? store_.unacknowledged(spid_, kMaxRecoveryMessages)
-                  : store_.createdBetween(spid_, toMs(wanted.from), toMs(wanted.to) + 1, kMaxRecoveryMessages);
+  std::optional<DeliveryStore::CreatedRange> created;
+  if (wanted.kind != as::RecoveryRequest::Kind::kUnacknowledged) {
+    created = DeliveryStore::CreatedRange{toMs(wanted.from), toMs(wanted.to) + 1};
+  }
+  auto rows = store_.recoveryCandidates(spid_, created, kMaxRecoveryMessages);
   if (!rows.isOk()) {
     *refusal = "outbound queue unreadable: " + rows.status().toString();
     return std::nullopt;
@@ -161,8 +163,8 @@ std::optional<std::int64_t> ProviderRecovery::answer(const as::RecoveryRequest& 
     by_id[static_cast<as::MessageId>(row.id)] = &row;
   }
   auto selected = egress_.recovery().answer(wanted, candidates);
-  if (!selected.ok()) {
-    *refusal = std::string(as::toString(selected.error()));
+  if (!selected.isOk()) {
+    *refusal = selected.status().toString();
     return std::nullopt;
   }
   counting_.recoverySession();

@@ -113,7 +113,7 @@ struct CorePartsFixture {
     return ids.value();
   }
   // Delivery rounds the store has served (from memory or from the database).
-  std::uint64_t rounds() const { return store->readyRounds() + store->databaseRounds(); }
+  std::uint64_t rounds() const { return store->figures().ready_rounds + store->figures().database_rounds; }
   std::size_t queuedInDatabase() {
     auto reader = db::Database::open(dir.file("npacd.db")).value();
     return db::OutboundQueue(*reader).count(db::MessageState::kQueued).value();

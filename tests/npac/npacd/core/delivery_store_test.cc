@@ -188,7 +188,7 @@ TEST_CASE("Progress writes under the lease this node holds are recorded") {
   f.store->flush();
   CHECK(f.stateSeenByReader(id) == db::MessageState::kAcknowledged);
   CHECK(f.fenced.empty());
-  CHECK(f.store->fencedWrites() == 0);
+  CHECK(f.store->figures().fenced_writes == 0);
 }
 
 TEST_CASE("Progress writes for a provider another node took over are refused and reported, the rest commit") {
@@ -203,7 +203,7 @@ TEST_CASE("Progress writes for a provider another node took over are refused and
   CHECK(f.stateSeenByReader(lost) == db::MessageState::kQueued);  // b delivers it, not a
   CHECK(f.stateSeenByReader(mine) == db::MessageState::kSent);
   CHECK(f.fenced == std::vector<std::string>{"0001"});
-  CHECK(f.store->fencedWrites() == 1);
+  CHECK(f.store->figures().fenced_writes == 1);
   CHECK(f.store->healthy());  // a lost lease is not a storage failure
 }
 
@@ -264,7 +264,7 @@ TEST_CASE("A turn's sent and acknowledged writes of messages the store handed ou
   auto ids = f.queue(3);
   auto handed = f.store->nextQueued("0001", 1, 10);
   REQUIRE(handed->size() == 3);
-  CHECK(f.store->knownStates() == 3);
+  CHECK(f.store->figures().known_states == 3);
   RowReads reads(f.db->handle());
   // Times below kSettleEveryMs: no settle runs (it reads; see the settled-mark cases).
   f.store->markSent("0001", {ids[0], ids[1], ids[2]}, 1, 100);
@@ -272,9 +272,9 @@ TEST_CASE("A turn's sent and acknowledged writes of messages the store handed ou
   f.store->acknowledge("0001", ids[0], 200);
   f.store->acknowledge("0001", ids[1], 200);
   f.store->flush();
-  CHECK(f.store->settles() == 0);
+  CHECK(f.store->figures().settles == 0);
   CHECK(reads.count == 0);
-  CHECK(f.store->knownStates() == 1);  // ids[2], in flight
+  CHECK(f.store->figures().known_states == 1);  // ids[2], in flight
   CHECK(f.stateSeenByReader(ids[0]) == db::MessageState::kAcknowledged);
   CHECK(f.stateSeenByReader(ids[2]) == db::MessageState::kSent);
 }
@@ -287,7 +287,7 @@ TEST_CASE("A write naming a message the store did not hand out reads that messag
   f.store->flush();
   CHECK(reads.count == 1);
   CHECK(f.stateSeenByReader(ids[1]) == db::MessageState::kSent);
-  CHECK(f.store->knownStates() == 2);  // what it wrote, it knows
+  CHECK(f.store->figures().known_states == 2);  // what it wrote, it knows
 }
 
 TEST_CASE("A sent write refused from what the store knows leaves every message it names queued") {
@@ -302,7 +302,7 @@ TEST_CASE("A sent write refused from what the store knows leaves every message i
   CHECK(reads.count == 0);
   CHECK(f.stateSeenByReader(ids[0]) == db::MessageState::kSent);
   CHECK(f.stateSeenByReader(ids[1]) == db::MessageState::kQueued);
-  CHECK(f.store->knownStates() == 0);  // a refusal forgets the provider's states
+  CHECK(f.store->figures().known_states == 0);  // a refusal forgets the provider's states
   CHECK(db::OutboundQueue(*f.reader).get(ids[0])->association_id == 1);
 }
 
@@ -313,7 +313,7 @@ TEST_CASE("Messages put back to queued are read again before the store marks the
   f.store->markSent("0001", {ids[0]}, 1, 2000);
   f.store->flush();
   f.store->requeueAssociation("0001", 1);
-  CHECK(f.store->knownStates() == 0);
+  CHECK(f.store->figures().known_states == 0);
   RowReads reads(f.db->handle());
   f.store->markSent("0001", {ids[0]}, 2, 2100);
   f.store->flush();
@@ -330,14 +330,14 @@ TEST_CASE("A provider's settled mark moves once enough of its messages are ackno
   f.store->markSent("0001", ids, 1, 2000);
   f.store->acknowledge("0001", ids[0], 2100);
   f.store->flush();
-  CHECK(f.store->settles() == 1);  // the provider's first acknowledgement: no settle ran before
+  CHECK(f.store->figures().settles == 1);  // the provider's first acknowledgement: no settle ran before
   for (std::size_t i = 1; i + 1 < ids.size(); ++i) f.store->acknowledge("0001", ids[i], 2200);
   f.store->flush();
-  CHECK(f.store->settles() == 1);  // one short of kSettleEveryAcks, within kSettleEveryMs
+  CHECK(f.store->figures().settles == 1);  // one short of kSettleEveryAcks, within kSettleEveryMs
   CHECK(db::ProgressLog(*f.reader).settledThrough("0001").value() == ids[0]);
   f.store->acknowledge("0001", ids.back(), 2300);
   f.store->flush();
-  CHECK(f.store->settles() == 2);
+  CHECK(f.store->figures().settles == 2);
   CHECK(db::ProgressLog(*f.reader).settledThrough("0001").value() == ids.back());
   CHECK(f.store->nextQueued("0001", 1, 10)->empty());
 }
@@ -348,14 +348,14 @@ TEST_CASE("A provider's settled mark moves a second after its last move once any
   f.store->markSent("0001", ids, 1, 2000);
   f.store->acknowledge("0001", ids[0], 2100);
   f.store->flush();
-  CHECK(f.store->settles() == 1);  // the first settle of the provider: none ran before
+  CHECK(f.store->figures().settles == 1);  // the first settle of the provider: none ran before
   f.store->acknowledge("0001", ids[1], 2100 + kSettleEveryMs - 1);
   f.store->flush();
-  CHECK(f.store->settles() == 1);
+  CHECK(f.store->figures().settles == 1);
   CHECK(db::ProgressLog(*f.reader).settledThrough("0001").value() == ids[0]);
   f.store->acknowledge("0001", ids[1], 2100 + kSettleEveryMs);
   f.store->flush();
-  CHECK(f.store->settles() == 2);
+  CHECK(f.store->figures().settles == 2);
   CHECK(db::ProgressLog(*f.reader).settledThrough("0001").value() == ids[1]);
 }
 
@@ -374,7 +374,7 @@ TEST_CASE("A turn whose settle meets an unwritable database commits nothing, sen
   for (std::size_t i = 1; i < ids.size(); ++i) f.store->acknowledge("0001", ids[i], 2200);
   f.store->flush();  // 257 acknowledgements: this turn would settle
   CHECK_FALSE(f.store->healthy());
-  CHECK(f.store->backlog() > 0);
+  CHECK(f.store->figures().backlog > 0);
   CHECK(db::ProgressLog(*f.reader).settledThrough("0001").value() == ids[0]);
   CHECK(f.stateSeenByReader(ids[1]) == db::MessageState::kSent);
   // Writable again: the backlog is applied and the next turn settles past all of them.

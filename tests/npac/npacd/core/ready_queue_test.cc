@@ -151,10 +151,10 @@ TEST_CASE("Delivery rounds after the first read committed messages from memory, 
   const auto ids = idsOf(rows);
   f.store->committed("0001", rows);
   f.store->noteSubmitted("0001", ids);
-  const std::uint64_t database_rounds = f.store->databaseRounds();
+  const std::uint64_t database_rounds = f.store->figures().database_rounds;
   auto next = f.store->nextQueued("0001", 1, 10).value();
-  CHECK(f.store->databaseRounds() == database_rounds);
-  CHECK(f.store->readyRounds() == 2);
+  CHECK(f.store->figures().database_rounds == database_rounds);
+  CHECK(f.store->figures().ready_rounds == 2);
   // Priority first, then id; the message sent in the first round is not among them.
   CHECK(idsOf(next) == std::vector<db::MessageId>{ids[1], ids[0]});
   CHECK(next[1].pdu == std::vector<std::uint8_t>{0x30, 0x01, 2});
@@ -168,8 +168,8 @@ TEST_CASE("A burst of more messages than the old bound of 4,096 committed after 
   const auto ids = idsOf(rows);
   f.store->committed("0001", rows);
   f.store->noteSubmitted("0001", ids);
-  CHECK(f.store->readyMessages() == 5000);
-  CHECK(f.store->readyBytes() == 5000 * 3);
+  CHECK(f.store->figures().ready_messages == 5000);
+  CHECK(f.store->figures().ready_bytes == 5000 * 3);
   std::vector<db::MessageId> delivered;
   for (int round = 0; round < 50; ++round) {
     auto next = f.store->nextQueued("0001", 1, 100).value();
@@ -179,10 +179,10 @@ TEST_CASE("A burst of more messages than the old bound of 4,096 committed after 
   }
   f.store->flush();
   CHECK(delivered == ids);
-  CHECK(f.store->databaseRounds() == 0);
-  CHECK(f.store->readyRounds() == 51);
-  CHECK(f.store->readyMessages() == 0);
-  CHECK(f.store->readyBytes() == 0);
+  CHECK(f.store->figures().database_rounds == 0);
+  CHECK(f.store->figures().ready_rounds == 51);
+  CHECK(f.store->figures().ready_messages == 0);
+  CHECK(f.store->figures().ready_bytes == 0);
 }
 
 TEST_CASE("Committed messages beyond the ready bytes bound drop the provider's ready queue and its rounds read "
@@ -194,11 +194,11 @@ TEST_CASE("Committed messages beyond the ready bytes bound drop the provider's r
                         QueueFixture::message(1, 0, 3), QueueFixture::message(1, 0, 4)});
   f.store->committed("0001", rows);  // 3 + 3 + 3 bytes fit, the fourth does not
   f.store->noteSubmitted("0001", idsOf(rows));
-  CHECK(f.store->readyMessages() == 0);
-  CHECK(f.store->readyBytes() == 0);
-  const std::uint64_t database_rounds = f.store->databaseRounds();
+  CHECK(f.store->figures().ready_messages == 0);
+  CHECK(f.store->figures().ready_bytes == 0);
+  const std::uint64_t database_rounds = f.store->figures().database_rounds;
   CHECK(idsOf(f.store->nextQueued("0001", 1, 10).value()) == idsOf(rows));
-  CHECK(f.store->databaseRounds() == database_rounds + 1);
+  CHECK(f.store->figures().database_rounds == database_rounds + 1);
 }
 
 TEST_CASE("A message appended without being handed to the store is still delivered") {
@@ -228,8 +228,8 @@ TEST_CASE("A provider with more queued than one delivery round takes is read fro
   f.commit(many);
   auto head = f.store->nextQueued("0001", 1, 4).value();
   CHECK(head.size() == 4);
-  CHECK(f.store->databaseRounds() == 1);
-  CHECK(f.store->readyRounds() == 0);
+  CHECK(f.store->figures().database_rounds == 1);
+  CHECK(f.store->figures().ready_rounds == 0);
 }
 
 TEST_CASE("Another provider's committed messages never reach a provider's ReadyQueue") {
@@ -278,7 +278,7 @@ TEST_CASE("A load takes the writer's committed mark given to the store, not the 
   f.store->committed("0001", late);
   CHECK(idsOf(f.store->nextQueued("0001", 1, 10).value()) ==
         std::vector<db::MessageId>{ours[0].id, theirs[0].id, late[0].id});
-  CHECK(f.store->databaseRounds() == 0);
+  CHECK(f.store->figures().database_rounds == 0);
 }
 
 TEST_CASE("Forgetting a provider's ready messages reads rows another node committed with the next round") {
@@ -309,6 +309,6 @@ TEST_CASE("On PostgreSQL delivery rounds after the first are answered from memor
   row.pdu = {0x30, 0x01, 1};
   store.committed("0001", {row});
   CHECK(idsOf(store.nextQueued("0001", 1, 10).value()) == ids);
-  CHECK(store.readyRounds() == 2);
-  CHECK(store.databaseRounds() == 0);
+  CHECK(store.figures().ready_rounds == 2);
+  CHECK(store.figures().database_rounds == 0);
 }
