@@ -76,7 +76,10 @@ std::unique_ptr<Database> openWithProvider(const std::string& path, Durability d
     std::fprintf(stderr, "%s\n", db.status().toString().c_str());
     std::abort();
   }
-  ProviderStore(**db).add({"0001", "Bench", SystemType::kSoa, true});
+  if (Status added = ProviderStore(**db).add({"0001", "Bench", SystemType::kSoa, true}); !added.isOk()) {
+    std::fprintf(stderr, "%s\n", added.toString().c_str());
+    std::abort();
+  }
   return std::move(db).value();
 }
 

@@ -56,7 +56,7 @@ void ThrottleExchange::run() {
     if (stopping_) break;
     reload_ = false;
     lock.unlock();
-    cycle();
+    (void)cycle();  // a failure is logged there, once; the next period tries again
     lock.lock();
   }
 }
