@@ -86,13 +86,12 @@ BindVerdict BindGate::check(const BindInput& input) {
   // The key's PEM text is parsed once (parsed_key_cache.h): OpenSSL's PEM decoding costs
   // several times the verification itself.
   auto verifier = keys_.verifier(key->algorithm, key->public_pem);
-  const SignatureStatus signature =
-      verifier.ok() ? verifier.value().verify(request.signed_bytes, request.signature)
-                    : SignatureStatus::Fail(verifier.error().code, verifier.error().detail);
-  if (!signature.ok()) {
+  const Status signature = verifier.isOk() ? verifier.value().verify(request.signed_bytes, request.signature)
+                                           : verifier.status();
+  if (!signature.isOk()) {
     return refuse(BindDiagnostic::kSignatureInvalid, spid + " " + keyName(request) + " (" +
-                                                         std::string(toString(signature.code())) +
-                                                         "): " + signature.detail());
+                                                         std::string(describe(signature.code())) +
+                                                         "): " + signature.message());
   }
 
   // 6. Departure time within the window, either side of now.

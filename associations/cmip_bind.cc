@@ -81,7 +81,7 @@ RecoveryRequest recoveryRequestFrom(const cmip::RecoveryRequest& request) {
   return result;
 }
 
-Result<cmip::LnpAccessControl, SignatureFailure> signedNpacAccessControl(
+Result<cmip::LnpAccessControl> signedNpacAccessControl(
     const NpacAccessControlFields& fields, const SignatureSigner& signer) {
   cmip::LnpAccessControl ac;
   ac.systemId = fields.system_id;
@@ -97,21 +97,19 @@ Result<cmip::LnpAccessControl, SignatureFailure> signedNpacAccessControl(
   ac.signature.assign(1, 0);  // placeholder so validation sees a complete value
   cmip::Status valid = cmip::validateAccessControl(ac);
   if (!valid.isOk()) {
-    return err(SignatureFailure{SignatureError::kInternal,
-                                "the NPAC's access control is invalid: " + valid.message()});
+    return Status::error(StatusCode::kSignatureInternal, "the NPAC's access control is invalid: " + valid.message());
   }
   auto signature = signer.sign(cmip::signedContent(ac));
-  if (!signature.ok()) return err(signature.error());
+  if (!signature.isOk()) return signature.status();
   ac.signature = std::move(signature).value();
   return ac;
 }
 
-SignatureStatus verifyNpacAccessControl(const cmip::LnpAccessControl& npac,
-                                        const SignatureVerifier& verifier) {
+Status verifyNpacAccessControl(const cmip::LnpAccessControl& npac,
+                               const SignatureVerifier& verifier) {
   if (npac.systemType != cmip::SystemType::kNpac) {
-    return SignatureStatus::Fail(SignatureError::kBadSignature,
-                                 std::string("the access control's systemType is ") +
-                                     common::toString(npac.systemType) + ", not npac");
+    return Status::error(StatusCode::kBadSignature, std::string("the access control's systemType is ") +
+                                                        common::toString(npac.systemType) + ", not npac");
   }
   return verifier.verify(cmip::signedContent(npac), npac.signature);
 }

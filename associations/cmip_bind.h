@@ -65,12 +65,11 @@ struct NpacAccessControlFields {
 
 // Validated (kBadPem-free: the failure is kInternal for a field the profile refuses, with
 // the field named) and signed over cmip::signedContent().
-Result<cmip::LnpAccessControl, SignatureFailure> signedNpacAccessControl(
+Result<cmip::LnpAccessControl> signedNpacAccessControl(
     const NpacAccessControlFields& fields, const SignatureSigner& signer);
 
 // The provider's check: systemType must be npac and the signature must verify with
 // `verifier` over cmip::signedContent(). kBadSignature with the reason otherwise.
-SignatureStatus verifyNpacAccessControl(const cmip::LnpAccessControl& npac,
-                                        const SignatureVerifier& verifier);
+Status verifyNpacAccessControl(const cmip::LnpAccessControl& npac, const SignatureVerifier& verifier);
 
 }  // namespace npac::associations

@@ -24,10 +24,10 @@ std::optional<dispatch::ConfigError> LogicalAssociation::build(const dispatch::P
   return std::nullopt;
 }
 
-Result<std::unique_ptr<LogicalAssociation>, dispatch::ConfigError> LogicalAssociation::create(
+Result<std::unique_ptr<LogicalAssociation>> LogicalAssociation::create(
     std::string spid, const dispatch::PolicyConfig& config) {
   Policies policies;
-  if (auto error = build(config, policies)) return err(std::move(*error));
+  if (auto error = build(config, policies)) return Status::error(StatusCode::kBadEgressPolicy, error->message());
   return std::unique_ptr<LogicalAssociation>(
       new LogicalAssociation(std::move(spid), config.name, std::move(policies)));
 }

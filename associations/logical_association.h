@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "associations/bind_facts.h"
-#include "associations/result.h"
+#include "common/status.h"
 #include "associations/srr_rules.h"
 #include "dispatch/factory.h"
 
@@ -74,7 +74,7 @@ struct Route {
 
 class LogicalAssociation {
  public:
-  static Result<std::unique_ptr<LogicalAssociation>, dispatch::ConfigError> create(
+  static Result<std::unique_ptr<LogicalAssociation>> create(
       std::string spid, const dispatch::PolicyConfig& config);
 
   LogicalAssociation(const LogicalAssociation&) = delete;

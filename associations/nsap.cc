@@ -23,19 +23,6 @@ bool startsWithCaseless(std::string_view text, std::string_view prefix) {
 
 }  // namespace
 
-std::string_view toString(NsapError error) {
-  switch (error) {
-    case NsapError::kBadHex: return "an NSAP is 24 hexadecimal digits (12 octets, NANC 316)";
-    case NsapError::kNotInternet:
-      return "not an RFC 1277 Internet NSAP (must start 54 00728722 03)";
-    case NsapError::kBadDigits: return "the address digits are not decimal (BCD)";
-    case NsapError::kOctetOver255: return "an address group is above 255";
-    case NsapError::kBadAddress: return "not a dotted-quad IPv4 address";
-    case NsapError::kIpv6: return "IPv6 peers have no 12-octet NSAP; use IPv4";
-  }
-  return "unknown";
-}
-
 Nsap Nsap::fromIpv4(const Ipv4& address) {
   Octets octets{};
   octets[0] = kRfc1277Afi;
@@ -54,18 +41,18 @@ Nsap Nsap::fromIpv4(const Ipv4& address) {
   return Nsap(octets);
 }
 
-Result<Nsap, NsapError> Nsap::fromAddressString(std::string_view address) {
+Result<Nsap> Nsap::fromAddressString(std::string_view address) {
   if (startsWithCaseless(address, kMappedPrefix)) {
     address.remove_prefix(kMappedPrefix.size());
   } else if (address.find(':') != std::string_view::npos) {
-    return err(NsapError::kIpv6);
+    return Status::error(StatusCode::kNsapIpv6, {});
   }
   Ipv4 result{};
   const char* cursor = address.data();
   const char* end = address.data() + address.size();
   for (std::size_t i = 0; i < 4; ++i) {
     if (i > 0) {
-      if (cursor == end || *cursor != '.') return err(NsapError::kBadAddress);
+      if (cursor == end || *cursor != '.') return Status::error(StatusCode::kNsapBadAddress, {});
       ++cursor;
     }
     // One to three decimal digits, no sign, value 0..255.
@@ -73,39 +60,39 @@ Result<Nsap, NsapError> Nsap::fromAddressString(std::string_view address) {
     unsigned value = 0;
     auto [next, ec] = std::from_chars(cursor, end, value);
     if (ec != std::errc() || next == start || next - start > 3 || value > 255) {
-      return err(NsapError::kBadAddress);
+      return Status::error(StatusCode::kNsapBadAddress, {});
     }
     result[i] = static_cast<std::uint8_t>(value);
     cursor = next;
   }
-  if (cursor != end) return err(NsapError::kBadAddress);
+  if (cursor != end) return Status::error(StatusCode::kNsapBadAddress, {});
   return fromIpv4(result);
 }
 
-Result<Nsap, NsapError> Nsap::fromHex(std::string_view hex) {
-  if (hex.size() != kNsapOctets * 2) return err(NsapError::kBadHex);
+Result<Nsap> Nsap::fromHex(std::string_view hex) {
+  if (hex.size() != kNsapOctets * 2) return Status::error(StatusCode::kNsapBadHex, {});
   const std::optional<std::vector<std::uint8_t>> bytes = common::fromHex(hex);
-  if (!bytes) return err(NsapError::kBadHex);
+  if (!bytes) return Status::error(StatusCode::kNsapBadHex, {});
   Octets octets{};
   std::copy(bytes->begin(), bytes->end(), octets.begin());
   return fromOctets(octets);
 }
 
-Result<Nsap, NsapError> Nsap::fromOctets(const Octets& octets) {
+Result<Nsap> Nsap::fromOctets(const Octets& octets) {
   if (octets[0] != kRfc1277Afi || octets[5] != kRfc1277InternetPrefix) {
-    return err(NsapError::kNotInternet);
+    return Status::error(StatusCode::kNsapNotInternet, {});
   }
   for (std::size_t i = 0; i < kRfc1277Idi.size(); ++i) {
-    if (octets[1 + i] != kRfc1277Idi[i]) return err(NsapError::kNotInternet);
+    if (octets[1 + i] != kRfc1277Idi[i]) return Status::error(StatusCode::kNsapNotInternet, {});
   }
   unsigned group = 0;
   for (std::size_t digit = 0; digit < 12; ++digit) {
     const std::uint8_t octet = octets[kAddressOffset + digit / 2];
     const unsigned value = digit % 2 == 0 ? octet >> 4 : octet & 0x0F;
-    if (value > 9) return err(NsapError::kBadDigits);
+    if (value > 9) return Status::error(StatusCode::kNsapBadDigits, {});
     group = group * 10 + value;
     if (digit % 3 == 2) {
-      if (group > 255) return err(NsapError::kOctetOver255);
+      if (group > 255) return Status::error(StatusCode::kNsapOctetOver255, {});
       group = 0;
     }
   }

@@ -26,7 +26,7 @@
 #include <string>
 #include <string_view>
 
-#include "associations/result.h"
+#include "common/status.h"
 
 namespace npac::associations {
 
@@ -37,15 +37,11 @@ inline constexpr std::uint8_t kRfc1277InternetPrefix = 0x03;      // RFC 1277 §
 
 using Ipv4 = std::array<std::uint8_t, 4>;
 
-enum class NsapError : std::uint8_t {
-  kBadHex,        // not 24 hex digits
-  kNotInternet,   // 12 octets, but not AFI 54 / IDI 00728722 / prefix 03
-  kBadDigits,     // the address part holds a nibble that is not a decimal digit
-  kOctetOver255,  // a three-digit group above 255
-  kBadAddress,    // not a dotted-quad IPv4 (or ::ffff: mapped) address
-  kIpv6,          // a real IPv6 address: no 12-octet encoding exists
-};
-std::string_view toString(NsapError error);
+// A refused NSAP is a Status of the association group (common/status.h): kNsapBadHex (not
+// 24 hex digits), kNsapNotInternet (12 octets, but not AFI 54 / IDI 00728722 / prefix 03),
+// kNsapBadDigits (an address nibble that is not a decimal digit), kNsapOctetOver255 (a
+// three-digit group above 255), kNsapBadAddress (not a dotted-quad IPv4 or ::ffff: mapped
+// address), kNsapIpv6 (a real IPv6 address: no 12-octet encoding exists).
 
 class Nsap {
  public:
@@ -53,11 +49,11 @@ class Nsap {
 
   static Nsap fromIpv4(const Ipv4& address);
   // "127.0.0.2" or "::ffff:127.0.0.2".
-  static Result<Nsap, NsapError> fromAddressString(std::string_view address);
+  static Result<Nsap> fromAddressString(std::string_view address);
   // 24 hex digits, upper or lower case (the form the admin API and the database use).
-  static Result<Nsap, NsapError> fromHex(std::string_view hex);
+  static Result<Nsap> fromHex(std::string_view hex);
   // Any 12 octets that carry the RFC 1277 Internet form.
-  static Result<Nsap, NsapError> fromOctets(const Octets& octets);
+  static Result<Nsap> fromOctets(const Octets& octets);
 
   const Octets& octets() const { return octets_; }
   Ipv4 ipv4() const;

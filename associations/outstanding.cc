@@ -4,15 +4,6 @@
 
 namespace npac::associations {
 
-std::string_view toString(SendError error) {
-  switch (error) {
-    case SendError::kInvokeIdsExhausted: return "every invoke id is outstanding";
-    case SendError::kAssociationCongested: return "the association is at congestion_window";
-    case SendError::kUnknownInvokeId: return "no such outstanding invoke id";
-  }
-  return "unknown";
-}
-
 InvokeId preferredInvokeId(MessageId message, InvokeId max) {
   if (max < 1) return 1;
   const auto span = static_cast<MessageId>(max);
@@ -71,15 +62,15 @@ std::vector<MemberStateChange> OutstandingRequests::setLimits(OutstandingLimits 
   return changes;
 }
 
-Result<OutstandingRequests::Sent, SendError> OutstandingRequests::send(MessageId message,
-                                                                       AssociationFunction function,
-                                                                       AssociationId association,
-                                                                       TimePoint now) {
+Result<OutstandingRequests::Sent> OutstandingRequests::send(MessageId message,
+                                                            AssociationFunction function,
+                                                            AssociationId association,
+                                                            TimePoint now) {
   if (outstanding(association) >= limits_.congestion_window) {
-    return err(SendError::kAssociationCongested);
+    return Status::error(StatusCode::kAssociationCongested, {});
   }
   const std::optional<InvokeId> id = ids_.allocate(preferredInvokeId(message, ids_.max()));
-  if (!id) return err(SendError::kInvokeIdsExhausted);
+  if (!id) return Status::error(StatusCode::kInvokeIdsExhausted, {});
   Entry& entry = requests_[*id];
   entry.request.invoke_id = *id;
   entry.request.message_id = message;
@@ -138,16 +129,16 @@ std::optional<TimePoint> OutstandingRequests::nextDeadline() const {
   return earliest;
 }
 
-Result<std::vector<MemberStateChange>, SendError> OutstandingRequests::moveTo(
+Result<std::vector<MemberStateChange>> OutstandingRequests::moveTo(
     InvokeId invoke_id, AssociationId association, TimePoint now, bool is_retry) {
   auto it = requests_.find(invoke_id);
-  if (it == requests_.end()) return err(SendError::kUnknownInvokeId);
+  if (it == requests_.end()) return Status::error(StatusCode::kUnknownInvokeId, {});
   Entry& entry = it->second;
   // The request leaves its old association first, so a retry on the same association
   // does not count against the window twice.
   const bool same = entry.request.association == association;
   if (!same && outstanding(association) >= limits_.congestion_window) {
-    return err(SendError::kAssociationCongested);
+    return Status::error(StatusCode::kAssociationCongested, {});
   }
   std::vector<MemberStateChange> changes;
   if (!same) {
@@ -162,12 +153,12 @@ Result<std::vector<MemberStateChange>, SendError> OutstandingRequests::moveTo(
   return changes;
 }
 
-Result<std::vector<MemberStateChange>, SendError> OutstandingRequests::resend(
+Result<std::vector<MemberStateChange>> OutstandingRequests::resend(
     InvokeId invoke_id, AssociationId association, TimePoint now) {
   return moveTo(invoke_id, association, now, /*is_retry=*/true);
 }
 
-Result<std::vector<MemberStateChange>, SendError> OutstandingRequests::reassign(
+Result<std::vector<MemberStateChange>> OutstandingRequests::reassign(
     InvokeId invoke_id, AssociationId association, TimePoint now) {
   return moveTo(invoke_id, association, now, /*is_retry=*/false);
 }

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "associations/bind_facts.h"
-#include "associations/result.h"
+#include "common/status.h"
 #include "associations/srr_rules.h"
 #include "dispatch/member.h"
 
@@ -93,12 +93,10 @@ struct MemberStateChange {
   bool operator==(const MemberStateChange&) const = default;
 };
 
-enum class SendError : std::uint8_t {
-  kInvokeIdsExhausted,  // every invoke id is outstanding
-  kAssociationCongested,  // the association already holds congestion_window requests
-  kUnknownInvokeId,     // resend/reassign of an id that is not outstanding
-};
-std::string_view toString(SendError error);
+// A send, resend or reassign refused is a Status of the association group
+// (common/status.h): kInvokeIdsExhausted (every invoke id is outstanding),
+// kAssociationCongested (the association already holds congestion_window requests),
+// kUnknownInvokeId (a resend or reassign of an id that is not outstanding).
 
 class OutstandingRequests {
  public:
@@ -112,8 +110,7 @@ class OutstandingRequests {
     InvokeId invoke_id = 0;
     std::optional<MemberStateChange> change;  // the association became Congested
   };
-  Result<Sent, SendError> send(MessageId message, AssociationFunction function,
-                               AssociationId association, TimePoint now);
+  Result<Sent> send(MessageId message, AssociationFunction function, AssociationId association, TimePoint now);
 
   struct Completed {
     OutstandingRequest request;               // `association`: where it was last sent
@@ -138,16 +135,12 @@ class OutstandingRequests {
 
   // Send a request again (a retry, possibly on another association): same invoke id,
   // one more send, marked as a retransmission.
-  Result<std::vector<MemberStateChange>, SendError> resend(InvokeId invoke_id,
-                                                           AssociationId association,
-                                                           TimePoint now);
+  Result<std::vector<MemberStateChange>> resend(InvokeId invoke_id, AssociationId association, TimePoint now);
   // The association is gone: its requests, oldest first, now detached.
   std::vector<OutstandingRequest> detach(AssociationId association);
   // Re-send a detached request on a survivor, marked as a retransmission, with a fresh
   // retry budget on that association.
-  Result<std::vector<MemberStateChange>, SendError> reassign(InvokeId invoke_id,
-                                                             AssociationId association,
-                                                             TimePoint now);
+  Result<std::vector<MemberStateChange>> reassign(InvokeId invoke_id, AssociationId association, TimePoint now);
   // Forget a request (no survivor: it waits in the durable queue for the next bind; or
   // the caller gave up on it). If it was still attached, `change` may report its
   // association becoming Available; latency is not meaningful.
@@ -183,9 +176,8 @@ class OutstandingRequests {
   std::optional<MemberStateChange> attach(Entry& entry, AssociationId association);
   std::optional<MemberStateChange> unattach(Entry& entry);
   std::optional<MemberStateChange> settle(AssociationId association, Load& load);
-  Result<std::vector<MemberStateChange>, SendError> moveTo(InvokeId invoke_id,
-                                                           AssociationId association,
-                                                           TimePoint now, bool is_retry);
+  Result<std::vector<MemberStateChange>> moveTo(InvokeId invoke_id, AssociationId association, TimePoint now,
+                                                bool is_retry);
 
   OutstandingLimits limits_;
   InvokeIdAllocator ids_;

@@ -17,25 +17,25 @@ void ParsedKeyCache::makeRoom() {
   signers_.clear();
 }
 
-Result<SignatureVerifier, SignatureFailure> ParsedKeyCache::verifier(SignatureAlgorithm algorithm,
-                                                                     std::string_view public_pem) {
+Result<SignatureVerifier> ParsedKeyCache::verifier(SignatureAlgorithm algorithm,
+                                                   std::string_view public_pem) {
   std::string key = cacheKey(algorithm, public_pem);
   if (auto it = verifiers_.find(key); it != verifiers_.end()) return it->second;
   ++parses_;
   auto parsed = SignatureVerifier::fromPem(algorithm, public_pem);
-  if (!parsed.ok()) return parsed;
+  if (!parsed.isOk()) return parsed;
   makeRoom();
   verifiers_.emplace(std::move(key), parsed.value());
   return parsed;
 }
 
-Result<SignatureSigner, SignatureFailure> ParsedKeyCache::signer(SignatureAlgorithm algorithm,
-                                                                 std::string_view private_pem) {
+Result<SignatureSigner> ParsedKeyCache::signer(SignatureAlgorithm algorithm,
+                                               std::string_view private_pem) {
   std::string key = cacheKey(algorithm, private_pem);
   if (auto it = signers_.find(key); it != signers_.end()) return it->second;
   ++parses_;
   auto parsed = SignatureSigner::fromPem(algorithm, private_pem);
-  if (!parsed.ok()) return parsed;
+  if (!parsed.isOk()) return parsed;
   makeRoom();
   signers_.emplace(std::move(key), parsed.value());
   return parsed;

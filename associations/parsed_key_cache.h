@@ -35,9 +35,9 @@ class ParsedKeyCache {
   ParsedKeyCache& operator=(const ParsedKeyCache&) = delete;
 
   // SignatureVerifier::fromPem, once per (algorithm, text).
-  Result<SignatureVerifier, SignatureFailure> verifier(SignatureAlgorithm algorithm, std::string_view public_pem);
+  Result<SignatureVerifier> verifier(SignatureAlgorithm algorithm, std::string_view public_pem);
   // SignatureSigner::fromPem, once per (algorithm, text).
-  Result<SignatureSigner, SignatureFailure> signer(SignatureAlgorithm algorithm, std::string_view private_pem);
+  Result<SignatureSigner> signer(SignatureAlgorithm algorithm, std::string_view private_pem);
 
   std::size_t size() const { return verifiers_.size() + signers_.size(); }
   // PEM parses done (each miss, and each text that did not parse).

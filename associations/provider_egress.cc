@@ -12,10 +12,10 @@ std::string_view toString(WaitReason reason) {
   return "unknown";
 }
 
-Result<std::unique_ptr<ProviderEgress>, dispatch::ConfigError> ProviderEgress::create(
+Result<std::unique_ptr<ProviderEgress>> ProviderEgress::create(
     std::string spid, const dispatch::PolicyConfig& policy, OutstandingLimits limits) {
   auto logical = LogicalAssociation::create(std::move(spid), policy);
-  if (!logical.ok()) return err(logical.error());
+  if (!logical.isOk()) return logical.status();
   return std::unique_ptr<ProviderEgress>(new ProviderEgress(std::move(logical).value(), limits));
 }
 
@@ -59,9 +59,9 @@ SendOutcome ProviderEgress::send(const OutboundMessage& message, TimePoint now) 
   Transmission transmission{message.id, *route.association, std::nullopt, false};
   if (message.confirmed && message.purpose != OutboundMessage::Purpose::kResponse) {
     auto sent = outstanding_.send(message.id, message.function, *route.association, now);
-    if (!sent.ok()) {
-      outcome.wait = sent.error() == SendError::kInvokeIdsExhausted ? WaitReason::kInvokeIdsExhausted
-                                                                    : WaitReason::kAllCongested;
+    if (!sent.isOk()) {
+      outcome.wait = sent.status().code() == StatusCode::kInvokeIdsExhausted ? WaitReason::kInvokeIdsExhausted
+                                                                             : WaitReason::kAllCongested;
       return outcome;
     }
     transmission.invoke_id = sent.value().invoke_id;
@@ -115,7 +115,7 @@ LossOutcome ProviderEgress::onAssociationLost(AssociationId association, TimePoi
     }
     if (route.ok()) {
       auto moved = outstanding_.reassign(orphan.invoke_id, *route.association, now);
-      if (moved.ok()) {
+      if (moved.isOk()) {
         apply(moved.value());
         logical_->onSent(*route.association, now);
         outcome.retransmissions.push_back(
@@ -174,10 +174,10 @@ TimerOutcome ProviderEgress::onTimer(TimePoint now) {
     const Route route = logical_->route(due.function, context);
     const AssociationId target = route.ok() ? *route.association : current;
     auto moved = outstanding_.resend(due.invoke_id, target, now);
-    if (!moved.ok()) {
+    if (!moved.isOk()) {
       // The chosen association filled up meanwhile: retry where it was.
       moved = outstanding_.resend(due.invoke_id, current, now);
-      if (!moved.ok()) continue;
+      if (!moved.isOk()) continue;
       apply(moved.value());
       outcome.retries.push_back(Transmission{due.message_id, current, due.invoke_id, true});
       continue;
@@ -196,7 +196,7 @@ SrrOffOutcome ProviderEgress::onSrrTurnedOff(TimePoint now) {
   for (const SrrOffRelease& step : outcome.plan) {
     for (const OutstandingRequest& request : outstanding_.detach(step.release)) {
       auto moved = outstanding_.reassign(request.invoke_id, step.move_to, now);
-      if (moved.ok()) {
+      if (moved.isOk()) {
         apply(moved.value());
         logical_->onSent(step.move_to, now);
         outcome.retransmissions.push_back(

@@ -95,7 +95,7 @@ struct TimerOutcome {
 
 class ProviderEgress {
  public:
-  static Result<std::unique_ptr<ProviderEgress>, dispatch::ConfigError> create(
+  static Result<std::unique_ptr<ProviderEgress>> create(
       std::string spid, const dispatch::PolicyConfig& policy, OutstandingLimits limits);
 
   // An admitted bind. For a replacing bind, call onBound() for the new association first,

@@ -54,7 +54,7 @@ db::Result<BindFacts> loadBindFacts(db::Database& database, const BindRequest& r
     Nsap::Octets octets{};
     std::copy(entry.nsap.begin(), entry.nsap.end(), octets.begin());
     auto nsap = Nsap::fromOctets(octets);
-    if (!nsap.ok()) {
+    if (!nsap.isOk()) {
       ++facts.unusable_nsaps;
       continue;
     }

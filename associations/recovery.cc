@@ -13,14 +13,6 @@ std::string_view toString(ProviderMode mode) {
   return "unknown";
 }
 
-std::string_view toString(RecoveryError error) {
-  switch (error) {
-    case RecoveryError::kNotRecovering: return "the provider is not in recovery mode";
-    case RecoveryError::kBadRange: return "the recovery time range ends before it starts";
-  }
-  return "unknown";
-}
-
 void RecoveryState::onBind(bool recovery_mode) {
   if (recovery_mode) mode_ = ProviderMode::kRecovering;
 }
@@ -31,11 +23,11 @@ Disposition RecoveryState::onNewMessage(MessageId id) {
   return Disposition::kHold;
 }
 
-Result<std::vector<MessageId>, RecoveryError> RecoveryState::answer(
+Result<std::vector<MessageId>> RecoveryState::answer(
     const RecoveryRequest& request, std::span<const RecoveryMessage> queue) const {
-  if (mode_ != ProviderMode::kRecovering) return err(RecoveryError::kNotRecovering);
+  if (mode_ != ProviderMode::kRecovering) return Status::error(StatusCode::kNotRecovering, {});
   if (request.kind == RecoveryRequest::Kind::kTimeRange && request.from > request.to) {
-    return err(RecoveryError::kBadRange);
+    return Status::error(StatusCode::kBadRecoveryRange, {});
   }
   const std::unordered_set<MessageId> held(held_.begin(), held_.end());
   std::vector<const RecoveryMessage*> chosen;
@@ -55,8 +47,8 @@ Result<std::vector<MessageId>, RecoveryError> RecoveryState::answer(
   return ids;
 }
 
-Result<std::vector<MessageId>, RecoveryError> RecoveryState::complete() {
-  if (mode_ != ProviderMode::kRecovering) return err(RecoveryError::kNotRecovering);
+Result<std::vector<MessageId>> RecoveryState::complete() {
+  if (mode_ != ProviderMode::kRecovering) return Status::error(StatusCode::kNotRecovering, {});
   mode_ = ProviderMode::kNormal;
   std::vector<MessageId> released;
   released.swap(held_);

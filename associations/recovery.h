@@ -26,7 +26,7 @@
 
 #include "associations/bind_facts.h"
 #include "associations/outstanding.h"
-#include "associations/result.h"
+#include "common/status.h"
 
 namespace npac::associations {
 
@@ -50,11 +50,9 @@ struct RecoveryRequest {
   WallTime to{};
 };
 
-enum class RecoveryError : std::uint8_t {
-  kNotRecovering,  // a recovery request or recovery-complete outside recovery mode
-  kBadRange,       // from is after to
-};
-std::string_view toString(RecoveryError error);
+// A recovery step refused is a Status of the association group (common/status.h):
+// kNotRecovering (a recovery request or recovery-complete outside recovery mode) or
+// kBadRecoveryRange (from is after to).
 
 enum class Disposition : std::uint8_t { kPush, kHold };
 
@@ -68,10 +66,9 @@ class RecoveryState {
   // A new message for the provider was committed to the queue.
   Disposition onNewMessage(MessageId id);
   // The recovery request: the messages to send, in queue order (created_at, then id).
-  Result<std::vector<MessageId>, RecoveryError> answer(const RecoveryRequest& request,
-                                                       std::span<const RecoveryMessage> queue) const;
+  Result<std::vector<MessageId>> answer(const RecoveryRequest& request, std::span<const RecoveryMessage> queue) const;
   // Recovery complete: back to normal; the held messages to push now, in arrival order.
-  Result<std::vector<MessageId>, RecoveryError> complete();
+  Result<std::vector<MessageId>> complete();
   // The provider's last association is gone: back to normal; what was held, in order.
   std::vector<MessageId> onAllAssociationsLost();
 

@@ -51,31 +51,28 @@ BioPtr memoryBio(std::string_view text) {
 }
 
 // The algorithm a key list declares must match the key's own type.
-std::optional<SignatureFailure> checkKeyType(SignatureAlgorithm algorithm, EVP_PKEY* key) {
+Status checkKeyType(SignatureAlgorithm algorithm, EVP_PKEY* key) {
   const int type = EVP_PKEY_get_base_id(key);
   switch (algorithm) {
     case SignatureAlgorithm::kRsaSha256:
       if (type != EVP_PKEY_RSA) {
-        return SignatureFailure{SignatureError::kWrongAlgorithm,
-                                std::string("key list declares rsa-sha256 but the key is ") +
-                                    OBJ_nid2sn(type)};
+        return Status::error(StatusCode::kWrongAlgorithm, std::string("key list declares rsa-sha256 but the key is ") +
+                                                              OBJ_nid2sn(type));
       }
       if (EVP_PKEY_get_bits(key) < kMinRsaBits) {
-        return SignatureFailure{SignatureError::kWeakKey,
-                                "RSA key has " + std::to_string(EVP_PKEY_get_bits(key)) +
-                                    " bits; at least " + std::to_string(kMinRsaBits) +
-                                    " are required"};
+        return Status::error(StatusCode::kWeakKey, "RSA key has " + std::to_string(EVP_PKEY_get_bits(key)) +
+                                                       " bits; at least " + std::to_string(kMinRsaBits) +
+                                                       " are required");
       }
-      return std::nullopt;
+      return Status::ok();
     case SignatureAlgorithm::kEd25519:
       if (type != EVP_PKEY_ED25519) {
-        return SignatureFailure{SignatureError::kWrongAlgorithm,
-                                std::string("key list declares ed25519 but the key is ") +
-                                    OBJ_nid2sn(type)};
+        return Status::error(StatusCode::kWrongAlgorithm, std::string("key list declares ed25519 but the key is ") +
+                                                              OBJ_nid2sn(type));
       }
-      return std::nullopt;
+      return Status::ok();
   }
-  return SignatureFailure{SignatureError::kWrongAlgorithm, "unknown algorithm"};
+  return Status::error(StatusCode::kWrongAlgorithm, "unknown algorithm");
 }
 
 // RFC 8032: Ed25519 signs the message itself (no digest); RSA uses SHA-256.
@@ -99,133 +96,116 @@ std::optional<SignatureAlgorithm> signatureAlgorithmFromString(std::string_view 
   return std::nullopt;
 }
 
-std::string_view toString(SignatureError error) {
-  switch (error) {
-    case SignatureError::kBadPem: return "bad PEM";
-    case SignatureError::kWrongAlgorithm: return "wrong algorithm";
-    case SignatureError::kWeakKey: return "weak key";
-    case SignatureError::kBadSignature: return "bad signature";
-    case SignatureError::kInternal: return "internal error";
-  }
-  return "unknown";
-}
-
 namespace {
 
 // A PEM SubjectPublicKeyInfo, owned; kBadPem when the text is not one.
-Result<std::shared_ptr<evp_pkey_st>, SignatureFailure> readPublicPem(std::string_view public_pem) {
+Result<std::shared_ptr<evp_pkey_st>> readPublicPem(std::string_view public_pem) {
   ERR_clear_error();
   BioPtr bio = memoryBio(public_pem);
-  if (!bio) return err(SignatureFailure{SignatureError::kInternal, withOpenssl("BIO_new_mem_buf")});
+  if (!bio) return Status::error(StatusCode::kSignatureInternal, withOpenssl("BIO_new_mem_buf"));
   EVP_PKEY* raw = PEM_read_bio_PUBKEY(bio.get(), nullptr, refusePassphrase, nullptr);
   if (raw == nullptr) {
-    return err(SignatureFailure{
-        SignatureError::kBadPem,
-        withOpenssl("not a PEM public key (expected -----BEGIN PUBLIC KEY-----)")});
+    return Status::error(StatusCode::kBadPem,
+                         withOpenssl("not a PEM public key (expected -----BEGIN PUBLIC KEY-----)"));
   }
   return own(raw);
 }
 
 }  // namespace
 
-Result<SignatureAlgorithm, SignatureFailure> publicKeyAlgorithm(std::string_view public_pem) {
+Result<SignatureAlgorithm> publicKeyAlgorithm(std::string_view public_pem) {
   auto read = readPublicPem(public_pem);
-  if (!read.ok()) return err(read.error());
+  if (!read.isOk()) return read.status();
   const int type = EVP_PKEY_get_base_id(read.value().get());
   const SignatureAlgorithm algorithm =
       type == EVP_PKEY_ED25519 ? SignatureAlgorithm::kEd25519 : SignatureAlgorithm::kRsaSha256;
   if (type != EVP_PKEY_ED25519 && type != EVP_PKEY_RSA) {
-    return err(SignatureFailure{SignatureError::kWrongAlgorithm,
-                                std::string("the key is ") + OBJ_nid2sn(type) + ": npacd takes " +
-                                    kSignatureAlgorithmNames + " keys"});
+    return Status::error(StatusCode::kWrongAlgorithm, std::string("the key is ") + OBJ_nid2sn(type) + ": npacd takes " +
+                                                          kSignatureAlgorithmNames + " keys");
   }
-  if (auto failure = checkKeyType(algorithm, read.value().get())) return err(std::move(*failure));
+  NPAC_RETURN_IF_ERROR(checkKeyType(algorithm, read.value().get()));
   return algorithm;
 }
 
-Result<SignatureVerifier, SignatureFailure> SignatureVerifier::fromPem(
+Result<SignatureVerifier> SignatureVerifier::fromPem(
     SignatureAlgorithm algorithm, std::string_view public_pem) {
   auto read = readPublicPem(public_pem);
-  if (!read.ok()) return err(read.error());
+  if (!read.isOk()) return read.status();
   std::shared_ptr<evp_pkey_st> key = std::move(read.value());
   EVP_PKEY* raw = key.get();
-  if (auto failure = checkKeyType(algorithm, raw)) return err(std::move(*failure));
+  NPAC_RETURN_IF_ERROR(checkKeyType(algorithm, raw));
   return SignatureVerifier(algorithm, std::move(key));
 }
 
-SignatureStatus SignatureVerifier::verify(SignatureAlgorithm algorithm,
-                                          std::string_view public_pem, ByteView message,
-                                          ByteView signature) {
+Status SignatureVerifier::verify(SignatureAlgorithm algorithm,
+                                 std::string_view public_pem, ByteView message,
+                                 ByteView signature) {
   auto verifier = fromPem(algorithm, public_pem);
-  if (!verifier.ok()) {
-    return SignatureStatus::Fail(verifier.error().code, verifier.error().detail);
-  }
+  if (!verifier.isOk()) return verifier.status();
   return verifier.value().verify(message, signature);
 }
 
-SignatureStatus SignatureVerifier::verify(ByteView message, ByteView signature) const {
+Status SignatureVerifier::verify(ByteView message, ByteView signature) const {
   ERR_clear_error();
   if (signature.empty()) {
-    return SignatureStatus::Fail(SignatureError::kBadSignature, "the signature is empty");
+    return Status::error(StatusCode::kBadSignature, "the signature is empty");
   }
   MdCtxPtr ctx(EVP_MD_CTX_new());
-  if (!ctx) return SignatureStatus::Fail(SignatureError::kInternal, withOpenssl("EVP_MD_CTX_new"));
+  if (!ctx) return Status::error(StatusCode::kSignatureInternal, withOpenssl("EVP_MD_CTX_new"));
   if (EVP_DigestVerifyInit(ctx.get(), nullptr, digestFor(algorithm_), nullptr, key_.get()) != 1) {
-    return SignatureStatus::Fail(SignatureError::kInternal, withOpenssl("EVP_DigestVerifyInit"));
+    return Status::error(StatusCode::kSignatureInternal, withOpenssl("EVP_DigestVerifyInit"));
   }
   // 1 = valid; 0 = does not verify; < 0 = malformed signature (wrong length, bad encoding).
   // Both of the latter mean "this signature is not good for these bytes".
   const int rc = EVP_DigestVerify(ctx.get(), signature.data(), signature.size(),
                                   message.data(), message.size());
-  if (rc == 1) return SignatureStatus::Ok();
-  return SignatureStatus::Fail(
-      SignatureError::kBadSignature,
-      withOpenssl(std::string(toString(algorithm_)) + " signature does not verify over the " +
-                  std::to_string(message.size()) + " signed bytes"));
+  if (rc == 1) return Status::ok();
+  return Status::error(StatusCode::kBadSignature, withOpenssl(std::string(toString(algorithm_)) +
+                                                              " signature does not verify over the " +
+                                                              std::to_string(message.size()) + " signed bytes"));
 }
 
-Result<SignatureSigner, SignatureFailure> SignatureSigner::fromPem(SignatureAlgorithm algorithm,
-                                                                   std::string_view private_pem) {
+Result<SignatureSigner> SignatureSigner::fromPem(SignatureAlgorithm algorithm,
+                                                 std::string_view private_pem) {
   ERR_clear_error();
   BioPtr bio = memoryBio(private_pem);
-  if (!bio) return err(SignatureFailure{SignatureError::kInternal, withOpenssl("BIO_new_mem_buf")});
+  if (!bio) return Status::error(StatusCode::kSignatureInternal, withOpenssl("BIO_new_mem_buf"));
   EVP_PKEY* raw = PEM_read_bio_PrivateKey(bio.get(), nullptr, refusePassphrase, nullptr);
   if (raw == nullptr) {
-    return err(SignatureFailure{
-        SignatureError::kBadPem,
-        withOpenssl("not an unencrypted PEM private key (expected -----BEGIN PRIVATE KEY-----)")});
+    return Status::error(StatusCode::kBadPem,
+                         withOpenssl("not an unencrypted PEM private key (expected -----BEGIN PRIVATE KEY-----)"));
   }
   auto key = own(raw);
-  if (auto failure = checkKeyType(algorithm, raw)) return err(std::move(*failure));
+  NPAC_RETURN_IF_ERROR(checkKeyType(algorithm, raw));
   return SignatureSigner(algorithm, std::move(key));
 }
 
-Result<Bytes, SignatureFailure> SignatureSigner::sign(ByteView message) const {
+Result<Bytes> SignatureSigner::sign(ByteView message) const {
   ERR_clear_error();
   MdCtxPtr ctx(EVP_MD_CTX_new());
-  if (!ctx) return err(SignatureFailure{SignatureError::kInternal, withOpenssl("EVP_MD_CTX_new")});
+  if (!ctx) return Status::error(StatusCode::kSignatureInternal, withOpenssl("EVP_MD_CTX_new"));
   if (EVP_DigestSignInit(ctx.get(), nullptr, digestFor(algorithm_), nullptr, key_.get()) != 1) {
-    return err(SignatureFailure{SignatureError::kInternal, withOpenssl("EVP_DigestSignInit")});
+    return Status::error(StatusCode::kSignatureInternal, withOpenssl("EVP_DigestSignInit"));
   }
   std::size_t length = 0;
   if (EVP_DigestSign(ctx.get(), nullptr, &length, message.data(), message.size()) != 1) {
-    return err(SignatureFailure{SignatureError::kInternal, withOpenssl("EVP_DigestSign (size)")});
+    return Status::error(StatusCode::kSignatureInternal, withOpenssl("EVP_DigestSign (size)"));
   }
   Bytes signature(length);
   if (EVP_DigestSign(ctx.get(), signature.data(), &length, message.data(), message.size()) != 1) {
-    return err(SignatureFailure{SignatureError::kInternal, withOpenssl("EVP_DigestSign")});
+    return Status::error(StatusCode::kSignatureInternal, withOpenssl("EVP_DigestSign"));
   }
   signature.resize(length);
   return signature;
 }
 
-Result<KeyPairPem, SignatureFailure> generateKeyPair(SignatureAlgorithm algorithm, int rsa_bits) {
+Result<KeyPairPem> generateKeyPair(SignatureAlgorithm algorithm, int rsa_bits) {
   ERR_clear_error();
   EVP_PKEY* raw = algorithm == SignatureAlgorithm::kRsaSha256
                       ? EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", static_cast<size_t>(rsa_bits))
                       : EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
   if (raw == nullptr) {
-    return err(SignatureFailure{SignatureError::kInternal, withOpenssl("key generation failed")});
+    return Status::error(StatusCode::kSignatureInternal, withOpenssl("key generation failed"));
   }
   auto key = own(raw);
   auto toText = [](BIO* bio) {
@@ -238,24 +218,24 @@ Result<KeyPairPem, SignatureFailure> generateKeyPair(SignatureAlgorithm algorith
   if (!private_bio || !public_bio ||
       PEM_write_bio_PrivateKey(private_bio.get(), raw, nullptr, nullptr, 0, nullptr, nullptr) != 1 ||
       PEM_write_bio_PUBKEY(public_bio.get(), raw) != 1) {
-    return err(SignatureFailure{SignatureError::kInternal, withOpenssl("writing PEM failed")});
+    return Status::error(StatusCode::kSignatureInternal, withOpenssl("writing PEM failed"));
   }
   return KeyPairPem{toText(private_bio.get()), toText(public_bio.get())};
 }
 
-Result<std::string, SignatureFailure> publicKeyFingerprint(std::string_view public_pem) {
+Result<std::string> publicKeyFingerprint(std::string_view public_pem) {
   auto read = readPublicPem(public_pem);
-  if (!read.ok()) return err(read.error());
+  if (!read.isOk()) return read.status();
   std::shared_ptr<evp_pkey_st> key = std::move(read.value());
   EVP_PKEY* raw = key.get();
   unsigned char* der = nullptr;
   const int length = i2d_PUBKEY(raw, &der);
-  if (length <= 0) return err(SignatureFailure{SignatureError::kInternal, withOpenssl("i2d_PUBKEY")});
+  if (length <= 0) return Status::error(StatusCode::kSignatureInternal, withOpenssl("i2d_PUBKEY"));
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int digest_length = 0;
   const int ok = EVP_Digest(der, static_cast<std::size_t>(length), digest, &digest_length, EVP_sha256(), nullptr);
   OPENSSL_free(der);
-  if (ok != 1) return err(SignatureFailure{SignatureError::kInternal, withOpenssl("EVP_Digest")});
+  if (ok != 1) return Status::error(StatusCode::kSignatureInternal, withOpenssl("EVP_Digest"));
   std::string text = "SHA256:";
   text += common::toHex(std::span<const std::uint8_t>(digest, digest_length));
   return text;

@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "associations/result.h"
+#include "common/status.h"
 
 struct evp_pkey_st;  // OpenSSL's EVP_PKEY, kept out of this header.
 
@@ -42,38 +42,12 @@ inline constexpr const char* kSignatureAlgorithmNames = "ed25519 or rsa-sha256";
 // NIST SP 800-131A: RSA below 2048 bits is not acceptable for signatures.
 inline constexpr int kMinRsaBits = 2048;
 
-enum class SignatureError : std::uint8_t {
-  kBadPem,          // the text is not a PEM key of the expected kind
-  kWrongAlgorithm,  // the key's type is not the algorithm the key list declares
-  kWeakKey,         // an RSA key shorter than kMinRsaBits
-  kBadSignature,    // the signature does not verify over the given bytes
-  kInternal,        // OpenSSL failed for a reason unrelated to the input
-};
-std::string_view toString(SignatureError error);
-
-struct SignatureFailure {
-  SignatureError code;
-  std::string detail;  // what went wrong, for the association log
-};
-
-// LevelDB-style status: Ok() or a failure.
-class SignatureStatus {
- public:
-  static SignatureStatus Ok() { return SignatureStatus(); }
-  static SignatureStatus Fail(SignatureError code, std::string detail) {
-    SignatureStatus status;
-    status.failure_ = SignatureFailure{code, std::move(detail)};
-    return status;
-  }
-  bool ok() const { return !failure_.has_value(); }
-  // Only when !ok().
-  SignatureError code() const { return failure_->code; }
-  const std::string& detail() const { return failure_->detail; }
-
- private:
-  SignatureStatus() = default;
-  std::optional<SignatureFailure> failure_;
-};
+// A failure is a Status of the association group (common/status.h): kBadPem (the text is
+// not a PEM key of the expected kind), kWrongAlgorithm (the key's type is not the
+// algorithm the key list declares), kWeakKey (an RSA key shorter than kMinRsaBits),
+// kBadSignature (the signature does not verify over the given bytes) or
+// kSignatureInternal (OpenSSL failed for a reason unrelated to the input); its message
+// says what went wrong, for the association log.
 
 using Bytes = std::vector<std::uint8_t>;
 using ByteView = std::span<const std::uint8_t>;
@@ -81,13 +55,12 @@ using ByteView = std::span<const std::uint8_t>;
 class SignatureVerifier {
  public:
   // Parses the public key once; a key list entry is parsed when it is loaded.
-  static Result<SignatureVerifier, SignatureFailure> fromPem(SignatureAlgorithm algorithm,
-                                                             std::string_view public_pem);
+  static Result<SignatureVerifier> fromPem(SignatureAlgorithm algorithm, std::string_view public_pem);
   // One-shot convenience: parse and verify.
-  static SignatureStatus verify(SignatureAlgorithm algorithm, std::string_view public_pem,
-                                ByteView message, ByteView signature);
+  static Status verify(SignatureAlgorithm algorithm, std::string_view public_pem, ByteView message,
+                       ByteView signature);
 
-  SignatureStatus verify(ByteView message, ByteView signature) const;
+  Status verify(ByteView message, ByteView signature) const;
   SignatureAlgorithm algorithm() const { return algorithm_; }
 
  private:
@@ -99,9 +72,8 @@ class SignatureVerifier {
 
 class SignatureSigner {
  public:
-  static Result<SignatureSigner, SignatureFailure> fromPem(SignatureAlgorithm algorithm,
-                                                           std::string_view private_pem);
-  Result<Bytes, SignatureFailure> sign(ByteView message) const;
+  static Result<SignatureSigner> fromPem(SignatureAlgorithm algorithm, std::string_view private_pem);
+  Result<Bytes> sign(ByteView message) const;
   SignatureAlgorithm algorithm() const { return algorithm_; }
 
  private:
@@ -117,20 +89,19 @@ struct KeyPairPem {
   std::string private_pem;
   std::string public_pem;
 };
-Result<KeyPairPem, SignatureFailure> generateKeyPair(SignatureAlgorithm algorithm,
-                                                     int rsa_bits = kMinRsaBits);
+Result<KeyPairPem> generateKeyPair(SignatureAlgorithm algorithm, int rsa_bits = kMinRsaBits);
 
 // "SHA256:" and the lowercase hex SHA-256 of the key's DER SubjectPublicKeyInfo: what an
 // operator compares when a key is exported from one system and installed in another
 // (the same digest `openssl pkey -pubin -outform DER | sha256sum` prints). kBadPem if the
 // text is not a PEM public key.
-Result<std::string, SignatureFailure> publicKeyFingerprint(std::string_view public_pem);
+Result<std::string> publicKeyFingerprint(std::string_view public_pem);
 
 // The algorithm a public key PEM is for, read from the key itself: an Ed25519 key is
 // kEd25519, an RSA key kRsaSha256 (checked as fromPem checks it: at least kMinRsaBits).
 // kBadPem if the text is not a PEM public key, kWrongAlgorithm for another key type
 // (EC, DSA…), kWeakKey for a short RSA key. So an operator need not say what the key
 // already says (`npacctl key add` without --algorithm).
-Result<SignatureAlgorithm, SignatureFailure> publicKeyAlgorithm(std::string_view public_pem);
+Result<SignatureAlgorithm> publicKeyAlgorithm(std::string_view public_pem);
 
 }  // namespace npac::associations

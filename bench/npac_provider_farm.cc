@@ -137,9 +137,9 @@ int main(int argc, char** argv) {
   spdlog::set_level(level);
 
   auto hp = soasim::parseHostPort(npac);
-  if (!hp.ok()) return usage("--npac: " + hp.error);
-  o.npac_host = hp.value->first;
-  o.npac_port = hp.value->second;
+  if (!hp.isOk()) return usage("--npac: " + hp.status().message());
+  o.npac_host = hp->first;
+  o.npac_port = hp->second;
   if (std::string e = readSpids(spid_file, o.spids); !e.empty()) return usage(e);
   if (o.associations < 1 || o.associations > kMaxAssociationsPerProvider) {
     return usage("--associations must be 1.." + std::to_string(kMaxAssociationsPerProvider));
@@ -157,11 +157,11 @@ int main(int argc, char** argv) {
     if (ec) return usage("--from: '" + a + "' is not an IP address");
   }
   auto st = soasim::parseSystemType(system_type);
-  if (!st.ok()) return usage("--system-type: " + st.error);
-  o.system_type = *st.value;
+  if (!st.isOk()) return usage("--system-type: " + st.status().message());
+  o.system_type = st.value();
   auto fn = soasim::parseFunctions(functions.empty() ? defaultFunctions(o.system_type) : functions);
-  if (!fn.ok()) return usage("--functions: " + fn.error);
-  o.functions = *fn.value;
+  if (!fn.isOk()) return usage("--functions: " + fn.status().message());
+  o.functions = fn.value();
   if (!(o.connect_rate >= 0)) return usage("--connect-rate must be 0 (unpaced) or a positive number of binds/s");
   if (o.concurrent_binds < 1) return usage("--concurrent-binds must be at least 1");
   if (o.threads < 1 || o.threads > kMaxThreads) return usage("--threads must be 1.." + std::to_string(kMaxThreads));
@@ -173,20 +173,20 @@ int main(int argc, char** argv) {
                                     std::tuple{&bind_timeout, &o.bind_timeout, "--bind-timeout"},
                                     std::tuple{&release_timeout, &o.release_timeout, "--release-timeout"}}) {
     auto d = soasim::parseDuration(*text);
-    if (!d.ok()) return usage(std::string(flag) + ": " + d.error);
-    if (d.value->count() <= 0) return usage(std::string(flag) + " must be more than 0");
-    *target = *d.value;
+    if (!d.isOk()) return usage(std::string(flag) + ": " + d.status().message());
+    if (d->count() <= 0) return usage(std::string(flag) + " must be more than 0");
+    *target = d.value();
   }
   if (std::string e = ensureDescriptors(o.spids.size() * o.associations); !e.empty()) return usage(e);
 
   auto key = soasim::loadProviderKey(key_file);
-  if (!key.ok()) {
-    std::cerr << "npac-provider-farm: " << key.error() << "\n";
+  if (!key.isOk()) {
+    std::cerr << "npac-provider-farm: " << key.status().message() << "\n";
     return kExitKey;
   }
   auto npac_keys = soasim::loadNpacKeys(npac_key_files);
-  if (!npac_keys.ok()) {
-    std::cerr << "npac-provider-farm: " << npac_keys.error() << "\n";
+  if (!npac_keys.isOk()) {
+    std::cerr << "npac-provider-farm: " << npac_keys.status().message() << "\n";
     return kExitKey;
   }
 

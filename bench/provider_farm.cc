@@ -255,17 +255,18 @@ class Shard : public soasim::AssociationObserver {
       ++shared_.report.bind_attempts;
     }
     auto ac = soasim::signedAccessControl(p, shared_.key);
-    if (!ac.ok()) {
-      failed(slot, "provider " + p.spid + ": the bind cannot be signed: " + ac.error(), shared_.report.binds_failed);
+    if (!ac.isOk()) {
+      failed(slot, "provider " + p.spid + ": the bind cannot be signed: " + ac.status().message(),
+             shared_.report.binds_failed);
       co_return;
     }
     BindOutcome outcome = co_await client->bind(shared_.npac, soasim::makeAarq(ac.value()), o.bind_timeout);
     if (outcome.kind == BindOutcome::Kind::kAccepted) {
       auto npac = soasim::verifyNpacAnswer(*outcome.aare, shared_.npac_keys);
-      if (!npac.ok()) {
+      if (!npac.isOk()) {
         co_await client->refuseAccepted("npac-unverified");
         failed(slot, "provider " + p.spid + " from " + client->localAddress() + ": the NPAC is not authenticated: " +
-                         npac.error(), shared_.report.binds_unverified);
+                         npac.status().message(), shared_.report.binds_unverified);
         co_return;
       }
       client->start();

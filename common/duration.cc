@@ -40,20 +40,29 @@ bool startsWithIgnoreCase(std::string_view text, std::string_view prefix) {
   return true;
 }
 
-ParsedDuration failed(DurationError error) { return ParsedDuration{Millis(0), error}; }
+// 'text' (appended piece by piece: GCC 12's -Wrestrict misfires on "'" + std::string).
+std::string quoted(std::string_view text) {
+  std::string out(1, '\'');
+  out.append(text).push_back('\'');
+  return out;
+}
+Status malformed(std::string_view text) {
+  return Status::badOption(quoted(text).append(" is not a duration (e.g. ").append(kDurationExamples).append(")"));
+}
+Status tooLong(std::string_view text) { return Status::outOfRange(quoted(text).append(" is too long a duration")); }
 
 }  // namespace
 
-ParsedDuration parseDuration(std::string_view text) {
+Result<Millis> parseDuration(std::string_view text) {
   std::string_view t = trimmed(text);
-  if (t.empty()) return failed(DurationError::kMalformed);
-  if (t == "0") return ParsedDuration{};  // zero needs no unit: "heartbeat_interval 0" reads as off
+  if (t.empty()) return malformed(text);
+  if (t == "0") return Millis(0);  // zero needs no unit: "heartbeat_interval 0" reads as off
   std::int64_t total = 0;
   while (!t.empty()) {
     std::int64_t count = 0;
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), count);
-    if (ec == std::errc::result_out_of_range) return failed(DurationError::kTooLong);
-    if (ec != std::errc() || count < 0 || end == t.data()) return failed(DurationError::kMalformed);
+    if (ec == std::errc::result_out_of_range) return tooLong(text);
+    if (ec != std::errc() || count < 0 || end == t.data()) return malformed(text);
     t.remove_prefix(static_cast<std::size_t>(end - t.data()));
     const DurationUnit* unit = nullptr;
     for (const DurationUnit& candidate : kParseUnits) {
@@ -62,15 +71,15 @@ ParsedDuration parseDuration(std::string_view text) {
         break;
       }
     }
-    if (unit == nullptr) return failed(DurationError::kMalformed);
+    if (unit == nullptr) return malformed(text);
     t.remove_prefix(unit->suffix.size());
     std::int64_t millis = 0;
     if (__builtin_mul_overflow(count, unit->millis, &millis) ||
         __builtin_add_overflow(total, millis, &total)) {
-      return failed(DurationError::kTooLong);
+      return tooLong(text);
     }
   }
-  return ParsedDuration{Millis(total), DurationError::kNone};
+  return Millis(total);
 }
 
 std::string formatDuration(Millis value) {

@@ -15,22 +15,16 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
+
 namespace npac::common {
 
 using Millis = std::chrono::milliseconds;
 
-enum class DurationError : std::uint8_t {
-  kNone,
-  kMalformed,  // not the grammar above
-  kTooLong,    // more milliseconds than a signed 64-bit count holds
-};
-
-struct ParsedDuration {
-  Millis value{0};
-  DurationError error = DurationError::kNone;
-  bool ok() const { return error == DurationError::kNone; }
-};
-ParsedDuration parseDuration(std::string_view text);
+// The value, or a Status (common/status.h): kBadOption when the text is not the grammar
+// above, kOutOfRange when it holds more milliseconds than a signed 64-bit count. The
+// message quotes the text; a caller with its own words compares code().
+Result<Millis> parseDuration(std::string_view text);
 
 // The shortest exact text in the largest unit that divides the value: 90000ms → "90s",
 // 5400000ms → "90m", 0 → "0s". parseDuration(formatDuration(d)) == d for d >= 0.

@@ -4,9 +4,11 @@
 // that raised it knows them — details: the byte offset of a decoding error in its PDU
 // (cmip/), the database file, the SQLite result codes and errno or PostgreSQL's SQLSTATE,
 // and an operator hint (db/). The codes are one enum, grouped by the layer that raises
-// them (NPAC_STATUS_CODES below); a caller that needs to tell them apart compares
-// code(), and a caller that only reports them calls toString(). The HTTP API maps them to
-// answers in one place (npac/npacd/api/request.cc, statusResponse).
+// them (NPAC_STATUS_CODES below: the codec, associations/ — NSAPs, outstanding requests,
+// recovery, keys and signatures —, storage, tunables, requests to the HTTP API, and
+// documents a person wrote); a caller that needs to tell them apart compares code(), and
+// a caller that only reports them calls toString(). The HTTP API maps them to answers in
+// one place (npac/npacd/api/request.cc, statusResponse).
 //
 // Like LevelDB's, an ok Status is one null pointer: the success path of every decoder and
 // every Result<T> constructs and destroys no string. Result<T> is a value or the Status
@@ -167,8 +169,9 @@ namespace npac {
   X(kFunctionNotAllowed, kRequest, "function_not_allowed")                                     \
   X(kNoRecipients, kRequest, "no_recipients")                                                  \
   X(kInvalidThrottleGroup, kRequest, "invalid_throttle_group")                                 \
-  /* ---- documents a person wrote and a tool reads (npacctl plan's scenario files) */         \
-  X(kBadDocument, kDocument, "bad document")  /* the message names the JSON path and why */
+  /* ---- what a person wrote and a tool reads (npacctl plan's scenario files, options) */     \
+  X(kBadDocument, kDocument, "bad document")     /* the message names the JSON path and why */ \
+  X(kBadOption, kDocument, "bad option value")   /* a command-line value: the message says why */
 
 enum class StatusCode : std::uint16_t {
 #define NPAC_STATUS_ENUM_ENTRY(code, layer, text) code,
@@ -224,6 +227,7 @@ class [[nodiscard]] Status {
   static Status reentrant(std::string m) { return error(Code::kReentrant, std::move(m)); }
   static Status noActor(std::string m) { return error(Code::kNoActor, std::move(m)); }
   static Status badDocument(std::string m) { return error(Code::kBadDocument, std::move(m)); }
+  static Status badOption(std::string m) { return error(Code::kBadOption, std::move(m)); }
 
   bool isOk() const { return rep_ == nullptr; }
   explicit operator bool() const { return isOk(); }

@@ -64,15 +64,15 @@ Status parseInteger(std::string_view text, std::int64_t* out) {
 
 // The one duration grammar (common/duration.h), with the tunables' status codes.
 Status parseDuration(std::string_view text, Duration* out) {
-  const common::ParsedDuration d = common::parseDuration(text);
-  if (d.error == common::DurationError::kTooLong) {
+  const Result<common::Millis> d = common::parseDuration(text);
+  if (d.status().code() == StatusCode::kOutOfRange) {
     return Status::outOfRange(quoted(text) + " is too long a duration");
   }
-  if (!d.ok()) {
+  if (!d.isOk()) {
     return Status::wrongType("expected a duration such as " + std::string(common::kDurationExamples) +
                              ", got " + quoted(text));
   }
-  *out = d.value;
+  *out = d.value();
   return Status::ok();
 }
 

@@ -30,7 +30,7 @@ int64_t getInt(const Json& j, const char* key, int64_t dflt) {
 std::vector<uint8_t> getHex(const Json& j, const char* key) {
   if (!j.contains(key)) return {};
   if (!j.at(key).is_string()) fail(std::string("\"") + key + "\" must be a hex string");
-  return fromHex(j.at(key).get<std::string>());
+  return json_util::hexOrFail(j.at(key).get<std::string>());
 }
 
 std::string getStr(const Json& j, const char* key) {
@@ -384,7 +384,9 @@ EncodeBuffer encodeSdu(const Json& frame) {
 
 }  // namespace
 
-std::vector<uint8_t> encodeFrames(const Json& doc) {
+namespace {
+
+std::vector<uint8_t> encodeFramesOrThrow(const Json& doc) {
   if (!doc.is_object() || !doc.contains("frames") || !doc.at("frames").is_array()) {
     fail("the document must be {\"frames\": [...]}");
   }
@@ -431,15 +433,27 @@ std::vector<uint8_t> encodeFrames(const Json& doc) {
       if (!s.isOk()) fail(s.message());
       Bytes v = buf.view();
       out.insert(out.end(), v.begin(), v.end());
-    } catch (const JsonError& e) {
-      throw JsonError("frame " + std::to_string(index) + ": " + e.what());
+    } catch (const Status& refused) {
+      fail("frame " + std::to_string(index) + ": " + refused.message());
     } catch (const nlohmann::json::exception& e) {
-      throw JsonError("frame " + std::to_string(index) + ": " + e.what());
+      fail("frame " + std::to_string(index) + ": " + e.what());
     }
     ++index;
   }
   if (!sent_segments.empty()) fail("the last DT segment has no EOT frame after it");
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> encodeFrames(const Json& doc) {
+  try {
+    return encodeFramesOrThrow(doc);
+  } catch (const Status& refused) {
+    return refused;
+  } catch (const nlohmann::json::exception& e) {
+    return Status::badDocument(e.what());
+  }
 }
 
 }  // namespace npac::pdu

@@ -6,8 +6,9 @@
 // DT with EOT carries the upper layers of the reassembled SDU, and encoding re-cuts the
 // SDU at the same boundaries. One presentation PDV per PPDU is supported.
 //
-// decodeFrames() returns errors as values (the stream is untrusted input);
-// encodeFrames() reports malformed JSON as JsonError.
+// Both directions answer errors as values: decodeFrames() a codec Status (the stream is
+// untrusted input), encodeFrames() and sampleJson() a kBadDocument naming the frame and
+// the field.
 //
 // Threading: pure functions.
 #pragma once
@@ -23,12 +24,12 @@ namespace npac::pdu {
 // `stream`: concatenated TPKT packets. The result is {"frames": [...]}.
 cmip::Result<Json> decodeFrames(std::span<const uint8_t> stream);
 
-// The inverse: concatenated TPKT packets. Throws JsonError.
-std::vector<uint8_t> encodeFrames(const Json& doc);
+// The inverse: concatenated TPKT packets.
+Result<std::vector<uint8_t>> encodeFrames(const Json& doc);
 
 // The canonical sample frames (documented in docs/PROTOCOL.md, "npac-pdu").
 const std::vector<std::string>& sampleKinds();
-// JSON of the sample `kind` ({"frames": [one frame]}); throws JsonError for an unknown kind.
-Json sampleJson(const std::string& kind);
+// JSON of the sample `kind` ({"frames": [one frame]}); kBadDocument for an unknown kind.
+Result<Json> sampleJson(const std::string& kind);
 
 }  // namespace npac::pdu

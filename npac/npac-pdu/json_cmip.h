@@ -1,5 +1,6 @@
 // JSON views of the typed CMIP arguments and results (cmip/cmip_operations.h) for
-// npac-pdu's "cmip" objects. The FromJson direction throws JsonError.
+// npac-pdu's "cmip" objects. The FromJson direction throws a kBadDocument Status
+// (json_upper.h says why).
 //
 // Threading: pure functions.
 #pragma once

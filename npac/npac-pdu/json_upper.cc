@@ -134,9 +134,9 @@ Code codeFrom(const Json& j, const char* key) {
 std::string toHex(std::span<const uint8_t> bytes) { return common::toHex(bytes); }
 
 // Blanks, newlines and ':' may separate octets: hex pasted from a dump or a trace.
-std::vector<uint8_t> fromHex(const std::string& text) {
+Result<std::vector<uint8_t>> fromHex(const std::string& text) {
   common::HexDecoded decoded = common::decodeHex(text, common::HexSeparators::kBetweenOctets);
-  if (!decoded.ok()) fail(decoded.error);
+  if (!decoded.ok()) return Status::badDocument(decoded.error);
   return std::move(decoded.bytes);
 }
 

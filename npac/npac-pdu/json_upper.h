@@ -3,16 +3,16 @@
 // *FromJson inverse so that `decode | encode` reproduces the bytes; docs/PROTOCOL.md
 // "npac-pdu JSON" documents the shapes.
 //
-// The FromJson direction throws JsonError (a std::runtime_error naming the field) on
-// malformed JSON: npac-pdu is a command-line tool and reports it once at top level. The
-// ToJson direction never throws.
+// The FromJson direction throws a Status (common/status.h) of kBadDocument naming the
+// field on malformed JSON: the converters recurse deeply, so a refusal unwinds them at
+// once, and encodeFrames() (frames.h) catches it and answers it as a value. The ToJson
+// direction never throws.
 //
 // Threading: pure functions.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,18 +21,15 @@
 #include "cmip/cmip.h"
 #include "cmip/cmip_operations.h"
 #include "cmip/rose.h"
+#include "common/status.h"
 
 namespace npac::pdu {
 
 using Json = nlohmann::ordered_json;
 
-class JsonError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 std::string toHex(std::span<const uint8_t> bytes);
-std::vector<uint8_t> fromHex(const std::string& text);  // throws JsonError
+// Hex octets (optionally separated) to bytes; kBadDocument naming the bad character.
+Result<std::vector<uint8_t>> fromHex(const std::string& text);
 
 // ACSE APDU, with the CMIPUserInfo (and its LnpAccessControl) of user-information typed
 // when `cmipContextId` names the EXTERNAL holding it.

@@ -1,5 +1,6 @@
-// Small JSON accessors shared by npac-pdu's converters: each throws JsonError naming the
-// field that is missing or of the wrong type.
+// Small JSON accessors shared by npac-pdu's converters: each throws a Status of
+// kBadDocument naming the field that is missing or of the wrong type (json_upper.h says
+// why these converters throw; encodeFrames() turns it back into a value).
 #pragma once
 
 #include <string>
@@ -12,7 +13,14 @@ namespace npac::pdu::json_util {
 
 using namespace npac::cmip;
 
-[[noreturn]] inline void fail(const std::string& what) { throw JsonError(what); }
+[[noreturn]] inline void fail(const std::string& what) { throw Status::badDocument(what); }
+
+// fromHex, throwing its refusal.
+inline std::vector<uint8_t> hexOrFail(const std::string& text) {
+  Result<std::vector<uint8_t>> bytes = fromHex(text);
+  if (!bytes.isOk()) fail(bytes.status().message());
+  return std::move(bytes).value();
+}
 
 inline const Json& need(const Json& j, const char* key) {
   if (!j.is_object() || !j.contains(key)) fail(std::string("missing field \"") + key + "\"");
@@ -39,7 +47,7 @@ inline Oid oidFrom(const std::string& s) {
   return *r;
 }
 
-inline std::vector<uint8_t> hexField(const Json& j, const char* key) { return fromHex(str(j, key)); }
+inline std::vector<uint8_t> hexField(const Json& j, const char* key) { return hexOrFail(str(j, key)); }
 
 inline OpaqueBer opaqueField(const Json& j, const char* key) {
   OpaqueBer v{hexField(j, key)};

@@ -92,39 +92,43 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
 
-  try {
-    if (*decode) {
-      std::string raw;
-      if (!readInput(decodeFile, raw)) return failWith("cannot read " + decodeFile);
-      bool fromStdin = decodeFile.empty() || decodeFile == "-";
-      bool asHex = decodeHex || (fromStdin && !decodeBinary);
-      std::vector<uint8_t> bytes;
-      if (asHex) {
-        if (looksBinary(raw)) return failWith("binary input: use --binary or a file argument");
-        bytes = npac::pdu::fromHex(raw);
-      } else {
-        bytes.assign(raw.begin(), raw.end());
-      }
-      auto doc = npac::pdu::decodeFrames(bytes);
-      if (!doc.isOk()) return failWith(doc.status().toString());
-      std::cout << doc->dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
-      return 0;
+  if (*decode) {
+    std::string raw;
+    if (!readInput(decodeFile, raw)) return failWith("cannot read " + decodeFile);
+    bool fromStdin = decodeFile.empty() || decodeFile == "-";
+    bool asHex = decodeHex || (fromStdin && !decodeBinary);
+    std::vector<uint8_t> bytes;
+    if (asHex) {
+      if (looksBinary(raw)) return failWith("binary input: use --binary or a file argument");
+      auto hex = npac::pdu::fromHex(raw);
+      if (!hex.isOk()) return failWith(hex.status().message());
+      bytes = std::move(hex).value();
+    } else {
+      bytes.assign(raw.begin(), raw.end());
     }
-    if (*encode) {
-      std::string text;
-      if (!readInput(encodeFile, text)) return failWith("cannot read " + encodeFile);
-      Json doc = Json::parse(text);
-      return writeOutput(encodeOut, npac::pdu::encodeFrames(doc), encodeHex);
-    }
-    Json doc = npac::pdu::sampleJson(kind);
-    if (sampleJson) {
-      std::string s = doc.dump(2) + "\n";
-      return writeOutput(sampleOut, std::vector<uint8_t>(s.begin(), s.end()), false);
-    }
-    return writeOutput(sampleOut, npac::pdu::encodeFrames(doc), sampleHex);
-  } catch (const npac::pdu::JsonError& e) {
-    return failWith(e.what());
-  } catch (const nlohmann::json::exception& e) {
-    return failWith(std::string("JSON: ") + e.what());
+    auto doc = npac::pdu::decodeFrames(bytes);
+    if (!doc.isOk()) return failWith(doc.status().toString());
+    std::cout << doc->dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    return 0;
   }
+  if (*encode) {
+    std::string text;
+    if (!readInput(encodeFile, text)) return failWith("cannot read " + encodeFile);
+    Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) {
+      return failWith("JSON: " + (encodeFile.empty() ? std::string("stdin") : encodeFile) + " is not valid JSON");
+    }
+    auto frames = npac::pdu::encodeFrames(doc);
+    if (!frames.isOk()) return failWith(frames.status().message());
+    return writeOutput(encodeOut, frames.value(), encodeHex);
+  }
+  auto doc = npac::pdu::sampleJson(kind);
+  if (!doc.isOk()) return failWith(doc.status().message());
+  if (sampleJson) {
+    std::string s = doc->dump(2) + "\n";
+    return writeOutput(sampleOut, std::vector<uint8_t>(s.begin(), s.end()), false);
+  }
+  auto frames = npac::pdu::encodeFrames(doc.value());
+  if (!frames.isOk()) return failWith(frames.status().message());
+  return writeOutput(sampleOut, frames.value(), sampleHex);
 }

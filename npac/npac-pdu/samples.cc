@@ -5,6 +5,7 @@
 #include "cmip/npac_bind_refusal.h"
 #include "cmip/oids.h"
 #include "npac/npac-pdu/frames.h"
+#include "npac/npac-pdu/json_util.h"
 
 namespace npac::pdu {
 namespace {
@@ -217,7 +218,7 @@ Json build(const std::string& kind) {
     return frameWith(sessionDt(), presentationTd(), "rose",
                      roseToJson(RoseReject{InvokeId{4}, RejectProblemKind::kInvoke, kMistypedArgument}));
   }
-  throw JsonError("unknown sample kind \"" + kind + "\"");
+  json_util::fail("unknown sample kind \"" + kind + "\"");
 }
 
 }  // namespace
@@ -229,6 +230,12 @@ const std::vector<std::string>& sampleKinds() {
   return kKinds;
 }
 
-Json sampleJson(const std::string& kind) { return Json{{"frames", Json::array({build(kind)})}}; }
+Result<Json> sampleJson(const std::string& kind) {
+  try {
+    return Json{{"frames", Json::array({build(kind)})}};
+  } catch (const Status& refused) {
+    return refused;
+  }
+}
 
 }  // namespace npac::pdu

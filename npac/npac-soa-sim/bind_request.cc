@@ -10,28 +10,37 @@
 
 namespace npac::soasim {
 
-using associations::err;
+namespace {
 
-associations::Result<ProviderKey, std::string> loadProviderKey(const std::string& path) {
+// The three refusals of this file (common/status.h, the association group); the message
+// is what the simulator prints.
+Status unusableKeyFile(std::string why) { return Status::error(StatusCode::kUnusableKeyFile, std::move(why)); }
+Status unsignedBind(std::string why) { return Status::error(StatusCode::kUnsignedBind, std::move(why)); }
+Status unverifiedBind(std::string why) { return Status::error(StatusCode::kUnverifiedBind, std::move(why)); }
+
+}  // namespace
+
+Result<ProviderKey> loadProviderKey(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return err("cannot read key file '" + path + "'");
+  if (!in) return unusableKeyFile("cannot read key file '" + path + "'");
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad()) return err("cannot read key file '" + path + "'");
+  if (in.bad()) return unusableKeyFile("cannot read key file '" + path + "'");
   const std::string pem = text.str();
 
   std::string why;
   for (auto algorithm : {associations::SignatureAlgorithm::kEd25519, associations::SignatureAlgorithm::kRsaSha256}) {
     auto signer = associations::SignatureSigner::fromPem(algorithm, pem);
-    if (signer.ok()) return ProviderKey{signer.value(), algorithm};
+    if (signer.isOk()) return ProviderKey{signer.value(), algorithm};
     // kWrongAlgorithm: try the other one; anything else is this key's real problem.
-    if (signer.error().code != associations::SignatureError::kWrongAlgorithm) {
-      why = signer.error().detail;
+    if (signer.status().code() != StatusCode::kWrongAlgorithm) {
+      why = signer.status().message();
       break;
     }
-    why = signer.error().detail;
+    why = signer.status().message();
   }
-  return err("key file '" + path + "' is not a usable private key (PKCS#8 PEM, Ed25519 or RSA >= 2048 bits): " + why);
+  return unusableKeyFile("key file '" + path +
+                         "' is not a usable private key (PKCS#8 PEM, Ed25519 or RSA >= 2048 bits): " + why);
 }
 
 uint64_t timeBasedSequence(int64_t now_millis) {
@@ -43,10 +52,9 @@ int64_t millisWhenSequencePassed(uint64_t last_used) {
   return kSequenceEpochUnix * 1000 + static_cast<int64_t>(last_used + 1) * 1000 / kSequenceTicksPerSecond;
 }
 
-associations::Result<cmip::LnpAccessControl, std::string> signedAccessControl(const BindParameters& p,
-                                                                              const ProviderKey& key) {
+Result<cmip::LnpAccessControl> signedAccessControl(const BindParameters& p, const ProviderKey& key) {
   if (p.sequence_number > kMaxSequenceNumber) {
-    return err("sequence number " + std::to_string(p.sequence_number) + " is above 4294967295");
+    return unsignedBind("sequence number " + std::to_string(p.sequence_number) + " is above 4294967295");
   }
   cmip::LnpAccessControl ac;
   ac.systemId = p.spid;
@@ -60,10 +68,10 @@ associations::Result<cmip::LnpAccessControl, std::string> signedAccessControl(co
   ac.recoveryMode = p.recovery_mode;
   ac.signature.assign(1, 0);  // placeholder so validation sees a complete value
   cmip::Status valid = cmip::validateAccessControl(ac);
-  if (!valid.isOk()) return err(valid.message());
+  if (!valid.isOk()) return unsignedBind(valid.message());
   std::vector<uint8_t> content = cmip::signedContent(ac);
   auto signature = key.signer.sign(content);
-  if (!signature.ok()) return err("signing the bind failed: " + signature.error().detail);
+  if (!signature.isOk()) return unsignedBind("signing the bind failed: " + signature.status().message());
   ac.signature = signature.value();
   return ac;
 }
@@ -89,65 +97,67 @@ namespace {
 constexpr std::string_view kPemBegin = "-----BEGIN PUBLIC KEY-----";
 constexpr std::string_view kPemEnd = "-----END PUBLIC KEY-----";
 
-associations::Result<associations::SignatureVerifier, std::string> parsePublicKey(const std::string& pem) {
+Result<associations::SignatureVerifier> parsePublicKey(const std::string& pem) {
   std::string why;
   for (auto algorithm : {associations::SignatureAlgorithm::kEd25519, associations::SignatureAlgorithm::kRsaSha256}) {
     auto verifier = associations::SignatureVerifier::fromPem(algorithm, pem);
-    if (verifier.ok()) return verifier.value();
-    why = verifier.error().detail;
-    if (verifier.error().code != associations::SignatureError::kWrongAlgorithm) break;
+    if (verifier.isOk() || verifier.status().code() != StatusCode::kWrongAlgorithm) return verifier;
+    why = verifier.status().message();
   }
-  return err(why);
+  return Status::error(StatusCode::kWrongAlgorithm, why);
 }
 
 }  // namespace
 
-associations::Result<NpacKeyRing, std::string> loadNpacKeys(const std::vector<std::string>& paths) {
+Result<NpacKeyRing> loadNpacKeys(const std::vector<std::string>& paths) {
   NpacKeyRing ring;
   for (const std::string& path : paths) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) return err("cannot read NPAC key file '" + path + "'");
+    if (!in) return unusableKeyFile("cannot read NPAC key file '" + path + "'");
     std::ostringstream text;
     text << in.rdbuf();
     const std::string all = text.str();
     size_t found = 0;
     for (size_t at = all.find(kPemBegin); at != std::string::npos; at = all.find(kPemBegin, at + 1)) {
       size_t end = all.find(kPemEnd, at);
-      if (end == std::string::npos) return err("NPAC key file '" + path + "': a PEM block has no END line");
+      if (end == std::string::npos) return unusableKeyFile("NPAC key file '" + path + "': a PEM block has no END line");
       const std::string block = all.substr(at, end + kPemEnd.size() - at) + "\n";
       auto verifier = parsePublicKey(block);
-      if (!verifier.ok()) {
-        return err("NPAC key file '" + path + "', key " + std::to_string(found + 1) +
-                   " is not a usable public key (Ed25519 or RSA >= 2048 bits): " + verifier.error());
+      if (!verifier.isOk()) {
+        return unusableKeyFile("NPAC key file '" + path + "', key " + std::to_string(found + 1) +
+                   " is not a usable public key (Ed25519 or RSA >= 2048 bits): " + verifier.status().message());
       }
       auto fingerprint = associations::publicKeyFingerprint(block);
-      ring.push_back(NpacPublicKey{verifier.value(), path, fingerprint.ok() ? fingerprint.value() : ""});
+      ring.push_back(NpacPublicKey{verifier.value(), path, fingerprint.isOk() ? fingerprint.value() : ""});
       ++found;
     }
-    if (found == 0) return err("NPAC key file '" + path + "' holds no PEM public key (-----BEGIN PUBLIC KEY-----)");
+    if (found == 0) {
+      return unusableKeyFile("NPAC key file '" + path + "' holds no PEM public key (-----BEGIN PUBLIC KEY-----)");
+    }
   }
   return ring;
 }
 
-associations::Result<cmip::LnpAccessControl, std::string> verifyNpacAnswer(const cmip::Aare& aare,
-                                                                           const NpacKeyRing& keys) {
+Result<cmip::LnpAccessControl> verifyNpacAnswer(const cmip::Aare& aare, const NpacKeyRing& keys) {
   auto found = cmip::npacAccessControlFrom(aare);
-  if (!found.isOk()) return err("the NPAC's access control does not decode: " + found.status().toString());
-  if (!found->has_value()) return err(std::string("the AARE carries no NPAC access control"));
+  if (!found.isOk()) {
+    return unverifiedBind("the NPAC's access control does not decode: " + found.status().toString());
+  }
+  if (!found->has_value()) return unverifiedBind(std::string("the AARE carries no NPAC access control"));
   const cmip::LnpAccessControl& npac = **found;
   if (npac.systemType != cmip::SystemType::kNpac) {
-    return err(std::string("the AARE's access control has systemType ") + common::toString(npac.systemType) +
-               ", not npac");
+    return unverifiedBind(std::string("the AARE's access control has systemType ") +
+                          common::toString(npac.systemType) + ", not npac");
   }
   std::string why = "no NPAC key installed";
   for (const NpacPublicKey& key : keys) {
-    associations::SignatureStatus status = associations::verifyNpacAccessControl(npac, key.verifier);
-    if (status.ok()) return npac;
-    why = status.detail();
+    Status status = associations::verifyNpacAccessControl(npac, key.verifier);
+    if (status.isOk()) return npac;
+    why = status.message();
   }
-  return err("the NPAC's signature (key list " + std::to_string(npac.listId) + " key " + std::to_string(npac.keyId) +
-             ", system " + npac.systemId + ") verifies with none of the " + std::to_string(keys.size()) +
-             " installed NPAC keys: " + why);
+  return unverifiedBind("the NPAC's signature (key list " + std::to_string(npac.listId) + " key " +
+                        std::to_string(npac.keyId) + ", system " + npac.systemId + ") verifies with none of the " +
+                        std::to_string(keys.size()) + " installed NPAC keys: " + why);
 }
 
 }  // namespace npac::soasim

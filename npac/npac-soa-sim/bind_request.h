@@ -47,8 +47,9 @@ struct ProviderKey {
   associations::SignatureAlgorithm algorithm;
 };
 
-// Reads and parses the key; the error is a sentence naming the file and the reason.
-associations::Result<ProviderKey, std::string> loadProviderKey(const std::string& path);
+// Reads and parses the key; refused with kUnusableKeyFile, whose message is a sentence
+// naming the file and the reason.
+Result<ProviderKey> loadProviderKey(const std::string& path);
 
 struct BindParameters {
   std::string spid;
@@ -67,9 +68,8 @@ uint64_t timeBasedSequence(int64_t now_millis);
 // Unix milliseconds at which timeBasedSequence() exceeds `last_used`.
 int64_t millisWhenSequencePassed(uint64_t last_used);
 
-// The signed access control, validated (the error names the field).
-associations::Result<cmip::LnpAccessControl, std::string> signedAccessControl(const BindParameters& p,
-                                                                              const ProviderKey& key);
+// The signed access control, validated (kUnsignedBind, the message names the field).
+Result<cmip::LnpAccessControl> signedAccessControl(const BindParameters& p, const ProviderKey& key);
 // The AARQ carrying `ac` in CMIPUserInfo (protocol version 2) on the CMIP context.
 cmip::Aarq makeAarq(const cmip::LnpAccessControl& ac);
 
@@ -81,14 +81,13 @@ struct NpacPublicKey {
 using NpacKeyRing = std::vector<NpacPublicKey>;
 
 // Every "-----BEGIN PUBLIC KEY-----" block of every file, Ed25519 or RSA (>= 2048 bits).
-// The error names the file and why (unreadable, no PEM public key in it, a block that is
+// kUnusableKeyFile names the file and why (unreadable, no PEM public key in it, a block that is
 // not a usable key).
-associations::Result<NpacKeyRing, std::string> loadNpacKeys(const std::vector<std::string>& paths);
+Result<NpacKeyRing> loadNpacKeys(const std::vector<std::string>& paths);
 
-// The NPAC's access control of an accepted AARE, verified: the error says what was
+// The NPAC's access control of an accepted AARE, verified: kUnverifiedBind says what was
 // missing or wrong (no access control, does not decode, systemType not npac, signature
 // verifies with none of the installed keys).
-associations::Result<cmip::LnpAccessControl, std::string> verifyNpacAnswer(const cmip::Aare& aare,
-                                                                           const NpacKeyRing& keys);
+Result<cmip::LnpAccessControl> verifyNpacAnswer(const cmip::Aare& aare, const NpacKeyRing& keys);
 
 }  // namespace npac::soasim

@@ -65,8 +65,8 @@ std::string resolve(const RawOptions& raw, SimOptions& o) {
     o.npac_addresses.clear();
     for (const std::string& text : raw.npac) {
       auto hp = parseHostPort(text);
-      if (!hp.ok()) return "--npac: " + hp.error;
-      o.npac_addresses.push_back(NpacAddress{hp.value->first, hp.value->second});
+      if (!hp.isOk()) return "--npac: " + hp.status().message();
+      o.npac_addresses.push_back(NpacAddress{hp->first, hp->second});
     }
   }
   // Two sites known, or attempts asked for: a failed bind or a lost association moves to
@@ -82,8 +82,8 @@ std::string resolve(const RawOptions& raw, SimOptions& o) {
   }
   if (!raw.rebind_delay.empty()) {
     auto d = parseDuration(raw.rebind_delay);
-    if (!d.ok()) return "--rebind-delay: " + d.error;
-    o.rebind.delay = *d.value;
+    if (!d.isOk()) return "--rebind-delay: " + d.status().message();
+    o.rebind.delay = d.value();
   }
   if (o.spid.size() != npac::cmip::kSystemIdLength) return "--spid must be exactly 4 characters (e.g. 0001)";
   if (o.key_file.empty()) return "--key FILE is required (make one with: npac-soa-sim keygen --out sp.pem)";
@@ -94,11 +94,11 @@ std::string resolve(const RawOptions& raw, SimOptions& o) {
   }
   if (!o.npac_key_files.empty() && o.no_npac_verify) return "--npac-key and --no-npac-verify exclude each other";
   auto st = parseSystemType(raw.system_type);
-  if (!st.ok()) return "--system-type: " + st.error;
-  o.system_type = *st.value;
+  if (!st.isOk()) return "--system-type: " + st.status().message();
+  o.system_type = st.value();
   auto fn = parseFunctions(raw.functions.empty() ? defaultFunctions(o.system_type) : raw.functions);
-  if (!fn.ok()) return "--functions: " + fn.error;
-  o.functions = *fn.value;
+  if (!fn.isOk()) return "--functions: " + fn.status().message();
+  o.functions = fn.value();
 
   std::vector<std::string> from = raw.from.empty() ? std::vector<std::string>{"127.0.0.1"} : raw.from;
   for (const std::string& a : from) o.associations.push_back(AssociationPlan{a, Millis(0), false, std::nullopt});
@@ -110,12 +110,12 @@ std::string resolve(const RawOptions& raw, SimOptions& o) {
   };
   for (const std::string& d : raw.delay) {
     auto ix = parseIndexed(d);
-    if (!ix.ok()) return "--delay: " + ix.error;
-    if (auto e = checkIndex(ix.value->first, "--delay"); !e.empty()) return e;
-    auto ms = parseDuration(ix.value->second);
-    if (!ms.ok()) return "--delay: " + ms.error;
+    if (!ix.isOk()) return "--delay: " + ix.status().message();
+    if (auto e = checkIndex(ix->first, "--delay"); !e.empty()) return e;
+    auto ms = parseDuration(ix->second);
+    if (!ms.isOk()) return "--delay: " + ms.status().message();
     for (size_t i = 0; i < k; ++i)
-      if (ix.value->first == 0 || ix.value->first == i + 1) o.associations[i].answer_delay = *ms.value;
+      if (ix->first == 0 || ix->first == i + 1) o.associations[i].answer_delay = ms.value();
   }
   for (size_t s : raw.silent) {
     if (s == 0) return "--silent: association indexes start at 1";
@@ -124,30 +124,30 @@ std::string resolve(const RawOptions& raw, SimOptions& o) {
   }
   for (const std::string& d : raw.drop_after) {
     auto ix = parseIndexed(d);
-    if (!ix.ok()) return "--drop-after: " + ix.error;
-    if (auto e = checkIndex(ix.value->first, "--drop-after"); !e.empty()) return e;
+    if (!ix.isOk()) return "--drop-after: " + ix.status().message();
+    if (auto e = checkIndex(ix->first, "--drop-after"); !e.empty()) return e;
     uint64_t n = 0;
     try {
-      n = std::stoull(ix.value->second);
+      n = std::stoull(ix->second);
     } catch (...) {
-      return "--drop-after: '" + ix.value->second + "' is not a message count";
+      return "--drop-after: '" + ix->second + "' is not a message count";
     }
     if (n == 0) return "--drop-after: the count must be at least 1";
     for (size_t i = 0; i < k; ++i)
-      if (ix.value->first == 0 || ix.value->first == i + 1) o.associations[i].drop_after = n;
+      if (ix->first == 0 || ix->first == i + 1) o.associations[i].drop_after = n;
   }
   o.answer_on = raw.answer_on == "next" ? AnswerOn::kNext : AnswerOn::kSame;
   o.drop_mode = raw.drop_mode == "abort" ? DropMode::kAbort : raw.drop_mode == "close" ? DropMode::kClose : DropMode::kTcp;
   o.request_kind = raw.request_kind == "create" ? RequestKind::kCreate : RequestKind::kAction;
   for (const std::string& text : raw.raw_invokes) {
     auto bytes = parseHex(text);
-    if (!bytes.ok()) return "--send-raw-invoke: " + bytes.error;
-    auto apdu = npac::cmip::decodeRoseApdu(*bytes.value);
+    if (!bytes.isOk()) return "--send-raw-invoke: " + bytes.status().message();
+    auto apdu = npac::cmip::decodeRoseApdu(bytes.value());
     if (!apdu.isOk()) return "--send-raw-invoke: not a ROSE APDU: " + apdu.status().toString();
     if (!std::holds_alternative<npac::cmip::RoseInvoke>(*apdu)) {
       return std::string("--send-raw-invoke: a ROSE Invoke [1] is needed, got ") + npac::cmip::roseApduName(*apdu);
     }
-    o.raw_invokes.push_back(std::move(*bytes.value));
+    o.raw_invokes.push_back(std::move(bytes).value());
   }
 
   if (raw.recover_all || !raw.recover_from.empty() || !raw.recover_to.empty()) o.recovery.enabled = true;
@@ -159,34 +159,34 @@ std::string resolve(const RawOptions& raw, SimOptions& o) {
     if (!o.recovery.all_unacknowledged) {
       int64_t now = std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch()).count();
       auto from = parseTime(raw.recover_from.empty() ? "now-1h" : raw.recover_from, now);
-      if (!from.ok()) return "--recover-from: " + from.error;
+      if (!from.isOk()) return "--recover-from: " + from.status().message();
       auto to = parseTime(raw.recover_to.empty() ? "now" : raw.recover_to, now);
-      if (!to.ok()) return "--recover-to: " + to.error;
-      o.recovery.from = *from.value;
-      o.recovery.to = *to.value;
+      if (!to.isOk()) return "--recover-to: " + to.status().message();
+      o.recovery.from = from.value();
+      o.recovery.to = to.value();
     }
   }
   if (!raw.recovery_hold.empty()) {
     if (!o.recovery.enabled) return "--recovery-hold needs --recovery (it delays lnpRecoveryComplete)";
     auto hold = parseDuration(raw.recovery_hold);
-    if (!hold.ok()) return "--recovery-hold: " + hold.error;
-    o.recovery.hold = *hold.value;
+    if (!hold.isOk()) return "--recovery-hold: " + hold.status().message();
+    o.recovery.hold = hold.value();
   }
   auto duration = [](const std::string& text, Millis& target, const char* flag) -> std::string {
     auto d = parseDuration(text);
-    if (!d.ok()) return std::string(flag).append(": ").append(d.error);
-    target = *d.value;
+    if (!d.isOk()) return std::string(flag).append(": ").append(d.status().message());
+    target = d.value();
     return "";
   };
   if (auto e = duration(raw.duration, o.duration, "--duration"); !e.empty()) return e;
   if (auto e = duration(raw.bind_timeout, o.bind_timeout, "--bind-timeout"); !e.empty()) return e;
   if (auto e = duration(raw.release_timeout, o.release_timeout, "--release-timeout"); !e.empty()) return e;
   auto offset = parseSignedDuration(raw.departure_offset);
-  if (!offset.ok()) return "--departure-offset: " + offset.error;
-  if (*offset.value > kMaxDepartureOffset || *offset.value < -kMaxDepartureOffset) {
+  if (!offset.isOk()) return "--departure-offset: " + offset.status().message();
+  if (offset.value() > kMaxDepartureOffset || offset.value() < -kMaxDepartureOffset) {
     return "--departure-offset: " + raw.departure_offset + " is more than a year away from the clock";
   }
-  o.departure_offset = *offset.value;
+  o.departure_offset = offset.value();
   if (o.sequence && *o.sequence > kMaxSequenceNumber) return "--sequence must be at most 4294967295";
   return "";
 }
@@ -208,8 +208,8 @@ int keygen(const std::string& algorithm_name, const std::string& out, std::strin
     return kExitUsage;
   }
   auto pair = npac::associations::generateKeyPair(*algorithm, rsa_bits);
-  if (!pair.ok()) {
-    std::cerr << "npac-soa-sim keygen: " << pair.error().detail << "\n";
+  if (!pair.isOk()) {
+    std::cerr << "npac-soa-sim keygen: " << pair.status().message() << "\n";
     return kExitKey;
   }
   if (pub_out.empty()) pub_out = out + ".pub";
@@ -324,13 +324,13 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   auto key = loadProviderKey(o.key_file);
-  if (!key.ok()) {
-    std::cerr << "npac-soa-sim: " << key.error() << "\n";
+  if (!key.isOk()) {
+    std::cerr << "npac-soa-sim: " << key.status().message() << "\n";
     return kExitKey;
   }
   auto npac_keys = loadNpacKeys(o.npac_key_files);
-  if (!npac_keys.ok()) {
-    std::cerr << "npac-soa-sim: " << npac_keys.error() << "\n";
+  if (!npac_keys.isOk()) {
+    std::cerr << "npac-soa-sim: " << npac_keys.status().message() << "\n";
     return kExitKey;
   }
   if (o.no_npac_verify) {

@@ -36,44 +36,44 @@ std::string trim(std::string_view s) {
 constexpr int64_t kMaxDurationMillis = std::numeric_limits<int64_t>::max();
 constexpr std::string_view kTooLong = " is too long";
 
-Parsed<Millis> tooLong(std::string_view text) { return Parsed<Millis>::fail(quote(text).append(kTooLong)); }
+Result<Millis> tooLong(std::string_view text) { return Status::badOption(quote(text).append(kTooLong)); }
 
 }  // namespace
 
-Parsed<Millis> parseDuration(std::string_view text) {
+Result<Millis> parseDuration(std::string_view text) {
   // A bare number is milliseconds here (scripts pass "--response-delay 50"); everything
   // else is the one duration grammar of common/duration.h.
   if (auto n = parseUnsigned(text)) {
     if (*n > static_cast<uint64_t>(kMaxDurationMillis)) return tooLong(text);
-    return {Millis(static_cast<int64_t>(*n)), {}};
+    return Millis(static_cast<int64_t>(*n));
   }
-  const common::ParsedDuration d = common::parseDuration(text);
-  if (d.error == common::DurationError::kTooLong) return tooLong(text);
-  if (!d.ok()) return Parsed<Millis>::fail(quote(text) + " is not a duration (e.g. 50ms, 2s, 1m, 1h30m)");
-  return {d.value, {}};
+  const Result<common::Millis> d = common::parseDuration(text);
+  if (d.status().code() == StatusCode::kOutOfRange) return tooLong(text);
+  if (!d.isOk()) return Status::badOption(quote(text) + " is not a duration (e.g. 50ms, 2s, 1m, 1h30m)");
+  return d.value();
 }
 
-Parsed<Millis> parseSignedDuration(std::string_view text) {
+Result<Millis> parseSignedDuration(std::string_view text) {
   const bool negative = text.starts_with('-');
   std::string_view magnitude = negative || text.starts_with('+') ? text.substr(1) : text;
   auto d = parseDuration(magnitude);
-  if (!d.ok() && d.error.ends_with(kTooLong)) return tooLong(text);
-  if (!d.ok()) return Parsed<Millis>::fail(quote(text) + " is not a signed duration (e.g. -10m, +2h, 30s)");
-  return {negative ? -*d.value : *d.value, {}};
+  if (!d.isOk() && d.status().message().ends_with(kTooLong)) return tooLong(text);
+  if (!d.isOk()) return Status::badOption(quote(text) + " is not a signed duration (e.g. -10m, +2h, 30s)");
+  return negative ? -d.value() : d.value();
 }
 
-Parsed<std::pair<size_t, std::string>> parseIndexed(std::string_view text) {
+Result<std::pair<size_t, std::string>> parseIndexed(std::string_view text) {
   size_t eq = text.find('=');
-  if (eq == std::string_view::npos) return {std::pair<size_t, std::string>{0, std::string(text)}, {}};
+  if (eq == std::string_view::npos) return std::pair<size_t, std::string>{0, std::string(text)};
   auto index = parseUnsigned(text.substr(0, eq));
   if (!index || *index == 0) {
-    return Parsed<std::pair<size_t, std::string>>::fail(
+    return Status::badOption(
         quote(text) + ": the association index before '=' must be 1, 2, ... (the order of --from)");
   }
-  return {std::pair<size_t, std::string>{static_cast<size_t>(*index), std::string(text.substr(eq + 1))}, {}};
+  return std::pair<size_t, std::string>{static_cast<size_t>(*index), std::string(text.substr(eq + 1))};
 }
 
-Parsed<cmip::AssociationFunctionMask> parseFunctions(std::string_view text) {
+Result<cmip::AssociationFunctionMask> parseFunctions(std::string_view text) {
   cmip::AssociationFunctionMask mask;
   size_t start = 0;
   while (start <= text.size()) {
@@ -83,65 +83,63 @@ Parsed<cmip::AssociationFunctionMask> parseFunctions(std::string_view text) {
     for (char& c : name) c = c == '_' ? '-' : c;
     std::optional<cmip::AssociationFunction> f = common::parseAssociationFunction(name);
     if (!f) {
-      return Parsed<cmip::AssociationFunctionMask>::fail("unknown association function " + quote(name) + " (" +
-                                                         common::associationFunctionNames() + ")");
+      return Status::badOption("unknown association function " + quote(name) + " (" +
+                               common::associationFunctionNames() + ")");
     }
     mask.add(*f);
     if (separator == std::string_view::npos) break;
     start = separator + 1;
   }
-  return {mask, {}};
+  return mask;
 }
 
-Parsed<cmip::SystemType> parseSystemType(std::string_view text) {
+Result<cmip::SystemType> parseSystemType(std::string_view text) {
   std::optional<cmip::SystemType> type = common::parseSystemType(text);
   // A provider never binds as the NPAC: offering npac would only test a typo.
   if (!type || *type == cmip::SystemType::kNpac) {
-    return Parsed<cmip::SystemType>::fail("unknown system type " + quote(text) + " (soa, lsms, soa-and-lsms)");
+    return Status::badOption("unknown system type " + quote(text) + " (soa, lsms, soa-and-lsms)");
   }
-  return {*type, {}};
+  return *type;
 }
 
-Parsed<cmip::GeneralizedTime> parseTime(std::string_view text, int64_t now_millis) {
-  if (text == "now") return {cmip::GeneralizedTime::fromUnixMillis(now_millis / 1000 * 1000), {}};
+Result<cmip::GeneralizedTime> parseTime(std::string_view text, int64_t now_millis) {
+  if (text == "now") return cmip::GeneralizedTime::fromUnixMillis(now_millis / 1000 * 1000);
   if (text.starts_with("now-")) {
     auto d = parseDuration(text.substr(4));
-    if (!d.ok()) return Parsed<cmip::GeneralizedTime>::fail(d.error);
-    return {cmip::GeneralizedTime::fromUnixMillis((now_millis - d.value->count()) / 1000 * 1000), {}};
+    if (!d.isOk()) return d.status();
+    return cmip::GeneralizedTime::fromUnixMillis((now_millis - d->count()) / 1000 * 1000);
   }
   auto t = cmip::GeneralizedTime::parse(text);
   if (!t.isOk() || !t->utc) {
-    return Parsed<cmip::GeneralizedTime>::fail(quote(text) +
-                                               " is not a UTC GeneralizedTime (YYYYMMDDHHMMSSZ), 'now' or 'now-10m'");
+    return Status::badOption(quote(text) + " is not a UTC GeneralizedTime (YYYYMMDDHHMMSSZ), 'now' or 'now-10m'");
   }
-  return {*t, {}};
+  return *t;
 }
 
-Parsed<std::pair<std::string, uint16_t>> parseHostPort(std::string_view text) {
-  using Result = Parsed<std::pair<std::string, uint16_t>>;
+Result<std::pair<std::string, uint16_t>> parseHostPort(std::string_view text) {
   const std::string example = " (e.g. 127.0.0.1:10102)";
   size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos) return Result::fail(quote(text) + " has no port: host:port" + example);
+  if (colon == std::string_view::npos) return Status::badOption(quote(text) + " has no port: host:port" + example);
   std::string_view host = text.substr(0, colon);
   std::string_view port_text = text.substr(colon + 1);
-  if (host.empty()) return Result::fail(quote(text) + " has no host: host:port" + example);
+  if (host.empty()) return Status::badOption(quote(text) + " has no host: host:port" + example);
   auto port = parseUnsigned(port_text);
   if (!port || *port == 0 || *port > 65535) {
-    return Result::fail(quote(text) + ": the port must be a number 1-65535, not " + quote(port_text));
+    return Status::badOption(quote(text) + ": the port must be a number 1-65535, not " + quote(port_text));
   }
   // IPv4 addresses and names only: the NPAC NSAP encoding (RFC 1277) has no IPv6 form.
   if (host.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") !=
       std::string_view::npos) {
-    return Result::fail(quote(text) + ": " + quote(host) + " is not a host name or IPv4 address" + example);
+    return Status::badOption(quote(text) + ": " + quote(host) + " is not a host name or IPv4 address" + example);
   }
-  return {std::pair<std::string, uint16_t>{std::string(host), static_cast<uint16_t>(*port)}, {}};
+  return std::pair<std::string, uint16_t>{std::string(host), static_cast<uint16_t>(*port)};
 }
 
-Parsed<std::vector<uint8_t>> parseHex(std::string_view text) {
+Result<std::vector<uint8_t>> parseHex(std::string_view text) {
   common::HexDecoded decoded = common::decodeHex(text, common::HexSeparators::kBetweenOctets);
-  if (!decoded.ok()) return Parsed<std::vector<uint8_t>>::fail(decoded.error);
-  if (decoded.bytes.empty()) return Parsed<std::vector<uint8_t>>::fail("no octets");
-  return Parsed<std::vector<uint8_t>>{std::move(decoded.bytes), {}};
+  if (!decoded.ok()) return Status::badOption(decoded.error);
+  if (decoded.bytes.empty()) return Status::badOption("no octets");
+  return std::move(decoded.bytes);
 }
 
 }  // namespace npac::soasim

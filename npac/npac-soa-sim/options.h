@@ -2,8 +2,8 @@
 // values, and the parsers for the textual forms the CLI accepts ("50ms", "2=50ms",
 // "soa-management,notifications", "now-10m"). main.cc fills it; Simulation reads it.
 //
-// Parsers return Parsed<T>: a value, or an error sentence naming what was wrong. They
-// run once at start-up.
+// Parsers return Result<T> (common/status.h): a value, or a kBadOption Status whose
+// message is a sentence naming what was wrong. They run once at start-up.
 //
 // Threading: plain values and pure functions.
 #pragma once
@@ -17,18 +17,11 @@
 
 #include "cmip/ber.h"
 #include "cmip/npac_bind.h"
+#include "common/status.h"
 
 namespace npac::soasim {
 
 using Millis = std::chrono::milliseconds;
-
-template <typename T>
-struct Parsed {
-  std::optional<T> value;
-  std::string error;
-  static Parsed fail(std::string why) { return Parsed{std::nullopt, std::move(why)}; }
-  bool ok() const { return value.has_value(); }
-};
 
 // How an association is dropped by --drop-after.
 enum class DropMode {
@@ -126,22 +119,22 @@ struct SimOptions {
 };
 
 // "50ms", "2s", "1m", "1h30m" (common/duration.h) or a bare number of milliseconds.
-Parsed<Millis> parseDuration(std::string_view text);
+Result<Millis> parseDuration(std::string_view text);
 // "-10m", "+2h", "30s": parseDuration with an optional sign (none means +).
-Parsed<Millis> parseSignedDuration(std::string_view text);
+Result<Millis> parseSignedDuration(std::string_view text);
 // "2=50ms" → {2, "50ms"}; "50ms" → {0, "50ms"} (0 = every association).
-Parsed<std::pair<size_t, std::string>> parseIndexed(std::string_view text);
+Result<std::pair<size_t, std::string>> parseIndexed(std::string_view text);
 // "soa-management,notifications": names of common/vocabulary.h ('_' or '-'), separated
 // by ',' or by '|' as the admin API prints an association's functions.
-Parsed<cmip::AssociationFunctionMask> parseFunctions(std::string_view text);
+Result<cmip::AssociationFunctionMask> parseFunctions(std::string_view text);
 // "soa", "lsms", "soa-and-lsms".
-Parsed<cmip::SystemType> parseSystemType(std::string_view text);
+Result<cmip::SystemType> parseSystemType(std::string_view text);
 // "20261129150000Z", "now", "now-10m" (relative to `now_millis`, Unix milliseconds).
-Parsed<cmip::GeneralizedTime> parseTime(std::string_view text, int64_t now_millis);
+Result<cmip::GeneralizedTime> parseTime(std::string_view text, int64_t now_millis);
 // "a1 0b 02 01 07 …" or "a10b0201…": hex octets, blanks or ':' allowed between them.
-Parsed<std::vector<uint8_t>> parseHex(std::string_view text);
+Result<std::vector<uint8_t>> parseHex(std::string_view text);
 // "127.0.0.1:10102" or "host:port": a non-empty host of letters, digits, '.', '-', '_'
 // (a name or an IPv4 address) and a port 1-65535.
-Parsed<std::pair<std::string, uint16_t>> parseHostPort(std::string_view text);
+Result<std::pair<std::string, uint16_t>> parseHostPort(std::string_view text);
 
 }  // namespace npac::soasim

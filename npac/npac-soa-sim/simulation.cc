@@ -55,7 +55,7 @@ Simulation::Simulation(SimOptions options, ProviderKey key, NpacKeyRing npac_key
     r.index = i + 1;
     r.local_address = plan.local_address;
     auto nsap = associations::Nsap::fromAddressString(plan.local_address);
-    if (nsap.ok()) r.nsap = nsap.value().toHex();
+    if (nsap.isOk()) r.nsap = nsap.value().toHex();
     r.answer_delay_ms = plan.answer_delay.count();
     r.silent = plan.silent;
     r.drop_after = plan.drop_after;

@@ -101,10 +101,10 @@ awaitable<Simulation::BindResult> Simulation::bindOne(size_t i, bool recovery_mo
     rec.binds.push_back(std::move(a));
   };
   auto ac = signedAccessControl(p, key_);
-  if (!ac.ok()) {
-    report_.errors.push_back("association " + std::to_string(i + 1) + ": " + ac.error());
+  if (!ac.isOk()) {
+    report_.errors.push_back("association " + std::to_string(i + 1) + ": " + ac.status().message());
     rec.bind.outcome = "not-sent";
-    rec.bind.detail = ac.error();
+    rec.bind.detail = ac.status().message();
     recordAttempt();
     bind_failure_exit_ = kExitUsage;
     stop("bind-failed");
@@ -143,17 +143,17 @@ awaitable<Simulation::BindResult> Simulation::bindOne(size_t i, bool recovery_mo
     // Mutual authentication: a provider does not use an association the NPAC did not
     // sign for (docs/SOA-SIM.md "Verifying the NPAC").
     auto verified = verifyNpacAnswer(*outcome.aare, npac_keys_);
-    rec.bind.npac_verified = verified.ok();
-    if (verified.ok()) {
+    rec.bind.npac_verified = verified.isOk();
+    if (verified.isOk()) {
       rec.bind.npac_system_id = verified.value().systemId;
       rec.bind.npac_key_list = verified.value().listId;
       rec.bind.npac_key_id = verified.value().keyId;
       rec.bind.npac_sequence = verified.value().sequenceNumber;
     } else {
-      rec.bind.npac_reason = verified.error();
+      rec.bind.npac_reason = verified.status().message();
       rec.bind.accepted = false;
       rec.bind.outcome = "npac-unverified";
-      rec.bind.detail = "the NPAC is not authenticated: " + verified.error() + "; association aborted";
+      rec.bind.detail = "the NPAC is not authenticated: " + verified.status().message() + "; association aborted";
       recordAttempt();
       co_await clients_[i]->refuseAccepted("npac-unverified");
       report_.errors.push_back("association " + std::to_string(i + 1) + " from " + rec.local_address + ": " +

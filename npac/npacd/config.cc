@@ -110,12 +110,12 @@ std::string defaultNodeName() {
 }
 
 std::string parseDbTimeout(const std::string& text, std::chrono::milliseconds* value) {
-  const common::ParsedDuration parsed = common::parseDuration(text);
-  if (!parsed.ok() || parsed.value < kMinDbTimeout || parsed.value > kMaxDbTimeout) {
+  const Result<common::Millis> parsed = common::parseDuration(text);
+  if (!parsed.isOk() || parsed.value() < kMinDbTimeout || parsed.value() > kMaxDbTimeout) {
     return "must be a duration from " + common::formatDuration(kMinDbTimeout) + " to " +
            common::formatDuration(kMaxDbTimeout) + " (e.g. 2s, 500ms), got '" + text + "'";
   }
-  *value = parsed.value;
+  *value = parsed.value();
   return "";
 }
 

@@ -22,6 +22,9 @@ as::SignatureAlgorithm fromDb(db::KeyAlgorithm algorithm) {
                                                  : as::SignatureAlgorithm::kRsaSha256;
 }
 
+// Why the bind response cannot be signed (common/status.h, the association group).
+Status unsignedBind(std::string why) { return Status::error(StatusCode::kUnsignedBind, std::move(why)); }
+
 std::string subjectOf(const db::NpacKey& key) {
   return "npac key " + std::to_string(key.list_id) + "/" + std::to_string(key.key_id);
 }
@@ -38,7 +41,7 @@ nlohmann::json npacKeyJson(const db::NpacKey& key, bool with_public_pem) {
                         {"created_at", common::formatUtcMillis(key.created_at)},
                         {"last_sequence", key.last_sequence}};
   auto fingerprint = as::publicKeyFingerprint(key.public_key_pem);
-  out["fingerprint"] = fingerprint.ok() ? fingerprint.value() : "unreadable: " + fingerprint.error().detail;
+  out["fingerprint"] = fingerprint.isOk() ? fingerprint.value() : "unreadable: " + fingerprint.status().message();
   if (with_public_pem) out["public_key_pem"] = key.public_key_pem;
   return out;
 }
@@ -46,7 +49,7 @@ nlohmann::json npacKeyJson(const db::NpacKey& key, bool with_public_pem) {
 db::Result<db::NpacKey> createNpacKey(db::Database& db, const NewNpacKey& request,
                                       const std::string& actor, db::TimeMs now) {
   auto pair = as::generateKeyPair(request.algorithm);
-  if (!pair.ok()) return db::Status::internal("generating the NPAC key pair failed: " + pair.error().detail);
+  if (!pair.isOk()) return db::Status::internal("generating the NPAC key pair failed: " + pair.status().message());
   db::NpacKey key;
   key.list_id = request.list_id;
   key.key_id = request.key_id;
@@ -85,28 +88,24 @@ db::Result<db::NpacKey> ensureNpacKey(db::Database& db, db::TimeMs now, std::int
   spdlog::info("no usable NPAC key: created NPAC key {}/{} (ed25519, valid until {}), public key {}; "
                "providers verify bind responses with it (npacctl npac-key export {} {})",
                created->list_id, created->key_id, common::formatUtcMillis(created->not_after_at),
-               fingerprint.ok() ? fingerprint.value() : "(unreadable)",
+               fingerprint.isOk() ? fingerprint.value() : "(unreadable)",
                created->list_id, created->key_id);
   return created;
 }
 
-as::Result<cmip::LnpAccessControl, std::string> signBindResponse(db::Database& db,
-                                                                 const std::string& system_id,
-                                                                 db::TimeMs now,
-                                                                 as::FunctionMask functions,
-                                                                 bool recovery_mode,
-                                                                 as::ParsedKeyCache* keys) {
+Result<cmip::LnpAccessControl> signBindResponse(db::Database& db, const std::string& system_id, db::TimeMs now,
+                                                as::FunctionMask functions, bool recovery_mode,
+                                                as::ParsedKeyCache* keys) {
   db::NpacKeyStore store(db);
   db::Result<db::NpacKey> key = store.signingKeyAt(now);
-  if (!key.isOk()) return as::err("no NPAC key to sign the bind response: " + key.status().toString());
+  if (!key.isOk()) return unsignedBind("no NPAC key to sign the bind response: " + key.status().toString());
   auto signer = keys != nullptr ? keys->signer(fromDb(key->algorithm), key->private_key_pem)
                                 : as::SignatureSigner::fromPem(fromDb(key->algorithm), key->private_key_pem);
-  if (!signer.ok()) {
-    return as::err(subjectOf(*key) + " is unusable: " + std::string(as::toString(signer.error().code)) +
-                   ": " + signer.error().detail);
-  }
+  if (!signer.isOk()) return unsignedBind(subjectOf(*key) + " is unusable: " + signer.status().toString());
   db::Result<std::int64_t> sequence = store.nextSequence(key->list_id, key->key_id);
-  if (!sequence.isOk()) return as::err("no sequence number for " + subjectOf(*key) + ": " + sequence.status().toString());
+  if (!sequence.isOk()) {
+    return unsignedBind("no sequence number for " + subjectOf(*key) + ": " + sequence.status().toString());
+  }
   as::NpacAccessControlFields fields;
   fields.system_id = system_id;
   fields.key_list_id = key->list_id;
@@ -116,7 +115,7 @@ as::Result<cmip::LnpAccessControl, std::string> signBindResponse(db::Database& d
   fields.functions = functions;
   fields.recovery_mode = recovery_mode;
   auto signed_ac = as::signedNpacAccessControl(fields, signer.value());
-  if (!signed_ac.ok()) return as::err(signed_ac.error().detail);
+  if (!signed_ac.isOk()) return unsignedBind(signed_ac.status().message());
   return std::move(signed_ac).value();
 }
 

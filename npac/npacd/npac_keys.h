@@ -14,9 +14,9 @@
 
 #include "associations/bind_facts.h"
 #include "associations/parsed_key_cache.h"
-#include "associations/result.h"
 #include "associations/signature.h"
 #include "cmip/npac_bind.h"
+#include "common/status.h"
 #include "db/clock.h"
 #include "db/database.h"
 #include "db/npac_key_store.h"
@@ -51,10 +51,11 @@ nlohmann::json npacKeyJson(const db::NpacKey& key, bool with_public_pem = false)
 
 // The NPAC's access control for an accepting AARE: the signing key at `now`, its next
 // sequence number (persisted first), departure time `now`, the accepted functions and
-// recovery mode, systemId `system_id`. The error is a sentence for the log and the
-// refusal: no usable key, an unreadable key, a system id the profile refuses. With `keys`
+// recovery mode, systemId `system_id`. Refused with kUnsignedBind, whose message is a
+// sentence for the log and the refusal: no usable key, an unreadable key, a system id the
+// profile refuses. With `keys`
 // the key's PEM text is parsed once and kept there (parsed_key_cache.h); without, per call.
-associations::Result<cmip::LnpAccessControl, std::string> signBindResponse(
+Result<cmip::LnpAccessControl> signBindResponse(
     db::Database& db, const std::string& system_id, db::TimeMs now,
     associations::FunctionMask functions, bool recovery_mode,
     associations::ParsedKeyCache* keys = nullptr);

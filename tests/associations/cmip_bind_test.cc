@@ -151,7 +151,7 @@ TEST_CASE("The NPAC's access control says npac and the accepted functions and ve
     const KeyPairPem pair = generateKeyPair(algorithm).value();
     auto signer = SignatureSigner::fromPem(algorithm, pair.private_pem).value();
     auto npac = signedNpacAccessControl(npacFields(), signer);
-    REQUIRE(npac.ok());
+    REQUIRE(npac.isOk());
     const cmip::LnpAccessControl& ac = npac.value();
     CHECK(ac.systemId == "NPAC");
     CHECK(ac.systemType == cmip::SystemType::kNpac);
@@ -165,7 +165,7 @@ TEST_CASE("The NPAC's access control says npac and the accepted functions and ve
     auto received = cmip::decodeAccessControl(cmip::encodeAccessControl(ac));
     REQUIRE(received.isOk());
     auto verifier = SignatureVerifier::fromPem(algorithm, pair.public_pem).value();
-    CHECK(verifyNpacAccessControl(*received, verifier).ok());
+    CHECK(verifyNpacAccessControl(*received, verifier).isOk());
   }
 }
 
@@ -174,13 +174,13 @@ TEST_CASE("The NPAC's access control does not verify with another key or after a
   cmip::LnpAccessControl ac = signedNpacAccessControl(npacFields(), signer).value();
   const KeyPairPem other = generateKeyPair(SignatureAlgorithm::kEd25519).value();
   auto wrong = SignatureVerifier::fromPem(SignatureAlgorithm::kEd25519, other.public_pem).value();
-  SignatureStatus status = verifyNpacAccessControl(ac, wrong);
-  REQUIRE_FALSE(status.ok());
-  CHECK(status.code() == SignatureError::kBadSignature);
+  Status status = verifyNpacAccessControl(ac, wrong);
+  REQUIRE_FALSE(status.isOk());
+  CHECK(status.code() == StatusCode::kBadSignature);
   auto right = SignatureVerifier::fromPem(SignatureAlgorithm::kEd25519, keys().public_pem).value();
   cmip::LnpAccessControl changed = ac;
   changed.functions = toCmip(FunctionMask(0b11111));
-  CHECK_FALSE(verifyNpacAccessControl(changed, right).ok());
+  CHECK_FALSE(verifyNpacAccessControl(changed, right).isOk());
 }
 
 TEST_CASE("An access control whose systemType is not npac is not the NPAC's") {
@@ -189,9 +189,9 @@ TEST_CASE("An access control whose systemType is not npac is not the NPAC's") {
   ac.systemType = cmip::SystemType::kSoa;
   ac.signature = signer.sign(cmip::signedContent(ac)).value();  // well signed, wrong type
   auto verifier = SignatureVerifier::fromPem(SignatureAlgorithm::kEd25519, keys().public_pem).value();
-  SignatureStatus status = verifyNpacAccessControl(ac, verifier);
-  REQUIRE_FALSE(status.ok());
-  CHECK(status.detail().find("not npac") != std::string::npos);
+  Status status = verifyNpacAccessControl(ac, verifier);
+  REQUIRE_FALSE(status.isOk());
+  CHECK(status.message().find("not npac") != std::string::npos);
 }
 
 TEST_CASE("An NPAC system id that is not four PrintableString characters is not signed") {
@@ -199,6 +199,6 @@ TEST_CASE("An NPAC system id that is not four PrintableString characters is not 
   NpacAccessControlFields fields = npacFields();
   fields.system_id = "NPAC-EAST";
   auto npac = signedNpacAccessControl(fields, signer);
-  REQUIRE_FALSE(npac.ok());
-  CHECK(npac.error().detail.find("systemId") != std::string::npos);
+  REQUIRE_FALSE(npac.isOk());
+  CHECK(npac.status().message().find("systemId") != std::string::npos);
 }

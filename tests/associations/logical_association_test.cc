@@ -7,6 +7,7 @@
 #include <map>
 
 using namespace npac::associations;
+using npac::StatusCode;
 using npac::dispatch::MemberState;
 using npac::dispatch::PickContext;
 using npac::dispatch::PolicyConfig;
@@ -30,7 +31,7 @@ std::unique_ptr<LogicalAssociation> make(const std::string& policy = "round-robi
   PolicyConfig config;
   config.name = policy;
   auto made = LogicalAssociation::create("1234", config);
-  REQUIRE(made.ok());
+  REQUIRE(made.isOk());
   return std::move(made).value();
 }
 
@@ -166,8 +167,9 @@ TEST_CASE("An unknown egress policy is a configuration error, and the old one st
   PolicyConfig bogus;
   bogus.name = "fastest";
   auto made = LogicalAssociation::create("1234", bogus);
-  REQUIRE_FALSE(made.ok());
-  CHECK_FALSE(made.error().reason.empty());
+  REQUIRE_FALSE(made.isOk());
+  CHECK(made.status().code() == StatusCode::kBadEgressPolicy);
+  CHECK_FALSE(made.status().message().empty());
   auto logical = make();
   logical->add(spec(1, kSoa));
   CHECK(logical->changePolicy(bogus).has_value());

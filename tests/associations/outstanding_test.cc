@@ -7,6 +7,7 @@
 #include <set>
 
 using namespace npac::associations;
+using npac::StatusCode;
 using namespace std::chrono_literals;
 using npac::dispatch::MemberState;
 using F = AssociationFunction;
@@ -22,7 +23,7 @@ OutstandingLimits limits(std::uint32_t window, Duration timeout = 15min, std::ui
 InvokeId sendOk(OutstandingRequests& table, MessageId message, AssociationId association,
                 TimePoint now = t0) {
   auto sent = table.send(message, F::kNotifications, association, now);
-  REQUIRE(sent.ok());
+  REQUIRE(sent.isOk());
   return sent.value().invoke_id;
 }
 
@@ -64,8 +65,8 @@ TEST_CASE("Exhausted invoke ids are reported as an error") {
   sendOk(table, 1, 1);
   sendOk(table, 2, 1);
   auto third = table.send(3, F::kQueries, 1, t0);
-  REQUIRE_FALSE(third.ok());
-  CHECK(third.error() == SendError::kInvokeIdsExhausted);
+  REQUIRE_FALSE(third.isOk());
+  CHECK(third.status().code() == StatusCode::kInvokeIdsExhausted);
 }
 
 TEST_CASE("A request sent on A and answered on B completes") {
@@ -94,10 +95,10 @@ TEST_CASE("An association becomes Congested at the window and Available below it
   OutstandingRequests table(limits(3));
   const InvokeId a = sendOk(table, 1, 1);
   auto second = table.send(2, F::kQueries, 1, t0);
-  REQUIRE(second.ok());
+  REQUIRE(second.isOk());
   CHECK_FALSE(second.value().change.has_value());
   auto third = table.send(3, F::kQueries, 1, t0);
-  REQUIRE(third.ok());
+  REQUIRE(third.isOk());
   CHECK(third.value().change == MemberStateChange{1, MemberState::kCongested});
   auto completed = table.complete(a, 1, t0);
   REQUIRE(completed.has_value());
@@ -110,16 +111,16 @@ TEST_CASE("A request beyond the window of an association is refused") {
   sendOk(table, 1, 1);
   sendOk(table, 2, 1);
   auto refused = table.send(3, F::kQueries, 1, t0);
-  REQUIRE_FALSE(refused.ok());
-  CHECK(refused.error() == SendError::kAssociationCongested);
-  CHECK(table.send(3, F::kQueries, 2, t0).ok());  // another association has room
+  REQUIRE_FALSE(refused.isOk());
+  CHECK(refused.status().code() == StatusCode::kAssociationCongested);
+  CHECK(table.send(3, F::kQueries, 2, t0).isOk());  // another association has room
 }
 
 TEST_CASE("Congestion is counted per association") {
   OutstandingRequests table(limits(2));
   sendOk(table, 1, 1);
   auto other = table.send(2, F::kQueries, 2, t0);
-  REQUIRE(other.ok());
+  REQUIRE(other.isOk());
   CHECK_FALSE(other.value().change.has_value());
   CHECK(table.outstanding(1) == 1);
   CHECK(table.outstanding(2) == 1);
@@ -164,14 +165,14 @@ TEST_CASE("A timed-out request is retried up to retry_attempts sends, then abort
   REQUIRE(first.retry.size() == 1);
   CHECK(first.retry[0].invoke_id == id);
   CHECK(table.expired(t0 + 6min).retry.empty());  // waits for the resend
-  REQUIRE(table.resend(id, 2, t0 + 6min).ok());   // retry on another association
+  REQUIRE(table.resend(id, 2, t0 + 6min).isOk());   // retry on another association
   CHECK(table.outstanding(1) == 0);
   CHECK(table.outstanding(2) == 1);
   auto second = table.expired(t0 + 11min);
   REQUIRE(second.retry.size() == 1);
   CHECK(second.retry[0].attempts == 2);
   CHECK(second.retry[0].retransmission);
-  REQUIRE(table.resend(id, 2, t0 + 11min).ok());
+  REQUIRE(table.resend(id, 2, t0 + 11min).isOk());
   auto third = table.expired(t0 + 16min);
   CHECK(third.retry.empty());
   CHECK(third.abort == std::vector<AssociationId>{2});
@@ -182,7 +183,7 @@ TEST_CASE("A late response to the first attempt completes a retried request") {
   OutstandingRequests table(limits(100, 5min, 2));
   const InvokeId id = sendOk(table, 7, 1);
   REQUIRE(table.expired(t0 + 5min).retry.size() == 1);
-  REQUIRE(table.resend(id, 1, t0 + 5min).ok());
+  REQUIRE(table.resend(id, 1, t0 + 5min).isOk());
   CHECK(table.outstanding(1) == 1);  // a retry on the same association counts once
   auto completed = table.complete(id, 1, t0 + 6min);
   REQUIRE(completed.has_value());
@@ -209,7 +210,7 @@ TEST_CASE("In-flight requests of a lost association are re-sent on a survivor as
   OutstandingRequests table(limits(100));
   const InvokeId id = sendOk(table, 5, 1);
   table.detach(1);
-  REQUIRE(table.reassign(id, 2, t0 + 1s).ok());
+  REQUIRE(table.reassign(id, 2, t0 + 1s).isOk());
   const auto request = table.find(id);
   REQUIRE(request.has_value());
   CHECK(request->association == 2u);
@@ -236,7 +237,7 @@ TEST_CASE("With no survivor the in-flight requests are dropped and their ids fre
   CHECK(table.size() == 0);
   CHECK_FALSE(table.find(a).has_value());
   CHECK_FALSE(table.find(b).has_value());
-  CHECK(table.send(3, F::kQueries, 3, t0).ok());  // ids are free again
+  CHECK(table.send(3, F::kQueries, 3, t0).isOk());  // ids are free again
 }
 
 TEST_CASE("Reassigning to a congested survivor is refused") {
@@ -245,9 +246,9 @@ TEST_CASE("Reassigning to a congested survivor is refused") {
   sendOk(table, 2, 2);
   table.detach(1);
   auto refused = table.reassign(id, 2, t0);
-  REQUIRE_FALSE(refused.ok());
-  CHECK(refused.error() == SendError::kAssociationCongested);
-  CHECK(table.reassign(999, 3, t0).error() == SendError::kUnknownInvokeId);
+  REQUIRE_FALSE(refused.isOk());
+  CHECK(refused.status().code() == StatusCode::kAssociationCongested);
+  CHECK(table.reassign(999, 3, t0).status().code() == StatusCode::kUnknownInvokeId);
 }
 
 TEST_CASE("Moving a request off a congested association reports both state changes") {
@@ -255,7 +256,7 @@ TEST_CASE("Moving a request off a congested association reports both state chang
   const InvokeId id = sendOk(table, 1, 1);
   REQUIRE(table.expired(t0 + 5min).retry.size() == 1);
   auto moved = table.resend(id, 2, t0 + 5min);
-  REQUIRE(moved.ok());
+  REQUIRE(moved.isOk());
   CHECK(moved.value() == std::vector<MemberStateChange>{{1, MemberState::kAvailable},
                                                         {2, MemberState::kCongested}});
 }

@@ -9,6 +9,7 @@
 #include "associations/bind_gate.h"
 
 using namespace npac::associations;
+using npac::StatusCode;
 using namespace std::chrono_literals;
 
 namespace {
@@ -34,8 +35,8 @@ TEST_CASE("A public key's PEM text is parsed once and its verifier reused") {
   const Bytes signature = signWith(edKeys().private_pem, data);
   for (int bind = 0; bind < 3; ++bind) {
     auto verifier = cache.verifier(SignatureAlgorithm::kEd25519, edKeys().public_pem);
-    REQUIRE(verifier.ok());
-    CHECK(verifier.value().verify(data, signature).ok());
+    REQUIRE(verifier.isOk());
+    CHECK(verifier.value().verify(data, signature).isOk());
   }
   CHECK(cache.parses() == 1);
   CHECK(cache.size() == 1);
@@ -45,27 +46,27 @@ TEST_CASE("Another key's PEM text gets its own verifier, which refuses the first
   ParsedKeyCache cache;
   const Bytes data = bytesOf("SPID=1234 seq=42");
   const Bytes signature = signWith(edKeys(0).private_pem, data);
-  REQUIRE(cache.verifier(SignatureAlgorithm::kEd25519, edKeys(0).public_pem).value().verify(data, signature).ok());
+  REQUIRE(cache.verifier(SignatureAlgorithm::kEd25519, edKeys(0).public_pem).value().verify(data, signature).isOk());
   auto other = cache.verifier(SignatureAlgorithm::kEd25519, edKeys(1).public_pem);
-  REQUIRE(other.ok());
-  CHECK(other.value().verify(data, signature).code() == SignatureError::kBadSignature);
+  REQUIRE(other.isOk());
+  CHECK(other.value().verify(data, signature).code() == StatusCode::kBadSignature);
   CHECK(cache.parses() == 2);
 }
 
 TEST_CASE("A PEM text under the other algorithm is refused with wrong algorithm even once cached") {
   ParsedKeyCache cache;
-  REQUIRE(cache.verifier(SignatureAlgorithm::kEd25519, edKeys().public_pem).ok());
+  REQUIRE(cache.verifier(SignatureAlgorithm::kEd25519, edKeys().public_pem).isOk());
   auto as_rsa = cache.verifier(SignatureAlgorithm::kRsaSha256, edKeys().public_pem);
-  REQUIRE_FALSE(as_rsa.ok());
-  CHECK(as_rsa.error().code == SignatureError::kWrongAlgorithm);
+  REQUIRE_FALSE(as_rsa.isOk());
+  CHECK(as_rsa.status().code() == StatusCode::kWrongAlgorithm);
 }
 
 TEST_CASE("A PEM text that is no key is refused each time and never cached") {
   ParsedKeyCache cache;
   for (int bind = 0; bind < 2; ++bind) {
     auto verifier = cache.verifier(SignatureAlgorithm::kEd25519, "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n");
-    REQUIRE_FALSE(verifier.ok());
-    CHECK(verifier.error().code == SignatureError::kBadPem);
+    REQUIRE_FALSE(verifier.isOk());
+    CHECK(verifier.status().code() == StatusCode::kBadPem);
   }
   CHECK(cache.size() == 0);
   CHECK(cache.parses() == 2);
@@ -77,20 +78,20 @@ TEST_CASE("A private key's PEM text is parsed once and its signer reused") {
   auto verifier = SignatureVerifier::fromPem(SignatureAlgorithm::kEd25519, edKeys().public_pem).value();
   for (int bind = 0; bind < 3; ++bind) {
     auto signer = cache.signer(SignatureAlgorithm::kEd25519, edKeys().private_pem);
-    REQUIRE(signer.ok());
-    CHECK(verifier.verify(data, signer.value().sign(data).value()).ok());
+    REQUIRE(signer.isOk());
+    CHECK(verifier.verify(data, signer.value().sign(data).value()).isOk());
   }
   CHECK(cache.parses() == 1);
 }
 
 TEST_CASE("The cache is emptied when it holds its most keys, then fills again") {
   ParsedKeyCache cache(2);
-  REQUIRE(cache.verifier(SignatureAlgorithm::kEd25519, edKeys(0).public_pem).ok());
-  REQUIRE(cache.verifier(SignatureAlgorithm::kEd25519, edKeys(1).public_pem).ok());
+  REQUIRE(cache.verifier(SignatureAlgorithm::kEd25519, edKeys(0).public_pem).isOk());
+  REQUIRE(cache.verifier(SignatureAlgorithm::kEd25519, edKeys(1).public_pem).isOk());
   CHECK(cache.size() == 2);
-  REQUIRE(cache.signer(SignatureAlgorithm::kEd25519, edKeys(0).private_pem).ok());
+  REQUIRE(cache.signer(SignatureAlgorithm::kEd25519, edKeys(0).private_pem).isOk());
   CHECK(cache.size() == 1);
-  REQUIRE(cache.verifier(SignatureAlgorithm::kEd25519, edKeys(0).public_pem).ok());
+  REQUIRE(cache.verifier(SignatureAlgorithm::kEd25519, edKeys(0).public_pem).isOk());
   CHECK(cache.parses() == 4);
 }
 

@@ -27,7 +27,7 @@ AssociationSpec spec(AssociationId id, FunctionMask functions = kSoa) {
 
 std::unique_ptr<ProviderEgress> make(OutstandingLimits limits = {100, 15min, 1}) {
   auto made = ProviderEgress::create("1234", npac::dispatch::PolicyConfig{}, limits);
-  REQUIRE(made.ok());
+  REQUIRE(made.isOk());
   return std::move(made).value();
 }
 
@@ -124,7 +124,7 @@ TEST_CASE("In recovery mode nothing is pushed until recovery completes") {
   const SendOutcome held = egress->send(notification(1), t0);
   REQUIRE_FALSE(held.ok());
   CHECK(held.wait == WaitReason::kRecovering);
-  REQUIRE(egress->recovery().complete().ok());
+  REQUIRE(egress->recovery().complete().isOk());
   CHECK(egress->send(notification(1), t0).ok());
 }
 

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 using namespace npac::associations;
+using npac::StatusCode;
 using namespace std::chrono_literals;
 
 namespace {
@@ -55,10 +56,10 @@ TEST_CASE("A time-range request gets the messages created in the range, in queue
   state.onBind(true);
   const auto rows = queueRows();
   auto answer = state.answer(range(t0 + 20s, t0 + 40s), rows);
-  REQUIRE(answer.ok());
+  REQUIRE(answer.isOk());
   CHECK(answer.value() == std::vector<MessageId>{2, 3, 4, 5});  // acknowledged ones too
   auto narrow = state.answer(range(t0 + 11s, t0 + 29s), rows);
-  REQUIRE(narrow.ok());
+  REQUIRE(narrow.isOk());
   CHECK(narrow.value() == std::vector<MessageId>{2});
 }
 
@@ -67,7 +68,7 @@ TEST_CASE("An everything-unacknowledged request gets every unacknowledged messag
   state.onBind(true);
   const auto rows = queueRows();
   auto answer = state.answer(kUnacked, rows);
-  REQUIRE(answer.ok());
+  REQUIRE(answer.isOk());
   CHECK(answer.value() == std::vector<MessageId>{2, 3, 5});
 }
 
@@ -78,7 +79,7 @@ TEST_CASE("Messages held during recovery are not part of the recovery answer") {
   rows.push_back({6, t0 + 50s, false});
   REQUIRE(state.onNewMessage(6) == Disposition::kHold);
   auto answer = state.answer(kUnacked, rows);
-  REQUIRE(answer.ok());
+  REQUIRE(answer.isOk());
   CHECK(answer.value() == std::vector<MessageId>{2, 3, 5});
 }
 
@@ -89,7 +90,7 @@ TEST_CASE("Recovery complete returns to normal and releases the held messages in
   state.onNewMessage(9);
   state.onNewMessage(8);
   auto released = state.complete();
-  REQUIRE(released.ok());
+  REQUIRE(released.isOk());
   CHECK(released.value() == std::vector<MessageId>{7, 9, 8});
   CHECK(state.mode() == ProviderMode::kNormal);
   CHECK(state.held().empty());
@@ -108,12 +109,12 @@ TEST_CASE("The full recovery sequence gives exact counts") {
     rows.push_back({id, t0 + std::chrono::seconds(id), false});
   }
   auto missed = state.answer(kUnacked, rows);
-  REQUIRE(missed.ok());
+  REQUIRE(missed.isOk());
   CHECK(missed.value().size() == 60);
   CHECK(missed.value().front() == 41u);
   CHECK(missed.value().back() == 100u);
   auto released = state.complete();
-  REQUIRE(released.ok());
+  REQUIRE(released.isOk());
   CHECK(released.value().size() == 25);
   CHECK(released.value().front() == 101u);
   CHECK(released.value().back() == 125u);
@@ -123,15 +124,15 @@ TEST_CASE("A recovery request outside recovery mode is refused") {
   RecoveryState state;
   const auto rows = queueRows();
   auto answer = state.answer(kUnacked, rows);
-  REQUIRE_FALSE(answer.ok());
-  CHECK(answer.error() == RecoveryError::kNotRecovering);
+  REQUIRE_FALSE(answer.isOk());
+  CHECK(answer.status().code() == StatusCode::kNotRecovering);
 }
 
 TEST_CASE("Recovery complete outside recovery mode is refused") {
   RecoveryState state;
   auto released = state.complete();
-  REQUIRE_FALSE(released.ok());
-  CHECK(released.error() == RecoveryError::kNotRecovering);
+  REQUIRE_FALSE(released.isOk());
+  CHECK(released.status().code() == StatusCode::kNotRecovering);
 }
 
 TEST_CASE("A time range that ends before it starts is refused") {
@@ -139,8 +140,8 @@ TEST_CASE("A time range that ends before it starts is refused") {
   state.onBind(true);
   const auto rows = queueRows();
   auto answer = state.answer(range(t0 + 40s, t0 + 10s), rows);
-  REQUIRE_FALSE(answer.ok());
-  CHECK(answer.error() == RecoveryError::kBadRange);
+  REQUIRE_FALSE(answer.isOk());
+  CHECK(answer.status().code() == StatusCode::kBadRecoveryRange);
 }
 
 TEST_CASE("Losing every association during recovery returns to normal with the held messages") {
@@ -157,7 +158,7 @@ TEST_CASE("Answering a recovery request does not change the mode") {
   RecoveryState state;
   state.onBind(true);
   const auto rows = queueRows();
-  REQUIRE(state.answer(kUnacked, rows).ok());
-  REQUIRE(state.answer(range(t0, t0 + 1h), rows).ok());
+  REQUIRE(state.answer(kUnacked, rows).isOk());
+  REQUIRE(state.answer(range(t0, t0 + 1h), rows).isOk());
   CHECK(state.mode() == ProviderMode::kRecovering);
 }

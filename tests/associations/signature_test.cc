@@ -6,6 +6,7 @@
 #include <string>
 
 using namespace npac::associations;
+using npac::StatusCode;
 
 namespace {
 
@@ -34,9 +35,9 @@ Bytes message() {
 
 Bytes signWith(SignatureAlgorithm algorithm, const std::string& private_pem, const Bytes& data) {
   auto signer = SignatureSigner::fromPem(algorithm, private_pem);
-  REQUIRE(signer.ok());
+  REQUIRE(signer.isOk());
   auto signature = signer.value().sign(data);
-  REQUIRE(signature.ok());
+  REQUIRE(signature.isOk());
   return signature.value();
 }
 
@@ -49,7 +50,7 @@ TEST_CASE("A signature made with the private key verifies with its public key") 
     INFO(toString(algorithm));
     const Bytes data = message();
     const Bytes signature = signWith(algorithm, keys(algorithm).private_pem, data);
-    CHECK(SignatureVerifier::verify(algorithm, keys(algorithm).public_pem, data, signature).ok());
+    CHECK(SignatureVerifier::verify(algorithm, keys(algorithm).public_pem, data, signature).isOk());
   }
 }
 
@@ -69,8 +70,8 @@ TEST_CASE("One tampered byte of the signed data makes the signature invalid") {
     const Bytes signature = signWith(algorithm, keys(algorithm).private_pem, data);
     data[5] ^= 0x01;
     auto status = SignatureVerifier::verify(algorithm, keys(algorithm).public_pem, data, signature);
-    REQUIRE_FALSE(status.ok());
-    CHECK(status.code() == SignatureError::kBadSignature);
+    REQUIRE_FALSE(status.isOk());
+    CHECK(status.code() == StatusCode::kBadSignature);
   }
 }
 
@@ -81,8 +82,8 @@ TEST_CASE("One tampered byte of the signature makes it invalid") {
     Bytes signature = signWith(algorithm, keys(algorithm).private_pem, data);
     signature[signature.size() / 2] ^= 0x80;
     auto status = SignatureVerifier::verify(algorithm, keys(algorithm).public_pem, data, signature);
-    REQUIRE_FALSE(status.ok());
-    CHECK(status.code() == SignatureError::kBadSignature);
+    REQUIRE_FALSE(status.isOk());
+    CHECK(status.code() == StatusCode::kBadSignature);
   }
 }
 
@@ -93,8 +94,8 @@ TEST_CASE("A signature checked with another provider's key is invalid") {
     const Bytes signature = signWith(algorithm, keys(algorithm, 0).private_pem, data);
     auto status =
         SignatureVerifier::verify(algorithm, keys(algorithm, 1).public_pem, data, signature);
-    REQUIRE_FALSE(status.ok());
-    CHECK(status.code() == SignatureError::kBadSignature);
+    REQUIRE_FALSE(status.isOk());
+    CHECK(status.code() == StatusCode::kBadSignature);
   }
 }
 
@@ -106,11 +107,11 @@ TEST_CASE("A truncated or empty signature is invalid, not a crash") {
     signature.resize(signature.size() - 1);
     auto truncated =
         SignatureVerifier::verify(algorithm, keys(algorithm).public_pem, data, signature);
-    REQUIRE_FALSE(truncated.ok());
-    CHECK(truncated.code() == SignatureError::kBadSignature);
+    REQUIRE_FALSE(truncated.isOk());
+    CHECK(truncated.code() == StatusCode::kBadSignature);
     auto empty = SignatureVerifier::verify(algorithm, keys(algorithm).public_pem, data, Bytes{});
-    REQUIRE_FALSE(empty.ok());
-    CHECK(empty.code() == SignatureError::kBadSignature);
+    REQUIRE_FALSE(empty.isOk());
+    CHECK(empty.code() == StatusCode::kBadSignature);
   }
 }
 
@@ -120,40 +121,40 @@ TEST_CASE("Garbage PEM is reported as bad PEM") {
   for (std::string pem : {std::string("hello"), std::string(""),
                           std::string("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")}) {
     auto status = SignatureVerifier::verify(SignatureAlgorithm::kEd25519, pem, data, signature);
-    REQUIRE_FALSE(status.ok());
-    CHECK(status.code() == SignatureError::kBadPem);
-    CHECK_FALSE(status.detail().empty());
+    REQUIRE_FALSE(status.isOk());
+    CHECK(status.code() == StatusCode::kBadPem);
+    CHECK_FALSE(status.message().empty());
   }
 }
 
 TEST_CASE("A private key given where a public key is expected is bad PEM") {
   auto verifier = SignatureVerifier::fromPem(SignatureAlgorithm::kEd25519,
                                              keys(SignatureAlgorithm::kEd25519).private_pem);
-  REQUIRE_FALSE(verifier.ok());
-  CHECK(verifier.error().code == SignatureError::kBadPem);
+  REQUIRE_FALSE(verifier.isOk());
+  CHECK(verifier.status().code() == StatusCode::kBadPem);
 }
 
 TEST_CASE("A key whose type differs from the declared algorithm is the wrong algorithm") {
   auto ed_as_rsa = SignatureVerifier::fromPem(SignatureAlgorithm::kRsaSha256,
                                               keys(SignatureAlgorithm::kEd25519).public_pem);
-  REQUIRE_FALSE(ed_as_rsa.ok());
-  CHECK(ed_as_rsa.error().code == SignatureError::kWrongAlgorithm);
+  REQUIRE_FALSE(ed_as_rsa.isOk());
+  CHECK(ed_as_rsa.status().code() == StatusCode::kWrongAlgorithm);
   auto rsa_as_ed = SignatureVerifier::fromPem(SignatureAlgorithm::kEd25519,
                                               keys(SignatureAlgorithm::kRsaSha256).public_pem);
-  REQUIRE_FALSE(rsa_as_ed.ok());
-  CHECK(rsa_as_ed.error().code == SignatureError::kWrongAlgorithm);
+  REQUIRE_FALSE(rsa_as_ed.isOk());
+  CHECK(rsa_as_ed.status().code() == StatusCode::kWrongAlgorithm);
   auto signer = SignatureSigner::fromPem(SignatureAlgorithm::kEd25519,
                                          keys(SignatureAlgorithm::kRsaSha256).private_pem);
-  REQUIRE_FALSE(signer.ok());
-  CHECK(signer.error().code == SignatureError::kWrongAlgorithm);
+  REQUIRE_FALSE(signer.isOk());
+  CHECK(signer.status().code() == StatusCode::kWrongAlgorithm);
 }
 
 TEST_CASE("An RSA key shorter than 2048 bits is refused as weak") {
   auto small = generateKeyPair(SignatureAlgorithm::kRsaSha256, 1024);
-  REQUIRE(small.ok());
+  REQUIRE(small.isOk());
   auto verifier = SignatureVerifier::fromPem(SignatureAlgorithm::kRsaSha256, small.value().public_pem);
-  REQUIRE_FALSE(verifier.ok());
-  CHECK(verifier.error().code == SignatureError::kWeakKey);
+  REQUIRE_FALSE(verifier.isOk());
+  CHECK(verifier.status().code() == StatusCode::kWeakKey);
 }
 
 TEST_CASE("An encrypted private key is refused without prompting") {
@@ -165,21 +166,21 @@ TEST_CASE("An encrypted private key is refused without prompting") {
       "AAAAAAAAAAAAAAAAAAAAAAA=\n"
       "-----END ENCRYPTED PRIVATE KEY-----\n";
   auto signer = SignatureSigner::fromPem(SignatureAlgorithm::kEd25519, encrypted);
-  REQUIRE_FALSE(signer.ok());
-  CHECK(signer.error().code == SignatureError::kBadPem);
+  REQUIRE_FALSE(signer.isOk());
+  CHECK(signer.status().code() == StatusCode::kBadPem);
 }
 
 TEST_CASE("A parsed verifier checks many signatures with one key") {
   const auto& pair = keys(SignatureAlgorithm::kEd25519);
   auto verifier = SignatureVerifier::fromPem(SignatureAlgorithm::kEd25519, pair.public_pem);
-  REQUIRE(verifier.ok());
+  REQUIRE(verifier.isOk());
   for (std::uint8_t i = 0; i < 8; ++i) {
     Bytes data = message();
     data.push_back(i);
     const Bytes signature = signWith(SignatureAlgorithm::kEd25519, pair.private_pem, data);
-    CHECK(verifier.value().verify(data, signature).ok());
+    CHECK(verifier.value().verify(data, signature).isOk());
     data.back() ^= 0xFF;
-    CHECK_FALSE(verifier.value().verify(data, signature).ok());
+    CHECK_FALSE(verifier.value().verify(data, signature).isOk());
   }
 }
 
@@ -197,9 +198,9 @@ TEST_CASE("A public key's fingerprint is the SHA-256 of its DER SubjectPublicKey
       "MCowBQYDK2VwAyEA+4lj0FlSPCrYy13ZEs75dQSe3/kDHPJvLilrYWImJq0=\n"
       "-----END PUBLIC KEY-----\n";
   auto fingerprint = publicKeyFingerprint(pem);
-  REQUIRE(fingerprint.ok());
+  REQUIRE(fingerprint.isOk());
   CHECK(fingerprint.value() == "SHA256:6cfd39a1985b646f19a233a329474c2467c90cfcb2853ef7710e555cb3611e4d");
   auto bad = publicKeyFingerprint("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n");
-  REQUIRE_FALSE(bad.ok());
-  CHECK(bad.error().code == SignatureError::kBadPem);
+  REQUIRE_FALSE(bad.isOk());
+  CHECK(bad.status().code() == StatusCode::kBadPem);
 }

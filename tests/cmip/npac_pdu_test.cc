@@ -132,12 +132,20 @@ TEST_CASE("npac-pdu encode refuses an association function that is not a name", 
 TEST_CASE("npac-pdu encode refuses JSON without frames and an unknown sample kind", "[npac-pdu]") {
   ScratchDir dir("npac-pdu");
   writeFile(dir.file("bad.json"), "{\"frame\": []}");
-  CHECK(runCommand(npacPduPath() + " encode " + dir.file("bad.json") + " 2>/dev/null").exit_code == 1);
+  auto no_frames = runCommand(npacPduPath() + " encode " + dir.file("bad.json") + " 2>&1 >/dev/null");
+  CHECK(no_frames.exit_code == 1);
+  CHECK(no_frames.text() == "npac-pdu: the document must be {\"frames\": [...]}\n");
   writeFile(dir.file("bad2.json"), "{\"frames\": [{\"cotp\": {\"type\": \"DT\"}, \"session\": {\"type\": \"XX\"}}]}");
-  CHECK(runCommand(npacPduPath() + " encode " + dir.file("bad2.json") + " 2>/dev/null").exit_code == 1);
+  auto bad_session = runCommand(npacPduPath() + " encode " + dir.file("bad2.json") + " 2>&1 >/dev/null");
+  CHECK(bad_session.exit_code == 1);
+  CHECK_THAT(bad_session.text(), Catch::StartsWith("npac-pdu: frame 0: "));
   writeFile(dir.file("bad3.json"), "not json");
-  CHECK(runCommand(npacPduPath() + " encode " + dir.file("bad3.json") + " 2>/dev/null").exit_code == 1);
-  CHECK(runCommand(npacPduPath() + " sample nonsense 2>/dev/null").exit_code == 1);
+  auto not_json = runCommand(npacPduPath() + " encode " + dir.file("bad3.json") + " 2>&1 >/dev/null");
+  CHECK(not_json.exit_code == 1);
+  CHECK(not_json.text() == "npac-pdu: JSON: " + dir.file("bad3.json") + " is not valid JSON\n");
+  auto nonsense = runCommand(npacPduPath() + " sample nonsense 2>&1 >/dev/null");
+  CHECK(nonsense.exit_code == 1);
+  CHECK(nonsense.text() == "npac-pdu: unknown sample kind \"nonsense\"\n");
 }
 
 TEST_CASE("npac-pdu decodes DT segments into one SDU and encodes them at the same cuts",

@@ -453,7 +453,7 @@ json toJson(const db::ProvisionedNsap& nsap) {
     associations::Nsap::Octets octets{};
     std::copy(nsap.nsap.begin(), nsap.nsap.end(), octets.begin());
     auto decoded = associations::Nsap::fromOctets(octets);
-    if (decoded.ok()) out["address"] = decoded.value().toAddressString();
+    if (decoded.isOk()) out["address"] = decoded.value().toAddressString();
   }
   out["weight"] = nsap.weight ? json(*nsap.weight) : json(nullptr);
   out["relative_cost"] = nsap.relative_cost ? json(*nsap.relative_cost) : json(nullptr);

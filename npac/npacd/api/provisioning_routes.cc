@@ -34,13 +34,13 @@ ApiResponse invalid(const std::string& code, const std::string& message) {
 std::optional<associations::Nsap> nsapFromText(const std::string& text, std::string* why) {
   if (text.find('.') != std::string::npos || text.find(':') != std::string::npos) {
     auto nsap = associations::Nsap::fromAddressString(text);
-    if (nsap.ok()) return nsap.value();
-    *why = "'" + text + "' is not a usable IPv4 address: " + std::string(associations::toString(nsap.error()));
+    if (nsap.isOk()) return nsap.value();
+    *why = "'" + text + "' is not a usable IPv4 address: " + nsap.status().toString();
     return std::nullopt;
   }
   auto nsap = associations::Nsap::fromHex(text);
-  if (nsap.ok()) return nsap.value();
-  *why = "'" + text + "' is not an NSAP: " + std::string(associations::toString(nsap.error()));
+  if (nsap.isOk()) return nsap.value();
+  *why = "'" + text + "' is not an NSAP: " + nsap.status().toString();
   return std::nullopt;
 }
 
@@ -72,9 +72,8 @@ bool parseId(const std::string& text, std::int64_t* out) {
 // read or the two disagree.
 std::optional<db::KeyAlgorithm> keyAlgorithm(const json& body, const std::string& pem, ApiResponse* error) {
   auto read = associations::publicKeyAlgorithm(pem);
-  if (!read.ok()) {
-    *error = invalid("invalid_key", "public_key_pem: " + std::string(associations::toString(read.error().code)) +
-                                        ": " + read.error().detail);
+  if (!read.isOk()) {
+    *error = invalid("invalid_key", "public_key_pem: " + read.status().toString());
     return std::nullopt;
   }
   const associations::SignatureAlgorithm algorithm = read.value();
@@ -89,7 +88,7 @@ std::optional<db::KeyAlgorithm> keyAlgorithm(const json& body, const std::string
     }
     if (*parsed != algorithm) {
       *error = invalid("invalid_key", "public_key_pem: " +
-                                          std::string(associations::toString(associations::SignatureError::kWrongAlgorithm)) +
+                                          std::string(describe(StatusCode::kWrongAlgorithm)) +
                                           ": the key is " + std::string(associations::toString(algorithm)) +
                                           ", but algorithm says " + std::string(associations::toString(*parsed)) +
                                           " (leave algorithm out to read it from the key)");

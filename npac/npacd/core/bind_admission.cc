@@ -298,11 +298,11 @@ bool BindAdmission::signAnswer(PendingBind& bind, db::Transaction& decisions, Ad
   const as::BindRequest& request = bind.request;
   auto npac_access_control = signBindResponse(db_, registry_.get(tunables::kNpacSystemId), clock_.wallMs(),
                                               request.functions, request.recovery_mode, &gate_.keys());
-  if (!npac_access_control.ok()) {
+  if (!npac_access_control.isOk()) {
     decisions.rollback();
-    spdlog::error("cannot sign the bind response: {}", npac_access_control.error());
+    spdlog::error("cannot sign the bind response: {}", npac_access_control.status().message());
     rejectBind(bind.session, bind.indication, request.spid, request.functions.bits(), request.recovery_mode,
-               "npac-key-unavailable", npac_access_control.error(), cmip::user_diagnostic::kNoReasonGiven);
+               "npac-key-unavailable", npac_access_control.status().message(), cmip::user_diagnostic::kNoReasonGiven);
     return false;
   }
   out.npac_access_control = std::move(npac_access_control.value());

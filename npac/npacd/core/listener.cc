@@ -114,7 +114,7 @@ void Listener::onAccepted(asio::ip::tcp::socket socket) {
   auto peer = socket.remote_endpoint(peer_ec);
   auto nsap = associations::Nsap::fromAddressString(peer.address().to_string());
   std::string peer_text = peer.address().to_string() + ":" + std::to_string(peer.port());
-  if (peer_ec || !nsap.ok()) {
+  if (peer_ec || !nsap.isOk()) {
     spdlog::warn("connection from {} refused: no NSAP for that address", peer_text);
     boost::system::error_code ignored;
     socket.close(ignored);

@@ -45,8 +45,9 @@ std::optional<std::int32_t> answeredId(const cmip::RoseApdu& apdu, bool* error) 
 std::unique_ptr<as::ProviderEgress> buildEgress(const std::string& spid, tunables::TunableRegistry& registry) {
   const as::OutstandingLimits limits = limitsFor(registry, spid);
   auto egress = as::ProviderEgress::create(spid, policyFor(registry.get(tunables::kEgressPolicy, spid)), limits);
-  if (!egress.ok()) {
-    spdlog::error("SPID {}: its egress_policy cannot be built; round robin applies", spid);
+  if (!egress.isOk()) {
+    spdlog::error("SPID {}: its egress_policy cannot be built ({}); round robin applies", spid,
+                  egress.status().message());
     egress = as::ProviderEgress::create(spid, dispatch::PolicyConfig{}, limits);
   }
   return std::move(egress).value();  // the default policy always builds

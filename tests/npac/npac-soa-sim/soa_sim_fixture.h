@@ -249,7 +249,7 @@ class Responder {
     fields.functions = as::functionMaskFrom(ind.access_control->functions);
     fields.recovery_mode = ind.access_control->recoveryMode;
     auto signed_ac = as::signedNpacAccessControl(fields, signer);
-    if (!ensure(signed_ac.ok(), "signing the NPAC's access control")) return;
+    if (!ensure(signed_ac.isOk(), "signing the NPAC's access control")) return;
     LnpAccessControl ac = signed_ac.value();
     if (script_.npac_answer == Script::NpacAnswer::kNotNpac) {
       ac.systemType = SystemType::kSoa;
@@ -265,11 +265,11 @@ class Responder {
       verified = npac::associations::SignatureVerifier::verify(
                      npac::associations::SignatureAlgorithm::kEd25519, script_.public_pem,
                      signedContent(*ind.access_control), ind.access_control->signature)
-                     .ok() ||
+                     .isOk() ||
                  npac::associations::SignatureVerifier::verify(
                      npac::associations::SignatureAlgorithm::kRsaSha256, script_.public_pem,
                      signedContent(*ind.access_control), ind.access_control->signature)
-                     .ok();
+                     .isOk();
     }
     bool accept = verified && !script_.reject_all;
     {

@@ -254,13 +254,13 @@ TEST_CASE("keygen writes a key pair whose private half signs and whose public ha
     auto alg = std::string(algorithm) == "rsa" ? npac::associations::SignatureAlgorithm::kRsaSha256
                                                : npac::associations::SignatureAlgorithm::kEd25519;
     auto signer = npac::associations::SignatureSigner::fromPem(alg, slurp(key));
-    REQUIRE(signer.ok());
+    REQUIRE(signer.isOk());
     const std::vector<uint8_t> message{1, 2, 3, 4};
     auto sig = signer.value().sign(message);
-    REQUIRE(sig.ok());
-    CHECK(npac::associations::SignatureVerifier::verify(alg, pub, message, sig.value()).ok());
+    REQUIRE(sig.isOk());
+    CHECK(npac::associations::SignatureVerifier::verify(alg, pub, message, sig.value()).isOk());
     std::vector<uint8_t> other{1, 2, 3, 5};
-    CHECK_FALSE(npac::associations::SignatureVerifier::verify(alg, pub, other, sig.value()).ok());
+    CHECK_FALSE(npac::associations::SignatureVerifier::verify(alg, pub, other, sig.value()).isOk());
     CHECK((std::filesystem::status(key).permissions() & std::filesystem::perms::others_read) ==
           std::filesystem::perms::none);
   }

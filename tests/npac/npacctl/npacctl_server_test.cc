@@ -92,7 +92,7 @@ TEST_CASE("npacctl key add reads a PEM public key file and the key is stored") {
   AdminApiFixture f;
   REQUIRE(npacctl("sp add 0001 --name A --type soa" + api(f)).exit_code == 0);
   auto pair = associations::generateKeyPair(associations::SignatureAlgorithm::kRsaSha256);
-  REQUIRE(pair.ok());
+  REQUIRE(pair.isOk());
   const std::string pem_path = f.dir() + "/0001.pub.pem";
   std::ofstream(pem_path) << pair.value().public_pem;
   Run added = npacctl("key add 0001 --list 1 --key 7 --algorithm rsa-sha256 --pem " + pem_path + api(f));

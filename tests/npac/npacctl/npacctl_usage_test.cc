@@ -200,7 +200,7 @@ TEST_CASE("npacctl key add with an --algorithm the key does not have is refused 
   REQUIRE(f.call(V::post, "/v1/providers", json{{"spid", "0001"}, {"name", "One"}, {"system_type", "soa"}}).status ==
           201);
   auto pair = associations::generateKeyPair(associations::SignatureAlgorithm::kEd25519);
-  REQUIRE(pair.ok());
+  REQUIRE(pair.isOk());
   const std::string pem = f.dir() + "/ed.pub.pem";
   std::ofstream(pem) << pair.value().public_pem;
   Run r = run("key add 0001 --list 1 --key 1 --algorithm rsa-sha256 --pem " + pem + " --api " + f.apiAddress() +

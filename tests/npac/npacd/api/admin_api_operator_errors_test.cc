@@ -19,7 +19,7 @@ void addProvider(AdminApiFixture& f, const std::string& spid) {
 
 std::string publicPem(associations::SignatureAlgorithm algorithm) {
   auto pair = associations::generateKeyPair(algorithm);
-  REQUIRE(pair.ok());
+  REQUIRE(pair.isOk());
   return pair.value().public_pem;
 }
 
