@@ -60,12 +60,12 @@ struct ScratchDir {
 };
 
 // Runs cmake/NpacVersion.cmake on `source` and returns the header it wrote.
-std::string versionHeaderFor(const fs::path& source, const fs::path& header) {
-  Run r = run("cmake -DNPAC_SOURCE_DIR=" + source.string() + " -DNPAC_VERSION=9.8.7 -DNPAC_VERSION_HEADER=" +
-              header.string() + " -P " + npac::testing::sourceDir() + "/cmake/NpacVersion.cmake 2>&1");
+std::string versionSourceFor(const fs::path& source, const fs::path& out) {
+  Run r = run("cmake -DNPAC_SOURCE_DIR=" + source.string() + " -DNPAC_VERSION=9.8.7 -DNPAC_VERSION_SOURCE=" +
+              out.string() + " -P " + npac::testing::sourceDir() + "/cmake/NpacVersion.cmake 2>&1");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  return slurp(header);
+  return slurp(out);
 }
 
 const char* const kPrograms[] = {"npacd", "npacctl", "npac-soa-sim", "npac-pdu", "npac-tunables-doc"};
@@ -102,7 +102,7 @@ TEST_CASE("npac-tunables-doc --help prints its usage instead of the document") {
   CHECK(doc.output == slurp(npac::testing::sourceDir() + "/docs/TUNABLES.md"));
 }
 
-TEST_CASE("the version header names a checkout's git revision and marks a changed tree dirty") {
+TEST_CASE("the generated version source names a checkout's git revision and marks a changed tree dirty") {
   ScratchDir dir;
   const fs::path repo = dir.path / "repo";
   fs::create_directories(repo);
@@ -116,20 +116,20 @@ TEST_CASE("the version header names a checkout's git revision and marks a change
   const std::string revision = head.output.substr(0, head.output.find('\n'));
   REQUIRE(revision.size() >= 7);
 
-  std::string header = versionHeaderFor(repo, dir.path / "clean/npac/version.h");
-  CHECK_THAT(header, Catch::Contains("kVersion = \"9.8.7\"") &&
+  std::string source = versionSourceFor(repo, dir.path / "clean/npac/version.cc");
+  CHECK_THAT(source, Catch::Contains("kVersion = \"9.8.7\"") &&
                          Catch::Contains("kGitRevision = \"" + revision + "\""));
   std::ofstream(repo / "file.txt") << "two\n";
-  header = versionHeaderFor(repo, dir.path / "dirty/npac/version.h");
-  CHECK_THAT(header, Catch::Contains("kGitRevision = \"" + revision + "-dirty\""));
+  source = versionSourceFor(repo, dir.path / "dirty/npac/version.cc");
+  CHECK_THAT(source, Catch::Contains("kGitRevision = \"" + revision + "-dirty\""));
 }
 
-TEST_CASE("the version header says unknown for a source tree outside git") {
+TEST_CASE("the generated version source says unknown for a source tree outside git") {
   ScratchDir dir;
   const fs::path source = dir.path / "source";
   fs::create_directories(source);
-  const std::string header = versionHeaderFor(source, dir.path / "out/npac/version.h");
-  CHECK_THAT(header, Catch::Contains("kGitRevision = \"unknown\""));
+  const std::string generated = versionSourceFor(source, dir.path / "out/npac/version.cc");
+  CHECK_THAT(generated, Catch::Contains("kGitRevision = \"unknown\""));
 }
 
 TEST_CASE("make run builds only npacd and the programs the README walkthrough uses") {
