@@ -29,6 +29,55 @@ std::string shown(const json& value) {
 
 }  // namespace
 
+namespace {
+
+// "to": "all", or 1..kMaxBroadcastProviders distinct SPIDs, into `out`.
+Status readRecipients(const json& body, BroadcastRequest& out) {
+  auto to = body.find("to");
+  if (to == body.end()) {
+    return Status::error(StatusCode::kInvalidRecipients, "to is required: \"all\" or a list of SPIDs");
+  }
+  if (to->is_string()) {
+    if (to->get<std::string>() != "all") {
+      return Status::error(StatusCode::kInvalidRecipients,
+                           "to must be \"all\" or a list of SPIDs, not the string " + shown(*to));
+    }
+    out.to_all = true;
+    return Status::ok();
+  }
+  if (!to->is_array()) {
+    return Status::error(StatusCode::kInvalidRecipients, "to must be \"all\" or a list of SPIDs, not " + shown(*to));
+  }
+  if (to->empty()) {
+    return Status::error(StatusCode::kInvalidRecipients, "to is an empty list: name at least one SPID, or \"all\"");
+  }
+  if (to->size() > kMaxBroadcastProviders) {
+    return Status::error(StatusCode::kTooManyRecipients, "to names " + std::to_string(to->size()) +
+                                                             " providers; a broadcast reaches at most " +
+                                                             std::to_string(kMaxBroadcastProviders));
+  }
+  std::unordered_map<std::string, std::size_t> seen;
+  out.spids.reserve(to->size());
+  for (std::size_t i = 0; i < to->size(); ++i) {
+    const json& element = (*to)[i];
+    const std::string at = "to[" + std::to_string(i) + "]";
+    if (!element.is_string() || !db::isValidSpid(element.get<std::string>())) {
+      return Status::error(StatusCode::kInvalidSpid,
+                           at + ": " + shown(element) + " is not a SPID: 4 ASCII letters or digits");
+    }
+    const std::string spid = element.get<std::string>();
+    auto [it, added] = seen.emplace(spid, i);
+    if (!added) {
+      return Status::error(StatusCode::kDuplicateRecipient,
+                           at + ": provider " + spid + " is already named at to[" + std::to_string(it->second) + "]");
+    }
+    out.spids.push_back(spid);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Result<BroadcastRequest> parseBroadcast(const json& body) {
   if (!body.is_object()) return Status::error(StatusCode::kInvalidBroadcast, "the body must be a JSON object");
   // A broadcast is one message for the providers named in "to": a "spid" or a
@@ -47,48 +96,8 @@ Result<BroadcastRequest> parseBroadcast(const json& body) {
   }
   Result<std::uint32_t> functions = parseFunctions(body["function"]);
   if (!functions.isOk()) return Status::error(StatusCode::kInvalidFunction, functions.status().message());
-
   BroadcastRequest out;
-  auto to = body.find("to");
-  if (to == body.end()) {
-    return Status::error(StatusCode::kInvalidRecipients, "to is required: \"all\" or a list of SPIDs");
-  }
-  if (to->is_string()) {
-    if (to->get<std::string>() != "all") {
-      return Status::error(StatusCode::kInvalidRecipients,
-                           "to must be \"all\" or a list of SPIDs, not the string " + shown(*to));
-    }
-    out.to_all = true;
-  } else if (to->is_array()) {
-    if (to->empty()) {
-      return Status::error(StatusCode::kInvalidRecipients, "to is an empty list: name at least one SPID, or \"all\"");
-    }
-    if (to->size() > kMaxBroadcastProviders) {
-      return Status::error(StatusCode::kTooManyRecipients,
-                           "to names " + std::to_string(to->size()) + " providers; a broadcast reaches at most " +
-                               std::to_string(kMaxBroadcastProviders));
-    }
-    std::unordered_map<std::string, std::size_t> seen;
-    out.spids.reserve(to->size());
-    for (std::size_t i = 0; i < to->size(); ++i) {
-      const json& element = (*to)[i];
-      const std::string at = "to[" + std::to_string(i) + "]";
-      if (!element.is_string() || !db::isValidSpid(element.get<std::string>())) {
-        return Status::error(StatusCode::kInvalidSpid,
-                             at + ": " + shown(element) + " is not a SPID: 4 ASCII letters or digits");
-      }
-      const std::string spid = element.get<std::string>();
-      auto [it, added] = seen.emplace(spid, i);
-      if (!added) {
-        return Status::error(StatusCode::kDuplicateRecipient,
-                             at + ": provider " + spid + " is already named at to[" + std::to_string(it->second) + "]");
-      }
-      out.spids.push_back(spid);
-    }
-  } else {
-    return Status::error(StatusCode::kInvalidRecipients, "to must be \"all\" or a list of SPIDs, not " + shown(*to));
-  }
-
+  NPAC_RETURN_IF_ERROR(readRecipients(body, out));
   Result<OutboundMessage> content = parseMessageContent(body);
   if (!content.isOk()) return content.status();
   out.content = std::move(content).value();
