@@ -7,19 +7,16 @@
 #include <functional>
 
 #include "associations/bind_gate.h"
+#include "tests/associations/test_values.h"
 
 using namespace npac;
 using namespace npac::associations;
+using namespace npac::associations::testing;
 using namespace std::chrono_literals;
 
 namespace {
 
-const KeyPairPem& keys() {
-  static const KeyPairPem pair = generateKeyPair(SignatureAlgorithm::kEd25519).value();
-  return pair;
-}
 
-const WallTime kNow = WallTime(std::chrono::seconds(1'800'000'000));
 
 cmip::LnpAccessControl signedBind() {
   cmip::LnpAccessControl ac;

@@ -1,12 +1,14 @@
 // LogicalAssociation: function filtering (NANC 111) and exactly one association per PDU
 // through the provider's egress policy (NANC 353).
 #include "associations/logical_association.h"
+#include "tests/associations/test_values.h"
 
 #include <catch2/catch.hpp>
 
 #include <map>
 
 using namespace npac::associations;
+using namespace npac::associations::testing;
 using npac::StatusCode;
 using npac::dispatch::MemberState;
 using npac::dispatch::PickContext;
@@ -15,7 +17,6 @@ using F = AssociationFunction;
 
 namespace {
 
-const FunctionMask kSoa = FunctionMask::of({F::kSoaManagement, F::kNotifications, F::kQueries});
 
 AssociationSpec spec(AssociationId id, FunctionMask functions, std::uint32_t weight = 1) {
   AssociationSpec s;

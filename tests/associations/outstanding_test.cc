@@ -1,12 +1,14 @@
 // OutstandingRequests and InvokeIdAllocator: ids across the logical association,
 // congestion window, timeouts with retries, and loss of an association.
 #include "associations/outstanding.h"
+#include "tests/associations/test_values.h"
 
 #include <catch2/catch.hpp>
 
 #include <set>
 
 using namespace npac::associations;
+using namespace npac::associations::testing;
 using npac::StatusCode;
 using namespace std::chrono_literals;
 using npac::dispatch::MemberState;
@@ -14,7 +16,6 @@ using F = AssociationFunction;
 
 namespace {
 
-const TimePoint t0 = TimePoint(std::chrono::hours(1000));
 
 OutstandingLimits limits(std::uint32_t window, Duration timeout = 15min, std::uint32_t attempts = 1) {
   return OutstandingLimits{window, timeout, attempts};

@@ -1,5 +1,6 @@
 // ProviderEgress: one provider's outbound decisions end to end, with a simulated provider.
 #include "associations/provider_egress.h"
+#include "tests/associations/test_values.h"
 
 #include <catch2/catch.hpp>
 
@@ -8,13 +9,12 @@
 #include <set>
 
 using namespace npac::associations;
+using namespace npac::associations::testing;
 using namespace std::chrono_literals;
 using F = AssociationFunction;
 
 namespace {
 
-const TimePoint t0 = TimePoint(std::chrono::hours(1000));
-const FunctionMask kSoa = FunctionMask::of({F::kSoaManagement, F::kNotifications, F::kQueries});
 
 AssociationSpec spec(AssociationId id, FunctionMask functions = kSoa) {
   AssociationSpec s;
@@ -25,7 +25,7 @@ AssociationSpec spec(AssociationId id, FunctionMask functions = kSoa) {
   return s;
 }
 
-std::unique_ptr<ProviderEgress> make(OutstandingLimits limits = {100, 15min, 1}) {
+std::unique_ptr<ProviderEgress> makeEgress(OutstandingLimits limits = {100, 15min, 1}) {
   auto made = ProviderEgress::create("1234", npac::dispatch::PolicyConfig{}, limits);
   REQUIRE(made.isOk());
   return std::move(made).value();
@@ -36,7 +36,7 @@ OutboundMessage notification(MessageId id) { return OutboundMessage{id, F::kNoti
 }  // namespace
 
 TEST_CASE("Losing one of three associations in the middle of 10,000 PDUs loses nothing") {
-  auto egress = make({100, 15min, 1});
+  auto egress = makeEgress({100, 15min, 1});
   for (AssociationId id : {1u, 2u, 3u}) egress->onBound(spec(id), false);
   std::vector<AssociationId> live = {1, 2, 3};
 
@@ -112,14 +112,14 @@ TEST_CASE("Losing one of three associations in the middle of 10,000 PDUs loses n
 }
 
 TEST_CASE("With no association, messages wait in the queue") {
-  auto egress = make();
+  auto egress = makeEgress();
   const SendOutcome outcome = egress->send(notification(1), t0);
   REQUIRE_FALSE(outcome.ok());
   CHECK(outcome.wait == WaitReason::kNoAssociationForFunction);
 }
 
 TEST_CASE("In recovery mode nothing is pushed until recovery completes") {
-  auto egress = make();
+  auto egress = makeEgress();
   egress->onBound(spec(1), /*recovery_mode=*/true);
   const SendOutcome held = egress->send(notification(1), t0);
   REQUIRE_FALSE(held.ok());
@@ -129,7 +129,7 @@ TEST_CASE("In recovery mode nothing is pushed until recovery completes") {
 }
 
 TEST_CASE("An association at its window makes messages wait until a response arrives") {
-  auto egress = make({2, 15min, 1});
+  auto egress = makeEgress({2, 15min, 1});
   egress->onBound(spec(1), false);
   auto first = egress->send(notification(1), t0);
   REQUIRE(first.ok());
@@ -142,7 +142,7 @@ TEST_CASE("An association at its window makes messages wait until a response arr
 }
 
 TEST_CASE("Unconfirmed messages take a turn in the rotation but no invoke id") {
-  auto egress = make();
+  auto egress = makeEgress();
   egress->onBound(spec(1), false);
   egress->onBound(spec(2), false);
   const auto a = egress->send(OutboundMessage{1, F::kNotifications, false, 0}, t0);
@@ -155,7 +155,7 @@ TEST_CASE("Unconfirmed messages take a turn in the rotation but no invoke id") {
 }
 
 TEST_CASE("Losing the only association sends the in-flight messages back to the queue") {
-  auto egress = make();
+  auto egress = makeEgress();
   egress->onBound(spec(1), false);
   REQUIRE(egress->send(notification(10), t0).ok());
   REQUIRE(egress->send(notification(11), t0 + 1s).ok());
@@ -167,7 +167,7 @@ TEST_CASE("Losing the only association sends the in-flight messages back to the 
 }
 
 TEST_CASE("A replacing bind takes over the outstanding messages of the one it replaces") {
-  auto egress = make();
+  auto egress = makeEgress();
   egress->onBound(spec(1), false);
   const auto sent = egress->send(notification(7), t0);
   REQUIRE(sent.ok());
@@ -180,7 +180,7 @@ TEST_CASE("A replacing bind takes over the outstanding messages of the one it re
 }
 
 TEST_CASE("A timed-out request is retried on another association, then aborts it") {
-  auto egress = make({100, 5min, 2});
+  auto egress = makeEgress({100, 5min, 2});
   egress->onBound(spec(1), false);
   egress->onBound(spec(2), false);
   const auto sent = egress->send(notification(1), t0);
@@ -200,13 +200,13 @@ TEST_CASE("A timed-out request is retried on another association, then aborts it
 }
 
 TEST_CASE("A response to an unknown invoke id acknowledges nothing") {
-  auto egress = make();
+  auto egress = makeEgress();
   egress->onBound(spec(1), false);
   CHECK_FALSE(egress->onResponse(12345, 1, t0).has_value());
 }
 
 TEST_CASE("SRR turned off: the earliest-bound stays and the others' requests move to it") {
-  auto egress = make();
+  auto egress = makeEgress();
   for (AssociationId id : {1u, 2u, 3u}) egress->onBound(spec(id), false);
   std::map<AssociationId, std::vector<InvokeId>> sent_on;
   for (MessageId m = 0; m < 9; ++m) {
@@ -233,7 +233,7 @@ TEST_CASE("SRR turned off: the earliest-bound stays and the others' requests mov
 }
 
 TEST_CASE("A graceful release waits until nothing is outstanding on the association") {
-  auto egress = make();
+  auto egress = makeEgress();
   egress->onBound(spec(1), false);
   egress->onBound(spec(2), false);
   const auto first = egress->send(notification(1), t0);
@@ -247,7 +247,7 @@ TEST_CASE("A graceful release waits until nothing is outstanding on the associat
 }
 
 TEST_CASE("In recovery, responses and the recovery answer leave while pushes are held") {
-  auto egress = make();
+  auto egress = makeEgress();
   egress->onBound(spec(1), /*recovery_mode=*/true);
   OutboundMessage push = notification(1);
   REQUIRE(egress->send(push, t0).wait == WaitReason::kRecovering);
@@ -266,7 +266,7 @@ TEST_CASE("In recovery, responses and the recovery answer leave while pushes are
 }
 
 TEST_CASE("A response never becomes an outstanding request, even if marked confirmed") {
-  auto egress = make();
+  auto egress = makeEgress();
   egress->onBound(spec(1), false);
   OutboundMessage response{2, F::kQueries, true, 0, OutboundMessage::Purpose::kResponse};
   const auto sent = egress->send(response, t0);
@@ -276,7 +276,7 @@ TEST_CASE("A response never becomes an outstanding request, even if marked confi
 }
 
 TEST_CASE("A silent association takes no new PDU once a request on it passed response_timeout") {
-  auto egress = make({100, 1min, 2});
+  auto egress = makeEgress({100, 1min, 2});
   egress->onBound(spec(1), false);
   egress->onBound(spec(2), false);
   const auto first = egress->send(notification(1), t0);
@@ -292,7 +292,7 @@ TEST_CASE("A silent association takes no new PDU once a request on it passed res
 }
 
 TEST_CASE("A silent association is aborted at its retry_attempts-th timeout although its retries were answered elsewhere") {
-  auto egress = make({100, 1min, 2});
+  auto egress = makeEgress({100, 1min, 2});
   egress->onBound(spec(1), false);
   egress->onBound(spec(2), false);
   // Three requests on association 1 at different times (the others go to 2 and are answered).
@@ -318,7 +318,7 @@ TEST_CASE("A silent association is aborted at its retry_attempts-th timeout alth
 }
 
 TEST_CASE("An answer on a silent association puts it back in the rotation") {
-  auto egress = make({100, 1min, 3});
+  auto egress = makeEgress({100, 1min, 3});
   egress->onBound(spec(1), false);
   egress->onBound(spec(2), false);
   const auto first = *egress->send(notification(1), t0).transmission;

@@ -11,9 +11,11 @@
 #include "db/key_store.h"
 #include "db/nsap_store.h"
 #include "db/provider_store.h"
+#include "tests/associations/test_values.h"
 
 using namespace npac;
 using namespace npac::associations;
+using namespace npac::associations::testing;
 using namespace std::chrono_literals;
 
 namespace {
@@ -36,12 +38,7 @@ struct TempDatabase {
   }
 };
 
-const KeyPairPem& keys() {
-  static const KeyPairPem pair = generateKeyPair(SignatureAlgorithm::kEd25519).value();
-  return pair;
-}
 
-const WallTime kNow = WallTime(std::chrono::seconds(1'800'000'000));
 constexpr db::TimeMs kNowMs = 1'800'000'000'000;
 
 db::Bytes octets(const Nsap& nsap) { return db::Bytes(nsap.octets().begin(), nsap.octets().end()); }

@@ -42,7 +42,7 @@ const char* kSignedFields =
     " 87 02 04 90"                                              // bits 0 and 3
     " 88 01 00";                                                // recoveryMode FALSE
 
-ErrorCode decodeErr(const std::vector<uint8_t>& bytes) {
+ErrorCode accessControlErr(const std::vector<uint8_t>& bytes) {
   auto r = decodeAccessControl(bytes);
   REQUIRE_FALSE(r.isOk());
   return r.status().code();
@@ -161,18 +161,18 @@ TEST_CASE("A SPID that is not exactly four characters is refused", "[npac_bind]"
   CHECK(r.status().code() == ErrorCode::kBindBadAccessControl);
   CHECK(r.status().message().find("SPID") != std::string::npos);
   ac.systemId = "001";
-  CHECK(decodeErr(encodeAccessControl(ac)) == ErrorCode::kBindBadAccessControl);
+  CHECK(accessControlErr(encodeAccessControl(ac)) == ErrorCode::kBindBadAccessControl);
 }
 
 TEST_CASE("Unknown system type and function bits are refused", "[npac_bind]") {
   auto bytes = encodeAccessControl(sample());
   auto typeBad = bytes;
   typeBad[10] = 0x04;  // systemType value octet
-  CHECK(decodeErr(typeBad) == ErrorCode::kBindBadAccessControl);
+  CHECK(accessControlErr(typeBad) == ErrorCode::kBindBadAccessControl);
   LnpAccessControl ac = sample();
   ac.functions.bits = 1u << 6;
   CHECK(validateAccessControl(ac).code() == ErrorCode::kBindBadAccessControl);
-  CHECK(decodeErr(encodeAccessControl(ac)) == ErrorCode::kBindBadAccessControl);
+  CHECK(accessControlErr(encodeAccessControl(ac)) == ErrorCode::kBindBadAccessControl);
 }
 
 TEST_CASE("A missing signature or a missing field is refused by name", "[npac_bind]") {
@@ -181,14 +181,14 @@ TEST_CASE("A missing signature or a missing field is refused by name", "[npac_bi
   REQUIRE_FALSE(r.isOk());
   CHECK(r.status().code() == ErrorCode::kBindBadAccessControl);
   CHECK(r.status().message().find("signature") != std::string::npos);
-  CHECK(decodeErr(hex("30 03 81 01 00")) == ErrorCode::kBindBadAccessControl);
-  CHECK(decodeErr(hex("31 00")) == ErrorCode::kBindBadAccessControl);
+  CHECK(accessControlErr(hex("30 03 81 01 00")) == ErrorCode::kBindBadAccessControl);
+  CHECK(accessControlErr(hex("31 00")) == ErrorCode::kBindBadAccessControl);
 }
 
 TEST_CASE("Truncated access control reports the BER error", "[npac_bind]") {
   auto bytes = encodeAccessControl(sample());
   bytes.pop_back();
-  CHECK(decodeErr(bytes) == ErrorCode::kBerLengthPastBuffer);
+  CHECK(accessControlErr(bytes) == ErrorCode::kBerLengthPastBuffer);
 }
 
 TEST_CASE("Recovery request carries a time range or all-unacknowledged", "[npac_bind]") {

@@ -28,6 +28,10 @@
 
 namespace npac::db::testing {
 
+// The SOA management function mask bit (association function mask), as a message's
+// recipient mask in the queue tests.
+inline constexpr std::uint32_t kSoaMgmt = 0x1;
+
 // The test cluster's base URL when this run is the PostgreSQL one.
 inline std::optional<std::string> postgresServerUrl() { return npac::testing::postgresTestServerUrl(); }
 

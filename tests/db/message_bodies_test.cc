@@ -10,7 +10,6 @@ using namespace npac::db::testing;
 
 namespace {
 
-constexpr std::uint32_t kSoaMgmt = 0x1;
 
 Bytes pduTagged(std::uint8_t tag) { return Bytes{0x30, 0x03, 0x02, 0x01, tag}; }
 

@@ -11,7 +11,6 @@ using namespace npac::db::testing;
 
 namespace {
 
-constexpr std::uint32_t kSoaMgmt = 0x1;
 constexpr std::uint32_t kNetworkData = 0x2;
 
 NewMessage message(const std::string& spid, std::uint8_t tag, int priority = 0,

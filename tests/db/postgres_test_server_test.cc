@@ -29,21 +29,21 @@ Connection connect(const std::string& url) {
   return conn;
 }
 
-using Result = std::unique_ptr<PGresult, decltype(&PQclear)>;
+using PgResult = std::unique_ptr<PGresult, decltype(&PQclear)>;
 
-Result exec(PGconn* conn, const std::string& sql) {
-  return Result(PQexec(conn, sql.c_str()), &PQclear);
+PgResult exec(PGconn* conn, const std::string& sql) {
+  return PgResult(PQexec(conn, sql.c_str()), &PQclear);
 }
 
 void command(PGconn* conn, const std::string& sql) {
-  Result result = exec(conn, sql);
+  PgResult result = exec(conn, sql);
   INFO(sql << ": " << PQresultErrorMessage(result.get()));
   REQUIRE(PQresultStatus(result.get()) == PGRES_COMMAND_OK);
 }
 
 // The first column of the only row `sql` returns.
 std::string scalar(PGconn* conn, const std::string& sql) {
-  Result result = exec(conn, sql);
+  PgResult result = exec(conn, sql);
   INFO(sql << ": " << PQresultErrorMessage(result.get()));
   REQUIRE(PQresultStatus(result.get()) == PGRES_TUPLES_OK);
   REQUIRE(PQntuples(result.get()) == 1);
@@ -130,7 +130,7 @@ TEST_CASE("A test PostgreSQL database is dropped while a session still uses it",
   db.reset();  // DROP DATABASE ... WITH (FORCE) ends the leftover session
 
   CHECK_FALSE(databaseExists(serverUrl, name));
-  Result after = exec(leftover.get(), "SELECT 1");
+  PgResult after = exec(leftover.get(), "SELECT 1");
   CHECK(PQresultStatus(after.get()) != PGRES_TUPLES_OK);
 }
 

@@ -13,10 +13,9 @@ using namespace npac::db::testing;
 
 namespace {
 
-constexpr std::uint32_t kSoaMgmt = 0x1;
 constexpr std::uint32_t kNotifications = 0x8;
 
-NewMessage message(const std::string& spid, std::uint32_t functions, std::uint8_t tag) {
+NewMessage summaryRow(const std::string& spid, std::uint32_t functions, std::uint8_t tag) {
   return NewMessage{spid, functions, 0, Bytes{0x30, 0x03, 0x02, 0x01, tag}};
 }
 
@@ -46,12 +45,12 @@ struct SummaryFixture {
 
 TEST_CASE("A queue summary counts one provider's rows by state and function mask") {
   SummaryFixture f;
-  f.append(message("0001", kNotifications, 1), 1000);
-  f.append(message("0001", kNotifications, 2), 2000);
-  const MessageId sent = f.append(message("0001", kSoaMgmt, 3), 3000);
-  const MessageId acked = f.append(message("0001", kNotifications, 4), 4000);
-  f.append(message("0001", kSoaMgmt | kNotifications, 5), 5000);
-  f.append(message("0002", kNotifications, 6), 500);  // another provider's: not counted
+  f.append(summaryRow("0001", kNotifications, 1), 1000);
+  f.append(summaryRow("0001", kNotifications, 2), 2000);
+  const MessageId sent = f.append(summaryRow("0001", kSoaMgmt, 3), 3000);
+  const MessageId acked = f.append(summaryRow("0001", kNotifications, 4), 4000);
+  f.append(summaryRow("0001", kSoaMgmt | kNotifications, 5), 5000);
+  f.append(summaryRow("0002", kNotifications, 6), 500);  // another provider's: not counted
   REQUIRE(f.queue.markSent(sent, 7, 6000).isOk());
   REQUIRE(f.queue.markSent(acked, 7, 6000).isOk());
   REQUIRE(f.queue.markAcknowledged(acked, 6500).isOk());
@@ -71,9 +70,9 @@ TEST_CASE("A queue summary counts one provider's rows by state and function mask
 
 TEST_CASE("A queue summary's oldest queued row ignores rows that left the queue") {
   SummaryFixture f;
-  const MessageId first = f.append(message("0001", kNotifications, 1), 1000);
-  f.append(message("0001", kSoaMgmt, 2), 2500);
-  f.append(message("0001", kNotifications, 3), 4000);
+  const MessageId first = f.append(summaryRow("0001", kNotifications, 1), 1000);
+  f.append(summaryRow("0001", kSoaMgmt, 2), 2500);
+  f.append(summaryRow("0001", kNotifications, 3), 4000);
   CHECK(f.summary("0001").oldestQueuedAt() == 1000);
   REQUIRE(f.queue.markSent(first, 3, 5000).isOk());
   CHECK(f.summary("0001").oldestQueuedAt() == 2500);

@@ -18,7 +18,7 @@ namespace {
 
 constexpr TimeMs kNow = 1'700'000'000'000;
 
-NewMessage message(const std::string& spid, std::uint8_t tag) {
+NewMessage newMessage(const std::string& spid, std::uint8_t tag) {
   return NewMessage{spid, 0x1, 0, Bytes{0xa1, tag}};
 }
 
@@ -49,7 +49,7 @@ TEST_CASE("A submission completes with ids that are committed in the database") 
   auto db = openFresh(dir);
   addProvider(*db, "0001");
   auto writer = startWriter(dir);
-  auto result = writer->submit({message("0001", 7), message("0001", 8)}).get();
+  auto result = writer->submit({newMessage("0001", 7), newMessage("0001", 8)}).get();
   REQUIRE(result.isOk());
   REQUIRE(result->size() == 2);
   OutboundQueue queue(*db);  // a different connection sees the rows: they are committed
@@ -68,7 +68,7 @@ TEST_CASE("No submitter is told accepted before the commit, and waiting submissi
   std::vector<std::future<Result<std::vector<MessageId>>>> futures;
   {
     WriteLockHolder lock(*db);
-    for (int i = 0; i < 50; ++i) futures.push_back(writer->submit({message("0001", i)}));
+    for (int i = 0; i < 50; ++i) futures.push_back(writer->submit({newMessage("0001", i)}));
     for (auto& future : futures) CHECK_FALSE(isReady(future));  // nothing can commit yet
   }  // lock released (rolled back): the writer commits
   std::vector<MessageId> ids;
@@ -96,7 +96,7 @@ TEST_CASE("Concurrent submitters all get distinct committed ids") {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
-        auto result = writer->submit({message("0001", static_cast<std::uint8_t>(t))}).get();
+        auto result = writer->submit({newMessage("0001", static_cast<std::uint8_t>(t))}).get();
         if (!result) {
           ++failures;
           continue;
@@ -122,9 +122,9 @@ TEST_CASE("A bad submission fails alone while the others in its batch commit") {
   std::vector<std::future<Result<std::vector<MessageId>>>> futures;
   {
     WriteLockHolder lock(*db);
-    futures.push_back(writer->submit({message("0001", 1)}));
-    futures.push_back(writer->submit({message("0001", 2), message("9999", 3)}));
-    futures.push_back(writer->submit({message("0001", 4)}));
+    futures.push_back(writer->submit({newMessage("0001", 1)}));
+    futures.push_back(writer->submit({newMessage("0001", 2), newMessage("9999", 3)}));
+    futures.push_back(writer->submit({newMessage("0001", 4)}));
   }
   auto first = futures[0].get();
   auto bad = futures[1].get();
@@ -145,7 +145,7 @@ TEST_CASE("Submissions beyond the pending limit are refused at once as overloade
   options.max_pending_messages = 4;
   auto writer = startWriter(dir, options);
   std::vector<std::future<Result<std::vector<MessageId>>>> futures;
-  std::vector<NewMessage> four(4, message("0001", 1));
+  std::vector<NewMessage> four(4, newMessage("0001", 1));
   {
     WriteLockHolder lock(*db);
     for (int i = 0; i < 3; ++i) futures.push_back(writer->submit(four));
@@ -168,10 +168,10 @@ TEST_CASE("After stop, submissions are refused as shutting down and earlier ones
   auto db = openFresh(dir);
   addProvider(*db, "0001");
   auto writer = startWriter(dir);
-  auto before = writer->submit({message("0001", 1)});
+  auto before = writer->submit({newMessage("0001", 1)});
   writer->stop();
   CHECK(before.get().isOk());
-  auto after = writer->submit({message("0001", 2)}).get();
+  auto after = writer->submit({newMessage("0001", 2)}).get();
   CHECK(after.status().code() == Status::Code::kShutdown);
 }
 
@@ -187,7 +187,7 @@ TEST_CASE("Two submissions of one keyed message waiting for the writer store it 
   auto db = openFresh(dir);
   addProvider(*db, "0001");
   auto writer = startWriter(dir);
-  NewMessage keyed = message("0001", 5);
+  NewMessage keyed = newMessage("0001", 5);
   keyed.idempotency_key = "retry-me";
   std::vector<std::promise<Result<std::vector<AppendOutcome>>>> promises(2);
   {
@@ -213,7 +213,7 @@ TEST_CASE("The writer's committed mark is its highest committed id, set before t
   auto writer = startWriter(dir);
   CHECK(writer->committedThrough() == 0);
   std::promise<std::pair<MessageId, MessageId>> seen;  // (last id, the mark inside the completion)
-  writer->submitOutcomes({message("0001", 1), message("0001", 2)},
+  writer->submitOutcomes({newMessage("0001", 1), newMessage("0001", 2)},
                          [&](Result<std::vector<AppendOutcome>> outcomes) {
                            REQUIRE(outcomes.isOk());
                            seen.set_value({outcomes->back().id, writer->committedThrough()});
@@ -221,7 +221,7 @@ TEST_CASE("The writer's committed mark is its highest committed id, set before t
   auto [last, mark] = seen.get_future().get();
   CHECK(mark == last);
   // A failed submission (an unknown provider) moves the mark no further.
-  CHECK_FALSE(writer->submit({message("0404", 3)}).get().isOk());
+  CHECK_FALSE(writer->submit({newMessage("0404", 3)}).get().isOk());
   CHECK(writer->committedThrough() == last);
 }
 
@@ -230,10 +230,10 @@ TEST_CASE("A committed submission after the clock stepped back is handed on with
   auto db = openFresh(dir);
   addProvider(*db, "0001");
   // A message the database holds from before the clock stepped back.
-  REQUIRE(OutboundQueue(*db).appendBatch(std::vector{message("0001", 1)}, kNow + 60'000).isOk());
+  REQUIRE(OutboundQueue(*db).appendBatch(std::vector{newMessage("0001", 1)}, kNow + 60'000).isOk());
   auto writer = startWriter(dir);  // its clock says kNow: a minute behind that message
   std::promise<std::pair<MessageId, TimeMs>> seen;
-  writer->submitCommitted({message("0001", 2)},
+  writer->submitCommitted({newMessage("0001", 2)},
                           [&](Result<std::vector<AppendOutcome>> outcomes, std::vector<NewMessage>, TimeMs created_at) {
                             REQUIRE(outcomes.isOk());
                             seen.set_value({outcomes->front().id, created_at});

@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/dispatch/test_epoch.h"
+
 #include <chrono>
 
 namespace npac::dispatch {
@@ -12,7 +14,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-const TimePoint kT0{};
+using testing::kT0;
 
 // Levels as percent of 100: onset 50/70/90, abatement 40/60/80, 1 s abatement time.
 LimitConfig threeLevels() {

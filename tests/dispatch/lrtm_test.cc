@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/dispatch/test_epoch.h"
+
 #include <chrono>
 #include <map>
 #include <random>
@@ -15,7 +17,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-const TimePoint kT0{};
+using testing::kT0;
 
 PickContext at(TimePoint now) {
   PickContext c;

@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/dispatch/test_epoch.h"
+
 #include <chrono>
 #include <cmath>
 
@@ -12,7 +14,7 @@ namespace {
 
 using std::chrono::seconds;
 
-const TimePoint kT0{};
+using testing::kT0;
 
 // DSR "Egress Throttle Lists": "The maximum rate for the ETL is 10,000 messages per
 // second, and the maximum number of pending transactions is 12,000. The per-connection

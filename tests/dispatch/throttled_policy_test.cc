@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/dispatch/test_epoch.h"
+
 #include <chrono>
 #include <deque>
 #include <map>
@@ -18,7 +20,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-const TimePoint kT0{};
+using testing::kT0;
 
 // EPT limit of 10 with levels at 50/70/90 % (abatement 40/60/80 %), 1 s abatement time;
 // EMR off so that only pending transactions drive the level.

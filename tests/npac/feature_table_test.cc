@@ -17,7 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& path) {
+std::string readFile(const fs::path& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
@@ -45,14 +45,14 @@ void testCaseNames(const std::string& source, std::set<std::string>& out) {
 }  // namespace
 
 TEST_CASE("Every test the egress throttling feature table names exists") {
-  const std::string doc = slurp(fs::path(npac::testing::sourceDir()) / "docs/dispatch/throttle.md");
+  const std::string doc = readFile(fs::path(npac::testing::sourceDir()) / "docs/dispatch/throttle.md");
   const std::size_t begin = doc.find("<!-- feature-table:begin -->");
   const std::size_t end = doc.find("<!-- feature-table:end -->");
   REQUIRE(begin != std::string::npos);
   REQUIRE(end != std::string::npos);
   std::set<std::string> names;
   for (const auto& entry : fs::recursive_directory_iterator(fs::path(npac::testing::sourceDir()) / "tests")) {
-    if (entry.path().extension() == ".cc") testCaseNames(slurp(entry.path()), names);
+    if (entry.path().extension() == ".cc") testCaseNames(readFile(entry.path()), names);
   }
   std::istringstream table(doc.substr(begin, end - begin));
   std::size_t rows = 0;

@@ -13,35 +13,18 @@
 #include <catch2/catch.hpp>
 
 #include "npac/version.h"
+#include "tests/support/npacctl_run.h"
 #include "tests/support/test_paths.h"
 
 namespace {
 
+using npac::testing::ProgramRun;
+using npac::testing::programDir;
+using npac::testing::runCommand;
+
 namespace fs = std::filesystem;
 
-struct Run {
-  int exit_code = -1;
-  std::string output;  // stdout, and stderr when the command redirects it
-};
-
-Run run(const std::string& command) {
-  Run r;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string binDir() {
-  const char* env = std::getenv("NPAC_BIN");
-  return env != nullptr ? env : npac::testing::binaryDir() + "/bin";
-}
-
-std::string slurp(const fs::path& path) {
+std::string readFile(const fs::path& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
@@ -61,11 +44,11 @@ struct ScratchDir {
 
 // Runs cmake/NpacVersion.cmake on `source` and returns the header it wrote.
 std::string versionSourceFor(const fs::path& source, const fs::path& out) {
-  Run r = run("cmake -DNPAC_SOURCE_DIR=" + source.string() + " -DNPAC_VERSION=9.8.7 -DNPAC_VERSION_SOURCE=" +
+  ProgramRun r = runCommand("cmake -DNPAC_SOURCE_DIR=" + source.string() + " -DNPAC_VERSION=9.8.7 -DNPAC_VERSION_SOURCE=" +
               out.string() + " -P " + npac::testing::sourceDir() + "/cmake/NpacVersion.cmake 2>&1");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  return slurp(out);
+  return readFile(out);
 }
 
 const char* const kPrograms[] = {"npacd", "npacctl", "npac-soa-sim", "npac-pdu", "npac-tunables-doc"};
@@ -75,7 +58,7 @@ const char* const kPrograms[] = {"npacd", "npacctl", "npac-soa-sim", "npac-pdu",
 TEST_CASE("every program prints its name and version and git revision with --version") {
   for (const char* program : kPrograms) {
     INFO(program);
-    Run r = run(binDir() + "/" + program + " --version 2>&1");
+    ProgramRun r = runCommand(programDir() + "/" + program + " --version 2>&1");
     CHECK(r.exit_code == 0);
     CHECK(r.output == npac::versionLine(program) + "\n");
   }
@@ -86,20 +69,20 @@ TEST_CASE("every program prints its name and version and git revision with --ver
 TEST_CASE("every program answers --help with its usage and exit 0") {
   for (const char* program : kPrograms) {
     INFO(program);
-    Run r = run(binDir() + "/" + program + " --help 2>&1");
+    ProgramRun r = runCommand(programDir() + "/" + program + " --help 2>&1");
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.output, Catch::Contains("Usage:") && Catch::Contains("--version"));
   }
 }
 
 TEST_CASE("npac-tunables-doc --help prints its usage instead of the document") {
-  Run help = run(binDir() + "/npac-tunables-doc --help 2>&1");
+  ProgramRun help = runCommand(programDir() + "/npac-tunables-doc --help 2>&1");
   CHECK(help.exit_code == 0);
   CHECK_THAT(help.output, Catch::Contains("Usage:") && Catch::Contains("docs/TUNABLES.md"));
-  Run doc = run(binDir() + "/npac-tunables-doc 2>&1");
+  ProgramRun doc = runCommand(programDir() + "/npac-tunables-doc 2>&1");
   REQUIRE(doc.exit_code == 0);
   CHECK_THAT(help.output, !Catch::Contains(doc.output.substr(0, 40)));
-  CHECK(doc.output == slurp(npac::testing::sourceDir() + "/docs/TUNABLES.md"));
+  CHECK(doc.output == readFile(npac::testing::sourceDir() + "/docs/TUNABLES.md"));
 }
 
 TEST_CASE("the generated version source names a checkout's git revision and marks a changed tree dirty") {
@@ -108,10 +91,10 @@ TEST_CASE("the generated version source names a checkout's git revision and mark
   fs::create_directories(repo);
   std::ofstream(repo / "file.txt") << "one\n";
   const std::string git = "git -C " + repo.string() + " -c user.name=test -c user.email=test@example.invalid ";
-  REQUIRE(run(git + "init -q 2>&1").exit_code == 0);
-  REQUIRE(run(git + "add file.txt 2>&1").exit_code == 0);
-  REQUIRE(run(git + "commit -q -m one 2>&1").exit_code == 0);
-  Run head = run(git + "rev-parse --short HEAD");
+  REQUIRE(runCommand(git + "init -q 2>&1").exit_code == 0);
+  REQUIRE(runCommand(git + "add file.txt 2>&1").exit_code == 0);
+  REQUIRE(runCommand(git + "commit -q -m one 2>&1").exit_code == 0);
+  ProgramRun head = runCommand(git + "rev-parse --short HEAD");
   REQUIRE(head.exit_code == 0);
   const std::string revision = head.output.substr(0, head.output.find('\n'));
   REQUIRE(revision.size() >= 7);
@@ -134,19 +117,19 @@ TEST_CASE("the generated version source says unknown for a source tree outside g
 
 TEST_CASE("make run builds only npacd and the programs the README walkthrough uses") {
   // make -n prints the recipes without running them (the package check included).
-  Run run_recipe = run("make -n -C " + npac::testing::sourceDir() + " run BUILD=/nonexistent/build JOBS=2 2>&1");
+  ProgramRun run_recipe = runCommand("make -n -C " + npac::testing::sourceDir() + " run BUILD=/nonexistent/build JOBS=2 2>&1");
   INFO(run_recipe.output);
   REQUIRE(run_recipe.exit_code == 0);
   CHECK_THAT(run_recipe.output,
              Catch::Contains("cmake --build /nonexistent/build --target npacd npacctl npac-soa-sim -j 2") &&
                  Catch::Contains("/nonexistent/build/bin/npacd --db var/npacd.db") &&
                  !Catch::Contains("cmake --build /nonexistent/build -j 2"));
-  Run test_recipe = run("make -n -C " + npac::testing::sourceDir() + " test BUILD=/nonexistent/build JOBS=2 2>&1");
+  ProgramRun test_recipe = runCommand("make -n -C " + npac::testing::sourceDir() + " test BUILD=/nonexistent/build JOBS=2 2>&1");
   CHECK_THAT(test_recipe.output, Catch::Contains("cmake --build /nonexistent/build -j 2"));
 }
 
 TEST_CASE("make run installs only what npacd needs and prints no make directory lines, and make test installs the rest") {
-  Run run_recipe = run("make -n -C " + npac::testing::sourceDir() + " run BUILD=/nonexistent/build JOBS=2 2>&1");
+  ProgramRun run_recipe = runCommand("make -n -C " + npac::testing::sourceDir() + " run BUILD=/nonexistent/build JOBS=2 2>&1");
   INFO(run_recipe.output);
   REQUIRE(run_recipe.exit_code == 0);
   for (const char* test_only : {"postgresql-15", "chromium", "prometheus", "tshark", "catch2", "nodejs"}) {
@@ -154,7 +137,7 @@ TEST_CASE("make run installs only what npacd needs and prints no make directory 
     CHECK_THAT(run_recipe.output, !Catch::Contains(test_only));
   }
   CHECK_THAT(run_recipe.output, Catch::Contains("libsqlite3-dev") && Catch::Contains("--no-print-directory"));
-  Run test_recipe = run("make -n -C " + npac::testing::sourceDir() + " test BUILD=/nonexistent/build JOBS=2 2>&1");
+  ProgramRun test_recipe = runCommand("make -n -C " + npac::testing::sourceDir() + " test BUILD=/nonexistent/build JOBS=2 2>&1");
   for (const char* test_only : {"postgresql-15", "chromium", "prometheus", "tshark", "catch2", "nodejs"}) {
     INFO(test_only);
     CHECK_THAT(test_recipe.output, Catch::Contains(test_only));

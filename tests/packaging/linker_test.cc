@@ -101,3 +101,42 @@ TEST_CASE("With NPAC_UNITY on npacd's sources compile eight to a unit and its ro
   CHECK(session_found);
   CHECK(token_routes_found);
 }
+
+// The test executables (tests/CMakeLists.txt) follow NPAC_UNITY too, eight test sources to a
+// unit; the test-paths source, which holds this checkout's paths, is compiled alone either way.
+TEST_CASE("With NPAC_UNITY on the test sources compile eight to a unit, the test-paths source alone, and all one by "
+          "one with it off") {
+  const std::string unity = cacheEntry("NPAC_UNITY");
+  INFO("NPAC_UNITY=" << unity);
+  REQUIRE((unity == "ON" || unity == "OFF"));
+  std::ifstream commands(npac::testing::binaryDir() + "/compile_commands.json");
+  REQUIRE(commands.good());
+  const std::string text((std::istreambuf_iterator<char>(commands)), std::istreambuf_iterator<char>());
+  auto found = [&](const std::string& object) { return std::regex_search(text, std::regex(object)); };
+  CHECK(found("npac_tests\\.dir/Unity/unity_[0-9]+_cxx\\.cxx\\.o") == (unity == "ON"));
+  CHECK(found("db_tests\\.dir/Unity/unity_[0-9]+_cxx\\.cxx\\.o") == (unity == "ON"));
+  CHECK(found("npac_tests\\.dir/npac/programs_test\\.cc\\.o") == (unity == "OFF"));
+  CHECK(found("npac_tests\\.dir/support/test_paths\\.cc\\.o"));
+  if (unity != "ON") return;
+  const std::filesystem::path dir = npac::testing::binaryDir() + "/tests/CMakeFiles/npac_tests.dir/Unity";
+  int units = 0;
+  bool programs_test_found = false;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("unity_") || !name.ends_with("_cxx.cxx")) continue;
+    INFO(name);
+    ++units;
+    std::ifstream file(entry.path());
+    int sources = 0;
+    for (std::string line; std::getline(file, line);) {
+      if (line.rfind("#include", 0) != 0) continue;
+      ++sources;
+      programs_test_found = programs_test_found || line.find("tests/npac/programs_test.cc") != std::string::npos;
+      CHECK(line.find("test_paths.cc") == std::string::npos);
+    }
+    CHECK(sources >= 1);
+    CHECK(sources <= 8);
+  }
+  CHECK(units > 1);
+  CHECK(programs_test_found);
+}

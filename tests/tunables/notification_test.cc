@@ -13,14 +13,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::RegistryFixture;
+using testing::Recorder;
 using Change = TunableRegistry::Change;
-
-struct Recorder {
-  std::vector<Change> changes;
-  TunableRegistry::Callback callback() {
-    return [this](const Change& change) { changes.push_back(change); };
-  }
-};
 
 TEST_CASE("A subscriber learns the scope, old and new value and actor of a change",
           "[notify]") {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -77,6 +78,14 @@ class RegistryFixture {
   }
 
   std::string dir_;
+};
+
+// The changes a subscription was told, in order.
+struct Recorder {
+  std::vector<TunableRegistry::Change> changes;
+  TunableRegistry::Callback callback() {
+    return [this](const TunableRegistry::Change& change) { changes.push_back(change); };
+  }
 };
 
 }  // namespace npac::tunables::testing

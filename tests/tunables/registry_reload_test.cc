@@ -17,14 +17,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::RegistryFixture;
+using testing::Recorder;
 using Change = TunableRegistry::Change;
-
-struct Recorder {
-  std::vector<Change> changes;
-  TunableRegistry::Callback callback() {
-    return [this](const Change& change) { changes.push_back(change); };
-  }
-};
 
 // A second npacd node: its own connection and registry on the fixture's database file.
 struct OtherNode {

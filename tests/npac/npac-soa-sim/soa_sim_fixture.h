@@ -444,7 +444,7 @@ inline std::string slurp(const std::string& path) {
   return s.str();
 }
 
-struct SimRun {
+struct SimOutcome {
   int exit_code = -1;
   Json report;
   std::string stderr_text;
@@ -452,10 +452,10 @@ struct SimRun {
 };
 
 // Runs the simulator to its end (it is bounded by --duration) and parses its report.
-inline SimRun runSim(const Scratch& scratch, const std::string& args, const std::string& duration = "10s") {
+inline SimOutcome runSim(const Scratch& scratch, const std::string& args, const std::string& duration = "10s") {
   std::string err = scratch.file("stderr.txt");
   std::string cmd = simPath() + " " + args + " --duration " + duration + " --log-level warn 2>" + err;
-  SimRun r;
+  SimOutcome r;
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   std::string out;

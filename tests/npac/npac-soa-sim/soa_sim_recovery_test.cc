@@ -11,7 +11,7 @@ TEST_CASE("The recovery sequence binds in recovery mode and counts the recovered
   script.recovery_messages = 3;
   script.held_messages = 2;
   Responder npac(script);
-  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --recovery --recover-all --expect 5");
+  SimOutcome run = runSim(scratch, baseArgs(npac.port(), key) + " --recovery --recover-all --expect 5");
   INFO(run.transcript);
   REQUIRE(run.exit_code == 0);
   auto logs = npac.logs();
@@ -51,7 +51,7 @@ TEST_CASE("The departure offset option shifts the bind's departure time from the
                                  std::pair<std::string, int64_t>{"--departure-offset +2h", 7'200'000}}) {
     Responder npac(Script{pub, false, 1});
     const int64_t before = nowMs();
-    SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " " + flag + " --expect 1");
+    SimOutcome run = runSim(scratch, baseArgs(npac.port(), key) + " " + flag + " --expect 1");
     const int64_t after = nowMs();
     INFO(run.transcript);
     REQUIRE(run.exit_code == 0);
@@ -70,16 +70,16 @@ TEST_CASE("The departure offset option shifts the bind's departure time from the
 TEST_CASE("A departure offset that is not a signed duration or is over a year exits 2 with the reason", "[soa-sim]") {
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
-  SimRun garbled = runSim(scratch, baseArgs(1, key) + " --departure-offset 10x");
+  SimOutcome garbled = runSim(scratch, baseArgs(1, key) + " --departure-offset 10x");
   INFO(garbled.transcript);
   CHECK(garbled.exit_code == 2);
   CHECK(garbled.stderr_text.find("--departure-offset: '10x' is not a signed duration") != std::string::npos);
-  SimRun far = runSim(scratch, baseArgs(1, key) + " --departure-offset=-9000h");
+  SimOutcome far = runSim(scratch, baseArgs(1, key) + " --departure-offset=-9000h");
   INFO(far.transcript);
   CHECK(far.exit_code == 2);
   CHECK(far.stderr_text.find("more than a year away from the clock") != std::string::npos);
   // Past what 64-bit milliseconds hold: refused as too long, not wrapped round.
-  SimRun huge = runSim(scratch, baseArgs(1, key) + " --departure-offset=-9999999999999999h");
+  SimOutcome huge = runSim(scratch, baseArgs(1, key) + " --departure-offset=-9999999999999999h");
   INFO(huge.transcript);
   CHECK(huge.exit_code == 2);
   CHECK(huge.stderr_text.find("'-9999999999999999h' is too long") != std::string::npos);
@@ -92,7 +92,7 @@ TEST_CASE("A recovery hold delays recovery complete and what the NPAC sends afte
   script.recovery_messages = 2;
   script.held_messages = 2;
   Responder npac(script);
-  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --recovery --recovery-hold 300ms --expect 4");
+  SimOutcome run = runSim(scratch, baseArgs(npac.port(), key) + " --recovery --recovery-hold 300ms --expect 4");
   INFO(run.transcript);
   REQUIRE(run.exit_code == 0);
   CHECK(npac.problems().empty());
@@ -125,7 +125,7 @@ TEST_CASE("A message pushed during the recovery hold fails the run with exit 8 a
   script.recovery_messages = 2;
   script.leaked_messages = 1;
   Responder npac(script);
-  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --recovery --recovery-hold 5s");
+  SimOutcome run = runSim(scratch, baseArgs(npac.port(), key) + " --recovery --recovery-hold 5s");
   INFO(run.transcript);
   CHECK(run.exit_code == 8);
   CHECK(run.report["stop_reason"] == "recovery-failed");
@@ -144,11 +144,11 @@ TEST_CASE("A message pushed during the recovery hold fails the run with exit 8 a
 TEST_CASE("A recovery hold that is not a duration or comes without recovery exits 2 with the reason", "[soa-sim]") {
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
-  SimRun garbled = runSim(scratch, baseArgs(1, key) + " --recovery --recovery-hold 2x");
+  SimOutcome garbled = runSim(scratch, baseArgs(1, key) + " --recovery --recovery-hold 2x");
   INFO(garbled.transcript);
   CHECK(garbled.exit_code == 2);
   CHECK(garbled.stderr_text.find("--recovery-hold: '2x' is not a duration") != std::string::npos);
-  SimRun alone = runSim(scratch, baseArgs(1, key) + " --recovery-hold 2s");
+  SimOutcome alone = runSim(scratch, baseArgs(1, key) + " --recovery-hold 2s");
   INFO(alone.transcript);
   CHECK(alone.exit_code == 2);
   CHECK(alone.stderr_text.find("--recovery-hold needs --recovery") != std::string::npos);
@@ -160,7 +160,7 @@ TEST_CASE("The duration ends a recovery hold with exit 6 and a release and recov
   Script script{pub, false, 0};
   script.recovery_messages = 1;
   Responder npac(script);
-  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --recovery --recovery-hold 1h", "1s");
+  SimOutcome run = runSim(scratch, baseArgs(npac.port(), key) + " --recovery --recovery-hold 1h", "1s");
   INFO(run.transcript);
   CHECK(run.exit_code == 6);
   CHECK(run.report["stop_reason"] == "duration");

@@ -9,7 +9,7 @@ TEST_CASE("The simulator signs its bind and answers each event report with a Ret
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
   Responder npac(Script{pub, false, 5, true});
-  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --from 127.0.0.2 --expect 5");
+  SimOutcome run = runSim(scratch, baseArgs(npac.port(), key) + " --from 127.0.0.2 --expect 5");
   INFO(run.transcript);
   REQUIRE(run.exit_code == 0);
 
@@ -56,7 +56,7 @@ TEST_CASE("An RSA key made by keygen signs a bind the NPAC side verifies", "[soa
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "rsa");
   Responder npac(Script{pub, false, 1});
-  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --expect 1");
+  SimOutcome run = runSim(scratch, baseArgs(npac.port(), key) + " --expect 1");
   INFO(run.transcript);
   CHECK(run.exit_code == 0);
   CHECK(run.report["key_algorithm"] == "rsa-sha256");
@@ -71,7 +71,7 @@ TEST_CASE("Associations bound with --from arrive from those local addresses in o
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
   Responder npac(Script{pub, false, 2});
-  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --from 127.0.0.2 --from 127.0.0.3 --expect 4");
+  SimOutcome run = runSim(scratch, baseArgs(npac.port(), key) + " --from 127.0.0.2 --from 127.0.0.3 --expect 4");
   INFO(run.transcript);
   REQUIRE(run.exit_code == 0);
   auto logs = npac.logs();
@@ -97,7 +97,7 @@ TEST_CASE("A bind whose signature the NPAC cannot verify is rejected and the sim
   auto [other_key, other_pub] = makeKey(scratch, "ed25519", "provisioned");
   (void)other_key;
   Responder npac(Script{other_pub, false, 0});
-  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --expect 1");
+  SimOutcome run = runSim(scratch, baseArgs(npac.port(), key) + " --expect 1");
   INFO(run.transcript);
   CHECK(run.exit_code == 5);
   CHECK(run.stderr_text.find("authentication-failure") != std::string::npos);
@@ -115,7 +115,7 @@ TEST_CASE("Replies to the simulator's own requests are counted on the associatio
   Script script{pub, false, 0};
   script.answer_on_other = true;
   Responder npac(script);
-  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --from 127.0.0.2 --from 127.0.0.3 --send-requests 4");
+  SimOutcome run = runSim(scratch, baseArgs(npac.port(), key) + " --from 127.0.0.2 --from 127.0.0.3 --send-requests 4");
   INFO(run.transcript);
   REQUIRE(run.exit_code == 0);
   const Json& reqs = run.report["requests"];
@@ -136,7 +136,7 @@ TEST_CASE("Drop mode tcp resets the TCP connection without release after the giv
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
   Responder npac(Script{pub, false, 4});
-  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --drop-after 1=2 --drop-mode tcp");
+  SimOutcome run = runSim(scratch, baseArgs(npac.port(), key) + " --drop-after 1=2 --drop-mode tcp");
   INFO(run.transcript);
   CHECK(run.exit_code == 0);  // no goals; every association ended by our own hand
   CHECK(run.report["stop_reason"] == "all-associations-down");
@@ -155,7 +155,7 @@ TEST_CASE("Drop mode close ends the TCP connection with FIN after the answers an
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
   Responder npac(Script{pub, false, 4});
-  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --drop-after 3 --drop-mode close");
+  SimOutcome run = runSim(scratch, baseArgs(npac.port(), key) + " --drop-after 3 --drop-mode close");
   INFO(run.transcript);
   CHECK(run.exit_code == 0);
   CHECK(run.report["associations"][0]["end"]["reason"] == "dropped-close");
@@ -171,7 +171,7 @@ TEST_CASE("Drop mode abort sends an ACSE ABRT", "[soa-sim]") {
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
   Responder npac(Script{pub, false, 3});
-  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --drop-after 1 --drop-mode abort");
+  SimOutcome run = runSim(scratch, baseArgs(npac.port(), key) + " --drop-after 1 --drop-mode abort");
   INFO(run.transcript);
   CHECK(run.exit_code == 0);
   CHECK(run.report["associations"][0]["end"]["reason"] == "dropped-abort");
@@ -185,7 +185,7 @@ TEST_CASE("A silent association answers nothing and --expect is still met by rec
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
   Responder npac(Script{pub, false, 2, true});
-  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --silent 1 --expect 2");
+  SimOutcome run = runSim(scratch, baseArgs(npac.port(), key) + " --silent 1 --expect 2");
   INFO(run.transcript);
   CHECK(run.exit_code == 0);
   CHECK(run.report["associations"][0]["answered"] == 0);
@@ -201,7 +201,7 @@ TEST_CASE("Goals not met when the duration runs out exit 6", "[soa-sim]") {
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
   Responder npac(Script{pub, false, 1});
-  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --expect 3", "1s");
+  SimOutcome run = runSim(scratch, baseArgs(npac.port(), key) + " --expect 3", "1s");
   INFO(run.transcript);
   CHECK(run.exit_code == 6);
   CHECK(run.report["stop_reason"] == "duration");
@@ -218,7 +218,7 @@ TEST_CASE("A refused connection exits 4 with the reason on stderr", "[soa-sim]")
     tcp::acceptor a(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
     closed_port = a.local_endpoint().port();
   }  // nothing listens there any more
-  SimRun refused = runSim(scratch, baseArgs(closed_port, key));
+  SimOutcome refused = runSim(scratch, baseArgs(closed_port, key));
   INFO(refused.transcript);
   CHECK(refused.exit_code == 4);
   CHECK(refused.stderr_text.find("Connection refused") != std::string::npos);
@@ -228,7 +228,7 @@ TEST_CASE("A refused connection exits 4 with the reason on stderr", "[soa-sim]")
 TEST_CASE("A flag naming an association that does not exist exits 2 before connecting", "[soa-sim]") {
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
-  SimRun bad_flag = runSim(scratch, baseArgs(1, key) + " --delay 3=50ms");
+  SimOutcome bad_flag = runSim(scratch, baseArgs(1, key) + " --delay 3=50ms");
   INFO(bad_flag.transcript);
   CHECK(bad_flag.exit_code == 2);
   CHECK(bad_flag.stderr_text.find("association 3 does not exist") != std::string::npos);
@@ -237,11 +237,11 @@ TEST_CASE("A flag naming an association that does not exist exits 2 before conne
 TEST_CASE("A key file that is not a private key exits 3 naming the file", "[soa-sim]") {
   Scratch scratch;
   std::ofstream(scratch.file("garbage.pem")) << "not a key\n";
-  SimRun bad_key = runSim(scratch, baseArgs(1, scratch.file("garbage.pem")));
+  SimOutcome bad_key = runSim(scratch, baseArgs(1, scratch.file("garbage.pem")));
   INFO(bad_key.transcript);
   CHECK(bad_key.exit_code == 3);
   CHECK(bad_key.stderr_text.find("garbage.pem") != std::string::npos);
-  SimRun missing = runSim(scratch, baseArgs(1, scratch.file("missing.pem")));
+  SimOutcome missing = runSim(scratch, baseArgs(1, scratch.file("missing.pem")));
   INFO(missing.transcript);
   CHECK(missing.exit_code == 3);
   CHECK(missing.stderr_text.find("cannot read key file") != std::string::npos);
@@ -299,7 +299,7 @@ TEST_CASE("An invoke received again with the same invoke id and argument is mark
   Script script{pub, false, 2};
   script.resend_last = true;
   Responder npac(script);
-  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --expect 3");
+  SimOutcome run = runSim(scratch, baseArgs(npac.port(), key) + " --expect 3");
   INFO(run.transcript);
   REQUIRE(run.exit_code == 0);
   const Json& order = run.report["received"];
@@ -324,7 +324,7 @@ Script npacAnswering(const std::string& pub, Script::NpacAnswer answer) {
 
 // The simulator's refusal of an accepting AARE: exit 9, the reason reported, an ABRT sent
 // and nothing used on the association.
-void checkNpacRefused(const SimRun& run, Responder& npac, const std::string& reason) {
+void checkNpacRefused(const SimOutcome& run, Responder& npac, const std::string& reason) {
   INFO(run.transcript);
   CHECK(run.exit_code == 9);
   CHECK(run.report["stop_reason"] == "npac-unverified");
@@ -347,7 +347,7 @@ TEST_CASE("The simulator verifies the NPAC's signed bind response and reports th
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
   Responder npac(npacAnswering(pub, Script::NpacAnswer::kSigned));
-  SimRun run = runSim(scratch, baseArgs(npac.port(), key) + " --expect 1");
+  SimOutcome run = runSim(scratch, baseArgs(npac.port(), key) + " --expect 1");
   INFO(run.transcript);
   REQUIRE(run.exit_code == 0);
   const Json& bind = run.report["associations"][0]["bind"];
@@ -384,7 +384,7 @@ TEST_CASE("The simulator refuses to start without --npac-key or --no-npac-verify
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
   Responder npac(npacAnswering(pub, Script::NpacAnswer::kSigned));
-  SimRun run = runSim(scratch, "--npac 127.0.0.1:" + std::to_string(npac.port()) + " --spid 0001 --key " + key);
+  SimOutcome run = runSim(scratch, "--npac 127.0.0.1:" + std::to_string(npac.port()) + " --spid 0001 --key " + key);
   INFO(run.transcript);
   CHECK(run.exit_code == 2);
   CHECK(run.stderr_text.find("--npac-key FILE is required") != std::string::npos);
@@ -397,7 +397,7 @@ TEST_CASE("An --npac-key file without a public key exits 3 naming the file", "[s
   auto [key, pub] = makeKey(scratch, "ed25519");
   const std::string not_a_key = scratch.file("npac.pem");
   std::ofstream(not_a_key) << "hello\n";
-  SimRun run = runSim(scratch, "--npac 127.0.0.1:9 --spid 0001 --key " + key + " --npac-key " + not_a_key);
+  SimOutcome run = runSim(scratch, "--npac 127.0.0.1:9 --spid 0001 --key " + key + " --npac-key " + not_a_key);
   INFO(run.transcript);
   CHECK(run.exit_code == 3);
   CHECK(run.stderr_text.find(not_a_key) != std::string::npos);
@@ -407,7 +407,7 @@ TEST_CASE("With --no-npac-verify the simulator binds without checking and warns 
   Scratch scratch;
   auto [key, pub] = makeKey(scratch, "ed25519");
   Responder npac(npacAnswering(pub, Script::NpacAnswer::kNone));
-  SimRun run = runSim(scratch, "--npac 127.0.0.1:" + std::to_string(npac.port()) +
+  SimOutcome run = runSim(scratch, "--npac 127.0.0.1:" + std::to_string(npac.port()) +
                                    " --spid 0001 --key-list 3 --key-id 7 --key " + key + " --no-npac-verify --expect 1");
   INFO(run.transcript);
   CHECK(run.exit_code == 0);

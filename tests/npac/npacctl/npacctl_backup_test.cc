@@ -34,7 +34,7 @@ namespace {
 namespace fs = std::filesystem;
 namespace http = boost::beast::http;
 
-using Run = npac::testing::NpacctlRun;
+using Run = npac::testing::ProgramRun;
 const auto npacctl = npac::testing::runNpacctl;
 
 struct TempDir {

@@ -10,31 +10,15 @@
 
 #include "db/statement.h"
 #include "tests/npac/npacd/api/admin_api_fixture.h"
-#include "tests/support/test_paths.h"
+#include "tests/support/npacctl_run.h"
 
 namespace npac::npacd {
 namespace {
 
+using npac::testing::ProgramRun;
+using npac::testing::runNpacctl;
+
 using namespace testing;
-
-struct Run {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-Run npacctl(const std::string& args) {
-  const char* env = std::getenv("NPAC_BIN");
-  const std::string bin = env != nullptr ? env : npac::testing::binaryDir() + "/bin";
-  Run run;
-  FILE* pipe = popen((bin + "/npacctl " + args + " 2>&1").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) run.output.append(buf, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
 
 const char* kMessage =
     " --function lsms-data-download --class 1.3.6.1.4.1.103.7.0.0.1.3"
@@ -64,7 +48,7 @@ struct CtlFixture : QueuedApiFixture {
 
 TEST_CASE("npacctl broadcast --to all prints each provider's committed id") {
   CtlFixture c;
-  Run run = npacctl(std::string("broadcast --to all") + kMessage + c.api());
+  ProgramRun run = runNpacctl(std::string("broadcast --to all") + kMessage + c.api());
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
   CHECK_THAT(run.output, Catch::Contains("accepted for 2 providers"));
@@ -78,7 +62,7 @@ TEST_CASE("npacctl broadcast --to all prints each provider's committed id") {
 
 TEST_CASE("npacctl broadcast --to a list naming an unknown provider exits 1 with the API's error") {
   CtlFixture c;
-  Run run = npacctl(std::string("broadcast --to 0002,0009") + kMessage + c.api());
+  ProgramRun run = runNpacctl(std::string("broadcast --to 0002,0009") + kMessage + c.api());
   INFO(run.output);
   CHECK(run.exit_code == 1);
   CHECK_THAT(run.output, Catch::Contains("provider_not_found") && Catch::Contains("0009"));

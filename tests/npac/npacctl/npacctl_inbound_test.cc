@@ -12,23 +12,8 @@ using namespace npacd_test;
 
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-Run npacctl(const std::string& args) {
-  std::string cmd = binDir() + "/npacctl " + args + " 2>&1";
-  Run run;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) run.output.append(buf, n);
-  int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using npac::testing::ProgramRun;
+using npac::testing::runNpacctl;
 
 // " --api 127.0.0.1:PORT" of this npacd, read from its start-up line.
 std::string api(const NpacdProcess& npacd) {
@@ -39,11 +24,11 @@ std::string api(const NpacdProcess& npacd) {
 }
 
 // `npacctl inbound list` until it shows a request (bounded); its output.
-Run listUntilARequest(const NpacdProcess& npacd, const std::string& flags = "") {
+ProgramRun listUntilARequest(const NpacdProcess& npacd, const std::string& flags = "") {
   const auto deadline = std::chrono::steady_clock::now() + 15s;
-  Run listed;
+  ProgramRun listed;
   while (std::chrono::steady_clock::now() < deadline) {
-    listed = npacctl("inbound list --wait 2s" + flags + api(npacd));
+    listed = runNpacctl("inbound list --wait 2s" + flags + api(npacd));
     REQUIRE(listed.exit_code == 0);
     if (listed.output.find("no provider request is waiting") == std::string::npos) break;
   }
@@ -63,23 +48,23 @@ TEST_CASE("npacctl inbound list shows a provider request once and inbound answer
   NpacdProcess npacd;
   auto key = npacd.provision("0001");
   auto asking = npacd.sim("0001", key, {"--from", "127.0.0.2", "--send-requests", "1", "--duration", "20s"});
-  Run listed = listUntilARequest(npacd, " --spid 0001");
+  ProgramRun listed = listUntilARequest(npacd, " --spid 0001");
   INFO(listed.output);
   CHECK_THAT(listed.output, Catch::StartsWith("ID") && Catch::Contains("OPERATION") &&
                                 Catch::Contains("0001") && Catch::Contains("540072872203127000000002") &&
                                 Catch::Contains("m-Action-Confirmed"));
   const std::string id = firstId(listed.output);
   // Handed out once: the next poll no longer shows it.
-  CHECK(npacctl("inbound list" + api(npacd)).output == "no provider request is waiting\n");
+  CHECK(runNpacctl("inbound list" + api(npacd)).output == "no provider request is waiting\n");
 
-  Run answered = npacctl("inbound answer " + id + " --actor ops" + api(npacd));
+  ProgramRun answered = runNpacctl("inbound answer " + id + " --actor ops" + api(npacd));
   INFO(answered.output);
   CHECK(answered.exit_code == 0);
   CHECK_THAT(answered.output, Catch::StartsWith("answered request " + id + " (committed"));
   REQUIRE(asking->wait() == 0);
   CHECK(asking->result["requests"][0]["reply"] == "returnResult");
 
-  Run again = npacctl("inbound answer " + id + api(npacd));
+  ProgramRun again = runNpacctl("inbound answer " + id + api(npacd));
   CHECK(again.exit_code == 1);
   CHECK_THAT(again.output, Catch::Contains("request_not_found"));
 }
@@ -88,13 +73,13 @@ TEST_CASE("npacctl inbound answer --error returns an X.711 error to the provider
   NpacdProcess npacd;
   auto key = npacd.provision("0001");
   auto asking = npacd.sim("0001", key, {"--from", "127.0.0.2", "--send-requests", "1", "--duration", "20s"});
-  Run listed = listUntilARequest(npacd, " --json");
+  ProgramRun listed = listUntilARequest(npacd, " --json");
   INFO(listed.output);
   Json body = Json::parse(listed.output, nullptr, false);
   REQUIRE(body.is_object());
   REQUIRE(body["requests"].size() == 1);
   const std::string id = std::to_string(body["requests"][0]["id"].get<std::int64_t>());
-  Run answered = npacctl("inbound answer " + id + " --error noSuchAction" + api(npacd));
+  ProgramRun answered = runNpacctl("inbound answer " + id + " --error noSuchAction" + api(npacd));
   INFO(answered.output);
   CHECK(answered.exit_code == 0);
   asking->wait();
@@ -103,13 +88,13 @@ TEST_CASE("npacctl inbound answer --error returns an X.711 error to the provider
 
 TEST_CASE("npacctl inbound answer refuses a result together with an error and bad hex with the API's reason") {
   NpacdProcess npacd;
-  Run both = npacctl("inbound answer 1 --result 0500 --error 9" + api(npacd));
+  ProgramRun both = runNpacctl("inbound answer 1 --result 0500 --error 9" + api(npacd));
   CHECK(both.exit_code == 2);
   CHECK_THAT(both.output, Catch::Contains("excludes"));
-  Run bad_hex = npacctl("inbound answer 1 --result zz" + api(npacd));
+  ProgramRun bad_hex = runNpacctl("inbound answer 1 --result zz" + api(npacd));
   CHECK(bad_hex.exit_code == 1);
   CHECK_THAT(bad_hex.output, Catch::Contains("invalid_response"));
-  Run bad_wait = npacctl("inbound list --wait 61s" + api(npacd));
+  ProgramRun bad_wait = runNpacctl("inbound list --wait 61s" + api(npacd));
   CHECK(bad_wait.exit_code == 1);
   CHECK_THAT(bad_wait.output, Catch::Contains("invalid_wait"));
 }
@@ -120,7 +105,7 @@ TEST_CASE("npacctl assoc log shows the diagnostic of a refused bind") {
   // Key 9 of list 1 was never provisioned: the bind is refused as unknown-key.
   auto refused = npacd.sim("0001", key, {"--from", "127.0.0.2", "--key-id", "9", "--duration", "10s"});
   CHECK(refused->wait() == 5);
-  Run log = npacctl("assoc log --spid 0001" + api(npacd));
+  ProgramRun log = runNpacctl("assoc log --spid 0001" + api(npacd));
   INFO(log.output);
   REQUIRE(log.exit_code == 0);
   CHECK_THAT(log.output, Catch::Contains("DIAGNOSTIC") && Catch::Contains("unknown-key"));

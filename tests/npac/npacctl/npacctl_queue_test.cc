@@ -15,24 +15,7 @@ using namespace npacd_test;
 
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-Run npacctl(const NpacdProcess& npacd, const std::string& args) {
-  const std::string cmd =
-      binDir() + "/npacctl " + args + " --api 127.0.0.1:" + std::to_string(npacd.apiPort()) + " --token-file " +
-      npacd.tokenFile().string() + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using npac::testing::ProgramRun;
 
 // Polls the queue view until `done(view)` holds (bounded); the last view.
 Json queueUntil(const NpacdProcess& npacd, const std::string& spid, const std::function<bool(const Json&)>& done,
@@ -49,19 +32,8 @@ Json queueUntil(const NpacdProcess& npacd, const std::string& spid, const std::f
   return view;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-Run npacctlAt(std::uint16_t api_port, const std::string& args, const std::string& token_file) {
-  const std::string cmd = binDir() + "/npacctl " + args + " --api 127.0.0.1:" + std::to_string(api_port) +
-                          " --token-file " + token_file + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+ProgramRun npacctlAt(std::uint16_t api_port, const std::string& args, const std::string& token_file) {
+  return npac::testing::runNpacctl(args + " --api 127.0.0.1:" + std::to_string(api_port) + " --token-file " + token_file);
 }
 
 // The admin API in-process with provider 0001, `queued` notifications created 65 s
@@ -116,7 +88,7 @@ TEST_CASE("npacctl queue with a SPID prints the full view as aligned tables") {
   NpacdProcess npacd;
   npacd.provision("0001");
   npacd.submit("0001", "q", 2);
-  Run shown = npacctl(npacd, "queue 0001");
+  ProgramRun shown = npacctlOn(npacd, "queue 0001");
   INFO(shown.output);
   REQUIRE(shown.exit_code == 0);
   CHECK(contains(shown.output, "provider 0001: not bound, queued 2, sent 0, acknowledged 0, failed 0"));
@@ -126,7 +98,7 @@ TEST_CASE("npacctl queue with a SPID prints the full view as aligned tables") {
   CHECK(contains(shown.output, "not-bound"));
   CHECK(contains(shown.output, "STATE   FUNCTIONS      COUNT  OLDEST CREATED"));
 
-  Run as_json = npacctl(npacd, "queue 0001 --json");
+  ProgramRun as_json = npacctlOn(npacd, "queue 0001 --json");
   REQUIRE(as_json.exit_code == 0);
   const Json body = Json::parse(as_json.output, nullptr, false);
   REQUIRE(body.is_object());
@@ -138,7 +110,7 @@ TEST_CASE("npacctl queue without a SPID prints one line per provider") {
   npacd.provision("0001");
   npacd.provision("0002");
   npacd.submit("0002", "q", 4);
-  Run all = npacctl(npacd, "queue");
+  ProgramRun all = npacctlOn(npacd, "queue");
   INFO(all.output);
   REQUIRE(all.exit_code == 0);
   CHECK(contains(all.output, "SPID  CORE       QUEUED  SENT  FAILED  OLDEST"));
@@ -146,7 +118,7 @@ TEST_CASE("npacctl queue without a SPID prints one line per provider") {
   CHECK(contains(all.output, "0002  not bound  4       0     0"));
   CHECK(contains(all.output, "notifications: not-bound"));
 
-  Run as_json = npacctl(npacd, "queue --json");
+  ProgramRun as_json = npacctlOn(npacd, "queue --json");
   REQUIRE(as_json.exit_code == 0);
   const Json body = Json::parse(as_json.output, nullptr, false);
   REQUIRE(body.is_object());
@@ -157,16 +129,16 @@ TEST_CASE("npacctl queue without a SPID prints one line per provider") {
 
 TEST_CASE("npacctl queue refuses an unknown or malformed SPID with exit 1 and an unreachable npacd with exit 3") {
   NpacdProcess npacd;
-  Run unknown = npacctl(npacd, "queue 0009");
+  ProgramRun unknown = npacctlOn(npacd, "queue 0009");
   CHECK(unknown.exit_code == 1);
   CHECK(contains(unknown.output, "provider_not_found: no provider 0009 is provisioned"));
-  Run malformed = npacctl(npacd, "queue 00-1");
+  ProgramRun malformed = npacctlOn(npacd, "queue 00-1");
   CHECK(malformed.exit_code == 1);
   CHECK(contains(malformed.output, "invalid_spid"));
-  Run slashed = npacctl(npacd, "queue 0/01");  // percent-encoded: one path segment, not a route
+  ProgramRun slashed = npacctlOn(npacd, "queue 0/01");  // percent-encoded: one path segment, not a route
   CHECK(slashed.exit_code == 1);
   CHECK(contains(slashed.output, "invalid_spid"));
-  Run usage = npacctl(npacd, "queue 0001 extra");
+  ProgramRun usage = npacctlOn(npacd, "queue 0001 extra");
   CHECK(usage.exit_code == 2);
 
   boost::asio::io_context io;
@@ -188,7 +160,7 @@ TEST_CASE("npacctl msg status says why a queued message waits and says nothing o
   NpacdProcess npacd;
   const fs::path key = npacd.provision("0001");
   const std::int64_t id = npacd.submit("0001", "w", 1)[0];
-  Run waiting = npacctl(npacd, "msg status " + std::to_string(id));
+  ProgramRun waiting = npacctlOn(npacd, "msg status " + std::to_string(id));
   INFO(waiting.output);
   REQUIRE(waiting.exit_code == 0);
   CHECK(contains(waiting.output, ": queued"));
@@ -199,7 +171,7 @@ TEST_CASE("npacctl msg status says why a queued message waits and says nothing o
   REQUIRE(sim->wait() == 0);
   eventually([&] { return npacd.messageState(id) == "acknowledged"; }, 10s);
   REQUIRE(npacd.messageState(id) == "acknowledged");
-  Run delivered = npacctl(npacd, "msg status " + std::to_string(id));
+  ProgramRun delivered = npacctlOn(npacd, "msg status " + std::to_string(id));
   INFO(delivered.output);
   CHECK(contains(delivered.output, ": acknowledged"));
   CHECK_FALSE(contains(delivered.output, "waiting"));
@@ -220,7 +192,7 @@ TEST_CASE("The queue view of a bound provider lists its association and nothing 
   CHECK(view["oldest_queued_age_ms"].is_null());
   REQUIRE(view["associations"].size() == 1);
   CHECK(view["associations"][0]["outstanding"] == 0);
-  Run shown = npacctl(npacd, "queue 0001");
+  ProgramRun shown = npacctlOn(npacd, "queue 0001");
   INFO(shown.output);
   CHECK(contains(shown.output, "provider 0001: bound, queued 0"));
   CHECK(contains(shown.output, "nothing is waiting"));
@@ -246,7 +218,7 @@ TEST_CASE("A message whose function no bound association has waits for no-associ
   REQUIRE(view["waits"].size() == 1);
   CHECK(view["waits"][0]["function"] == "soa-management");
   CHECK(view["waits"][0]["reason"] == "no-association-for-function");
-  Run status = npacctl(npacd, "msg status " + std::to_string(id));
+  ProgramRun status = npacctlOn(npacd, "msg status " + std::to_string(id));
   CHECK(contains(status.output, "waiting: no-association-for-function"));
 }
 
@@ -263,7 +235,7 @@ TEST_CASE("npacctl assoc list shows each association's peer address and bound ti
   REQUIRE(a["bound_at"].is_string());
   const std::string bound_at = a["bound_at"].get<std::string>();
 
-  Run shown = npacctl(npacd, "assoc list");
+  ProgramRun shown = npacctlOn(npacd, "assoc list");
   INFO(shown.output);
   REQUIRE(shown.exit_code == 0);
   CHECK(contains(shown.output, "PEER"));
@@ -283,7 +255,7 @@ TEST_CASE("npacctl queue shows the core's wait reason throttle storage and conge
   view.associations = {{7, 10, true, false}, {8, 3, false, true}};
   InProcessQueue q(2, view);
 
-  Run shown = npacctlAt(q.f.port, "queue 0001", q.f.tokenFile());
+  ProgramRun shown = npacctlAt(q.f.port, "queue 0001", q.f.tokenFile());
   INFO(shown.output);
   REQUIRE(shown.exit_code == 0);
   CHECK(contains(shown.output, "provider 0001: bound, queued 2, sent 0, acknowledged 0, failed 0"));
@@ -293,7 +265,7 @@ TEST_CASE("npacctl queue shows the core's wait reason throttle storage and conge
   CHECK(contains(shown.output, "7      10           yes        no"));
   CHECK(contains(shown.output, "8      3            no         yes"));
 
-  Run all = npacctlAt(q.f.port, "queue", q.f.tokenFile());
+  ProgramRun all = npacctlAt(q.f.port, "queue", q.f.tokenFile());
   INFO(all.output);
   REQUIRE(all.exit_code == 0);
   CHECK(contains(all.output, "0001  bound  2       0     0       1m05s   notifications: all-congested"));
@@ -305,7 +277,7 @@ TEST_CASE("npacctl msg status prints the core's wait reason of a queued message"
   view.bound = true;
   view.waits = {{"notifications", npac::npacd::WaitReason::kRecovering, 1}};
   InProcessQueue q(1, view);
-  Run status = npacctlAt(q.f.port, "msg status 1", q.f.tokenFile());
+  ProgramRun status = npacctlAt(q.f.port, "msg status 1", q.f.tokenFile());
   INFO(status.output);
   REQUIRE(status.exit_code == 0);
   CHECK(contains(status.output, "message 1 for 0001: queued"));
@@ -328,13 +300,13 @@ TEST_CASE("npacctl queue and msg status show the messages a settled mark passed 
     REQUIRE(queue.markFailed(2, "rejected by the provider", now - 59'000).isOk());
     REQUIRE(queue.settle("0001", now).value() == 4);
   }
-  Run shown = npacctlAt(q.f.port, "queue 0001", q.f.tokenFile());
+  ProgramRun shown = npacctlAt(q.f.port, "queue 0001", q.f.tokenFile());
   INFO(shown.output);
   REQUIRE(shown.exit_code == 0);
   CHECK(contains(shown.output, "provider 0001: bound, queued 0, sent 1, acknowledged 2, failed 1"));
 
   const auto status = [&](int id) {
-    Run r = npacctlAt(q.f.port, "msg status " + std::to_string(id), q.f.tokenFile());
+    ProgramRun r = npacctlAt(q.f.port, "msg status " + std::to_string(id), q.f.tokenFile());
     INFO(r.output);
     CHECK(r.exit_code == 0);
     return r.output;

@@ -11,25 +11,7 @@ using namespace npacd_test;
 
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-Run npacctl(const NpacdProcess& npacd, const std::string& args) {
-  const std::string cmd = binDir() + "/npacctl " + args + " --api 127.0.0.1:" + std::to_string(npacd.apiPort()) +
-                          " --token-file " + npacd.tokenFile().string() + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using npac::testing::ProgramRun;
 
 // Providers provisioned through the API (no key: nothing here binds).
 void provision(const NpacdProcess& npacd, std::initializer_list<const char*> spids) {
@@ -42,11 +24,11 @@ void provision(const NpacdProcess& npacd, std::initializer_list<const char*> spi
 
 // `npacctl <args>` again until its output satisfies `done` (npacd puts a new group in force
 // within a moment); the last run.
-Run npacctlUntil(const NpacdProcess& npacd, const std::string& args, const std::function<bool(const Run&)>& done) {
-  Run r;
+ProgramRun npacctlUntil(const NpacdProcess& npacd, const std::string& args, const std::function<bool(const ProgramRun&)>& done) {
+  ProgramRun r;
   eventually(
       [&] {
-        r = npacctl(npacd, args);
+        r = npacctlOn(npacd, args);
         return done(r);
       },
       10s, 50ms);
@@ -59,18 +41,18 @@ TEST_CASE("npacctl throttle-group adds, lists, shows, changes and removes a grou
   NpacdProcess npacd;
   provision(npacd, {"0001", "0002", "0003"});
 
-  Run added = npacctl(npacd, "throttle-group add bureau-a --members 0001,0002 --max-rate 100 --max-pending 40");
+  ProgramRun added = npacctlOn(npacd, "throttle-group add bureau-a --members 0001,0002 --max-rate 100 --max-pending 40");
   INFO(added.output);
   REQUIRE(added.exit_code == 0);
   CHECK(contains(added.output, "added throttle group bureau-a: members 0001,0002, max rate 100, max pending 40"));
 
-  Run listed = npacctlUntil(npacd, "throttle-group list", [](const Run& r) { return !contains(r.output, "  -  "); });
+  ProgramRun listed = npacctlUntil(npacd, "throttle-group list", [](const ProgramRun& r) { return !contains(r.output, "  -  "); });
   INFO(listed.output);
   REQUIRE(listed.exit_code == 0);
   CHECK(contains(listed.output, "NAME      MEMBERS    MAX RATE  MAX PENDING  LEVEL  EFFECTIVE RATE  EFFECTIVE PENDING  UNREACHABLE"));
   CHECK(contains(listed.output, "bureau-a  0001,0002  100       40           0      100             40                 -"));
 
-  Run shown = npacctlUntil(npacd, "throttle-group show bureau-a", [](const Run& r) { return contains(r.output, "on node"); });
+  ProgramRun shown = npacctlUntil(npacd, "throttle-group show bureau-a", [](const ProgramRun& r) { return contains(r.output, "on node"); });
   INFO(shown.output);
   REQUIRE(shown.exit_code == 0);
   CHECK(contains(shown.output, "throttle group bureau-a: members 0001,0002"));
@@ -85,7 +67,7 @@ TEST_CASE("npacctl throttle-group adds, lists, shows, changes and removes a grou
   CHECK(contains(shown.output, " (this node)"));
   CHECK(contains(shown.output, "unreachable peers: none"));
 
-  Run changed = npacctl(npacd, "throttle-group set bureau-a --members 0001,0002,0003 --max-rate 50");
+  ProgramRun changed = npacctlOn(npacd, "throttle-group set bureau-a --members 0001,0002,0003 --max-rate 50");
   INFO(changed.output);
   REQUIRE(changed.exit_code == 0);
   CHECK(contains(changed.output, "changed throttle group bureau-a: members 0001,0002,0003, max rate 50, max pending 40"));
@@ -94,11 +76,11 @@ TEST_CASE("npacctl throttle-group adds, lists, shows, changes and removes a grou
   CHECK(after["max_pending"] == 40);  // not given: kept
   CHECK(after["members"] == Json::array({"0001", "0002", "0003"}));
 
-  Run removed = npacctl(npacd, "throttle-group remove bureau-a");
+  ProgramRun removed = npacctlOn(npacd, "throttle-group remove bureau-a");
   INFO(removed.output);
   REQUIRE(removed.exit_code == 0);
   CHECK(contains(removed.output, "removed throttle group bureau-a"));
-  Run empty = npacctl(npacd, "throttle-group list");
+  ProgramRun empty = npacctlOn(npacd, "throttle-group list");
   CHECK(empty.exit_code == 0);
   CHECK(contains(empty.output, "no throttle group is provisioned"));
 }
@@ -106,7 +88,7 @@ TEST_CASE("npacctl throttle-group adds, lists, shows, changes and removes a grou
 TEST_CASE("npacctl throttle-group add naming a SPID npacd does not know exits 1 with npacd's message") {
   NpacdProcess npacd;
   provision(npacd, {"0001"});
-  Run r = npacctl(npacd, "throttle-group add bureau-a --members 0001,0009 --max-rate 100");
+  ProgramRun r = npacctlOn(npacd, "throttle-group add bureau-a --members 0001,0009 --max-rate 100");
   INFO(r.output);
   CHECK(r.exit_code == 1);
   CHECK(contains(r.output, "npacctl: provider_not_found: "));
@@ -116,8 +98,8 @@ TEST_CASE("npacctl throttle-group add naming a SPID npacd does not know exits 1 
 TEST_CASE("npacctl throttle-group add naming a SPID of another group exits 1 with npacd's message") {
   NpacdProcess npacd;
   provision(npacd, {"0001", "0002"});
-  REQUIRE(npacctl(npacd, "throttle-group add bureau-a --members 0001 --max-rate 100").exit_code == 0);
-  Run r = npacctl(npacd, "throttle-group add bureau-b --members 0002,0001 --max-rate 100");
+  REQUIRE(npacctlOn(npacd, "throttle-group add bureau-a --members 0001 --max-rate 100").exit_code == 0);
+  ProgramRun r = npacctlOn(npacd, "throttle-group add bureau-b --members 0002,0001 --max-rate 100");
   INFO(r.output);
   CHECK(r.exit_code == 1);
   CHECK(contains(r.output, "npacctl: throttle_group_conflict: "));
@@ -127,7 +109,7 @@ TEST_CASE("npacctl throttle-group add naming a SPID of another group exits 1 wit
 TEST_CASE("npacctl throttle-group add with level 2 below level 1 exits 1 with npacd's message") {
   NpacdProcess npacd;
   provision(npacd, {"0001"});
-  Run r = npacctl(npacd, "throttle-group add bureau-a --members 0001 --max-rate 100 --onset-1 90 --abatement-1 70 "
+  ProgramRun r = npacctlOn(npacd, "throttle-group add bureau-a --members 0001 --max-rate 100 --onset-1 90 --abatement-1 70 "
                          "--onset-2 80 --abatement-2 75");
   INFO(r.output);
   CHECK(r.exit_code == 1);
@@ -137,7 +119,7 @@ TEST_CASE("npacctl throttle-group add with level 2 below level 1 exits 1 with np
 TEST_CASE("npacctl throttle-group show, set and remove of an unknown group exit 1 naming it") {
   NpacdProcess npacd;
   for (const std::string args : {"show nobody", "set nobody --max-rate 5", "remove nobody"}) {
-    Run r = npacctl(npacd, "throttle-group " + args);
+    ProgramRun r = npacctlOn(npacd, "throttle-group " + args);
     INFO(args << ":\n" << r.output);
     CHECK(r.exit_code == 1);
     CHECK(contains(r.output, "npacctl: throttle_group_not_found: no throttle group named 'nobody'"));
@@ -149,13 +131,13 @@ TEST_CASE("npacctl throttle-group refuses plainly wrong input before asking npac
   for (const std::string args : {"add bureau-a --members ''", "add bureau-a --members 0001,,0002",
                                  "add bureau-a --members 00011", "add bureau-a --members 0001 --max-rate ten",
                                  "set bureau-a"}) {
-    Run r = npacctl(npacd, "throttle-group " + args);
+    ProgramRun r = npacctlOn(npacd, "throttle-group " + args);
     INFO(args << ":\n" << r.output);
     CHECK(r.exit_code == 2);
   }
-  Run empty = npacctl(npacd, "throttle-group add bureau-a --members ''");
+  ProgramRun empty = npacctlOn(npacd, "throttle-group add bureau-a --members ''");
   CHECK(contains(empty.output, "--members: name at least one SPID"));
-  Run nothing = npacctl(npacd, "throttle-group set bureau-a");
+  ProgramRun nothing = npacctlOn(npacd, "throttle-group set bureau-a");
   CHECK(contains(nothing.output, "nothing to change"));
   CHECK(npacd.call(http::verb::get, "/v1/audit-log").body["entries"].dump().find("throttle-group") == std::string::npos);
 }
@@ -163,7 +145,7 @@ TEST_CASE("npacctl throttle-group refuses plainly wrong input before asking npac
 TEST_CASE("npacctl throttle-group --json prints npacd's answers") {
   NpacdProcess npacd;
   provision(npacd, {"0001"});
-  Run added = npacctl(npacd, "throttle-group add bureau-a --members 0001 --max-pending 30 --json");
+  ProgramRun added = npacctlOn(npacd, "throttle-group add bureau-a --members 0001 --max-pending 30 --json");
   INFO(added.output);
   REQUIRE(added.exit_code == 0);
   const Json group = Json::parse(added.output, nullptr, false);
@@ -171,21 +153,21 @@ TEST_CASE("npacctl throttle-group --json prints npacd's answers") {
   CHECK(group["name"] == "bureau-a");
   CHECK(group["max_pending"] == 30);
 
-  Run listed = npacctl(npacd, "throttle-group list --json");
+  ProgramRun listed = npacctlOn(npacd, "throttle-group list --json");
   INFO(listed.output);
   const Json list = Json::parse(listed.output, nullptr, false);
   REQUIRE(list.is_object());
   REQUIRE(list["throttle_groups"].size() == 1);
   CHECK(list["throttle_groups"][0]["name"] == "bureau-a");
 
-  Run shown = npacctl(npacd, "throttle-group show bureau-a --json");
+  ProgramRun shown = npacctlOn(npacd, "throttle-group show bureau-a --json");
   INFO(shown.output);
   const Json one = Json::parse(shown.output, nullptr, false);
   REQUIRE(one.is_object());
   CHECK(one["members"] == Json::array({"0001"}));
   CHECK(one.contains("live"));
 
-  Run refused = npacctl(npacd, "throttle-group show nobody --json");
+  ProgramRun refused = npacctlOn(npacd, "throttle-group show nobody --json");
   CHECK(refused.exit_code == 1);
   const Json error = Json::parse(refused.output.substr(0, refused.output.find('\n')), nullptr, false);
   CHECK(error["error"]["code"] == "throttle_group_not_found");
@@ -194,9 +176,9 @@ TEST_CASE("npacctl throttle-group --json prints npacd's answers") {
 TEST_CASE("Each npacctl throttle-group change is in the audit log as throttle-group.add, .set and .remove") {
   NpacdProcess npacd;
   provision(npacd, {"0001"});
-  REQUIRE(npacctl(npacd, "throttle-group add bureau-a --members 0001 --max-rate 100").exit_code == 0);
-  REQUIRE(npacctl(npacd, "throttle-group set bureau-a --max-rate 60").exit_code == 0);
-  REQUIRE(npacctl(npacd, "throttle-group remove bureau-a").exit_code == 0);
+  REQUIRE(npacctlOn(npacd, "throttle-group add bureau-a --members 0001 --max-rate 100").exit_code == 0);
+  REQUIRE(npacctlOn(npacd, "throttle-group set bureau-a --max-rate 60").exit_code == 0);
+  REQUIRE(npacctlOn(npacd, "throttle-group remove bureau-a").exit_code == 0);
   const Json entries = npacd.call(http::verb::get, "/v1/audit-log").body["entries"];
   INFO(entries.dump(2));
   std::vector<std::string> actions;

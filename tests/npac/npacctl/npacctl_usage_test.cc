@@ -16,35 +16,21 @@
 
 #include "associations/signature.h"
 #include "tests/npac/npacd/api/admin_api_fixture.h"
-#include "tests/support/test_paths.h"
+#include "tests/support/npacctl_run.h"
 
 namespace npac::npacd {
 namespace {
 
+using npac::testing::ProgramRun;
+using npac::testing::programDir;
+using npac::testing::runCommand;
+
 using namespace testing;
 
-struct Run {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-std::string binDir() {
-  const char* env = std::getenv("NPAC_BIN");
-  return env != nullptr ? env : npac::testing::binaryDir() + "/bin";
-}
-
 // `program` (npacctl, npac-soa-sim) with `args`, after `environment` ("NAME=value ...").
-Run run(const std::string& args, const std::string& environment = "", const std::string& program = "npacctl") {
-  const std::string cmd = (environment.empty() ? "" : "env " + environment + " ") + binDir() + "/" + program + " " +
-                          args + " 2>&1";
-  Run result;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) result.output.append(buf, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+ProgramRun run(const std::string& args, const std::string& environment = "", const std::string& program = "npacctl") {
+  return runCommand((environment.empty() ? "" : "env " + environment + " ") + programDir() + "/" + program + " " + args +
+                    " 2>&1");
 }
 
 std::string tokenFile(const AdminApiFixture& f) { return " --token-file " + f.tokenFile(); }
@@ -75,31 +61,31 @@ TEST_CASE("npacctl takes the connection options before the command as after it")
   AdminApiFixture f;
   REQUIRE(f.call(V::post, "/v1/providers", json{{"spid", "0001"}, {"name", "One"}, {"system_type", "soa"}}).status ==
           201);
-  Run before = run("--api " + f.apiAddress() + tokenFile(f) + " sp list");
+  ProgramRun before = run("--api " + f.apiAddress() + tokenFile(f) + " sp list");
   INFO(before.output);
   CHECK(before.exit_code == 0);
   CHECK_THAT(before.output, Catch::Contains("0001  One"));
-  Run after = run("sp list --api " + f.apiAddress() + tokenFile(f));
+  ProgramRun after = run("sp list --api " + f.apiAddress() + tokenFile(f));
   CHECK(after.exit_code == 0);
   CHECK(after.output == before.output);
-  Run split = run("--api " + f.apiAddress() + " sp list" + tokenFile(f));
+  ProgramRun split = run("--api " + f.apiAddress() + " sp list" + tokenFile(f));
   CHECK(split.output == before.output);
 }
 
 TEST_CASE("npacctl finds npacd at $NPACCTL_API unless --api says otherwise") {
   AdminApiFixture f;
-  Run from_env = run("sp list" + tokenFile(f), "NPACCTL_API=" + f.apiAddress());
+  ProgramRun from_env = run("sp list" + tokenFile(f), "NPACCTL_API=" + f.apiAddress());
   INFO(from_env.output);
   CHECK(from_env.exit_code == 0);
   CHECK_THAT(from_env.output, Catch::Contains("SPID"));
   // --api wins over the variable (here naming a port where nothing listens).
-  Run flag_wins = run("--api " + f.apiAddress() + " sp list" + tokenFile(f), "NPACCTL_API=127.0.0.1:1");
+  ProgramRun flag_wins = run("--api " + f.apiAddress() + " sp list" + tokenFile(f), "NPACCTL_API=127.0.0.1:1");
   CHECK(flag_wins.exit_code == 0);
-  Run bad = run("sp list" + tokenFile(f), "NPACCTL_API=npacd-without-port");
+  ProgramRun bad = run("sp list" + tokenFile(f), "NPACCTL_API=npacd-without-port");
   INFO(bad.output);
   CHECK(bad.exit_code != 0);
   CHECK_THAT(bad.output, Catch::Contains("$NPACCTL_API 'npacd-without-port' must be HOST:PORT"));
-  Run bad_flag = run("--api npacd-without-port sp list" + tokenFile(f));
+  ProgramRun bad_flag = run("--api npacd-without-port sp list" + tokenFile(f));
   CHECK_THAT(bad_flag.output, Catch::Contains("--api 'npacd-without-port' must be HOST:PORT"));
 }
 
@@ -115,7 +101,7 @@ TEST_CASE("npacctl names a mistyped command and suggests the nearest one") {
                         Case{"assoc lgo --api 127.0.0.1:1", "npacctl assoc: 'lgo' is not a command (did you mean 'log'?)"},
                         Case{"frobnicate", "npacctl: 'frobnicate' is not a command; the commands: plan, sp"}}) {
     INFO(c.args);
-    Run r = run(c.args);
+    ProgramRun r = run(c.args);
     INFO(r.output);
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.output, Catch::Contains(c.said));
@@ -124,20 +110,20 @@ TEST_CASE("npacctl names a mistyped command and suggests the nearest one") {
 }
 
 TEST_CASE("npacctl given a command group alone lists the commands it takes") {
-  Run r = run("sp");
+  ProgramRun r = run("sp");
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("npacctl sp: which command? add, list, show, disable, enable"));
 }
 
 TEST_CASE("Every npacctl command group's description names each of its commands") {
-  Run top = run("--help");
+  ProgramRun top = run("--help");
   REQUIRE(top.exit_code == 0);
   const std::vector<std::string> groups = subcommands(top.output);
   REQUIRE(groups.size() > 10);
   int checked = 0;
   for (const std::string& group : groups) {
-    Run help = run(group + " --help");
+    ProgramRun help = run(group + " --help");
     INFO(group << ":\n" << help.output);
     REQUIRE(help.exit_code == 0);
     const std::string description = help.output.substr(0, help.output.find('\n'));
@@ -154,13 +140,13 @@ TEST_CASE("npacctl srr takes on and off in any case") {
   AdminApiFixture f;
   REQUIRE(f.call(V::post, "/v1/providers", json{{"spid", "0001"}, {"name", "One"}, {"system_type", "soa"}}).status ==
           201);
-  Run on = run("srr 0001 ON --api " + f.apiAddress() + tokenFile(f));
+  ProgramRun on = run("srr 0001 ON --api " + f.apiAddress() + tokenFile(f));
   INFO(on.output);
   CHECK(on.exit_code == 0);
   CHECK(on.output == "srr 0001 on\n");
-  Run off = run("srr 0001 Off --api " + f.apiAddress() + tokenFile(f));
+  ProgramRun off = run("srr 0001 Off --api " + f.apiAddress() + tokenFile(f));
   CHECK(off.output == "srr 0001 off\n");
-  Run maybe = run("srr 0001 maybe --api " + f.apiAddress() + tokenFile(f));
+  ProgramRun maybe = run("srr 0001 maybe --api " + f.apiAddress() + tokenFile(f));
   CHECK(maybe.exit_code == 2);
 }
 
@@ -170,7 +156,7 @@ TEST_CASE("npac-soa-sim keygen and npacctl key add pair up with their defaults: 
           201);
   const std::string ed = f.dir() + "/ed.pem";
   REQUIRE(run("keygen --out " + ed, "", "npac-soa-sim").exit_code == 0);
-  Run added = run("key add 0001 --list 1 --key 1 --pem " + ed + ".pub --api " + f.apiAddress() + tokenFile(f));
+  ProgramRun added = run("key add 0001 --list 1 --key 1 --pem " + ed + ".pub --api " + f.apiAddress() + tokenFile(f));
   INFO(added.output);
   CHECK(added.exit_code == 0);
   CHECK_THAT(added.output, Catch::Contains("added key 0001/1/1 ed25519"));
@@ -179,18 +165,18 @@ TEST_CASE("npac-soa-sim keygen and npacctl key add pair up with their defaults: 
   for (const char* spelling : {"rsa-sha256", "rsa"}) {
     INFO(spelling);
     const std::string rsa = f.dir() + "/" + spelling + ".pem";
-    Run made = run(std::string("keygen --algorithm ") + spelling + " --out " + rsa, "", "npac-soa-sim");
+    ProgramRun made = run(std::string("keygen --algorithm ") + spelling + " --out " + rsa, "", "npac-soa-sim");
     INFO(made.output);
     REQUIRE(made.exit_code == 0);
     CHECK_THAT(made.output, Catch::Contains("private key (rsa-sha256)"));
   }
-  Run rsa_added =
+  ProgramRun rsa_added =
       run("key add 0001 --list 1 --key 2 --pem " + f.dir() + "/rsa-sha256.pem.pub --api " + f.apiAddress() + tokenFile(f));
   INFO(rsa_added.output);
   CHECK(rsa_added.exit_code == 0);
   CHECK_THAT(rsa_added.output, Catch::Contains("added key 0001/1/2 rsa-sha256"));
 
-  Run refused = run("keygen --algorithm dsa --out " + f.dir() + "/dsa.pem", "", "npac-soa-sim");
+  ProgramRun refused = run("keygen --algorithm dsa --out " + f.dir() + "/dsa.pem", "", "npac-soa-sim");
   CHECK(refused.exit_code == 2);
   CHECK_THAT(refused.output, Catch::Contains("--algorithm must be ed25519 or rsa-sha256, not 'dsa'"));
 }
@@ -203,7 +189,7 @@ TEST_CASE("npacctl key add with an --algorithm the key does not have is refused 
   REQUIRE(pair.isOk());
   const std::string pem = f.dir() + "/ed.pub.pem";
   std::ofstream(pem) << pair.value().public_pem;
-  Run r = run("key add 0001 --list 1 --key 1 --algorithm rsa-sha256 --pem " + pem + " --api " + f.apiAddress() +
+  ProgramRun r = run("key add 0001 --list 1 --key 1 --algorithm rsa-sha256 --pem " + pem + " --api " + f.apiAddress() +
               tokenFile(f));
   INFO(r.output);
   CHECK(r.exit_code == 1);
@@ -212,7 +198,7 @@ TEST_CASE("npacctl key add with an --algorithm the key does not have is refused 
 
 TEST_CASE("A refused tunable is said once, with the nearest name, and npacctl names the command listing them") {
   AdminApiFixture f;
-  Run unknown = run("tunable get bind_timout --api " + f.apiAddress() + tokenFile(f));
+  ProgramRun unknown = run("tunable get bind_timout --api " + f.apiAddress() + tokenFile(f));
   INFO(unknown.output);
   CHECK(unknown.exit_code == 1);
   CHECK_THAT(unknown.output,
@@ -220,7 +206,7 @@ TEST_CASE("A refused tunable is said once, with the nearest name, and npacctl na
   CHECK_THAT(unknown.output, Catch::Contains("npacctl tunable list shows every tunable"));
   CHECK_THAT(unknown.output, !Catch::Contains("unknown tunable:"));
   CHECK_THAT(unknown.output, !Catch::Contains("/v1/"));
-  Run wrong = run("tunable set response_timeout soon --api " + f.apiAddress() + tokenFile(f));
+  ProgramRun wrong = run("tunable set response_timeout soon --api " + f.apiAddress() + tokenFile(f));
   INFO(wrong.output);
   CHECK(wrong.exit_code == 1);
   CHECK_THAT(wrong.output, Catch::Contains("npacctl: wrong_type: "));
@@ -229,12 +215,12 @@ TEST_CASE("A refused tunable is said once, with the nearest name, and npacctl na
 
 TEST_CASE("npacctl says where a token npacd refused came from") {
   AdminApiFixture f;
-  Run r = run("sp list --api " + f.apiAddress() + " --token npac_" + std::string(64, '0'));
+  ProgramRun r = run("sp list --api " + f.apiAddress() + " --token npac_" + std::string(64, '0'));
   INFO(r.output);
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.output, Catch::Contains("unknown token"));
   CHECK_THAT(r.output, Catch::Contains("npacd refused the token (from --token)"));
-  Run reader = run("token list --api " + f.apiAddress() + " --token " + f.token("viewer", db::TokenRole::kReader));
+  ProgramRun reader = run("token list --api " + f.apiAddress() + " --token " + f.token("viewer", db::TokenRole::kReader));
   INFO(reader.output);
   CHECK(reader.exit_code == 1);
   CHECK_THAT(reader.output, Catch::Contains("may not do this"));

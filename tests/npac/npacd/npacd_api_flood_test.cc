@@ -18,12 +18,6 @@ using npac::npacd::testing::EventStreamClient;
 
 namespace {
 
-std::string tokenFor(NpacdProcess& npacd, const std::string& name, const std::string& role) {
-  Reply made = npacd.call(http::verb::post, "/v1/tokens", Json{{"name", name}, {"role", role}});
-  REQUIRE(made.status == 201);
-  return made.body["token"].get<std::string>();
-}
-
 struct CtlRun {
   int exit_code = -1;
   std::string output;

@@ -15,12 +15,6 @@ namespace {
 
 std::string errorOf(const std::optional<TestReply>& reply) { return reply ? reply->errorCode() : "closed"; }
 
-std::string tokenFor(NpacdProcess& npacd, const std::string& name, const std::string& role) {
-  Reply made = npacd.call(http::verb::post, "/v1/tokens", Json{{"name", name}, {"role", role}});
-  REQUIRE(made.status == 201);
-  return made.body["token"].get<std::string>();
-}
-
 }  // namespace
 
 TEST_CASE("npacd --api-max-per-client 2 answers a third connection from one address too_many_connections_per_client") {

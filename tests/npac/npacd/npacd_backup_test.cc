@@ -17,7 +17,7 @@ using namespace npacd_test;
 
 namespace {
 
-using Run = npac::testing::NpacctlRun;
+using Run = npac::testing::ProgramRun;
 const auto npacctl = npac::testing::runNpacctl;
 
 // Ids npacd accepted, each with when its answer arrived relative to the backup.

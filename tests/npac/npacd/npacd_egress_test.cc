@@ -25,7 +25,7 @@ struct Arrival {
 };
 
 // message tag (information hex) → its copies, in the order they arrived.
-std::map<std::string, std::vector<Arrival>> arrivals(const Json& report) {
+std::map<std::string, std::vector<Arrival>> arrivalsByTag(const Json& report) {
   std::map<std::string, std::vector<Arrival>> out;
   for (const Json& r : report["received"]) {
     out[r["info"].get<std::string>()].push_back(
@@ -149,7 +149,7 @@ TEST_CASE("weighted egress splits a provider's PDUs exactly 3 to 1 between NSAPs
   const Json& report = sim->result;
   CHECK(report["associations"][0]["received"] == kMessages * 3 / 4);
   CHECK(report["associations"][1]["received"] == kMessages / 4);
-  auto seen = arrivals(report);
+  auto seen = arrivalsByTag(report);
   CHECK(seen.size() == static_cast<std::size_t>(kMessages));
   std::vector<int> on = firstCopies(seen, "w", kMessages);
   for (int i = 0; i < kMessages; ++i) {
@@ -236,7 +236,7 @@ TEST_CASE("weighted egress keeps all traffic on the lowest relative cost and mov
   INFO(report["associations"].dump());
   CHECK(report["associations"][0]["end"]["reason"] == "dropped-close");
   CHECK(report["associations"][0]["received"] == kDropAfter);
-  auto seen = arrivals(report);
+  auto seen = arrivalsByTag(report);
   checkEachArrivedDuplicatesMarked(seen, "c", kMessages);
   // While in service the RC 0 association took everything, in FIFO order: messages
   // c0..c49, and nothing reached RC 10 before it was gone.
@@ -294,7 +294,7 @@ TEST_CASE("lrtm egress sends most PDUs to the association that answers at once a
   std::vector<std::int64_t> ids = npacd.submit("0001", "l", kMessages);
   CHECK(waitAcknowledged(npacd, ids).empty());
   const Json& report = finish(*sim);
-  auto seen = arrivals(report);
+  auto seen = arrivalsByTag(report);
   checkEachArrivedDuplicatesMarked(seen, "l", kMessages);
   std::vector<int> on = firstCopies(seen, "l", kMessages);
   const auto slow = std::count(on.begin(), on.end(), 2);
@@ -334,7 +334,7 @@ TEST_CASE("switching egress_policy live changes how the next PDUs are spread wit
   CHECK(after[1]["id"] == before[1]["id"]);
   CHECK(occurrences(npacd.log(), "bind accepted: SPID 0001") == 2);
   const Json& report = finish(*sim);
-  auto seen = arrivals(report);
+  auto seen = arrivalsByTag(report);
   std::vector<int> a = firstCopies(seen, "a", kPhase);
   std::vector<int> b = firstCopies(seen, "b", kPhase);
   std::vector<int> c = firstCopies(seen, "c", kPhase);
@@ -384,7 +384,7 @@ TEST_CASE("turning SRR off while the later associations hold unanswered requests
   INFO(report["associations"].dump());
   CHECK(report["associations"][1]["end"]["reason"] == "released-by-peer");
   CHECK(report["associations"][2]["end"]["reason"] == "released-by-peer");
-  auto seen = arrivals(report);
+  auto seen = arrivalsByTag(report);
   checkEachArrivedDuplicatesMarked(seen, "o", kMessages);
   // The held requests moved to the earliest-bound association: each arrived a second
   // time there, marked as a retransmission (same invoke id). Nothing else was repeated.
@@ -431,7 +431,7 @@ TEST_CASE("turning SRR off while a silent association holds requests and the ear
   const Json& report = finish(*sim);
   INFO(receivedTrace(report));
   CHECK(report["associations"][1]["end"]["reason"] == "released-by-peer");
-  auto seen = arrivals(report);
+  auto seen = arrivalsByTag(report);
   checkEachArrivedDuplicatesMarked(seen, "q", kMessages);
   // 5 on each, then the 5 held ones once more on the earliest-bound.
   CHECK(report["totals"]["received"] == kMessages + kMessages / 2);
@@ -466,5 +466,5 @@ TEST_CASE("a request retried on another association is not sent again under a ne
   CHECK(waitAcknowledged(npacd, ids).empty());
   const Json& report = finish(*sim);
   INFO(receivedTrace(report));
-  checkEachArrivedDuplicatesMarked(arrivals(report), "t", 2);
+  checkEachArrivedDuplicatesMarked(arrivalsByTag(report), "t", 2);
 }

@@ -34,6 +34,7 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 #include "tests/support/eventually.h"
+#include "tests/support/npacctl_run.h"
 #include "tests/support/test_paths.h"
 
 namespace npacd_test {
@@ -51,10 +52,9 @@ inline std::string label(const char* prefix, long n) {
   return s;
 }
 
-inline std::string binDir() {
-  const char* bin = std::getenv("NPAC_BIN");
-  return bin != nullptr ? bin : npac::testing::binaryDir() + "/bin";
-}
+inline std::string binDir() { return npac::testing::programDir(); }
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 inline std::string slurp(const fs::path& path) {
   std::ifstream in(path);
@@ -399,5 +399,18 @@ class NpacdProcess : public NpacdClient {
   pid_t pid_ = -1;
   std::string durability_;
 };
+
+// A new API token named `name` with `role`, made through this npacd's API; its secret.
+inline std::string tokenFor(NpacdProcess& npacd, const std::string& name, const std::string& role) {
+  Reply made = npacd.call(http::verb::post, "/v1/tokens", Json{{"name", name}, {"role", role}});
+  REQUIRE(made.status == 201);
+  return made.body["token"].get<std::string>();
+}
+
+// npacctl `args` against this npacd's admin API with its operator token; stdout and stderr.
+inline npac::testing::ProgramRun npacctlOn(const NpacdProcess& npacd, const std::string& args) {
+  return npac::testing::runNpacctl(args + " --api 127.0.0.1:" + std::to_string(npacd.apiPort()) + " --token-file " +
+                                   npacd.tokenFile().string());
+}
 
 }  // namespace npacd_test

@@ -32,7 +32,7 @@ int promtoolCheck(const NpacdProcess& npacd, const std::string& text, std::strin
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-const std::map<std::string, std::string> kNotifications{
+const std::map<std::string, std::string> kNotificationLabels{
     {"spid", "0001"}, {"function", "notifications"}, {"operation", "event-report-confirmed"}};
 
 using npac::testing::setImmutable;
@@ -120,11 +120,11 @@ TEST_CASE("Ten notifications sent and acknowledged add ten to each counter under
   const std::vector<std::int64_t> ids = npacd.submit("0001", "t", 10);
   REQUIRE(eventually([&] { return countInState(npacd, ids, "acknowledged") == ids.size(); }, 10s));
   const std::string after = scrape(npacd);
-  CHECK(valueOr0(after, "npacd_pdus_sent_total", kNotifications) - valueOr0(before, "npacd_pdus_sent_total", kNotifications) == 10);
-  CHECK(valueOr0(after, "npacd_pdus_acknowledged_total", kNotifications) -
-            valueOr0(before, "npacd_pdus_acknowledged_total", kNotifications) ==
+  CHECK(valueOr0(after, "npacd_pdus_sent_total", kNotificationLabels) - valueOr0(before, "npacd_pdus_sent_total", kNotificationLabels) == 10);
+  CHECK(valueOr0(after, "npacd_pdus_acknowledged_total", kNotificationLabels) -
+            valueOr0(before, "npacd_pdus_acknowledged_total", kNotificationLabels) ==
         10);
-  CHECK(valueOr0(after, "npacd_pdus_retransmitted_total", kNotifications) == 0);
+  CHECK(valueOr0(after, "npacd_pdus_retransmitted_total", kNotificationLabels) == 0);
   CHECK(valueOr0(after, "npacd_response_round_trip_seconds_count", {{"spid", "0001"}}) == 10);
   // The one association's picks: the ten PDUs.
   CHECK(valueOr0(after, "npacd_association_pdus_sent_total", {{"spid", "0001"}}) == 10);
@@ -211,9 +211,9 @@ TEST_CASE("Messages in flight on a dropped association count as retransmissions 
   for (const QueueRow& row : queueRows(npacd.db())) flagged += row.retransmission ? 1 : 0;
   INFO(text);
   CHECK(flagged > 0);
-  CHECK(valueOr0(text, "npacd_pdus_retransmitted_total", kNotifications) == flagged);
-  CHECK(valueOr0(text, "npacd_pdus_sent_total", kNotifications) == 20 + flagged);
-  CHECK(valueOr0(text, "npacd_pdus_acknowledged_total", kNotifications) == 20);
+  CHECK(valueOr0(text, "npacd_pdus_retransmitted_total", kNotificationLabels) == flagged);
+  CHECK(valueOr0(text, "npacd_pdus_sent_total", kNotificationLabels) == 20 + flagged);
+  CHECK(valueOr0(text, "npacd_pdus_acknowledged_total", kNotificationLabels) == 20);
   // The dropped association's series are gone; the survivor's remain.
   CHECK(valueOr0(text, "npacd_associations", {{"spid", "0001"}, {"state", "bound"}}) == 1);
   std::size_t association_series = 0;

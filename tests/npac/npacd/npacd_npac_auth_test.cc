@@ -13,6 +13,8 @@ using namespace npacd_test;
 
 namespace {
 
+using npac::testing::ProgramRun;
+
 // Runs a sim for `spid` that receives one message and exits; its report.
 Json bindOnce(NpacdProcess& npacd, const std::string& spid, const fs::path& key, const std::string& tag,
               std::vector<std::string> args = {}) {
@@ -23,24 +25,6 @@ Json bindOnce(NpacdProcess& npacd, const std::string& spid, const fs::path& key,
   INFO(slurp(run->log));
   CHECK(code == 0);
   return run->result;
-}
-
-struct Run {
-  int exit_code = -1;
-  std::string output;
-};
-
-Run npacctl(const NpacdProcess& npacd, const std::string& args) {
-  const std::string cmd = binDir() + "/npacctl " + args + " --api 127.0.0.1:" + std::to_string(npacd.apiPort()) +
-                          " --token-file " + npacd.tokenFile().string() + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
 }
 
 }  // namespace
@@ -222,24 +206,24 @@ TEST_CASE("Unknown NPAC keys are 404 and a duplicate is 409") {
 
 TEST_CASE("npacctl npac-key add list export and revoke manage the NPAC keys") {
   NpacdProcess npacd;
-  Run added = npacctl(npacd, "npac-key add --list 1 --key 2 --actor ops");
+  ProgramRun added = npacctlOn(npacd, "npac-key add --list 1 --key 2 --actor ops");
   INFO(added.output);
   REQUIRE(added.exit_code == 0);
   CHECK(added.output.find("added NPAC key 1/2 ed25519") != std::string::npos);
-  Run listed = npacctl(npacd, "npac-key list");
+  ProgramRun listed = npacctlOn(npacd, "npac-key list");
   INFO(listed.output);
   REQUIRE(listed.exit_code == 0);
   CHECK(std::regex_search(listed.output, std::regex(R"(\n1\s+2\s+ed25519\s+active\s+\S+\s+\S+\s+0\s+yes)")));
   const fs::path out = npacd.dir() / "exported.pub.pem";
-  Run exported = npacctl(npacd, "npac-key export 1 2 --out " + out.string());
+  ProgramRun exported = npacctlOn(npacd, "npac-key export 1 2 --out " + out.string());
   INFO(exported.output);
   REQUIRE(exported.exit_code == 0);
   CHECK(slurp(out) == npacd.call(http::verb::get, "/v1/npac-keys/1/2/public").body["public_key_pem"].get<std::string>());
-  Run revoked = npacctl(npacd, "npac-key revoke 1 2 --actor ops");
+  ProgramRun revoked = npacctlOn(npacd, "npac-key revoke 1 2 --actor ops");
   REQUIRE(revoked.exit_code == 0);
   CHECK(revoked.output.find("revoked NPAC key 1/2") != std::string::npos);
   CHECK(npacd.call(http::verb::get, "/v1/npac-keys").body["signing"] == Json{{"key_list_id", 1}, {"key_id", 1}});
-  Run missing = npacctl(npacd, "npac-key revoke 9 9 --actor ops");
+  ProgramRun missing = npacctlOn(npacd, "npac-key revoke 9 9 --actor ops");
   CHECK(missing.exit_code == 1);
   CHECK(missing.output.find("key_not_found") != std::string::npos);
 }

@@ -40,7 +40,7 @@ std::string hexOf(const std::vector<std::uint8_t>& bytes) {
 }
 
 // Waits (bounded) until each message is acknowledged; false if one is not within 10 s.
-bool waitAcknowledged(const NpacdProcess& npacd, const std::vector<std::int64_t>& ids) {
+bool allAcknowledged(const NpacdProcess& npacd, const std::vector<std::int64_t>& ids) {
   std::size_t next = 0;  // the ids before it are acknowledged
   return eventually(
       [&] {
@@ -58,7 +58,7 @@ class OtherProvider {
     const fs::path key = npacd.provision("0002");
     run_ = npacd.sim("0002", key, {"--from", "127.0.0.5", "--expect", "4", "--duration", "20s"});
     REQUIRE(npacd.waitForAssociations(1));
-    REQUIRE(waitAcknowledged(npacd, npacd.submit("0002", "before", 2)));
+    REQUIRE(allAcknowledged(npacd, npacd.submit("0002", "before", 2)));
   }
 
   void checkStillWorking() {
@@ -66,7 +66,7 @@ class OtherProvider {
     REQUIRE(run_->wait() == 0);
     CHECK(run_->result["totals"]["received"] == 4);
     CHECK(run_->result["associations"][0]["end"]["reason"] == "released");
-    CHECK(waitAcknowledged(npacd_, after));
+    CHECK(allAcknowledged(npacd_, after));
   }
 
  private:

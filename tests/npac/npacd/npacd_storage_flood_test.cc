@@ -12,6 +12,7 @@
 // it never passes as if it had run.
 #include "tests/support/immutable_file.h"
 #include "tests/npac/npacd/multi_provider_fixture.h"
+#include "tests/npac/npacd/small_disk.h"
 
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -29,53 +30,6 @@ constexpr int kMessages = 100;  // 10 acknowledged before the outage, 90 held th
 constexpr auto kOutage = 3s;   // six of the core's retries of the backlog (kTimerPeriod 500 ms)
 constexpr std::size_t kMostProblemLines = 50;  // over kOutage; a flood is thousands a second
 constexpr int kMostRetransmissions = 20;       // what was in flight, a few times over
-
-// A tmpfs of `size` bytes mounted on a fresh directory; unmounted on destruction.
-class SmallDisk {
- public:
-  explicit SmallDisk(std::size_t size) {
-    static std::atomic<int> counter{0};
-    dir_ = fs::temp_directory_path() / label("npacd-flood-disk-", getpid()).append("-").append(std::to_string(counter++));
-    fs::create_directories(dir_);
-    const std::string data = "size=" + std::to_string(size);
-    mounted_ = ::mount("tmpfs", dir_.c_str(), "tmpfs", 0, data.c_str()) == 0;
-    if (!mounted_) error_ = std::strerror(errno);
-  }
-  ~SmallDisk() {
-    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  SmallDisk(const SmallDisk&) = delete;
-  SmallDisk& operator=(const SmallDisk&) = delete;
-  bool mounted() const { return mounted_; }
-  const std::string& error() const { return error_; }
-  fs::path file(const std::string& name) const { return dir_ / name; }
-
-  // Writes a filler file until the filesystem refuses (ENOSPC). True if it did.
-  bool fill() {
-    const int fd = ::open(file("filler").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0) return false;
-    const std::string chunk(4096, 'f');
-    int error = 0;
-    for (;;) {
-      const ssize_t n = ::write(fd, chunk.data(), chunk.size());
-      if (n < 0) {
-        error = errno;
-        break;
-      }
-      if (n == 0) break;
-    }
-    ::close(fd);
-    return error == ENOSPC;
-  }
-  void makeRoom() { fs::remove(file("filler")); }
-
- private:
-  fs::path dir_;
-  bool mounted_ = false;
-  std::string error_;
-};
 
 using npac::testing::setImmutable;
 

@@ -27,6 +27,7 @@
 #include "cmip/oids.h"
 #include "cmip/upper_layers.h"
 #include "db/database.h"
+#include "tests/npac/npacd/small_disk.h"
 
 using namespace npacd_test;
 
@@ -55,46 +56,6 @@ class CaseDir {
 
  private:
   fs::path path_;
-};
-
-// A tmpfs of `size` bytes mounted on a fresh directory; unmounted on destruction.
-class SmallDisk {
- public:
-  explicit SmallDisk(std::size_t size) : dir_("npacd-small-disk-") {
-    const std::string data = "size=" + std::to_string(size);
-    mounted_ = ::mount("tmpfs", dir_.path().c_str(), "tmpfs", 0, data.c_str()) == 0;
-    if (!mounted_) error_ = std::strerror(errno);
-  }
-  ~SmallDisk() {
-    if (mounted_) ::umount2(dir_.path().c_str(), MNT_DETACH);
-  }
-  bool mounted() const { return mounted_; }
-  const std::string& error() const { return error_; }
-  fs::path file(const std::string& name) const { return dir_.path() / name; }
-
-  // Writes a filler file until the filesystem refuses (ENOSPC). True if it did.
-  bool fill() {
-    const int fd = ::open(file("filler").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0) return false;
-    const std::string chunk(4096, 'f');
-    int error = 0;
-    for (;;) {
-      const ssize_t n = ::write(fd, chunk.data(), chunk.size());
-      if (n < 0) {
-        error = errno;
-        break;
-      }
-      if (n == 0) break;
-    }
-    ::close(fd);
-    return error == ENOSPC;
-  }
-  void makeRoom() { fs::remove(file("filler")); }
-
- private:
-  CaseDir dir_;
-  bool mounted_ = false;
-  std::string error_;
 };
 
 // Sets the immutable attribute on `path` (even root's writes then fail with EPERM);

@@ -16,26 +16,11 @@ using npac::npacd::testing::TestCertificate;
 
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-Run npacctl(const std::string& args) {
-  std::string cmd = binDir() + "/npacctl " + args + " 2>&1";
-  Run run;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) run.output.append(buf, n);
-  int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using npac::testing::ProgramRun;
+using npac::testing::runNpacctl;
 
 // npacd started with `args` on a fresh database: its exit code within 10 s and its output.
-Run npacdRefusal(const std::vector<std::string>& args) {
+ProgramRun npacdRefusal(const std::vector<std::string>& args) {
   const fs::path dir = fs::temp_directory_path() / label("npacd-tls-start-", getpid());
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -43,7 +28,7 @@ Run npacdRefusal(const std::vector<std::string>& args) {
   std::vector<std::string> argv{binDir() + "/npacd", "--db", (dir / "npacd.db").string(), "--listen",
                                 "127.0.0.1:0"};
   argv.insert(argv.end(), args.begin(), args.end());
-  Run run;
+  ProgramRun run;
   run.exit_code = waitFor(spawn(argv, log), 10s);
   run.output = slurp(log);
   fs::remove_all(dir);
@@ -60,7 +45,7 @@ std::string https(const NpacdProcess& npacd) { return "https://127.0.0.1:" + std
 
 TEST_CASE("npacd refuses --api-cert without --api-key and says which is missing") {
   TestCertificate certificate;
-  Run run = npacdRefusal({"--api", "127.0.0.1:0", "--api-cert", certificate.cert.string()});
+  ProgramRun run = npacdRefusal({"--api", "127.0.0.1:0", "--api-cert", certificate.cert.string()});
   CHECK(run.exit_code == 2);
   CHECK(run.output.find("npacd: --api-cert needs --api-key") != std::string::npos);
 }
@@ -68,14 +53,14 @@ TEST_CASE("npacd refuses --api-cert without --api-key and says which is missing"
 TEST_CASE("npacd refuses an unreadable --api-key naming the file and the reason") {
   TestCertificate certificate;
   const std::string directory = certificate.dir.string();  // unreadable as a file, even for root
-  Run run = npacdRefusal({"--api", "127.0.0.1:0", "--api-cert", certificate.cert.string(), "--api-key", directory});
+  ProgramRun run = npacdRefusal({"--api", "127.0.0.1:0", "--api-cert", certificate.cert.string(), "--api-key", directory});
   CHECK(run.exit_code == 2);
   CHECK(run.output.find("--api-key " + directory + ": Is a directory") != std::string::npos);
 }
 
 TEST_CASE("npacd refuses a key that does not match its certificate") {
   TestCertificate certificate;
-  Run run = npacdRefusal({"--api", "127.0.0.1:0", "--api-cert", certificate.cert.string(), "--api-key",
+  ProgramRun run = npacdRefusal({"--api", "127.0.0.1:0", "--api-cert", certificate.cert.string(), "--api-key",
                           certificate.other_key.string()});
   CHECK(run.exit_code == 2);
   CHECK(run.output.find("does not match the certificate in " + certificate.cert.string()) != std::string::npos);
@@ -105,7 +90,7 @@ TEST_CASE("npacd serves a non-loopback admin API address over TLS") {
 TEST_CASE("npacctl over https with --ca-file reaches a TLS npacd") {
   TestCertificate certificate;
   NpacdProcess npacd(NpacdProcess::Options{{}, tlsArgs(certificate)});
-  Run run = npacctl("sp list --api " + https(npacd) + " --ca-file " + certificate.cert.string() + " --token-file " +
+  ProgramRun run = runNpacctl("sp list --api " + https(npacd) + " --ca-file " + certificate.cert.string() + " --token-file " +
                     npacd.tokenFile().string());
   INFO(run.output);
   CHECK(run.exit_code == 0);
@@ -114,7 +99,7 @@ TEST_CASE("npacctl over https with --ca-file reaches a TLS npacd") {
 TEST_CASE("npacctl over https without --ca-file fails saying npacd's certificate is not trusted") {
   TestCertificate certificate;
   NpacdProcess npacd(NpacdProcess::Options{{}, tlsArgs(certificate)});
-  Run run = npacctl("sp list --api " + https(npacd) + " --token-file " + npacd.tokenFile().string());
+  ProgramRun run = runNpacctl("sp list --api " + https(npacd) + " --token-file " + npacd.tokenFile().string());
   INFO(run.output);
   CHECK(run.exit_code == 3);
   CHECK(run.output.find("is not trusted") != std::string::npos);
@@ -124,13 +109,13 @@ TEST_CASE("npacctl over https without --ca-file fails saying npacd's certificate
 TEST_CASE("npacctl in plain HTTP against a TLS npacd fails and points to https") {
   TestCertificate certificate;
   NpacdProcess npacd(NpacdProcess::Options{{}, tlsArgs(certificate)});
-  Run run = npacctl("sp list --api 127.0.0.1:" + std::to_string(npacd.apiPort()) + " --token-file " +
+  ProgramRun run = runNpacctl("sp list --api 127.0.0.1:" + std::to_string(npacd.apiPort()) + " --token-file " +
                     npacd.tokenFile().string());
   INFO(run.output);
   CHECK(run.exit_code == 3);
   CHECK(run.output.find("use --api https://127.0.0.1:") != std::string::npos);
   // npacd keeps serving HTTPS after the plain request.
-  Run after = npacctl("sp list --api " + https(npacd) + " --ca-file " + certificate.cert.string() +
+  ProgramRun after = runNpacctl("sp list --api " + https(npacd) + " --ca-file " + certificate.cert.string() +
                       " --token-file " + npacd.tokenFile().string());
   CHECK(after.exit_code == 0);
 }
@@ -138,7 +123,7 @@ TEST_CASE("npacctl in plain HTTP against a TLS npacd fails and points to https")
 TEST_CASE("npacctl over https against a plain HTTP npacd says it serves plain HTTP") {
   TestCertificate certificate;
   NpacdProcess npacd;
-  Run run = npacctl("sp list --api https://127.0.0.1:" + std::to_string(npacd.apiPort()) + " --ca-file " +
+  ProgramRun run = runNpacctl("sp list --api https://127.0.0.1:" + std::to_string(npacd.apiPort()) + " --ca-file " +
                     certificate.cert.string() + " --token-file " + npacd.tokenFile().string());
   INFO(run.output);
   CHECK(run.exit_code == 3);

@@ -12,23 +12,12 @@ using namespace npacd_test;
 
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
+using npac::testing::ProgramRun;
 
 // npacctl `args` run in `cwd` with NPACCTL_TOKEN and NPACCTL_TOKEN_FILE unset.
-Run npacctlIn(const fs::path& cwd, const std::string& args) {
-  const std::string cmd = "cd '" + cwd.string() + "' && env -u NPACCTL_TOKEN -u NPACCTL_TOKEN_FILE " + binDir() +
-                          "/npacctl " + args + " 2>&1";
-  Run run;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) run.output.append(buf, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+ProgramRun npacctlIn(const fs::path& cwd, const std::string& args) {
+  return npac::testing::runCommand("cd '" + cwd.string() + "' && env -u NPACCTL_TOKEN -u NPACCTL_TOKEN_FILE " +
+                                   binDir() + "/npacctl " + args + " 2>&1");
 }
 
 std::string api(const NpacdProcess& npacd) { return " --api 127.0.0.1:" + std::to_string(npacd.apiPort()); }
@@ -55,12 +44,12 @@ TEST_CASE("npacd's first start writes an operator token file of mode 0600 that n
   CHECK(modeOf(npacd.db()) == 0600);
   CHECK_THAT(npacd.log(), Catch::Contains("operator token 'npacd-initial'"));
   // From the database's directory npacctl finds npacd.db.token by itself.
-  Run added = npacctlIn(npacd.dir(), "sp add 0001 --name First --type soa" + api(npacd));
+  ProgramRun added = npacctlIn(npacd.dir(), "sp add 0001 --name First --type soa" + api(npacd));
   INFO(added.output);
   CHECK(added.exit_code == 0);
   // And from a subdirectory, through the parent walk (the README runs npacctl in var/demo).
   fs::create_directories(npacd.dir() / "demo" / "deeper");
-  Run listed = npacctlIn(npacd.dir() / "demo" / "deeper", "sp list" + api(npacd));
+  ProgramRun listed = npacctlIn(npacd.dir() / "demo" / "deeper", "sp list" + api(npacd));
   INFO(listed.output);
   CHECK(listed.exit_code == 0);
   CHECK_THAT(listed.output, Catch::Contains("0001"));
@@ -100,31 +89,31 @@ TEST_CASE("A revoked initial token is not replaced at restart and npacd says why
 TEST_CASE("npacctl token create list and revoke manage tokens end to end") {
   NpacdProcess npacd;
   const std::string auth = api(npacd) + " --token-file " + npacd.tokenFile().string();
-  Run created = npacctlIn(npacd.dir(), "token create watcher --role reader" + auth);
+  ProgramRun created = npacctlIn(npacd.dir(), "token create watcher --role reader" + auth);
   INFO(created.output);
   REQUIRE(created.exit_code == 0);
   CHECK_THAT(created.output, Catch::Contains("created token watcher (role reader)"));
   const std::string secret = secretIn(created.output);
 
-  Run reads = npacctlIn(npacd.dir(), "sp list" + api(npacd) + " --token " + secret);
+  ProgramRun reads = npacctlIn(npacd.dir(), "sp list" + api(npacd) + " --token " + secret);
   INFO(reads.output);
   CHECK(reads.exit_code == 0);
-  Run writes = npacctlIn(npacd.dir(), "sp add 0001 --name A --type soa" + api(npacd) + " --token " + secret);
+  ProgramRun writes = npacctlIn(npacd.dir(), "sp add 0001 --name A --type soa" + api(npacd) + " --token " + secret);
   INFO(writes.output);
   CHECK(writes.exit_code == 1);
   CHECK_THAT(writes.output, Catch::Contains("forbidden") && Catch::Contains("needs the operator role"));
 
-  Run listed = npacctlIn(npacd.dir(), "token list" + auth);
+  ProgramRun listed = npacctlIn(npacd.dir(), "token list" + auth);
   INFO(listed.output);
   REQUIRE(listed.exit_code == 0);
   CHECK_THAT(listed.output, Catch::Contains("NAME") && Catch::Contains("watcher") && Catch::Contains("reader") &&
                                 Catch::Contains("npacd-initial") && Catch::Contains("operator"));
   CHECK(listed.output.find(secret) == std::string::npos);
 
-  Run revoked = npacctlIn(npacd.dir(), "token revoke watcher" + auth);
+  ProgramRun revoked = npacctlIn(npacd.dir(), "token revoke watcher" + auth);
   INFO(revoked.output);
   CHECK(revoked.exit_code == 0);
-  Run refused = npacctlIn(npacd.dir(), "sp list" + api(npacd) + " --token " + secret);
+  ProgramRun refused = npacctlIn(npacd.dir(), "sp list" + api(npacd) + " --token " + secret);
   INFO(refused.output);
   CHECK(refused.exit_code == 1);
   CHECK_THAT(refused.output, Catch::Contains("unauthenticated") && Catch::Contains("was revoked"));
@@ -136,7 +125,7 @@ TEST_CASE("npacctl with no token anywhere names every path it tried") {
   fs::create_directories(lonely);
   // Hide npacd's own token file from the parent walk.
   fs::rename(npacd.tokenFile(), npacd.dir() / "hidden.token");
-  Run r = npacctlIn(lonely, "sp list" + api(npacd));
+  ProgramRun r = npacctlIn(lonely, "sp list" + api(npacd));
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("no admin API token") &&
@@ -147,7 +136,7 @@ TEST_CASE("npacctl with no token anywhere names every path it tried") {
 
 TEST_CASE("npacctl names a token file given by flag that does not exist") {
   NpacdProcess npacd;
-  Run r = npacctlIn(npacd.dir(), "sp list" + api(npacd) + " --token-file /nonexistent/npacd.db.token");
+  ProgramRun r = npacctlIn(npacd.dir(), "sp list" + api(npacd) + " --token-file /nonexistent/npacd.db.token");
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("/nonexistent/npacd.db.token (--token-file) no such file"));
@@ -184,7 +173,7 @@ TEST_CASE("npacd --token-file writes the first operator token there instead of b
     CHECK_FALSE(fs::exists(npacd.db().string() + ".token"));
     CHECK_THAT(npacd.log(), Catch::Contains(token_file.string()));
     // The token in it is the operator's: npacctl given that file is admitted.
-    Run listed = npacctlIn(npacd.dir(), "sp list" + api(npacd) + " --token-file " + token_file.string());
+    ProgramRun listed = npacctlIn(npacd.dir(), "sp list" + api(npacd) + " --token-file " + token_file.string());
     INFO(listed.output);
     CHECK(listed.exit_code == 0);
     CHECK(npacd.stop() == 0);

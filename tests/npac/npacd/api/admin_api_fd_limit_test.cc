@@ -109,8 +109,6 @@ class OneDescriptorClient {
   int fd_;
 };
 
-bool answered200(const std::optional<TestReply>& reply) { return reply && reply->status == 200; }
-
 }  // namespace
 
 TEST_CASE("Out of descriptors the admin API closes its longest-idle connection and serves the new one") {

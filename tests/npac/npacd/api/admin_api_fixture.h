@@ -189,6 +189,13 @@ class AdminApiFixture {
     return call(method, target, body.dump());
   }
   // A body of any media type (call() sends JSON), with the operator token.
+  // Provisions provider `spid` ("Provider SPID", of `system_type`) through the API.
+  void addProvider(const std::string& spid, const std::string& system_type = "soa") const {
+    Reply r = call(http::verb::post, "/v1/providers",
+                   nlohmann::json{{"spid", spid}, {"name", "Provider " + spid}, {"system_type", system_type}});
+    INFO(r.raw);
+    REQUIRE(r.status == 201);
+  }
   Reply callTyped(const std::string& content_type, http::verb method, const std::string& target,
                   const std::string& body) const {
     boost::asio::io_context client_io;

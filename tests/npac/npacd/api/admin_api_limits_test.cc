@@ -11,11 +11,9 @@
 namespace npac::npacd {
 namespace {
 
+std::string loopbackAddress(int n) { return "127.0.0." + std::to_string(n); }
+
 using namespace testing;
-
-std::string client(int n) { return "127.0.0." + std::to_string(n); }
-
-bool answered200(std::optional<TestReply> reply) { return reply && reply->status == 200; }
 
 // "Bearer operator" is the operator; any other Authorization a reader; none anonymous.
 RequestPriority byHeader(const HttpRequest& request) {
@@ -35,11 +33,11 @@ TEST_CASE("One client holding every connection it can open does not stop another
   std::vector<std::unique_ptr<Connection>> held;
   int served = 0;
   for (int i = 0; i < 16; ++i) {
-    held.push_back(std::make_unique<Connection>(client(2), server.port()));
+    held.push_back(std::make_unique<Connection>(loopbackAddress(2), server.port()));
     served += answered200(held.back()->get("/v1/providers"));
   }
   CHECK(served == 4);
-  Connection other(client(3), server.port());
+  Connection other(loopbackAddress(3), server.port());
   CHECK(answered200(other.get("/v1/providers")));
 }
 
@@ -47,13 +45,13 @@ TEST_CASE("A client past its connection limit is answered 503 too_many_connectio
   HttpServer::Options options;
   options.max_per_client = 2;
   TestServer server(options);
-  Connection first(client(2), server.port()), second(client(2), server.port());
+  Connection first(loopbackAddress(2), server.port()), second(loopbackAddress(2), server.port());
   CHECK(answered200(first.get("/")));
   CHECK(answered200(second.get("/")));
   // Connected only now: accepted while the first two were still anonymous (no request
   // read yet), it would take the place of the oldest of them instead (the anonymous pool,
   // connection_limits.h) — a race the test must not run.
-  Connection third(client(2), server.port());
+  Connection third(loopbackAddress(2), server.port());
   std::optional<TestReply> refused = third.get("/");
   REQUIRE(refused);
   CHECK(refused->status == 503);
@@ -67,7 +65,7 @@ TEST_CASE("One token past its connection limit is answered 503 too_many_connecti
   HttpServer::Options options;
   options.max_per_credential = 2;
   TestServer server(options);
-  Connection a(client(2), server.port()), b(client(3), server.port()), c(client(4), server.port());
+  Connection a(loopbackAddress(2), server.port()), b(loopbackAddress(3), server.port()), c(loopbackAddress(4), server.port());
   CHECK(answered200(a.get("/", "Bearer shared")));
   CHECK(answered200(b.get("/", "Bearer shared")));
   std::optional<TestReply> refused = c.get("/", "Bearer shared");
@@ -75,7 +73,7 @@ TEST_CASE("One token past its connection limit is answered 503 too_many_connecti
   CHECK(refused->status == 503);
   CHECK(refused->errorCode() == "too_many_connections_per_credential");
   CHECK(server.counters().refused_per_credential == 1);
-  Connection d(client(5), server.port());
+  Connection d(loopbackAddress(5), server.port());
   CHECK(answered200(d.get("/", "Bearer another")));
 }
 
@@ -83,7 +81,7 @@ TEST_CASE("A connection that changes its token moves its count to the new token"
   HttpServer::Options options;
   options.max_per_credential = 1;
   TestServer server(options);
-  Connection a(client(2), server.port()), b(client(3), server.port());
+  Connection a(loopbackAddress(2), server.port()), b(loopbackAddress(3), server.port());
   CHECK(answered200(a.get("/", "Bearer first")));
   CHECK(answered200(a.get("/", "Bearer second")));  // a no longer holds "first"
   CHECK(answered200(b.get("/", "Bearer first")));
@@ -95,10 +93,10 @@ TEST_CASE("When the server is full a new connection closes the longest-idle keep
   TestServer server(options);
   std::vector<std::unique_ptr<Connection>> idle;
   for (int i = 0; i < 4; ++i) {
-    idle.push_back(std::make_unique<Connection>(client(2 + i), server.port()));
+    idle.push_back(std::make_unique<Connection>(loopbackAddress(2 + i), server.port()));
     REQUIRE(answered200(idle.back()->get("/")));
   }
-  Connection newcomer(client(9), server.port());
+  Connection newcomer(loopbackAddress(9), server.port());
   CHECK(answered200(newcomer.get("/")));
   CHECK(server.counters().closed_idle_for_room == 1);
   CHECK_FALSE(idle[0]->get("/"));  // the first one served, idle the longest, was closed
@@ -108,11 +106,11 @@ TEST_CASE("A full server with no idle connection answers a new connection's requ
   HttpServer::Options options;
   options.max_connections = 2;
   TestServer server(options);
-  Connection a(client(2), server.port()), b(client(3), server.port());
+  Connection a(loopbackAddress(2), server.port()), b(loopbackAddress(3), server.port());
   a.send("/hold");
   b.send("/hold");
   REQUIRE(server.waitForHeld(2));  // both in their handlers: neither is idle
-  Connection c(client(5), server.port());
+  Connection c(loopbackAddress(5), server.port());
   std::optional<TestReply> refused = c.get("/");
   REQUIRE(refused);
   CHECK(refused->status == 503);
@@ -129,22 +127,22 @@ TEST_CASE("An operator gets a reserved connection when every other client is ref
   TestServer server(options);
   std::vector<std::unique_ptr<Connection>> busy;
   for (int i = 0; i < 3; ++i) {
-    busy.push_back(std::make_unique<Connection>(client(2 + i), server.port()));
+    busy.push_back(std::make_unique<Connection>(loopbackAddress(2 + i), server.port()));
     busy.back()->send("/hold", "Bearer app" + std::to_string(i));  // a long poll each: none idle
   }
   REQUIRE(server.waitForHeld(3));  // three sessions busy in their handlers: the fourth slot is the operator's
-  Connection normal(client(10), server.port());
+  Connection normal(loopbackAddress(10), server.port());
   std::optional<TestReply> refused = normal.get("/", "Bearer app9");
   REQUIRE(refused);
   CHECK(refused->status == 503);
   CHECK(refused->errorCode() == "operator_reserve");
   REQUIRE(server.waitFor([](const HttpServerCounters& c) { return c.sessions == 3; }));
-  Connection operator_connection(client(20), server.port());
+  Connection operator_connection(loopbackAddress(20), server.port());
   std::optional<TestReply> admitted = operator_connection.get("/v1/tokens", "Bearer operator");
   REQUIRE(admitted);
   CHECK(admitted->status == 200);
   // The last slot stays the operators': anyone else is still refused.
-  Connection late(client(11), server.port());
+  Connection late(loopbackAddress(11), server.port());
   CHECK_FALSE(answered200(late.get("/", "Bearer app9")));
   CHECK(server.counters().refused_operator_reserve >= 1);
 }
@@ -154,7 +152,7 @@ TEST_CASE("Without a classifier no connection slot is reserved") {
   options.max_connections = 2;
   options.operator_reserve = 1;
   TestServer server(options);
-  Connection a(client(2), server.port()), b(client(3), server.port());
+  Connection a(loopbackAddress(2), server.port()), b(loopbackAddress(3), server.port());
   a.send("/hold");
   CHECK(answered200(b.get("/")));
   CHECK(server.counters().refused_operator_reserve == 0);

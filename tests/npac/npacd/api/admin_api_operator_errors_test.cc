@@ -13,10 +13,6 @@ namespace {
 
 using namespace testing;
 
-void addProvider(AdminApiFixture& f, const std::string& spid) {
-  REQUIRE(f.call(V::post, "/v1/providers", json{{"spid", spid}, {"name", "P"}, {"system_type", "soa"}}).status == 201);
-}
-
 std::string publicPem(associations::SignatureAlgorithm algorithm) {
   auto pair = associations::generateKeyPair(algorithm);
   REQUIRE(pair.isOk());
@@ -33,7 +29,7 @@ Reply addKey(AdminApiFixture& f, int id, const std::string& pem, const std::opti
 
 TEST_CASE("A provider key without an algorithm takes the one its PEM holds") {
   AdminApiFixture f;
-  addProvider(f, "0001");
+  f.addProvider("0001");
   Reply ed = addKey(f, 1, publicPem(associations::SignatureAlgorithm::kEd25519), std::nullopt);
   INFO(ed.raw);
   CHECK(ed.status == 201);
@@ -46,7 +42,7 @@ TEST_CASE("A provider key without an algorithm takes the one its PEM holds") {
 
 TEST_CASE("A provider key's algorithm is rsa-sha256 or ed25519, rsa read as rsa-sha256, and must agree with the PEM") {
   AdminApiFixture f;
-  addProvider(f, "0001");
+  f.addProvider("0001");
   const std::string rsa_pem = publicPem(associations::SignatureAlgorithm::kRsaSha256);
   Reply alias = addKey(f, 1, rsa_pem, json("rsa"));
   CHECK(alias.status == 201);
@@ -67,7 +63,7 @@ TEST_CASE("A provider key's algorithm is rsa-sha256 or ed25519, rsa read as rsa-
 
 TEST_CASE("A key of a type npacd does not take is refused naming the type") {
   AdminApiFixture f;
-  addProvider(f, "0001");
+  f.addProvider("0001");
   // An EC P-256 key: a valid SubjectPublicKeyInfo, neither Ed25519 nor RSA.
   const std::string ec =
       "-----BEGIN PUBLIC KEY-----\n"

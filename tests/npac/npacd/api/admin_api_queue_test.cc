@@ -18,14 +18,7 @@ using nlohmann::json;
 using V = boost::beast::http::verb;
 
 constexpr std::uint32_t kSoaManagement = 1u << 0;
-constexpr std::uint32_t kNotifications = 1u << 3;
-
-void addProvider(AdminApiFixture& f, const std::string& spid) {
-  Reply r = f.call(V::post, "/v1/providers",
-                   json{{"spid", spid}, {"name", "Provider " + spid}, {"system_type", "soa"}, {"actor", "alice"}});
-  INFO(r.raw);
-  REQUIRE(r.status == 201);
-}
+constexpr std::uint32_t kNotificationsMask = 1u << 3;
 
 // Rows written straight to the queue, created `ago` ms before the API's clock.
 std::vector<db::MessageId> queueRows(AdminApiFixture& f, const std::string& spid, std::uint32_t mask, int count,
@@ -77,11 +70,11 @@ struct AttachedCore {
 
 TEST_CASE("The queue view counts a provider's messages by state and function with the oldest queued age") {
   AdminApiFixture f;
-  addProvider(f, "0001");
-  addProvider(f, "0002");
-  std::vector<db::MessageId> early = queueRows(f, "0001", kNotifications, 2, 5000);
-  queueRows(f, "0001", kNotifications, 1, 2000);
-  queueRows(f, "0002", kNotifications, 4, 9000);  // another provider's rows are not counted
+  f.addProvider("0001");
+  f.addProvider("0002");
+  std::vector<db::MessageId> early = queueRows(f, "0001", kNotificationsMask, 2, 5000);
+  queueRows(f, "0001", kNotificationsMask, 1, 2000);
+  queueRows(f, "0002", kNotificationsMask, 4, 9000);  // another provider's rows are not counted
   markSent(f, early[0]);
 
   Reply r = queueOf(f, "0001");
@@ -101,9 +94,9 @@ TEST_CASE("The queue view counts a provider's messages by state and function wit
 
 TEST_CASE("Without a core every function with queued messages waits for not-bound") {
   AdminApiFixture f;
-  addProvider(f, "0001");
-  queueRows(f, "0001", kNotifications, 2, 3000);
-  queueRows(f, "0001", kSoaManagement | kNotifications, 1, 1000);  // routed by soa-management
+  f.addProvider("0001");
+  queueRows(f, "0001", kNotificationsMask, 2, 3000);
+  queueRows(f, "0001", kSoaManagement | kNotificationsMask, 1, 1000);  // routed by soa-management
 
   Reply r = queueOf(f, "0001");
   REQUIRE(r.status == 200);
@@ -124,8 +117,8 @@ TEST_CASE("Without a core every function with queued messages waits for not-boun
 
 TEST_CASE("A provider the core never saw has its queued messages waiting for not-bound") {
   AdminApiFixture f;
-  addProvider(f, "0001");
-  queueRows(f, "0001", kNotifications, 1, 10);
+  f.addProvider("0001");
+  queueRows(f, "0001", kNotificationsMask, 1, 10);
   AttachedCore core(f);  // answers bound=false and no waits for 0001
 
   Reply r = queueOf(f, "0001");
@@ -140,8 +133,8 @@ TEST_CASE("A provider the core never saw has its queued messages waiting for not
 
 TEST_CASE("The queue view takes wait reasons throttle storage and association load from the core") {
   AdminApiFixture f;
-  addProvider(f, "0001");
-  queueRows(f, "0001", kNotifications, 3, 700);
+  f.addProvider("0001");
+  queueRows(f, "0001", kNotificationsMask, 3, 700);
   AttachedCore core(f);
   ProviderQueueView view;
   view.spid = "0001";
@@ -175,8 +168,8 @@ TEST_CASE("The queue view takes wait reasons throttle storage and association lo
 
 TEST_CASE("A bound provider whose core holds nothing back has no wait reason for its queued function") {
   AdminApiFixture f;
-  addProvider(f, "0001");
-  queueRows(f, "0001", kNotifications, 1, 0);
+  f.addProvider("0001");
+  queueRows(f, "0001", kNotificationsMask, 1, 0);
   AttachedCore core(f);
   ProviderQueueView view;
   view.spid = "0001";
@@ -190,7 +183,7 @@ TEST_CASE("A bound provider whose core holds nothing back has no wait reason for
 
 TEST_CASE("An empty queue has no oldest age and no waits") {
   AdminApiFixture f;
-  addProvider(f, "0001");
+  f.addProvider("0001");
   Reply r = queueOf(f, "0001");
   REQUIRE(r.status == 200);
   CHECK(r.body["counts"].empty());
@@ -209,7 +202,7 @@ TEST_CASE("The queue of an unknown provider is 404 provider_not_found") {
 
 TEST_CASE("A malformed SPID in the queue route is refused 400 with the reason") {
   AdminApiFixture f;
-  addProvider(f, "0001");
+  f.addProvider("0001");
   for (const char* bad : {"001", "00001", "00-1", "0%2001", "%C3%A9%C3%A9"}) {
     INFO(bad);
     Reply r = queueOf(f, bad);
@@ -225,7 +218,7 @@ TEST_CASE("A malformed SPID in the queue route is refused 400 with the reason") 
 
 TEST_CASE("The queue route answers only GET and no deeper path") {
   AdminApiFixture f;
-  addProvider(f, "0001");
+  f.addProvider("0001");
   CHECK(f.call(V::post, "/v1/providers/0001/queue", json{{"actor", "x"}}).errorCode() == "method_not_allowed");
   CHECK(f.call(V::delete_, "/v1/providers/0001/queue?actor=x").errorCode() == "method_not_allowed");
   CHECK(f.call(V::get, "/v1/providers/0001/queue/notifications").errorCode() == "unknown_route");
@@ -236,8 +229,8 @@ TEST_CASE("The queue route answers only GET and no deeper path") {
 
 TEST_CASE("A queued message's status names the core's wait reason for its routing function") {
   AdminApiFixture f;
-  addProvider(f, "0001");
-  const db::MessageId id = queueRows(f, "0001", kSoaManagement | kNotifications, 1, 0)[0];
+  f.addProvider("0001");
+  const db::MessageId id = queueRows(f, "0001", kSoaManagement | kNotificationsMask, 1, 0)[0];
   AttachedCore core(f);
   ProviderQueueView view;
   view.spid = "0001";
@@ -255,8 +248,8 @@ TEST_CASE("A queued message's status names the core's wait reason for its routin
 
 TEST_CASE("Without a core a queued message's status waits for not-bound") {
   AdminApiFixture f;
-  addProvider(f, "0001");
-  const db::MessageId id = queueRows(f, "0001", kNotifications, 1, 0)[0];
+  f.addProvider("0001");
+  const db::MessageId id = queueRows(f, "0001", kNotificationsMask, 1, 0)[0];
   Reply r = f.call(V::get, "/v1/messages/" + std::to_string(id));
   REQUIRE(r.status == 200);
   CHECK(r.body["wait_reason"] == "not-bound");
@@ -264,8 +257,8 @@ TEST_CASE("Without a core a queued message's status waits for not-bound") {
 
 TEST_CASE("A message that left the queue has no wait reason") {
   AdminApiFixture f;
-  addProvider(f, "0001");
-  const db::MessageId id = queueRows(f, "0001", kNotifications, 1, 0)[0];
+  f.addProvider("0001");
+  const db::MessageId id = queueRows(f, "0001", kNotificationsMask, 1, 0)[0];
   markSent(f, id);
   AttachedCore core(f);
   Reply r = f.call(V::get, "/v1/messages/" + std::to_string(id));
@@ -276,8 +269,8 @@ TEST_CASE("A message that left the queue has no wait reason") {
 
 TEST_CASE("A queued message the core holds nothing back for has a null wait reason") {
   AdminApiFixture f;
-  addProvider(f, "0001");
-  const db::MessageId id = queueRows(f, "0001", kNotifications, 1, 0)[0];
+  f.addProvider("0001");
+  const db::MessageId id = queueRows(f, "0001", kNotificationsMask, 1, 0)[0];
   AttachedCore core(f);
   ProviderQueueView view;
   view.spid = "0001";
@@ -291,7 +284,7 @@ TEST_CASE("A queued message the core holds nothing back for has a null wait reas
 
 TEST_CASE("The egress route refuses a malformed SPID 400 and an unknown provider 404") {
   AdminApiFixture f;
-  addProvider(f, "0001");
+  f.addProvider("0001");
   for (const char* bad : {"001", "00-1", "%C3%A9%C3%A9"}) {
     INFO(bad);
     Reply r = f.call(V::get, std::string("/v1/providers/") + bad + "/egress");

@@ -14,19 +14,13 @@ using testing::Reply;
 using nlohmann::json;
 using V = boost::beast::http::verb;
 
-void addProvider(AdminApiFixture& f, const std::string& spid) {
-  Reply r = f.call(V::post, "/v1/providers", json{{"spid", spid}, {"name", "Provider " + spid}, {"system_type", "lsms"}});
-  INFO(r.raw);
-  REQUIRE(r.status == 201);
-}
-
 json bureau() {
   return {{"name", "bureau-a"}, {"members", {"0002", "0001", "0003"}}, {"max_rate", 10000}, {"max_pending", 12000}};
 }
 
 struct Fixture : AdminApiFixture {
   Fixture() {
-    for (const char* spid : {"0001", "0002", "0003", "0004"}) addProvider(*this, spid);
+    for (const char* spid : {"0001", "0002", "0003", "0004"}) addProvider(spid, "lsms");
   }
   Reply create(const json& body = bureau()) { return call(V::post, "/v1/throttle-groups", body); }
 };

@@ -148,6 +148,9 @@ struct TestReply {
   }
 };
 
+// Whether a reply came and was 200 OK.
+inline bool answered200(const std::optional<TestReply>& reply) { return reply && reply->status == 200; }
+
 // One keep-alive client connection from `from` (a 127.0.0.0/8 address); `receive_buffer`
 // > 0 sets its SO_RCVBUF before connecting (a small one: a client that reads nothing
 // closes its window at once instead of letting the kernel hold megabytes).

@@ -21,40 +21,19 @@
 #include "npac/npacd/core/core_metrics.h"
 #include "npac/npacd/core/provider_counting.h"
 #include "tests/db/temp_dir.h"
+#include "tests/npac/npacd/core/recording_link.h"
 
 namespace {
 
 using namespace npac;
 using namespace npac::npacd;
+using npac::npacd::testing::RecordingLink;
+using npac::npacd::testing::invokeIdOf;
+using npac::npacd::testing::resultFor;
 using namespace std::chrono_literals;
 namespace as = npac::associations;
 using F = as::AssociationFunction;
 using Op = cmip::CmipOpcode;
-
-struct RecordingLink : AssociationLink {
-  std::vector<std::pair<std::vector<std::uint8_t>, std::int64_t>> sent;
-  std::function<void()> on_abort;
-  bool send(const std::vector<std::uint8_t>& apdu, std::int64_t tag) override {
-    sent.emplace_back(apdu, tag);
-    return true;
-  }
-  void abort(const std::string&) override {
-    if (on_abort) on_abort();
-  }
-  void setReleaseReason(const std::string&) override {}
-  void requestRelease() override {}
-  void countRetransmission() override {}
-  bool releasing() const override { return false; }
-  AssociationInfo describe() const override { return {}; }
-};
-
-std::int32_t invokeIdOf(const std::vector<std::uint8_t>& pdu) {
-  auto apdu = cmip::decodeRoseApdu(pdu);
-  REQUIRE(apdu.isOk());
-  return std::get<cmip::RoseInvoke>(apdu.value()).invokeId;
-}
-
-cmip::RoseApdu resultFor(std::int32_t invoke_id) { return cmip::RoseReturnResult{cmip::InvokeId{invoke_id}, std::nullopt}; }
 
 cmip::RoseApdu errorFor(std::int32_t invoke_id) {
   return cmip::RoseReturnError{cmip::InvokeId{invoke_id},
@@ -147,13 +126,13 @@ struct MetricsFixture : ProviderCore::Host {
   }
 };
 
-const as::FunctionMask kAll = as::FunctionMask::of({F::kSoaManagement, F::kNotifications});
+const as::FunctionMask kTwoFunctions = as::FunctionMask::of({F::kSoaManagement, F::kNotifications});
 
 }  // namespace
 
 TEST_CASE("Ten confirmed PDUs answered with results count ten sent and ten acknowledged under their function and operation") {
   MetricsFixture f;
-  RecordingLink& link = f.bind(1, kAll);
+  RecordingLink& link = f.bind(1, kTwoFunctions);
   f.submit(F::kNotifications, 10);
   f.run();
   REQUIRE(link.sent.size() == 10);
@@ -175,7 +154,7 @@ TEST_CASE("Ten confirmed PDUs answered with results count ten sent and ten ackno
 
 TEST_CASE("An unconfirmed PDU counts as acknowledged once written") {
   MetricsFixture f;
-  RecordingLink& link = f.bind(1, kAll);
+  RecordingLink& link = f.bind(1, kTwoFunctions);
   f.submit(F::kSoaManagement, 3, Op::kEventReport);
   f.run();
   REQUIRE(link.sent.size() == 3);
@@ -186,7 +165,7 @@ TEST_CASE("An unconfirmed PDU counts as acknowledged once written") {
 
 TEST_CASE("A PDU answered with a ReturnError counts as failed under its operation") {
   MetricsFixture f;
-  RecordingLink& link = f.bind(1, kAll);
+  RecordingLink& link = f.bind(1, kTwoFunctions);
   f.submit(F::kNotifications, 2, Op::kActionConfirmed);
   f.run();
   REQUIRE(link.sent.size() == 2);
@@ -198,7 +177,7 @@ TEST_CASE("A PDU answered with a ReturnError counts as failed under its operatio
 
 TEST_CASE("A stored PDU that is not a ROSE Invoke counts as failed and not as sent") {
   MetricsFixture f;
-  f.bind(1, kAll);
+  f.bind(1, kTwoFunctions);
   f.submit(F::kNotifications, 1, Op::kEventReportConfirmed, std::vector<std::uint8_t>{0x05, 0x00});
   f.run();
   CHECK(f.count(ProviderCounters::kFailed, F::kNotifications, Op::kEventReportConfirmed) == 1);
@@ -207,8 +186,8 @@ TEST_CASE("A stored PDU that is not a ROSE Invoke counts as failed and not as se
 
 TEST_CASE("Requests in flight on a lost association count as retransmitted when re-sent on the survivor") {
   MetricsFixture f;
-  RecordingLink& one = f.bind(1, kAll);
-  RecordingLink& two = f.bind(2, kAll);
+  RecordingLink& one = f.bind(1, kTwoFunctions);
+  RecordingLink& two = f.bind(2, kTwoFunctions);
   f.submit(F::kNotifications, 4);
   f.run();
   REQUIRE(one.sent.size() + two.sent.size() == 4);
@@ -226,7 +205,7 @@ TEST_CASE("Requests in flight on a lost association count as retransmitted when 
 
 TEST_CASE("A heartbeat answered 300 ms after it was sent is observed in the heartbeat round trip") {
   MetricsFixture f;
-  RecordingLink& link = f.bind(1, kAll);
+  RecordingLink& link = f.bind(1, kTwoFunctions);
   f.answerHeartbeatAfter(link, 300ms);
   const common::Histogram heartbeat = f.core->metrics().counters->heartbeat_rtt;
   CHECK(heartbeat.count() == 1);
@@ -236,8 +215,8 @@ TEST_CASE("A heartbeat answered 300 ms after it was sent is observed in the hear
 
 TEST_CASE("An association that ended leaves the provider's metrics snapshot") {
   MetricsFixture f;
-  f.bind(1, kAll);
-  f.bind(2, kAll);
+  f.bind(1, kTwoFunctions);
+  f.bind(2, kTwoFunctions);
   REQUIRE(f.core->metrics().associations.size() == 2);
   f.links[1]->abort("test: connection lost");
   const CoreMetrics::Provider snapshot = f.core->metrics();
@@ -249,7 +228,7 @@ TEST_CASE("An association that ended leaves the provider's metrics snapshot") {
 TEST_CASE("With counting off the provider keeps no counters and its snapshot has none") {
   MetricsFixture f;
   f.core->setCounting(false);
-  RecordingLink& link = f.bind(1, kAll);
+  RecordingLink& link = f.bind(1, kTwoFunctions);
   f.submit(F::kNotifications, 3);
   f.run();
   REQUIRE(link.sent.size() == 3);
@@ -261,8 +240,8 @@ TEST_CASE("With counting off the provider keeps no counters and its snapshot has
 
 TEST_CASE("The egress view lists the latest PDUs written with the association each went on, oldest first") {
   MetricsFixture f;
-  f.bind(1, kAll);
-  f.bind(2, kAll);
+  f.bind(1, kTwoFunctions);
+  f.bind(2, kTwoFunctions);
   f.submit(F::kNotifications, 6, Op::kEventReport);
   f.run();
   ProviderEgressView view = f.core->egressView();
@@ -283,7 +262,7 @@ TEST_CASE("The egress view lists the latest PDUs written with the association ea
 
 TEST_CASE("An answered heartbeat's round trip is listed with its association") {
   MetricsFixture f;
-  RecordingLink& link = f.bind(1, kAll);
+  RecordingLink& link = f.bind(1, kTwoFunctions);
   std::vector<AssociationInfo> listed;
   f.core->describe(listed);
   REQUIRE(listed.size() == 1);
@@ -298,8 +277,8 @@ TEST_CASE("An answered heartbeat's round trip is listed with its association") {
 TEST_CASE("A weighted provider's associations are listed with their weight and Current Load %") {
   MetricsFixture f;
   f.set("egress_policy", "weighted");
-  f.bind(1, kAll);
-  f.bind(2, kAll);
+  f.bind(1, kTwoFunctions);
+  f.bind(2, kTwoFunctions);
   std::vector<AssociationInfo> listed;
   f.core->describe(listed);
   REQUIRE(listed.size() == 2);

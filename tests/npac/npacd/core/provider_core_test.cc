@@ -20,44 +20,18 @@
 #include "npac/npacd/core/retention_purge.h"
 #include "tests/db/temp_dir.h"
 #include "tests/npac/npacd/event_report_pdu.h"
+#include "tests/npac/npacd/core/recording_link.h"
 
 namespace {
 
 using namespace npac;
 using namespace npac::npacd;
+using npac::npacd::testing::RecordingLink;
+using npac::npacd::testing::invokeIdOf;
+using npac::npacd::testing::resultFor;
 using namespace std::chrono_literals;
 namespace as = npac::associations;
 using F = as::AssociationFunction;
-
-// One bound association as the core sees it: every PDU it was given, aborts reported back
-// as a loss the way a Session reports onClosed.
-struct RecordingLink : AssociationLink {
-  std::vector<std::pair<std::vector<std::uint8_t>, std::int64_t>> sent;
-  std::function<void()> on_abort;
-  std::function<void()> on_send;  // called as each PDU is handed over, before it is recorded
-  std::string abort_reason;
-  bool release_requested = false;
-  bool send(const std::vector<std::uint8_t>& apdu, std::int64_t tag) override {
-    if (on_send) on_send();
-    sent.emplace_back(apdu, tag);
-    return true;
-  }
-  void abort(const std::string& reason) override {
-    abort_reason = reason;
-    if (on_abort) on_abort();
-  }
-  void setReleaseReason(const std::string&) override {}
-  void requestRelease() override { release_requested = true; }
-  void countRetransmission() override {}
-  bool releasing() const override { return false; }
-  AssociationInfo describe() const override { return {}; }
-};
-
-std::int32_t invokeIdOf(const std::vector<std::uint8_t>& pdu) {
-  auto apdu = cmip::decodeRoseApdu(pdu);
-  REQUIRE(apdu.isOk());
-  return std::get<cmip::RoseInvoke>(apdu.value()).invokeId;
-}
 
 bool isHeartbeat(const std::vector<std::uint8_t>& pdu) {
   auto apdu = cmip::decodeRoseApdu(pdu);
@@ -67,10 +41,6 @@ bool isHeartbeat(const std::vector<std::uint8_t>& pdu) {
   auto* report = std::get_if<cmip::EventReportArgument>(&typed.value().argument);
   return report != nullptr &&
          report->eventType == cmip::EventTypeId::global(cmip::oids::kNpacHeartbeatEvent);
-}
-
-cmip::RoseApdu resultFor(std::int32_t invoke_id) {
-  return cmip::RoseReturnResult{cmip::InvokeId{invoke_id}, std::nullopt};
 }
 
 struct CoreFixture : ProviderCore::Host {

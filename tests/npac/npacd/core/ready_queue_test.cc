@@ -52,7 +52,7 @@ struct QueueFixture {
   }
 };
 
-std::vector<db::MessageId> idsOf(const std::vector<db::QueuedMessage>& rows) {
+std::vector<db::MessageId> queuedIds(const std::vector<db::QueuedMessage>& rows) {
   std::vector<db::MessageId> ids;
   for (const db::QueuedMessage& row : rows) ids.push_back(row.id);
   return ids;
@@ -96,7 +96,7 @@ TEST_CASE("A ReadyQueue answers what the database answers through a random mix o
     }
     for (std::uint32_t functions : asking) {
       const std::size_t limit = 1 + random() % 8;
-      CHECK(idsOf(ready.next(functions, limit)) == idsOf(queue.nextQueued("0001", functions, limit).value()));
+      CHECK(queuedIds(ready.next(functions, limit)) == queuedIds(queue.nextQueued("0001", functions, limit).value()));
       ++compared;
     }
   }
@@ -115,7 +115,7 @@ TEST_CASE("A message the load already read is not added again when its announcem
   ready.remove(rows[0].id);  // sent meanwhile
   REQUIRE(ready.add(rows[0]));  // its announcement, late
   REQUIRE(ready.add(rows[1]));
-  CHECK(idsOf(ready.next(1, 10)) == std::vector<db::MessageId>{rows[1].id});
+  CHECK(queuedIds(ready.next(1, 10)) == std::vector<db::MessageId>{rows[1].id});
 }
 
 TEST_CASE("A ReadyQueue given more messages than it may hold drops them all and answers nothing") {
@@ -148,7 +148,7 @@ TEST_CASE("Delivery rounds after the first read committed messages from memory, 
   REQUIRE(first.size() == 1);
   f.store->markSent("0001", {first[0].id}, 1, 2000);
   auto rows = f.commit({QueueFixture::message(1, 0, 2), QueueFixture::message(1, 5, 3)});
-  const auto ids = idsOf(rows);
+  const auto ids = queuedIds(rows);
   f.store->committed("0001", rows);
   f.store->noteSubmitted("0001", ids);
   const std::uint64_t database_rounds = f.store->figures().database_rounds;
@@ -156,7 +156,7 @@ TEST_CASE("Delivery rounds after the first read committed messages from memory, 
   CHECK(f.store->figures().database_rounds == database_rounds);
   CHECK(f.store->figures().ready_rounds == 2);
   // Priority first, then id; the message sent in the first round is not among them.
-  CHECK(idsOf(next) == std::vector<db::MessageId>{ids[1], ids[0]});
+  CHECK(queuedIds(next) == std::vector<db::MessageId>{ids[1], ids[0]});
   CHECK(next[1].pdu == std::vector<std::uint8_t>{0x30, 0x01, 2});
 }
 
@@ -165,7 +165,7 @@ TEST_CASE("A burst of more messages than the old bound of 4,096 committed after 
   REQUIRE(f.store->nextQueued("0001", 1, 10).value().empty());  // loaded: nothing queued
   std::vector<db::NewMessage> burst(5000, QueueFixture::message(1, 0, 1));
   auto rows = f.commit(burst);
-  const auto ids = idsOf(rows);
+  const auto ids = queuedIds(rows);
   f.store->committed("0001", rows);
   f.store->noteSubmitted("0001", ids);
   CHECK(f.store->figures().ready_messages == 5000);
@@ -175,7 +175,7 @@ TEST_CASE("A burst of more messages than the old bound of 4,096 committed after 
     auto next = f.store->nextQueued("0001", 1, 100).value();
     REQUIRE(next.size() == 100);
     for (const auto& row : next) delivered.push_back(row.id);
-    f.store->markSent("0001", idsOf(next), 1, 2000);
+    f.store->markSent("0001", queuedIds(next), 1, 2000);
   }
   f.store->flush();
   CHECK(delivered == ids);
@@ -193,11 +193,11 @@ TEST_CASE("Committed messages beyond the ready bytes bound drop the provider's r
   auto rows = f.commit({QueueFixture::message(1, 0, 1), QueueFixture::message(1, 0, 2),
                         QueueFixture::message(1, 0, 3), QueueFixture::message(1, 0, 4)});
   f.store->committed("0001", rows);  // 3 + 3 + 3 bytes fit, the fourth does not
-  f.store->noteSubmitted("0001", idsOf(rows));
+  f.store->noteSubmitted("0001", queuedIds(rows));
   CHECK(f.store->figures().ready_messages == 0);
   CHECK(f.store->figures().ready_bytes == 0);
   const std::uint64_t database_rounds = f.store->figures().database_rounds;
-  CHECK(idsOf(f.store->nextQueued("0001", 1, 10).value()) == idsOf(rows));
+  CHECK(queuedIds(f.store->nextQueued("0001", 1, 10).value()) == queuedIds(rows));
   CHECK(f.store->figures().database_rounds == database_rounds + 1);
 }
 
@@ -205,8 +205,8 @@ TEST_CASE("A message appended without being handed to the store is still deliver
   QueueFixture f;
   REQUIRE(f.store->nextQueued("0001", 1, 10).value().empty());  // loaded: nothing queued
   auto rows = f.commit({QueueFixture::message(1, 0, 1)});
-  f.store->noteSubmitted("0001", idsOf(rows));  // no committed(): a test's direct append
-  CHECK(idsOf(f.store->nextQueued("0001", 1, 10).value()) == idsOf(rows));
+  f.store->noteSubmitted("0001", queuedIds(rows));  // no committed(): a test's direct append
+  CHECK(queuedIds(f.store->nextQueued("0001", 1, 10).value()) == queuedIds(rows));
 }
 
 TEST_CASE("Messages put back to queued after a lost association are read again by the next round") {
@@ -214,11 +214,11 @@ TEST_CASE("Messages put back to queued after a lost association are read again b
   auto rows = f.commit({QueueFixture::message(1, 0, 1), QueueFixture::message(1, 0, 2)});
   auto sent = f.store->nextQueued("0001", 1, 10).value();
   REQUIRE(sent.size() == 2);
-  f.store->markSent("0001", idsOf(sent), 7, 2000);
+  f.store->markSent("0001", queuedIds(sent), 7, 2000);
   CHECK(f.store->nextQueued("0001", 1, 10).value().empty());
   f.store->requeueAssociation("0001", 7);
   auto again = f.store->nextQueued("0001", 1, 10).value();
-  CHECK(idsOf(again) == idsOf(rows));
+  CHECK(queuedIds(again) == queuedIds(rows));
   CHECK(again[0].retransmission);
 }
 
@@ -239,7 +239,7 @@ TEST_CASE("Another provider's committed messages never reach a provider's ReadyQ
   auto theirs = f.commit({QueueFixture::message(1, 0, 1, "0002")});
   f.store->committed("0002", theirs);
   CHECK(f.store->nextQueued("0001", 1, 10).value().empty());
-  CHECK(idsOf(f.store->nextQueued("0002", 1, 10).value()) == idsOf(theirs));
+  CHECK(queuedIds(f.store->nextQueued("0002", 1, 10).value()) == queuedIds(theirs));
 }
 
 TEST_CASE("A message this writer commits after the load is added although another node's loaded message has a "
@@ -253,7 +253,7 @@ TEST_CASE("A message this writer commits after the load is added although anothe
   CHECK(ready.covers(rows[2].id));
   CHECK_FALSE(ready.covers(rows[1].id));
   REQUIRE(ready.add(rows[1]));  // this writer's, announced after the load
-  CHECK(idsOf(ready.next(1, 10)) == std::vector<db::MessageId>{rows[1].id, rows[2].id});
+  CHECK(queuedIds(ready.next(1, 10)) == std::vector<db::MessageId>{rows[1].id, rows[2].id});
 }
 
 TEST_CASE("A message committed before the load and sent before its announcement arrives is not added again") {
@@ -274,9 +274,9 @@ TEST_CASE("A load takes the writer's committed mark given to the store, not the 
   // announced only after the load.
   f.store->setCommittedThrough([&] { return ours[0].id; });
   auto first = f.store->nextQueued("0001", 1, 1).value();  // loads ours, theirs, late
-  REQUIRE(idsOf(first) == idsOf(ours));
+  REQUIRE(queuedIds(first) == queuedIds(ours));
   f.store->committed("0001", late);
-  CHECK(idsOf(f.store->nextQueued("0001", 1, 10).value()) ==
+  CHECK(queuedIds(f.store->nextQueued("0001", 1, 10).value()) ==
         std::vector<db::MessageId>{ours[0].id, theirs[0].id, late[0].id});
   CHECK(f.store->figures().database_rounds == 0);
 }
@@ -287,7 +287,7 @@ TEST_CASE("Forgetting a provider's ready messages reads rows another node commit
   auto theirs = f.commit({QueueFixture::message(1, 0, 1)});  // no committed(): another node's
   CHECK(f.store->nextQueued("0001", 1, 10).value().empty());  // memory does not know them
   f.store->forgetReady("0001");  // their NOTIFY
-  CHECK(idsOf(f.store->nextQueued("0001", 1, 10).value()) == idsOf(theirs));
+  CHECK(queuedIds(f.store->nextQueued("0001", 1, 10).value()) == queuedIds(theirs));
   f.commit({QueueFixture::message(1, 0, 2, "0002")});
   f.store->forgetAllReady();  // the listener reconnected
   CHECK(f.store->nextQueued("0002", 1, 10).value().size() == 1);
@@ -308,7 +308,7 @@ TEST_CASE("On PostgreSQL delivery rounds after the first are answered from memor
   row.function_mask = 1;
   row.pdu = {0x30, 0x01, 1};
   store.committed("0001", {row});
-  CHECK(idsOf(store.nextQueued("0001", 1, 10).value()) == ids);
+  CHECK(queuedIds(store.nextQueued("0001", 1, 10).value()) == ids);
   CHECK(store.figures().ready_rounds == 2);
   CHECK(store.figures().database_rounds == 0);
 }
