@@ -43,9 +43,9 @@ int hexDigitValue(char c) {
   return -1;
 }
 
-HexDecoded decodeHex(std::string_view text, HexSeparators separators) {
-  HexDecoded out;
-  out.bytes.reserve(text.size() / 2);
+Result<std::vector<std::uint8_t>> decodeHex(std::string_view text, HexSeparators separators) {
+  std::vector<std::uint8_t> bytes;
+  bytes.reserve(text.size() / 2);
   int high = -1;  // the first digit of the octet being read, or -1 between octets
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -53,31 +53,26 @@ HexDecoded decodeHex(std::string_view text, HexSeparators separators) {
     if (value < 0) {
       if (separators == HexSeparators::kBetweenOctets && isSeparator(c)) {
         if (high < 0) continue;
-        out.error = "odd number of hex digits before the separator at offset " + std::to_string(i);
-      } else {
-        out.error = describe(c) + " at offset " + std::to_string(i) + " is not a hex digit";
+        return Status::error(StatusCode::kBadHex,
+                             "odd number of hex digits before the separator at offset " + std::to_string(i));
       }
-      out.bytes.clear();
-      return out;
+      return Status::error(StatusCode::kBadHex, describe(c) + " at offset " + std::to_string(i) + " is not a hex digit");
     }
     if (high < 0) {
       high = value;
     } else {
-      out.bytes.push_back(static_cast<std::uint8_t>(high << 4 | value));
+      bytes.push_back(static_cast<std::uint8_t>(high << 4 | value));
       high = -1;
     }
   }
-  if (high >= 0) {
-    out.error = "odd number of hex digits";
-    out.bytes.clear();
-  }
-  return out;
+  if (high >= 0) return Status::error(StatusCode::kBadHex, "odd number of hex digits");
+  return bytes;
 }
 
 std::optional<std::vector<std::uint8_t>> fromHex(std::string_view text) {
-  HexDecoded decoded = decodeHex(text);
-  if (!decoded.ok()) return std::nullopt;
-  return std::move(decoded.bytes);
+  Result<std::vector<std::uint8_t>> decoded = decodeHex(text);
+  if (!decoded.isOk()) return std::nullopt;
+  return std::move(decoded).value();
 }
 
 }  // namespace npac::common

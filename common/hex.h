@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/status.h"
+
 namespace npac::common {
 
 // Lower-case hex, two digits an octet, no separators: {0x4f, 0x0a} → "4f0a".
@@ -27,14 +29,9 @@ enum class HexSeparators : std::uint8_t {
   kBetweenOctets,  // also spaces, tabs, newlines and ':' between octets ("4f 0a", "4f:0a")
 };
 
-// The decoded octets, or why the text is not hex: the offending character and its
+// The decoded octets, or kBadHex whose message names the offending character and its
 // offset, or an odd digit count.
-struct HexDecoded {
-  std::vector<std::uint8_t> bytes;
-  std::string error;  // empty when the text decoded
-  bool ok() const { return error.empty(); }
-};
-HexDecoded decodeHex(std::string_view text, HexSeparators separators = HexSeparators::kNone);
+Result<std::vector<std::uint8_t>> decodeHex(std::string_view text, HexSeparators separators = HexSeparators::kNone);
 
 // decodeHex without separators, for callers with their own message: nullopt when not hex.
 std::optional<std::vector<std::uint8_t>> fromHex(std::string_view text);

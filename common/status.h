@@ -171,7 +171,11 @@ namespace npac {
   X(kInvalidThrottleGroup, kRequest, "invalid_throttle_group")                                 \
   /* ---- what a person wrote and a tool reads (npacctl plan's scenario files, options) */     \
   X(kBadDocument, kDocument, "bad document")     /* the message names the JSON path and why */ \
-  X(kBadOption, kDocument, "bad option value")   /* a command-line value: the message says why */
+  X(kBadOption, kDocument, "bad option value")   /* a command-line value: the message says why */ \
+  X(kBadHex, kDocument, "not hexadecimal text")  /* the offending character and its offset */   \
+  /* ---- what the operating system refused a program at start-up */                          \
+  X(kCannotListen, kSystem, "cannot listen")     /* bind/listen failed: the address and why */ \
+  X(kCannotOpenFile, kSystem, "cannot open file") /* the file, and the system's reason */
 
 enum class StatusCode : std::uint16_t {
 #define NPAC_STATUS_ENUM_ENTRY(code, layer, text) code,
@@ -180,7 +184,7 @@ enum class StatusCode : std::uint16_t {
 };
 
 // The layer a code belongs to; a codec error renders with its offset.
-enum class StatusLayer : std::uint8_t { kNone, kCodec, kAssociation, kDatabase, kTunables, kRequest, kDocument };
+enum class StatusLayer : std::uint8_t { kNone, kCodec, kAssociation, kDatabase, kTunables, kRequest, kDocument, kSystem };
 
 StatusLayer layerOf(StatusCode code);
 // "kBerTruncated"; "kUnknown" outside the enum.

@@ -40,13 +40,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   NpacdCommandLine line;
   declareNpacdOptions(app, line);
   const std::vector<ConfigKey> keys = configKeysOf(app);
-  std::vector<ConfigSetting> settings;
-  std::string error;
-  if (!readConfigText("fuzz.toml", text, keys, &settings, &error)) {
-    if (error.rfind("fuzz.toml:", 0) != 0) __builtin_trap();  // every refusal names the file and line
+  npac::Result<std::vector<ConfigSetting>> read = readConfigText("fuzz.toml", text, keys);
+  if (!read.isOk()) {
+    if (read.status().code() != npac::StatusCode::kBadDocument) __builtin_trap();
+    if (read.status().message().rfind("fuzz.toml:", 0) != 0) __builtin_trap();  // every refusal names the file and line
     return 0;
   }
-  for (const ConfigSetting& setting : settings) {
+  for (const ConfigSetting& setting : read.value()) {
     if (setting.value.find('\0') != std::string::npos) __builtin_trap();  // a NUL never reaches an option
     if (const auto range = numberRangeOf(setting.key)) {
       std::uint64_t value = 0;

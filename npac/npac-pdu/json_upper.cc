@@ -135,9 +135,9 @@ std::string toHex(std::span<const uint8_t> bytes) { return common::toHex(bytes);
 
 // Blanks, newlines and ':' may separate octets: hex pasted from a dump or a trace.
 Result<std::vector<uint8_t>> fromHex(const std::string& text) {
-  common::HexDecoded decoded = common::decodeHex(text, common::HexSeparators::kBetweenOctets);
-  if (!decoded.ok()) return Status::badDocument(decoded.error);
-  return std::move(decoded.bytes);
+  Result<std::vector<uint8_t>> decoded = common::decodeHex(text, common::HexSeparators::kBetweenOctets);
+  if (!decoded.isOk()) return Status::badDocument(decoded.status().message());
+  return decoded;
 }
 
 Json externalToJson(const External& e) {

@@ -136,10 +136,10 @@ Result<std::pair<std::string, uint16_t>> parseHostPort(std::string_view text) {
 }
 
 Result<std::vector<uint8_t>> parseHex(std::string_view text) {
-  common::HexDecoded decoded = common::decodeHex(text, common::HexSeparators::kBetweenOctets);
-  if (!decoded.ok()) return Status::badOption(decoded.error);
-  if (decoded.bytes.empty()) return Status::badOption("no octets");
-  return std::move(decoded.bytes);
+  Result<std::vector<uint8_t>> decoded = common::decodeHex(text, common::HexSeparators::kBetweenOctets);
+  if (!decoded.isOk()) return Status::badOption(decoded.status().message());
+  if (decoded->empty()) return Status::badOption("no octets");
+  return decoded;
 }
 
 }  // namespace npac::soasim

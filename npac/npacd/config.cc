@@ -10,27 +10,22 @@
 
 namespace npac::npacd {
 
-bool parseEndpoint(const std::string& text, std::string* host, std::uint16_t* port,
-                   std::string* error) {
+Result<Endpoint> parseEndpoint(const std::string& text) {
   const auto colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
-    *error = "expected host:port, got '" + text + "'";
-    return false;
+    return Status::badOption("expected host:port, got '" + text + "'");
   }
   std::uint64_t value = 0;
   if (!parseInteger(std::string_view(text).substr(colon + 1), {0, 65535}, &value).empty()) {
-    *error = "bad port in '" + text + "' (a port is 0 to 65535)";
-    return false;
+    return Status::badOption("bad port in '" + text + "' (a port is 0 to 65535)");
   }
-  *host = text.substr(0, colon);
-  *port = static_cast<std::uint16_t>(value);
-  return true;
+  return Endpoint{text.substr(0, colon), static_cast<std::uint16_t>(value)};
 }
 
 std::string checkEndpoint(const std::string& text) {
-  std::string host, error;
-  std::uint16_t port = 0;
-  if (!parseEndpoint(text, &host, &port, &error)) return error;
+  Result<Endpoint> endpoint = parseEndpoint(text);
+  if (!endpoint.isOk()) return endpoint.status().message();
+  const std::string& host = endpoint->host;
   boost::system::error_code ec;
   (void)boost::asio::ip::make_address(host, ec);
   if (ec) return "'" + host + "' in '" + text + "' is not a numeric IP address (e.g. 127.0.0.1, ::1, 0.0.0.0)";

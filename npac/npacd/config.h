@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
+
 namespace npac::npacd {
 
 // The embedded default; the standard OSI transport port over RFC 1006 is 102.
@@ -97,9 +99,13 @@ inline constexpr std::chrono::milliseconds kMaxDbTimeout{600000};
 // The reason reads after the option's name: "must be a duration from 100ms to 10m …".
 std::string parseDbTimeout(const std::string& text, std::chrono::milliseconds* value);
 
-// Splits "host:port" into its parts. False (and *error says why) on a malformed value.
-bool parseEndpoint(const std::string& text, std::string* host, std::uint16_t* port,
-                   std::string* error);
+// "host:port" split into its parts.
+struct Endpoint {
+  std::string host;
+  std::uint16_t port = 0;
+};
+// The parts of "host:port"; kBadOption saying why on a malformed value.
+Result<Endpoint> parseEndpoint(const std::string& text);
 // Why `text` cannot be --listen or --api ("" when it can): not host:port, a port outside
 // 0..65535, or a host that is not a numeric IP address (the listeners take no names).
 std::string checkEndpoint(const std::string& text);

@@ -259,15 +259,14 @@ std::vector<ConfigKey> configKeysOf(CLI::App& app) {
   return keys;
 }
 
-bool readConfigText(const std::string& file, const std::string& text, const std::vector<ConfigKey>& keys,
-                    std::vector<ConfigSetting>* settings, std::string* error) {
+Result<std::vector<ConfigSetting>> readConfigText(const std::string& file, const std::string& text,
+                                                  const std::vector<ConfigKey>& keys) {
   std::map<std::string, int> seen;
   int number = 0;
   auto refuse = [&](const std::string& why) {
-    *error = file + ":" + std::to_string(number) + ": " + why;
-    return false;
+    return Status::badDocument(file + ":" + std::to_string(number) + ": " + why);
   };
-  settings->clear();
+  std::vector<ConfigSetting> settings;
   for (std::size_t start = 0; start <= text.size();) {
     const std::size_t newline = std::min(text.find('\n', start), text.size());
     std::string_view line(text.data() + start, newline - start);
@@ -301,9 +300,9 @@ bool readConfigText(const std::string& file, const std::string& text, const std:
     if (!why.empty()) return refuse("key '" + key + "': " + why);
     std::string value;
     if (std::string refused = checkedValue(*known, raw, &value); !refused.empty()) return refuse(refused);
-    settings->push_back({key, value, number});
+    settings.push_back({key, value, number});
   }
-  return true;
+  return settings;
 }
 
 std::string checkConfigFile(const std::string& path) {
@@ -335,9 +334,9 @@ std::vector<CLI::ConfigItem> CheckedTomlConfig::from_config(std::istream& input)
     throw CLI::ConfigError(file + ": larger than " + std::to_string(kMaxConfigFileBytes) +
                            " bytes: a configuration file has at most that");
   }
-  std::vector<ConfigSetting> settings;
-  std::string error;
-  if (!readConfigText(file, text, configKeysOf(app_), &settings, &error)) throw CLI::ConfigError(error);
+  Result<std::vector<ConfigSetting>> read = readConfigText(file, text, configKeysOf(app_));
+  if (!read.isOk()) throw CLI::ConfigError(read.status().message());
+  std::vector<ConfigSetting> settings = std::move(read).value();
   std::vector<CLI::ConfigItem> items;
   for (ConfigSetting& setting : settings) {
     CLI::ConfigItem item;

@@ -34,6 +34,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/status.h"
+
 namespace npac::npacd {
 
 // The largest configuration file npacd reads; the shipped one is about 3 KiB.
@@ -60,10 +62,10 @@ struct ConfigSetting {
 // their checks. An option whose CLI11 type is an integer (INT, UINT) takes an integer.
 std::vector<ConfigKey> configKeysOf(CLI::App& app);
 
-// Reads the text of a configuration file. False and *error = "FILE:LINE: reason" on the
-// first line that is refused; else true and *settings holds one entry per key set.
-bool readConfigText(const std::string& file, const std::string& text, const std::vector<ConfigKey>& keys,
-                    std::vector<ConfigSetting>* settings, std::string* error);
+// Reads the text of a configuration file: one setting per key set, or kBadDocument with
+// the message "FILE:LINE: reason" for the first line that is refused.
+Result<std::vector<ConfigSetting>> readConfigText(const std::string& file, const std::string& text,
+                                                  const std::vector<ConfigKey>& keys);
 
 // Why `path` cannot be read as a configuration file ("" when it can): it does not exist,
 // cannot be examined, is not a regular file (a directory, FIFO, socket or device), or is

@@ -96,31 +96,30 @@ std::string checkLogOptions(const LogOptions& options) {
   return "";
 }
 
-// The sink `options` name: the rotated file, the journal or stdout. None, with *error,
-// when it cannot be opened.
-spdlog::sink_ptr makeSink(const LogOptions& options, std::string* error) {
+// The sink `options` name: the rotated file, the journal or stdout; kCannotOpenFile when
+// it cannot be opened.
+Result<spdlog::sink_ptr> makeSink(const LogOptions& options) {
   try {
     if (!options.file.empty()) {
       spdlog::file_event_handlers owner_only;
       owner_only.before_open = createOwnerOnly;
-      return std::make_shared<spdlog::sinks::rotating_file_sink_mt>(options.file, options.max_size,
-                                                                   options.max_files, false, owner_only);
+      return spdlog::sink_ptr(std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
+          options.file, options.max_size, options.max_files, false, owner_only));
     }
     if (options.target == "journal") {
       // sd_journal_send drops every line silently where no journal listens (libsystemd
       // answers 0 for a missing socket): refuse to start rather than lose them all.
       if (std::string why = journalUnreachable(); !why.empty()) {
-        *error = "--log-target journal: the systemd journal does not take messages (" + why +
-                 "; is systemd-journald running?)";
-        return nullptr;
+        return Status::error(StatusCode::kCannotOpenFile,
+                             "--log-target journal: the systemd journal does not take messages (" + why +
+                                 "; is systemd-journald running?)");
       }
       // The journal keeps its own time and level (PRIORITY=): the message alone.
-      return std::make_shared<spdlog::sinks::systemd_sink_mt>();
+      return spdlog::sink_ptr(std::make_shared<spdlog::sinks::systemd_sink_mt>());
     }
-    return std::make_shared<spdlog::sinks::stdout_sink_mt>();
+    return spdlog::sink_ptr(std::make_shared<spdlog::sinks::stdout_sink_mt>());
   } catch (const spdlog::spdlog_ex& e) {
-    *error = "--log-file " + options.file + ": " + e.what();
-    return nullptr;
+    return Status::error(StatusCode::kCannotOpenFile, "--log-file " + options.file + ": " + e.what());
   }
 }
 
@@ -159,19 +158,16 @@ std::unique_ptr<spdlog::formatter> JsonLogFormatter::clone() const {
   return std::make_unique<JsonLogFormatter>();
 }
 
-bool setUpLogging(const LogOptions& options, std::string* error) {
+Status setUpLogging(const LogOptions& options) {
   const auto level = parseLogLevel(options.level);
   if (!level) {
-    *error = "--log-level must be one of " + std::string(logLevelNames()) + ", got '" + options.level + "'";
-    return false;
+    return Status::badOption("--log-level must be one of " + std::string(logLevelNames()) + ", got '" +
+                             options.level + "'");
   }
-  if (std::string why = checkLogOptions(options); !why.empty()) {
-    *error = why;
-    return false;
-  }
-  spdlog::sink_ptr sink = makeSink(options, error);
-  if (!sink) return false;
-  auto logger = std::make_shared<spdlog::logger>(kLoggerName, sink);
+  if (std::string why = checkLogOptions(options); !why.empty()) return Status::badOption(why);
+  Result<spdlog::sink_ptr> sink = makeSink(options);
+  if (!sink.isOk()) return sink.status();
+  auto logger = std::make_shared<spdlog::logger>(kLoggerName, std::move(sink).value());
   if (options.format == "json") logger->set_formatter(std::make_unique<JsonLogFormatter>());
   logger->set_level(*level);
   // Every line reaches its file at once: an operator tails the log while the trouble
@@ -185,7 +181,7 @@ bool setUpLogging(const LogOptions& options, std::string* error) {
     spdlog::warn("--log-file {} can be written by other users (mode {:04o}): anyone may add lines to it; "
                  "chmod 600 it", options.file, file_stat.st_mode & 07777);
   }
-  return true;
+  return Status();
 }
 
 spdlog::level::level_enum currentLogLevel() { return spdlog::default_logger_raw()->level(); }

@@ -17,6 +17,8 @@
 #include <spdlog/common.h>
 #include <spdlog/formatter.h>
 
+#include "common/status.h"
+
 namespace npac::npacd {
 
 enum class LogFormat { kText, kJson };
@@ -38,13 +40,14 @@ std::string logLevelName(spdlog::level::level_enum level);
 // "trace, debug, info, warn, error, critical, off": for messages.
 const char* logLevelNames();
 
-// Validates `options` and installs the logger. False (and *error says why, naming the
-// flag) on a bad level, format or target, --log-file together with --log-target journal,
-// a --log-max-size or --log-max-files outside its range (config.h kNumberOptions), or a
-// log file that cannot be opened. A log file npacd creates — the first one, and each new
+// Validates `options` and installs the logger. A Status whose message says why, naming
+// the flag: kBadOption on a bad level, format or target, --log-file together with
+// --log-target journal, a --log-max-size or --log-max-files outside its range (config.h
+// kNumberOptions); kCannotOpenFile for a log file that cannot be opened or a journal that
+// takes no messages. A log file npacd creates — the first one, and each new
 // one after a rotation — is owner-only (0600) whatever the umask; an existing one keeps
 // its mode.
-bool setUpLogging(const LogOptions& options, std::string* error);
+Status setUpLogging(const LogOptions& options);
 
 // The default logger's level, and a change of it (takes effect at once on every thread).
 spdlog::level::level_enum currentLogLevel();

@@ -125,11 +125,14 @@ Refusal checkSettings(Npacd& n) {
   NpacdConfig& config = n.config;
   // Checked as they were parsed (command_line.h): these conversions cannot fail now.
   (void)parseDbTimeout(n.command_line.db_timeout, &config.db_timeout);
-  std::string error;
-  if (!parseEndpoint(n.command_line.listen, &config.listen_address, &config.listen_port, &error) ||
-      !parseEndpoint(n.command_line.api, &config.api_address, &config.api_port, &error)) {
-    return error;
-  }
+  Result<Endpoint> listen = parseEndpoint(n.command_line.listen);
+  if (!listen.isOk()) return listen.status().message();
+  Result<Endpoint> api = parseEndpoint(n.command_line.api);
+  if (!api.isOk()) return api.status().message();
+  config.listen_address = listen->host;
+  config.listen_port = listen->port;
+  config.api_address = api->host;
+  config.api_port = api->port;
   if (Refusal refused = checkApiTransport(config); !refused.empty()) return refused;
   if (Refusal refused = checkApiLimits(config); !refused.empty()) return refused;
   if (std::string taken = portTaken(config.listen_address, config.listen_port); !taken.empty()) {
@@ -149,7 +152,7 @@ Refusal checkSettings(Npacd& n) {
   if (!durability) return "--durability must be full or normal, got '" + n.command_line.durability + "'";
   n.durability = *durability;
   n.command_line.log.level = config.log_level;
-  if (!setUpLogging(n.command_line.log, &error)) return error;
+  if (Status logging = setUpLogging(n.command_line.log); !logging.isOk()) return logging.message();
   return {};
 }
 
@@ -272,10 +275,9 @@ Refusal startCore(Npacd& n) {
   boost::system::error_code ec;
   auto listen_address = boost::asio::ip::make_address(n.config.listen_address, ec);
   if (ec) return "bad --listen address '" + n.config.listen_address + "'";
-  std::string error;
-  if (!n.manager->listen({listen_address, n.config.listen_port}, &error)) {
+  if (Status listening = n.manager->listen({listen_address, n.config.listen_port}); !listening.isOk()) {
     const std::string port = std::to_string(n.config.listen_port);
-    return "associations: " + error + " — choose another --listen host:port, or stop the process using it (ss -ltnp "
+    return "associations: " + listening.message() + " — choose another --listen host:port, or stop the process using it (ss -ltnp "
            "'sport = :" + port + "')";
   }
   return {};
@@ -301,8 +303,7 @@ Refusal startApi(Npacd& n) {
   api_options.http.max_per_credential = n.config.api_max_per_token;
   auto admin = AdminApi::start(n.api_io, api_options, *n.api_db, *n.registry, n.clock);
   if (!admin.isOk()) {
-    // Not a database error: the Status only carries the listener's reason (its category
-    // would read "cannot open database"), so the message is built from the flag's view.
+    // kCannotListen (or a bad address): the message is built from the flag's view.
     const std::string port = std::to_string(n.config.api_port);
     return "the admin API cannot start: " + admin.status().message() +
            " — choose another --api host:port, or stop the process using it (ss -ltnp 'sport = :" + port + "')";

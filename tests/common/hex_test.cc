@@ -8,6 +8,7 @@
 #include "common/hex.h"
 
 using namespace npac::common;
+using npac::StatusCode;
 using Bytes = std::vector<std::uint8_t>;
 
 TEST_CASE("Octets are written as lower-case hex without separators") {
@@ -28,35 +29,34 @@ TEST_CASE("Upper-case hex digits are read") {
 }
 
 TEST_CASE("An odd number of hex digits is refused") {
-  HexDecoded d = decodeHex("4f0");
-  CHECK_FALSE(d.ok());
-  CHECK(d.error == "odd number of hex digits");
-  CHECK(d.bytes.empty());
+  auto d = decodeHex("4f0");
+  REQUIRE_FALSE(d.isOk());
+  CHECK(d.status().code() == StatusCode::kBadHex);
+  CHECK(d.status().message() == "odd number of hex digits");
   CHECK_FALSE(fromHex("4f0").has_value());
 }
 
 TEST_CASE("A character that is not a hex digit is refused with its offset") {
-  HexDecoded d = decodeHex("4fzz");
-  CHECK(d.error == "'z' at offset 2 is not a hex digit");
-  CHECK(decodeHex(std::string("4f\x01", 3)).error == "byte 0x01 at offset 2 is not a hex digit");
+  CHECK(decodeHex("4fzz").status().message() == "'z' at offset 2 is not a hex digit");
+  CHECK(decodeHex(std::string("4f\x01", 3)).status().message() == "byte 0x01 at offset 2 is not a hex digit");
 }
 
 TEST_CASE("Separators are refused unless the caller allows them between octets") {
-  CHECK_FALSE(decodeHex("4f 0a").ok());
-  HexDecoded d = decodeHex(" 4f:0a\n\t01 ", HexSeparators::kBetweenOctets);
-  REQUIRE(d.ok());
-  CHECK(d.bytes == Bytes{0x4f, 0x0a, 0x01});
+  CHECK(decodeHex("4f 0a").status().code() == StatusCode::kBadHex);
+  auto d = decodeHex(" 4f:0a\n\t01 ", HexSeparators::kBetweenOctets);
+  REQUIRE(d.isOk());
+  CHECK(d.value() == Bytes{0x4f, 0x0a, 0x01});
 }
 
 TEST_CASE("A separator inside an octet is refused") {
-  HexDecoded d = decodeHex("4 f", HexSeparators::kBetweenOctets);
-  CHECK(d.error == "odd number of hex digits before the separator at offset 1");
+  CHECK(decodeHex("4 f", HexSeparators::kBetweenOctets).status().message() ==
+        "odd number of hex digits before the separator at offset 1");
 }
 
 TEST_CASE("Empty text decodes to no octets") {
-  HexDecoded d = decodeHex("");
-  CHECK(d.ok());
-  CHECK(d.bytes.empty());
+  auto d = decodeHex("");
+  REQUIRE(d.isOk());
+  CHECK(d.value().empty());
 }
 
 TEST_CASE("Hex digit values cover exactly 0-9 a-f A-F") {

@@ -23,19 +23,18 @@ class NpacdReader {
   }
   // The settings of `text`; REQUIREs that it is accepted.
   std::vector<ConfigSetting> accepted(const std::string& text) {
-    std::vector<ConfigSetting> settings;
-    std::string error;
     INFO(text);
-    const bool ok = readConfigText("npacd.toml", text, keys_, &settings, &error);
-    INFO(error);
-    REQUIRE(ok);
-    return settings;
+    npac::Result<std::vector<ConfigSetting>> read = readConfigText("npacd.toml", text, keys_);
+    INFO(read.status().toString());
+    REQUIRE(read.isOk());
+    return std::move(read).value();
   }
   // The reason `text` is refused ("" when it is accepted).
   std::string refusal(const std::string& text) {
-    std::vector<ConfigSetting> settings;
-    std::string error;
-    return readConfigText("npacd.toml", text, keys_, &settings, &error) ? "" : error;
+    npac::Result<std::vector<ConfigSetting>> read = readConfigText("npacd.toml", text, keys_);
+    if (read.isOk()) return "";
+    CHECK(read.status().code() == npac::StatusCode::kBadDocument);
+    return read.status().message();
   }
   const std::vector<ConfigKey>& keys() const { return keys_; }
 

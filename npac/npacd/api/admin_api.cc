@@ -223,7 +223,7 @@ AdminApi::AdminApi(boost::asio::io_context& io, db::Database& db, tunables::Tuna
 
 AdminApi::~AdminApi() { stop(); }
 
-db::Result<std::unique_ptr<AdminApi>> AdminApi::start(boost::asio::io_context& io, Options options,
+Result<std::unique_ptr<AdminApi>> AdminApi::start(boost::asio::io_context& io, Options options,
                                                       db::Database& db,
                                                       tunables::TunableRegistry& registry,
                                                       db::Clock clock) {
@@ -243,7 +243,7 @@ db::Result<std::unique_ptr<AdminApi>> AdminApi::start(boost::asio::io_context& i
   }
   // The operator reserve (http_server.h) sorts requests by their token's role.
   if (!options.http.classify) options.http.classify = [&db](const HttpRequest& r) { return classifyByToken(db, r); };
-  db::Result<std::unique_ptr<HttpServer>> server = HttpServer::start(
+  Result<std::unique_ptr<HttpServer>> server = HttpServer::start(
       io, options.http,
       [self](HttpRequest&& request, Responder respond) { self->handle(std::move(request), std::move(respond)); });
   if (!server.isOk()) return server.status();

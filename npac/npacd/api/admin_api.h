@@ -85,7 +85,7 @@ class AdminApi {
     std::chrono::milliseconds event_keepalive = kEventKeepalive;
   };
 
-  static db::Result<std::unique_ptr<AdminApi>> start(boost::asio::io_context& io, Options options,
+  static Result<std::unique_ptr<AdminApi>> start(boost::asio::io_context& io, Options options,
                                                      db::Database& db,
                                                      tunables::TunableRegistry& registry,
                                                      db::Clock clock);

@@ -76,13 +76,12 @@ HttpServer::~HttpServer() {
   *alive_ = false;
 }
 
-db::Result<std::unique_ptr<HttpServer>> HttpServer::start(asio::io_context& io, Options options,
+Result<std::unique_ptr<HttpServer>> HttpServer::start(asio::io_context& io, Options options,
                                                           HttpHandler handler) {
   beast::error_code ec;
   asio::ip::address address = asio::ip::make_address(options.address, ec);
   if (ec) {
-    return db::Status::invalidArgument("admin API listen address '" + options.address +
-                                       "' is not an IP address");
+    return Status::badOption("admin API listen address '" + options.address + "' is not an IP address");
   }
   std::unique_ptr<HttpServer> server(new HttpServer(io, std::move(options), std::move(handler)));
   tcp::endpoint endpoint{address, server->options_.port};
@@ -92,9 +91,7 @@ db::Result<std::unique_ptr<HttpServer>> HttpServer::start(asio::io_context& io, 
   if (!ec) server->acceptor_.bind(endpoint, ec);
   if (!ec) server->acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    return db::Status::make(db::Status::Code::kCantOpen,
-                            "admin API cannot listen on " + where + ": " + ec.message(), {},
-                            "choose another --api-listen address or stop the other process");
+    return Status::error(StatusCode::kCannotListen, "admin API cannot listen on " + where + ": " + ec.message());
   }
   server->port_ = server->acceptor_.local_endpoint().port();
   server->accept();

@@ -146,7 +146,7 @@ class HttpServer : private HttpSessionHost {
   };
 
   // Binds and listens; a bad address or a port in use is an error value, nothing thrown.
-  static db::Result<std::unique_ptr<HttpServer>> start(boost::asio::io_context& io,
+  static Result<std::unique_ptr<HttpServer>> start(boost::asio::io_context& io,
                                                        Options options, HttpHandler handler);
   ~HttpServer() override;
   HttpServer(const HttpServer&) = delete;

@@ -31,17 +31,17 @@ ApiResponse invalid(const std::string& code, const std::string& message) {
 }
 
 // An NSAP from the path or body: 24 hex digits of the RFC 1277 form, or an IPv4 address.
-std::optional<associations::Nsap> nsapFromText(const std::string& text, std::string* why) {
+// Refused: the Nsap's code, with a message that quotes the text.
+Result<associations::Nsap> nsapFromText(const std::string& text) {
   if (text.find('.') != std::string::npos || text.find(':') != std::string::npos) {
     auto nsap = associations::Nsap::fromAddressString(text);
-    if (nsap.isOk()) return nsap.value();
-    *why = "'" + text + "' is not a usable IPv4 address: " + nsap.status().toString();
-    return std::nullopt;
+    if (nsap.isOk()) return nsap;
+    return Status::error(nsap.status().code(),
+                         "'" + text + "' is not a usable IPv4 address: " + nsap.status().toString());
   }
   auto nsap = associations::Nsap::fromHex(text);
-  if (nsap.isOk()) return nsap.value();
-  *why = "'" + text + "' is not an NSAP: " + nsap.status().toString();
-  return std::nullopt;
+  if (nsap.isOk()) return nsap;
+  return Status::error(nsap.status().code(), "'" + text + "' is not an NSAP: " + nsap.status().toString());
 }
 
 // Optional unsigned integer field in [min, max].
@@ -199,9 +199,8 @@ ApiResponse addNsap(ApiContext& api, ApiRequest& r, const std::string& spid) {
   std::string text = stringField(r.body, "nsap");
   if (text.empty()) text = stringField(r.body, "address");
   if (text.empty()) return invalid("invalid_nsap", "give \"nsap\" (24 hex digits, RFC 1277) or \"address\" (IPv4)");
-  std::string why;
-  std::optional<associations::Nsap> nsap = nsapFromText(text, &why);
-  if (!nsap) return invalid("invalid_nsap", why);
+  Result<associations::Nsap> nsap = nsapFromText(text);
+  if (!nsap.isOk()) return invalid("invalid_nsap", nsap.status().message());
   db::ProvisionedNsap row{spid, db::Bytes(nsap->octets().begin(), nsap->octets().end()), {}, {}};
   if (!optionalUint(r.body, "weight", db::kMinNsapWeight, db::kMaxNsapWeight, &row.weight)) {
     return invalid("invalid_nsap", "weight must be an integer 1..99 (EAGLE weighted GTT weights)");
@@ -238,9 +237,8 @@ ApiResponse listNsaps(ApiContext& api, ApiRequest&, const std::string& spid) {
 ApiResponse removeNsap(ApiContext& api, ApiRequest& r, const std::string& spid, const std::string& text) {
   ApiResponse error;
   if (!requireProvider(api, spid, &error)) return error;
-  std::string why;
-  std::optional<associations::Nsap> nsap = nsapFromText(text, &why);
-  if (!nsap) return invalid("invalid_nsap", why);
+  Result<associations::Nsap> nsap = nsapFromText(text);
+  if (!nsap.isOk()) return invalid("invalid_nsap", nsap.status().message());
   std::string actor = r.actor();
   if (actor.empty()) return actorRequired("removing an NSAP");
   db::NsapStore nsaps(api.db);

@@ -117,10 +117,10 @@ void AssociationManager::subscribeTunables() {
 
 AssociationManager::~AssociationManager() { subscriptions_.clear(); }
 
-bool AssociationManager::listen(const asio::ip::tcp::endpoint& endpoint, std::string* error) {
-  if (!listener_.listen(endpoint, error)) return false;
-  armTimer();
-  return true;
+Status AssociationManager::listen(const asio::ip::tcp::endpoint& endpoint) {
+  Status listening = listener_.listen(endpoint);
+  if (listening.isOk()) armTimer();
+  return listening;
 }
 
 void AssociationManager::armTimer() {

@@ -94,8 +94,8 @@ class AssociationManager : private BindAdmission::Host {
                      const common::TimeSource& clock, common::TimerFactory* timers = nullptr);
   ~AssociationManager() override;
 
-  // Listens for associations on `endpoint`; false (and `*error`) if it cannot bind.
-  bool listen(const boost::asio::ip::tcp::endpoint& endpoint, std::string* error);
+  // Listens for associations on `endpoint`; kCannotListen if it cannot bind.
+  Status listen(const boost::asio::ip::tcp::endpoint& endpoint);
   std::uint16_t port() const;
   // Startup: messages left "sent" by a previous run go back to queued (nothing lost
   // across kill -9). Call before io runs, after the instance lock is held.

@@ -56,7 +56,7 @@ Listener::~Listener() {
   if (reserve_fd_ >= 0) ::close(reserve_fd_);
 }
 
-bool Listener::listen(const asio::ip::tcp::endpoint& endpoint, std::string* error) {
+Status Listener::listen(const asio::ip::tcp::endpoint& endpoint) {
   boost::system::error_code ec;
   acceptor_.open(endpoint.protocol(), ec);
   if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
@@ -65,14 +65,13 @@ bool Listener::listen(const asio::ip::tcp::endpoint& endpoint, std::string* erro
   // shedOne() accepts synchronously: it must never block.
   if (!ec) acceptor_.non_blocking(true, ec);
   if (ec) {
-    *error = "cannot listen on " + endpoint.address().to_string() + ":" +
-             std::to_string(endpoint.port()) + ": " + ec.message();
-    return false;
+    return Status::error(StatusCode::kCannotListen, "cannot listen on " + endpoint.address().to_string() + ":" +
+                                                        std::to_string(endpoint.port()) + ": " + ec.message());
   }
   openReserve();
   stopped_ = false;
   acceptNext();
-  return true;
+  return Status();
 }
 
 std::uint16_t Listener::port() const {

@@ -75,8 +75,9 @@ class Listener {
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
 
-  // Listens on `endpoint` and starts accepting; false (and `*error`) if it cannot bind.
-  bool listen(const boost::asio::ip::tcp::endpoint& endpoint, std::string* error);
+  // Listens on `endpoint` and starts accepting; kCannotListen (the address and the
+  // system's reason) if it cannot bind.
+  Status listen(const boost::asio::ip::tcp::endpoint& endpoint);
   std::uint16_t port() const;
   // Stops accepting and closes every unbound connection with `reason`. Idempotent.
   void stop(const std::string& reason);

@@ -7,22 +7,22 @@ using namespace npacd_test;
 using npac::npacd::parseEndpoint;
 
 TEST_CASE("an endpoint host:port splits into its host and port") {
-  std::string host, error;
-  std::uint16_t port = 0;
-  REQUIRE(parseEndpoint("127.0.0.1:10102", &host, &port, &error));
-  CHECK(host == "127.0.0.1");
-  CHECK(port == 10102);
+  auto endpoint = parseEndpoint("127.0.0.1:10102");
+  REQUIRE(endpoint.isOk());
+  CHECK(endpoint->host == "127.0.0.1");
+  CHECK(endpoint->port == 10102);
 }
 
 TEST_CASE("an endpoint without a port, with a bad port or over 65535 is refused with a reason") {
-  std::string host, error;
-  std::uint16_t port = 0;
-  CHECK_FALSE(parseEndpoint("127.0.0.1", &host, &port, &error));
-  CHECK(error.find("host:port") != std::string::npos);
-  CHECK_FALSE(parseEndpoint("127.0.0.1:", &host, &port, &error));
-  CHECK_FALSE(parseEndpoint("127.0.0.1:12x", &host, &port, &error));
-  CHECK(error.find("bad port") != std::string::npos);
-  CHECK_FALSE(parseEndpoint("127.0.0.1:70000", &host, &port, &error));
+  auto no_port = parseEndpoint("127.0.0.1");
+  REQUIRE_FALSE(no_port.isOk());
+  CHECK(no_port.status().code() == npac::StatusCode::kBadOption);
+  CHECK(no_port.status().message().find("host:port") != std::string::npos);
+  CHECK_FALSE(parseEndpoint("127.0.0.1:").isOk());
+  auto bad_port = parseEndpoint("127.0.0.1:12x");
+  REQUIRE_FALSE(bad_port.isOk());
+  CHECK(bad_port.status().message().find("bad port") != std::string::npos);
+  CHECK_FALSE(parseEndpoint("127.0.0.1:70000").isOk());
 }
 
 TEST_CASE("npacd refuses to start on a database it cannot open and says why") {

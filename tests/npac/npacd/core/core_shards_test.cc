@@ -75,8 +75,7 @@ class CoresFixture {
     if (threads > 1) {
       shards_ = std::make_unique<npacd::CoreShards>(managers, *writer_, cores_[0]->manager->lastAssociationId());
     }
-    std::string error;
-    REQUIRE(cores_[0]->manager->listen({asio::ip::make_address("127.0.0.1"), 0}, &error));
+    REQUIRE(cores_[0]->manager->listen({asio::ip::make_address("127.0.0.1"), 0}).isOk());
     for (std::size_t i = 1; i < threads; ++i) cores_[i]->manager->startTimer();
   }
   ~CoresFixture() {

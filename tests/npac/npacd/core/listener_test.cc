@@ -62,8 +62,9 @@ class ListenerFixture {
         [this](asio::ip::tcp::socket socket, npac::associations::Nsap nsap, std::string peer) {
           return std::make_shared<Session>(std::move(socket), nsap, std::move(peer), owner_, timers.makeTimer());
         });
-    std::string error;
-    REQUIRE(listener->listen({asio::ip::make_address("127.0.0.1"), 0}, &error));
+    const npac::Status listening = listener->listen({asio::ip::make_address("127.0.0.1"), 0});
+    INFO(listening.toString());
+    REQUIRE(listening.isOk());
   }
   ~ListenerFixture() {
     listener.reset();
@@ -235,6 +236,17 @@ TEST_CASE("stop closes every unbound connection and accepts no more") {
   f.listener->stop("stopping");
   CHECK(f.listener->unboundCount() == 0);
   CHECK(f.runUntil([&] { return closedByServer(*first) && closedByServer(*second); }));
+}
+
+TEST_CASE("listening on an address another listener holds answers kCannotListen with the address and the system's reason") {
+  ListenerFixture f;
+  Listener second(f.io, f.timers, *f.registry, f.clock,
+                  [](asio::ip::tcp::socket, npac::associations::Nsap, std::string) { return std::shared_ptr<Session>(); });
+  const npac::Status refused = second.listen({asio::ip::make_address("127.0.0.1"), f.listener->port()});
+  REQUIRE_FALSE(refused.isOk());
+  CHECK(refused.code() == npac::StatusCode::kCannotListen);
+  CHECK_THAT(refused.message(), Catch::StartsWith("cannot listen on 127.0.0.1:" + std::to_string(f.listener->port()) + ": ") &&
+                                    Catch::Contains("in use"));
 }
 
 // The descriptor limit, in this process: its soft RLIMIT_NOFILE is lowered to what is open
