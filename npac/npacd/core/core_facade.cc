@@ -174,7 +174,7 @@ void CoreFacade::abortAssociation(db::AssociationId id, std::string actor, Statu
 void CoreFacade::releaseProvider(std::string spid, std::string reason, CountDone done) {
   asio::post(parts_.io, [this, spid = std::move(spid), reason = std::move(reason), done = std::move(done)] {
     ProviderCore* provider = parts_.providers.find(spid);
-    if (provider == nullptr || !provider->bound()) {
+    if (provider == nullptr || provider->associationCount() == 0) {
       done(0);
       return;
     }

@@ -89,7 +89,7 @@ void CoreInbox::postWakeAll() {
 void CoreInbox::postProviderChanged(std::string spid) {
   asio::post(parts_.io, [this, spid = std::move(spid)] {
     ProviderCore* provider = parts_.providers.find(spid);
-    if (provider == nullptr || !provider->bound() || provider->allReleasing()) return;
+    if (provider == nullptr || provider->associationCount() == 0 || provider->allReleasing()) return;
     auto stored = db::ProviderStore(parts_.db).get(spid);
     if (stored.isOk() && stored->enabled) return;
     if (!stored.isOk() && !stored.status().isNotFound()) {

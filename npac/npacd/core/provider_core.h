@@ -11,7 +11,7 @@
 // or abort something of this provider (a heartbeat answer only the heartbeat of the
 // association it was sent on).
 //
-// Delivery (deliver()): reads queued rows whose functions an association that can take a
+// Delivery (decideRound(), finishRound()): reads queued rows whose functions an association that can take a
 // PDU now has, and places each through the egress. A row that cannot be placed holds back
 // only later rows of its own routing function (FIFO per function); other functions go on
 // (no head-of-line blocking). Why the rest wait is computed from the live state on demand
@@ -73,9 +73,9 @@ class ProviderCore {
   class Host {
    public:
     virtual ~Host() = default;
-    // Run deliver() of `spid` soon (a posted handler; coalesced by the host).
+    // Run a delivery round of `spid` soon (a posted handler; coalesced by the host).
     virtual void wakeDelivery(const std::string& spid) = 0;
-    // Run deliver() of `spid` once `delay` has passed (throttling released then).
+    // Run a delivery round of `spid` once `delay` has passed (throttling released then).
     virtual void wakeDeliveryAfter(const std::string& spid, associations::Duration delay) = 0;
     // Whether this node may send `spid` anything from the queue now: it holds the
     // provider's lease and renewed it recently (provider_leases.h).
@@ -92,7 +92,6 @@ class ProviderCore {
   ProviderCore(const ProviderCore&) = delete;
   ProviderCore& operator=(const ProviderCore&) = delete;
 
-  bool bound() const { return !links_.all().empty(); }
   std::vector<associations::LiveAssociation> live() const { return egress_->logical().live(); }
 
   // ---- associations ----
@@ -133,13 +132,11 @@ class ProviderCore {
   // ---- the queue ----
   // New rows were committed for this provider (recovery mode holds them).
   void onSubmitted(const std::vector<db::MessageId>& ids);
-  void deliver();
-  // deliver() in two halves, so that the rounds of several providers due in one turn
-  // commit their `sent` rows in ONE transaction (DeliveryScheduler::deliverDue):
+  // A delivery round in two halves, so that the rounds of several providers due in one
+  // turn commit their `sent` rows in ONE transaction (DeliveryScheduler::deliverDue):
   // decideRound() places queued rows on associations, records their progress in the
   // store without committing it and holds their PDUs; after the store's flush,
   // finishRound() lets them leave and schedules what follows (an abort, the next round).
-  // deliver() is decideRound(), the flush, finishRound().
   struct Round {
     bool decided = false;                     // rows were read (else nothing follows)
     std::optional<db::AssociationId> failed;  // a PDU its association refused: abort it
@@ -169,7 +166,7 @@ class ProviderCore {
   CoreMetrics::Provider metrics();
   // The policy in force and the latest PDUs written with their associations.
   ProviderEgressView egressView() const;
-  // At stop: whether anything is still bound.
+  // How many associations are bound (0: none, whatever is queued).
   std::size_t associationCount() const { return links_.all().size(); }
 
  private:

@@ -12,12 +12,6 @@
 namespace npac::npacd {
 namespace as = npac::associations;
 
-void ProviderCore::deliver() {
-  const Round round = decideRound();
-  store_.flush();
-  finishRound(round);
-}
-
 bool ProviderCore::placeRow(const db::QueuedMessage& row, as::TimePoint now, RoundDraft& draft) {
   const RowFacts facts = factsOf(row);
   const as::AssociationFunction function = routingFunction(row.function_mask);

@@ -75,7 +75,7 @@ void ProviderCores::tendLeases() {
   std::vector<std::string> unbound;
   for (const std::string& spid : leases_.heldSpids()) {
     ProviderCore* c = find(spid);
-    if (c == nullptr || !c->bound()) unbound.push_back(spid);
+    if (c == nullptr || c->associationCount() == 0) unbound.push_back(spid);
   }
   leases_.release(unbound);
   std::vector<std::string> paused;

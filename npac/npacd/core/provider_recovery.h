@@ -37,7 +37,7 @@ class ProviderRecovery {
   // What it asks of the ProviderCore's host for this provider (ProviderCore::Host).
   struct Host {
     std::function<bool()> may_deliver;    // this node holds the provider's lease now
-    std::function<void()> wake_delivery;  // deliver() soon
+    std::function<void()> wake_delivery;  // a delivery round soon
   };
 
   // Everything given outlives it.

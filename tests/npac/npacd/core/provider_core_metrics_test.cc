@@ -30,6 +30,7 @@ using namespace npac::npacd;
 using npac::npacd::testing::RecordingLink;
 using npac::npacd::testing::invokeIdOf;
 using npac::npacd::testing::resultFor;
+using npac::npacd::testing::deliverRound;
 using namespace std::chrono_literals;
 namespace as = npac::associations;
 using F = as::AssociationFunction;
@@ -115,7 +116,7 @@ struct MetricsFixture : ProviderCore::Host {
   void run() {
     for (int guard = 0; guard < 1000 && !wakes.empty(); ++guard) {
       wakes.clear();
-      core->deliver();
+      deliverRound(*core, *store);
     }
     store->flush();
   }

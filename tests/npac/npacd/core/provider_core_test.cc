@@ -29,6 +29,7 @@ using namespace npac::npacd;
 using npac::npacd::testing::RecordingLink;
 using npac::npacd::testing::invokeIdOf;
 using npac::npacd::testing::resultFor;
+using npac::npacd::testing::deliverRound;
 using namespace std::chrono_literals;
 namespace as = npac::associations;
 using F = as::AssociationFunction;
@@ -123,7 +124,7 @@ struct CoreFixture : ProviderCore::Host {
     for (int guard = 0; guard < 10000 && !wakes.empty(); ++guard) {
       const std::string spid = *wakes.begin();
       wakes.erase(wakes.begin());
-      cores[spid]->deliver();
+      deliverRound(*cores[spid], *store);
     }
     store->flush();
   }
@@ -162,7 +163,7 @@ TEST_CASE("A heartbeat answer completes only the heartbeat of its own provider a
   }
   CHECK(f.lost == std::set<db::AssociationId>{2});
   CHECK(two.abort_reason.find("heartbeat") != std::string::npos);
-  CHECK(f.cores["0001"]->bound());
+  CHECK(f.cores["0001"]->associationCount() > 0);
 }
 
 TEST_CASE("Of five providers with heartbeats on exactly the silent one is aborted after heartbeat_timeout") {
@@ -293,7 +294,7 @@ TEST_CASE("throttle_max_rate 20 spreads 100 messages over more than 4 seconds an
   for (std::int64_t ms = 0; ms <= 10'000 && link.sent.size() < 100; ms += 50) {
     const std::size_t before = link.sent.size();
     f.run();
-    f.cores["0001"]->deliver();  // the host's delayed wake-up
+    deliverRound(*f.cores["0001"], *f.store);  // the host's delayed wake-up
     for (std::size_t i = before; i < link.sent.size(); ++i) {
       f.cores["0001"]->onAnswer(1, resultFor(invokeIdOf(link.sent[i].first)));
     }
@@ -351,7 +352,7 @@ TEST_CASE("A provider whose lease this node does not hold gets nothing from the 
   CHECK(f.cores["0001"]->waitReason(F::kNotifications) == std::optional<WaitReason>(WaitReason::kLeaseNotValid));
   for (db::MessageId id : ids) CHECK(f.state(id) == db::MessageState::kQueued);
   f.may_deliver = true;  // renewed
-  f.cores["0001"]->deliver();
+  deliverRound(*f.cores["0001"], *f.store);
   f.run();
   CHECK(link.sent.size() == 3);
 }
@@ -364,8 +365,8 @@ TEST_CASE("Aborting every association of a provider that lost its lease reports 
   CHECK(f.cores["0001"]->abortAll("provider lease lost to another npacd node") == 2);
   CHECK(f.lost == std::set<db::AssociationId>{1, 2});
   CHECK(f.links[1]->abort_reason == "provider lease lost to another npacd node");
-  CHECK_FALSE(f.cores["0001"]->bound());
-  CHECK(f.cores["0002"]->bound());
+  CHECK(f.cores["0001"]->associationCount() == 0);
+  CHECK(f.cores["0002"]->associationCount() > 0);
 }
 
 TEST_CASE("A delivery round's rows read sent in the database before any of its PDUs is handed to an association") {
@@ -376,7 +377,7 @@ TEST_CASE("A delivery round's rows read sent in the database before any of its P
   auto reader = db::Database::open(f.dir.file("npacd.db")).value();
   std::vector<std::size_t> queued_at_send;
   link.on_send = [&] { queued_at_send.push_back(db::OutboundQueue(*reader).count(db::MessageState::kQueued).value()); };
-  f.cores["0001"]->deliver();  // one round, without the turn's flush
+  deliverRound(*f.cores["0001"], *f.store);  // one round, without the turn's flush
   REQUIRE(link.sent.size() == 5);
   CHECK(queued_at_send == std::vector<std::size_t>(5, 0));
   for (db::MessageId id : ids) CHECK(db::OutboundQueue(*reader).get(id).value().state == db::MessageState::kSent);
@@ -417,7 +418,7 @@ TEST_CASE("A round whose sent rows the lease fence refused hands no PDU to its a
   const std::vector<db::MessageId> ids = f.submit("0001", F::kNotifications, 3);
   // Node b takes the lease after a's ran out, without a knowing yet.
   REQUIRE(db::LeaseStore(*f.db).acquire("0001", "b", f.clock.wallMs() + 10'000, 5000).isOk());
-  f.cores["0001"]->deliver();
+  deliverRound(*f.cores["0001"], *f.store);
   CHECK(fenced == std::vector<std::string>{"0001"});
   CHECK(link.sent.empty());  // the rows are b's to deliver
   for (db::MessageId id : ids) CHECK(f.state(id) == db::MessageState::kQueued);
@@ -495,7 +496,7 @@ TEST_CASE("A throttle group holds its members' sum to max_rate, not each provide
   std::vector<std::pair<std::int64_t, std::size_t>> sends;  // ms, both providers' count at that step
   for (std::int64_t ms = 0; ms <= 8'000; ms += 50) {
     const std::size_t before = one.sent.size() + two.sent.size();
-    for (const char* spid : {"0001", "0002"}) f.cores[spid]->deliver();  // the host's delayed wake-ups
+    for (const char* spid : {"0001", "0002"}) deliverRound(*f.cores[spid], *f.store);  // the host's delayed wake-ups
     for (auto* link : {&one, &two}) {
       for (auto& [pdu, tag] : link->sent) {
         const db::AssociationId id = link == &one ? 1 : 2;
@@ -541,7 +542,7 @@ TEST_CASE("A member held by its group waits as throttled, naming the group and i
   for (int round = 0; round < 5 && one.sent.size() < 5; ++round) {
     for (std::size_t i = 0; i < one.sent.size(); ++i) f.cores["0001"]->onAnswer(1, resultFor(invokeIdOf(one.sent[i].first)));
     f.clock.advance(2500ms);  // past min_abatement_time
-    f.cores["0001"]->deliver();
+    deliverRound(*f.cores["0001"], *f.store);
   }
   CHECK(one.sent.size() == 5);
 }
@@ -583,7 +584,7 @@ TEST_CASE("A member's own throttle_max_rate still applies inside its group") {
   f.submit("0001", F::kNotifications, 50);
   for (std::int64_t ms = 0; ms < 2000; ms += 50) {
     const std::size_t before = one.sent.size();
-    f.cores["0001"]->deliver();
+    deliverRound(*f.cores["0001"], *f.store);
     for (std::size_t i = before; i < one.sent.size(); ++i) f.cores["0001"]->onAnswer(1, resultFor(invokeIdOf(one.sent[i].first)));
     f.run();
     f.clock.advance(50ms);

@@ -1,7 +1,8 @@
 // RecordingLink: one bound association as a ProviderCore sees it, for the core's in-process
 // tests: every PDU it was given with its tag, and aborts reported back (on_abort) as a loss
 // the way a Session reports onClosed. invokeIdOf and resultFor read and answer what it was
-// given. One definition for the test files, since a unity build (NPAC_UNITY) compiles
+// given; deliverRound runs one delivery round of a core as the DeliveryScheduler does,
+// the store's flush between its halves. One definition for the test files, since a unity build (NPAC_UNITY) compiles
 // several of them as one unit. Threading: the test's thread.
 #pragma once
 
@@ -17,6 +18,8 @@
 
 #include "cmip/rose.h"
 #include "npac/npacd/core/association_link.h"
+#include "npac/npacd/core/delivery_store.h"
+#include "npac/npacd/core/provider_core.h"
 
 namespace npac::npacd::testing {
 
@@ -52,6 +55,13 @@ inline std::int32_t invokeIdOf(const std::vector<std::uint8_t>& pdu) {
 // An empty ReturnResult for `invoke_id`, as a provider confirms a PDU.
 inline cmip::RoseApdu resultFor(std::int32_t invoke_id) {
   return cmip::RoseReturnResult{cmip::InvokeId{invoke_id}, std::nullopt};
+}
+
+// One delivery round of `core`: decideRound(), the store's flush, finishRound().
+inline void deliverRound(ProviderCore& core, DeliveryStore& store) {
+  const ProviderCore::Round round = core.decideRound();
+  store.flush();
+  core.finishRound(round);
 }
 
 }  // namespace npac::npacd::testing
