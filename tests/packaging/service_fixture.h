@@ -6,6 +6,7 @@
 #pragma once
 
 #include "tests/npac/npacd/npacd_fixture.h"
+#include "tests/support/npacctl_run.h"
 
 #include <cstdlib>
 #include <map>
@@ -54,23 +55,10 @@ inline pid_t spawnWithEnv(const std::vector<std::string>& argv, const fs::path& 
   return pid;
 }
 
-// A command's exit code and its stdout+stderr (the command redirects stderr itself).
-struct Run {
-  int exit_code = -1;
-  std::string output;
-};
-
-inline Run runCommand(const std::string& command) {
-  Run r;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+// A command's exit code and its stdout (the command redirects stderr itself):
+// tests/support/npacctl_run.h.
+using Run = npac::testing::ProgramRun;
+using npac::testing::runCommand;
 
 // An npacd (or an npacd at `program`) started by the test, killed at the end if running.
 class ServiceProcess {
