@@ -9,6 +9,7 @@
 #include <iterator>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "service_fixture.h"
 
@@ -26,6 +27,23 @@ std::string cacheEntry(const std::string& key) {
     if (line.rfind(key + ":", 0) == 0) return line.substr(line.find('=') + 1);
   }
   return "";
+}
+
+// The compile commands CMake exported for this build tree (compile_commands.json).
+std::string compileCommands() {
+  std::ifstream commands(npac::testing::binaryDir() + "/compile_commands.json");
+  REQUIRE(commands.good());
+  return std::string((std::istreambuf_iterator<char>(commands)), std::istreambuf_iterator<char>());
+}
+
+// The #include lines of a unity unit CMake wrote: the sources it compiles together.
+std::vector<std::string> unitSources(const std::filesystem::path& unit) {
+  std::ifstream file(unit);
+  std::vector<std::string> sources;
+  for (std::string line; std::getline(file, line);) {
+    if (line.rfind("#include", 0) == 0) sources.push_back(line);
+  }
+  return sources;
 }
 
 }  // namespace
@@ -55,9 +73,7 @@ TEST_CASE("With NPAC_UNITY on npacd's sources compile eight to a unit and its ro
   const std::string unity = cacheEntry("NPAC_UNITY");
   INFO("NPAC_UNITY=" << unity);
   REQUIRE((unity == "ON" || unity == "OFF"));
-  std::ifstream commands(npac::testing::binaryDir() + "/compile_commands.json");
-  REQUIRE(commands.good());
-  const std::string text((std::istreambuf_iterator<char>(commands)), std::istreambuf_iterator<char>());
+  const std::string text = compileCommands();
   auto compiledAlone = [&](const std::string& source) {
     return std::regex_search(text, std::regex("npac_exe_npacd\\.dir/npacd/" + source + "\\.o"));
   };
@@ -84,17 +100,14 @@ TEST_CASE("With NPAC_UNITY on npacd's sources compile eight to a unit and its ro
     INFO(name);
     const bool route_unit = name.starts_with("unity_routes_");
     ++(route_unit ? route_units : other_units);
-    std::ifstream file(entry.path());
-    int sources = 0;
-    for (std::string line; std::getline(file, line);) {
-      if (line.rfind("#include", 0) != 0) continue;
-      ++sources;
+    const std::vector<std::string> sources = unitSources(entry.path());
+    for (const std::string& line : sources) {
       session_found = session_found || line.find("npacd/core/session.cc") != std::string::npos;
       token_routes_found = token_routes_found || line.find("npacd/api/token_routes.cc") != std::string::npos;
       CHECK((line.find("_routes.cc") != std::string::npos) == route_unit);
     }
-    CHECK(sources >= 1);
-    CHECK(sources <= (route_unit ? 4 : 8));
+    CHECK(!sources.empty());
+    CHECK(sources.size() <= (route_unit ? 4u : 8u));
   }
   CHECK(route_units > 1);
   CHECK(other_units > 1);
@@ -109,9 +122,7 @@ TEST_CASE("With NPAC_UNITY on the test sources compile eight to a unit, the test
   const std::string unity = cacheEntry("NPAC_UNITY");
   INFO("NPAC_UNITY=" << unity);
   REQUIRE((unity == "ON" || unity == "OFF"));
-  std::ifstream commands(npac::testing::binaryDir() + "/compile_commands.json");
-  REQUIRE(commands.good());
-  const std::string text((std::istreambuf_iterator<char>(commands)), std::istreambuf_iterator<char>());
+  const std::string text = compileCommands();
   auto found = [&](const std::string& object) { return std::regex_search(text, std::regex(object)); };
   CHECK(found("npac_tests\\.dir/Unity/unity_[0-9]+_cxx\\.cxx\\.o") == (unity == "ON"));
   CHECK(found("db_tests\\.dir/Unity/unity_[0-9]+_cxx\\.cxx\\.o") == (unity == "ON"));
@@ -126,16 +137,13 @@ TEST_CASE("With NPAC_UNITY on the test sources compile eight to a unit, the test
     if (!name.starts_with("unity_") || !name.ends_with("_cxx.cxx")) continue;
     INFO(name);
     ++units;
-    std::ifstream file(entry.path());
-    int sources = 0;
-    for (std::string line; std::getline(file, line);) {
-      if (line.rfind("#include", 0) != 0) continue;
-      ++sources;
+    const std::vector<std::string> sources = unitSources(entry.path());
+    for (const std::string& line : sources) {
       programs_test_found = programs_test_found || line.find("tests/npac/programs_test.cc") != std::string::npos;
       CHECK(line.find("test_paths.cc") == std::string::npos);
     }
-    CHECK(sources >= 1);
-    CHECK(sources <= 8);
+    CHECK(!sources.empty());
+    CHECK(sources.size() <= 8u);
   }
   CHECK(units > 1);
   CHECK(programs_test_found);
