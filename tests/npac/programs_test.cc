@@ -13,7 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "npac/version.h"
-#include "tests/support/npacctl_run.h"
+#include "tests/support/program_run.h"
 #include "tests/support/test_paths.h"
 
 namespace {

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "tests/npac/npacd/npacd_fixture.h"
-#include "tests/support/npacctl_run.h"
+#include "tests/support/program_run.h"
 
 #include <cstdlib>
 #include <map>
@@ -56,7 +56,7 @@ inline pid_t spawnWithEnv(const std::vector<std::string>& argv, const fs::path& 
 }
 
 // A command's exit code and its stdout (the command redirects stderr itself):
-// tests/support/npacctl_run.h.
+// tests/support/program_run.h.
 using Run = npac::testing::ProgramRun;
 using npac::testing::runCommand;
 

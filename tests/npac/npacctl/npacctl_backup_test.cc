@@ -25,7 +25,7 @@
 #include "db/sqlite_backup.h"
 #include "npac/npacd/api/http_server.h"
 #include "tests/support/immutable_file.h"
-#include "tests/support/npacctl_run.h"
+#include "tests/support/program_run.h"
 #include "tests/support/test_paths.h"
 
 namespace npac::npacd {

@@ -10,7 +10,7 @@
 
 #include "db/statement.h"
 #include "tests/npac/npacd/api/admin_api_fixture.h"
-#include "tests/support/npacctl_run.h"
+#include "tests/support/program_run.h"
 
 namespace npac::npacd {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "associations/signature.h"
 #include "tests/npac/npacd/api/admin_api_fixture.h"
-#include "tests/support/npacctl_run.h"
+#include "tests/support/program_run.h"
 #include "tests/support/test_paths.h"
 
 namespace npac::npacd {

@@ -11,7 +11,7 @@
 #include <mutex>
 
 #include "tests/npac/npacd/npacd_fixture.h"
-#include "tests/support/npacctl_run.h"
+#include "tests/support/program_run.h"
 
 using namespace npacd_test;
 

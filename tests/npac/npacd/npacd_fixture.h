@@ -34,7 +34,7 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 #include "tests/support/eventually.h"
-#include "tests/support/npacctl_run.h"
+#include "tests/support/program_run.h"
 #include "tests/support/test_paths.h"
 
 namespace npacd_test {
