@@ -29,6 +29,9 @@
 // failure commits nothing and keeps all of it, in order, in the backlog; a write refused
 // for another reason is dropped alone (its savepoint undone) and the rest commits.
 //
+// The write path — the turn's transaction, the fence, the backlog and the health it
+// implies: ProgressWriter (core/progress_writer.h).
+//
 // Fencing (two or more npacd nodes): ProgressFence (core/progress_fence.h).
 //
 // Ready messages in memory: ReadyMessages (core/ready_messages.h), one ReadyQueue per provider.
@@ -42,7 +45,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -53,6 +55,7 @@
 #include "npac/npacd/core/known_states.h"
 #include "npac/npacd/core/progress_fence.h"
 #include "npac/npacd/core/progress_write.h"
+#include "npac/npacd/core/progress_writer.h"
 #include "npac/npacd/core/ready_messages.h"
 #include "npac/npacd/core/settle_schedule.h"
 #include "npac/npacd/core/turn_writes.h"
@@ -80,7 +83,7 @@ class DeliveryStore {
   // Before the first round: other bounds for the ready messages (tests).
   void setReadyLimits(ReadyLimits limits) { ready_.setLimits(limits); }
 
-  bool healthy() const { return backlog_.empty() && !read_failed_; }
+  bool healthy() const { return writer_.healthy(); }
 
   // What the store has done and holds (metrics, the queue view, tests).
   struct Figures {
@@ -145,27 +148,13 @@ class DeliveryStore {
   bool retry();
 
  private:
-  using Write = ProgressWrite;
-  db::Status apply(const Write& write);
-  // A write outside flush(): its own transaction, fence first.
-  db::Status applyFenced(const Write& write);
-  void write(Write write);
-  // Moves `writes` behind the backlog.
-  void defer(std::vector<Write>& writes);
-  void readFailed(const db::Status& status, const char* what);
-  void becameUnhealthy(const db::Status& status, const char* what);
-
-  db::Database& db_;
   db::OutboundQueue queue_;
   ReadyMessages ready_;
   KnownStates known_;
   SettleSchedule settle_;
   ProgressFence fence_;
   TurnWrites turn_;
-  std::deque<Write> backlog_;
-  bool read_failed_ = false;
-  bool logged_unhealthy_ = false;
-  std::uint64_t deferred_ = 0;  // writes that joined the backlog while unhealthy
+  ProgressWriter writer_;
 };
 
 }  // namespace npac::npacd
