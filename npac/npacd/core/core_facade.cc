@@ -131,7 +131,7 @@ void CoreFacade::respond(InboundRequestId id, InboundResponse response, RespondD
 void CoreFacade::listAssociations(ListDone done) {
   asio::post(parts_.io, [this, done = std::move(done)] {
     std::vector<AssociationInfo> list;
-    for (const auto& [spid, provider] : parts_.providers.all()) provider->describe(list);
+    for (const auto& [spid, provider] : parts_.providers.all()) provider->view().describe(list);
     for (AssociationInfo& info : list) info.core_thread = parts_.route.index();
     std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
     done(std::move(list));
@@ -141,7 +141,7 @@ void CoreFacade::listAssociations(ListDone done) {
 void CoreFacade::queueView(std::string spid, QueueViewDone done) {
   asio::post(parts_.io, [this, spid = std::move(spid), done = std::move(done)] {
     if (ProviderCore* provider = parts_.providers.find(spid)) {
-      done(provider->view());
+      done(provider->view().queue());
       return;
     }
     ProviderQueueView view;  // never bound in this run: the API reports not-bound
@@ -154,7 +154,7 @@ void CoreFacade::queueView(std::string spid, QueueViewDone done) {
 
 void CoreFacade::egressView(std::string spid, EgressViewDone done) {
   asio::post(parts_.io, [this, spid = std::move(spid), done = std::move(done)] {
-    if (ProviderCore* provider = parts_.providers.find(spid)) return done(provider->egressView());
+    if (ProviderCore* provider = parts_.providers.find(spid)) return done(provider->view().egress());
     done(db::Status::notFound("SPID " + spid + " has not bound in this run"));
   });
 }
@@ -207,7 +207,7 @@ void CoreFacade::metrics(bool providers, MetricsDone done) {
       out.bind_timeouts = c.bind_timeouts;
       out.unbound_connections = parts_.listener.unboundCount();
       out.providers.reserve(parts_.providers.all().size());
-      for (auto& [spid, provider] : parts_.providers.all()) out.providers.push_back(provider->metrics());
+      for (auto& [spid, provider] : parts_.providers.all()) out.providers.push_back(provider->view().metrics());
     }
     done(std::move(out));
   });

@@ -1,8 +1,9 @@
-// ProviderCore: associations coming and going, answers, timeouts, SRR off, operators'
-// views. Delivery is provider_core_delivery.cc; what is written on the associations is
-// ProviderLinks' (provider_links.h), heartbeats ProviderHeartbeats' (provider_heartbeats.h),
-// throttling ProviderThrottle's (provider_throttle.h), recovery ProviderRecovery's
-// (provider_recovery.h), the counting ProviderCounting's (provider_counting.h).
+// ProviderCore: associations coming and going, answers, timeouts, SRR off. Operators'
+// reads are provider_view.cc, delivery provider_core_delivery.cc; what is written on the
+// associations is ProviderLinks' (provider_links.h), heartbeats ProviderHeartbeats'
+// (provider_heartbeats.h), throttling ProviderThrottle's (provider_throttle.h), recovery
+// ProviderRecovery's (provider_recovery.h), the counting ProviderCounting's
+// (provider_counting.h).
 #include "npac/npacd/core/provider_core.h"
 
 #include <spdlog/spdlog.h>
@@ -51,23 +52,6 @@ std::unique_ptr<as::ProviderEgress> buildEgress(const std::string& spid, tunable
     egress = as::ProviderEgress::create(spid, dispatch::PolicyConfig{}, limits);
   }
   return std::move(egress).value();  // the default policy always builds
-}
-
-// The egress policy's figures of association `id` (describe()).
-std::optional<EgressFigures> egressFiguresOf(as::ProviderEgress& egress, db::AssociationId id) {
-  const auto member = static_cast<as::AssociationId>(id);
-  const std::optional<dispatch::MemberFigures> figures = egress.logical().figures(member);
-  if (!figures) return std::nullopt;
-  EgressFigures out;
-  out.weight = figures->member.weight;
-  out.relative_cost = figures->member.relative_cost;
-  out.load_percent = figures->load_percent;
-  if (figures->nw) {
-    const dispatch::Duration response_time = figures->response_time.value_or(dispatch::Duration{});
-    out.lrtm = EgressFigures::Lrtm{std::chrono::duration<double>(response_time).count(), figures->measured,
-                                   figures->n.value_or(0), *figures->nw};
-  }
-  return out;
 }
 
 }  // namespace
@@ -288,91 +272,10 @@ void ProviderCore::onSrrOff() {
   host_.wakeDelivery(spid_);
 }
 
-void ProviderCore::describe(std::vector<AssociationInfo>& out) const {
-  for (const auto& [id, entry] : links_.all()) {
-    AssociationInfo info = entry.link->describe();
-    info.id = id;
-    info.spid = spid_;
-    info.outstanding = egress_->outstanding().outstanding(static_cast<as::AssociationId>(id));
-    const auto view = egress_->logical().find(static_cast<as::AssociationId>(id));
-    info.state = entry.link->releasing() || (view && view->state == as::AssociationState::kReleasing)
-                     ? "releasing"
-                 : !egress_->recovery().mayPush() ? "recovering"
-                 : egress_->silent(static_cast<as::AssociationId>(id)) ? "silent"
-                 : view && view->member_state == dispatch::MemberState::kCongested ? "congested"
-                                                                                    : "bound";
-    info.heartbeat_rtt_seconds = heartbeats_.rtt(id);
-    info.egress = egressFiguresOf(*egress_, id);
-    out.push_back(std::move(info));
-  }
-}
-
 void ProviderCore::setCounting(bool on) { counting_.setCounting(on); }
 
-CoreMetrics::Provider ProviderCore::metrics() {
-  CoreMetrics::Provider out;
-  out.spid = spid_;
-  if (const ProviderCounters* counters = counting_.counters()) out.counters = *counters;
-  std::vector<AssociationInfo> infos;
-  describe(infos);
-  for (const AssociationInfo& info : infos) {
-    CoreMetrics::Provider::Association a;
-    a.id = info.id;
-    a.state = info.state;
-    a.outstanding = info.outstanding;
-    const auto member = egress_->logical().find(static_cast<as::AssociationId>(info.id));
-    a.congested = member && member->member_state == dispatch::MemberState::kCongested;
-    a.sent = info.sent;
-    a.received = info.received;
-    a.retransmissions = info.retransmissions;
-    a.egress = info.egress;
-    out.associations.push_back(std::move(a));
-  }
-  out.recovering = !egress_->recovery().mayPush();
-  // As view() reports it.
-  if (const std::optional<int> level = throttle_.level(clock_.now())) out.throttle_level = *level;
-  return out;
-}
-
-ProviderEgressView ProviderCore::egressView() const {
-  ProviderEgressView view;
-  view.spid = spid_;
-  view.policy = egress_->logical().policyName();
-  view.recent = counting_.recent();
-  return view;
-}
-
-ProviderQueueView ProviderCore::view() {
-  ProviderQueueView view;
-  view.spid = spid_;
-  view.bound = !links_.all().empty();
-  view.storage_ok = store_.healthy();
-  auto counts = store_.queuedByMask(spid_);
-  if (counts.isOk()) {
-    std::map<as::AssociationFunction, std::size_t> waiting;
-    for (const auto& [mask, count] : counts.value()) waiting[routingFunction(mask)] += count;
-    for (const auto& [function, count] : waiting) {
-      if (auto reason = waitReason(function)) {
-        view.waits.push_back({as::FunctionMask::of({function}).toString(), *reason, count});
-      }
-    }
-  } else {
-    view.storage_ok = false;
-  }
-  // The provider's throttle group as provisioned now (DSR ETG/ETL), and its level while it
-  // holds the provider's messages.
-  if (auto group = host_.throttleGroupOf(spid_)) view.throttle_group = group->name();
-  throttle_.describe(view, clock_, egress_->outstanding().size());
-  for (const auto& [id, entry] : links_.all()) {
-    ProviderQueueView::AssociationLoad load;
-    load.id = id;
-    load.outstanding = egress_->outstanding().outstanding(static_cast<as::AssociationId>(id));
-    const auto member = egress_->logical().find(static_cast<as::AssociationId>(id));
-    load.congested = member && member->member_state == dispatch::MemberState::kCongested;
-    load.silent = egress_->silent(static_cast<as::AssociationId>(id));
-    view.associations.push_back(load);
-  }
-  return view;
+ProviderView ProviderCore::view() {
+  return ProviderView({spid_, clock_, store_, host_, *egress_, links_, heartbeats_, throttle_, counting_});
 }
 
 }  // namespace npac::npacd

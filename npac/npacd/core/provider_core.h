@@ -15,8 +15,8 @@
 // PDU now has, and places each through the egress. A row that cannot be placed holds back
 // only later rows of its own routing function (FIFO per function); other functions go on
 // (no head-of-line blocking). Why the rest wait is computed from the live state on demand
-// (waitReason(), view()): not bound, no association for the function, all congested, all
-// silent, recovering, throttled, releasing, storage unavailable.
+// (ProviderView, provider_view.h): not bound, no association for the function, all
+// congested, all silent, recovering, throttled, releasing, storage unavailable.
 //
 // Time: every decision reads the injected common::TimeSource; tick() (the manager's periodic timer,
 // or a test on a manual clock) sends heartbeats, times requests out, aborts silent
@@ -26,8 +26,9 @@
 // (ProviderLinks, provider_links.h, which holds them until their rows commit: HeldPdus,
 // held_pdus.h), the heartbeats (ProviderHeartbeats, provider_heartbeats.h), the egress
 // throttling (ProviderThrottle, provider_throttle.h), recovery (ProviderRecovery,
-// provider_recovery.h) and the counting for GET /metrics with the latest PDUs written
-// (ProviderCounting, provider_counting.h).
+// provider_recovery.h), the counting for GET /metrics with the latest PDUs written
+// (ProviderCounting, provider_counting.h) and what operators read of it all (ProviderView,
+// provider_view.h).
 //
 // Threading: the core thread only; no locks. Host callbacks are invoked synchronously.
 #pragma once
@@ -50,9 +51,11 @@
 #include "npac/npacd/core/delivery_store.h"
 #include "npac/npacd/core/provider_counting.h"
 #include "npac/npacd/core/provider_heartbeats.h"
+#include "npac/npacd/core/provider_host.h"
 #include "npac/npacd/core/provider_links.h"
 #include "npac/npacd/core/provider_recovery.h"
 #include "npac/npacd/core/provider_throttle.h"
+#include "npac/npacd/core/provider_view.h"
 #include "npac/npacd/core/row_facts.h"
 #include "npac/npacd/core/throttle_groups.h"
 #include "tunables/registry.h"
@@ -69,23 +72,8 @@ inline constexpr int kResponsePriority = 10;
 
 class ProviderCore {
  public:
-  // What the core asks of its owner.
-  class Host {
-   public:
-    virtual ~Host() = default;
-    // Run a delivery round of `spid` soon (a posted handler; coalesced by the host).
-    virtual void wakeDelivery(const std::string& spid) = 0;
-    // Run a delivery round of `spid` once `delay` has passed (throttling released then).
-    virtual void wakeDeliveryAfter(const std::string& spid, associations::Duration delay) = 0;
-    // Whether this node may send `spid` anything from the queue now: it holds the
-    // provider's lease and renewed it recently (provider_leases.h).
-    virtual bool mayDeliver(const std::string& spid) const = 0;
-    // The provisioned throttle group `spid` is a member of (throttle_groups.h), or none.
-    virtual std::shared_ptr<ThrottleGroup> throttleGroupOf(const std::string& spid) const {
-      (void)spid;
-      return nullptr;
-    }
-  };
+  // What the core asks of its owner (provider_host.h).
+  using Host = ProviderHost;
 
   ProviderCore(std::string spid, const common::TimeSource& clock, tunables::TunableRegistry& registry,
                DeliveryStore& store, Host& host);
@@ -146,8 +134,6 @@ class ProviderCore {
   };
   Round decideRound();
   void finishRound(const Round& round);
-  // Why a queued message routed by `function` waits now; none if it could leave.
-  std::optional<WaitReason> waitReason(associations::AssociationFunction function) const;
 
   // ---- time and tunables ----
   void tick();
@@ -157,15 +143,13 @@ class ProviderCore {
   void onSrrOff();
 
   // ---- operators ----
-  ProviderQueueView view();
-  void describe(std::vector<AssociationInfo>& out) const;
+  // What operators see of this provider: its queue and why messages wait, its
+  // associations, its figures for GET /metrics, its latest picks (provider_view.h). Made
+  // on demand; use it at once.
+  ProviderView view();
   // Counting for GET /metrics (core_metrics.h), on from construction; off drops the
   // counters, and no increment or clock read is made for them afterwards.
   void setCounting(bool on);
-  // This provider's counters and live associations, for a scrape.
-  CoreMetrics::Provider metrics();
-  // The policy in force and the latest PDUs written with their associations.
-  ProviderEgressView egressView() const;
   // How many associations are bound (0: none, whatever is queued).
   std::size_t associationCount() const { return links_.all().size(); }
 

@@ -107,38 +107,4 @@ void ProviderCore::finishRound(const Round& round) {
   if (round.again) host_.wakeDelivery(spid_);
 }
 
-std::optional<WaitReason> ProviderCore::waitReason(as::AssociationFunction function) const {
-  if (!store_.healthy()) return WaitReason::kStorageUnavailable;
-  if (links_.all().empty()) return WaitReason::kNotBound;
-  if (!host_.mayDeliver(spid_)) return WaitReason::kLeaseNotValid;
-  bool any = false;
-  bool all_releasing = true;
-  bool all_silent = true;
-  bool available = false;
-  for (const as::AssociationView& view : egress_->logical().snapshot()) {
-    if (!view.spec.functions.has(function)) continue;
-    any = true;
-    auto it = links_.all().find(static_cast<db::AssociationId>(view.spec.id));
-    if (view.state == as::AssociationState::kReleasing || it == links_.all().end() ||
-        it->second.link->releasing()) {
-      continue;
-    }
-    all_releasing = false;
-    const bool silent = egress_->silent(view.spec.id);
-    if (!silent) all_silent = false;
-    if (!silent && view.member_state == dispatch::MemberState::kAvailable) available = true;
-  }
-  if (!any) return WaitReason::kNoAssociationForFunction;
-  if (all_releasing) return WaitReason::kReleasing;
-  if (!egress_->recovery().mayPush()) return WaitReason::kRecovering;
-  if (throttle_.throttled()) return WaitReason::kThrottled;
-  if (available) {
-    if (egress_->outstanding().size() >= static_cast<std::size_t>(as::kMaxInvokeId) - 1) {
-      return WaitReason::kInvokeIdsExhausted;
-    }
-    return std::nullopt;
-  }
-  return all_silent ? WaitReason::kSilent : WaitReason::kAllCongested;
-}
-
 }  // namespace npac::npacd

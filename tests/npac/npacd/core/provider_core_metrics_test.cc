@@ -121,7 +121,7 @@ struct MetricsFixture : ProviderCore::Host {
     store->flush();
   }
   std::uint64_t count(ProviderCounters::Outcome outcome, F function, Op op) {
-    CoreMetrics::Provider snapshot = core->metrics();
+    CoreMetrics::Provider snapshot = core->view().metrics();
     REQUIRE(snapshot.counters.has_value());
     return snapshot.counters->pdus[outcome][static_cast<std::size_t>(function)][static_cast<std::size_t>(op)];
   }
@@ -145,7 +145,7 @@ TEST_CASE("Ten confirmed PDUs answered with results count ten sent and ten ackno
   CHECK(f.count(ProviderCounters::kSent, F::kSoaManagement, Op::kEventReportConfirmed) == 0);
   CHECK(f.count(ProviderCounters::kFailed, F::kNotifications, Op::kEventReportConfirmed) == 0);
   // Each answered 200 ms of clock after its send: all ten in the (0.1, 0.25] bucket.
-  const common::Histogram rtt = f.core->metrics().counters->response_rtt;
+  const common::Histogram rtt = f.core->view().metrics().counters->response_rtt;
   CHECK(rtt.count() == 10);
   CHECK(rtt.sum() == Approx(2.0));
   const auto bucket = static_cast<std::size_t>(
@@ -208,19 +208,19 @@ TEST_CASE("A heartbeat answered 300 ms after it was sent is observed in the hear
   MetricsFixture f;
   RecordingLink& link = f.bind(1, kTwoFunctions);
   f.answerHeartbeatAfter(link, 300ms);
-  const common::Histogram heartbeat = f.core->metrics().counters->heartbeat_rtt;
+  const common::Histogram heartbeat = f.core->view().metrics().counters->heartbeat_rtt;
   CHECK(heartbeat.count() == 1);
   CHECK(heartbeat.sum() == Approx(0.3));
-  CHECK(f.core->metrics().counters->response_rtt.count() == 0);
+  CHECK(f.core->view().metrics().counters->response_rtt.count() == 0);
 }
 
 TEST_CASE("An association that ended leaves the provider's metrics snapshot") {
   MetricsFixture f;
   f.bind(1, kTwoFunctions);
   f.bind(2, kTwoFunctions);
-  REQUIRE(f.core->metrics().associations.size() == 2);
+  REQUIRE(f.core->view().metrics().associations.size() == 2);
   f.links[1]->abort("test: connection lost");
-  const CoreMetrics::Provider snapshot = f.core->metrics();
+  const CoreMetrics::Provider snapshot = f.core->view().metrics();
   REQUIRE(snapshot.associations.size() == 1);
   CHECK(snapshot.associations[0].id == 2);
   CHECK(snapshot.associations[0].state == "bound");
@@ -234,7 +234,7 @@ TEST_CASE("With counting off the provider keeps no counters and its snapshot has
   f.run();
   REQUIRE(link.sent.size() == 3);
   for (auto& [pdu, tag] : link.sent) f.core->onAnswer(1, resultFor(invokeIdOf(pdu)));
-  const CoreMetrics::Provider snapshot = f.core->metrics();
+  const CoreMetrics::Provider snapshot = f.core->view().metrics();
   CHECK_FALSE(snapshot.counters.has_value());
   CHECK(snapshot.associations.size() == 1);  // the live state is still there
 }
@@ -245,7 +245,7 @@ TEST_CASE("The egress view lists the latest PDUs written with the association ea
   f.bind(2, kTwoFunctions);
   f.submit(F::kNotifications, 6, Op::kEventReport);
   f.run();
-  ProviderEgressView view = f.core->egressView();
+  ProviderEgressView view = f.core->view().egress();
   CHECK(view.policy == "round-robin");
   REQUIRE(view.recent.size() == 6);
   for (std::size_t i = 0; i < 6; ++i) {
@@ -257,7 +257,7 @@ TEST_CASE("The egress view lists the latest PDUs written with the association ea
   // The ring keeps the latest kRecentPicks only.
   f.submit(F::kNotifications, 100, Op::kEventReport);
   f.run();
-  view = f.core->egressView();
+  view = f.core->view().egress();
   CHECK(view.recent.size() == kRecentPicks);
 }
 
@@ -265,12 +265,12 @@ TEST_CASE("An answered heartbeat's round trip is listed with its association") {
   MetricsFixture f;
   RecordingLink& link = f.bind(1, kTwoFunctions);
   std::vector<AssociationInfo> listed;
-  f.core->describe(listed);
+  f.core->view().describe(listed);
   REQUIRE(listed.size() == 1);
   CHECK_FALSE(listed[0].heartbeat_rtt_seconds.has_value());
   f.answerHeartbeatAfter(link, 250ms);
   listed.clear();
-  f.core->describe(listed);
+  f.core->view().describe(listed);
   REQUIRE(listed[0].heartbeat_rtt_seconds.has_value());
   CHECK(*listed[0].heartbeat_rtt_seconds == Approx(0.25));
 }
@@ -281,7 +281,7 @@ TEST_CASE("A weighted provider's associations are listed with their weight and C
   f.bind(1, kTwoFunctions);
   f.bind(2, kTwoFunctions);
   std::vector<AssociationInfo> listed;
-  f.core->describe(listed);
+  f.core->view().describe(listed);
   REQUIRE(listed.size() == 2);
   for (const AssociationInfo& a : listed) {
     REQUIRE(a.egress.has_value());

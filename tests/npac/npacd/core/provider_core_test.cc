@@ -224,9 +224,9 @@ TEST_CASE("A congested function does not hold back messages of another function"
   }
   for (db::MessageId id : notes) CHECK(f.state(id) == db::MessageState::kAcknowledged);
   CHECK(f.state(soa[1]) == db::MessageState::kQueued);
-  CHECK(f.cores["0001"]->waitReason(F::kSoaManagement) == WaitReason::kAllCongested);
-  CHECK_FALSE(f.cores["0001"]->waitReason(F::kNotifications).has_value());
-  CHECK(f.cores["0001"]->waitReason(F::kQueries) == WaitReason::kNoAssociationForFunction);
+  CHECK(f.cores["0001"]->view().waitReason(F::kSoaManagement) == WaitReason::kAllCongested);
+  CHECK_FALSE(f.cores["0001"]->view().waitReason(F::kNotifications).has_value());
+  CHECK(f.cores["0001"]->view().waitReason(F::kQueries) == WaitReason::kNoAssociationForFunction);
 }
 
 TEST_CASE("A silent association takes no new PDU and is aborted at retry_attempts timeouts although its retries are answered elsewhere") {
@@ -248,13 +248,13 @@ TEST_CASE("A silent association takes no new PDU and is aborted at retry_attempt
   f.tick();  // A's two are due: silent (timeout 1), retried on B
   answerB();
   CHECK(f.lost.empty());
-  CHECK(f.cores["0001"]->waitReason(F::kNotifications) == std::nullopt);  // B takes them
+  CHECK(f.cores["0001"]->view().waitReason(F::kNotifications) == std::nullopt);  // B takes them
   a.sent.clear();
   const auto later = f.submit("0001", F::kNotifications, 6);
   f.run();
   CHECK(a.sent.empty());  // silent: no new PDU
   answerB();
-  CHECK(f.cores["0001"]->view().associations.front().silent);
+  CHECK(f.cores["0001"]->view().queue().associations.front().silent);
   f.clock.advance(1s);
   f.tick();  // still silent a response_timeout later: timeout 2 of retry_attempts 2 → aborted
   CHECK(f.lost == std::set<db::AssociationId>{1});
@@ -276,12 +276,12 @@ TEST_CASE("A silent association is aborted once retry_attempts of its requests' 
   f.clock.advance(1s);
   f.tick();  // timeout 1: silent, retried on A (no other association)
   CHECK(f.lost.empty());
-  CHECK(f.cores["0001"]->waitReason(F::kNotifications) == WaitReason::kSilent);
+  CHECK(f.cores["0001"]->view().waitReason(F::kNotifications) == WaitReason::kSilent);
   f.clock.advance(1s);
   f.tick();  // timeout 2 → aborted; its messages back to queued
   CHECK(f.lost == std::set<db::AssociationId>{1});
   CHECK(a.abort_reason.find("response_timeout") != std::string::npos);
-  CHECK(f.cores["0001"]->waitReason(F::kNotifications) == WaitReason::kNotBound);
+  CHECK(f.cores["0001"]->view().waitReason(F::kNotifications) == WaitReason::kNotBound);
 }
 
 TEST_CASE("throttle_max_rate 20 spreads 100 messages over more than 4 seconds and holds none back for good") {
@@ -301,7 +301,7 @@ TEST_CASE("throttle_max_rate 20 spreads 100 messages over more than 4 seconds an
     f.run();
     if (link.sent.size() > before) sends.emplace_back(ms, link.sent.size() - before);
     if (link.sent.size() < 100) {
-      max_level = std::max(max_level, f.cores["0001"]->view().throttle_level);
+      max_level = std::max(max_level, f.cores["0001"]->view().queue().throttle_level);
     }
     f.clock.advance(50ms);
   }
@@ -349,7 +349,7 @@ TEST_CASE("A provider whose lease this node does not hold gets nothing from the 
   std::vector<db::MessageId> ids = f.submit("0001", F::kNotifications, 3);
   f.run();
   CHECK(link.sent.empty());
-  CHECK(f.cores["0001"]->waitReason(F::kNotifications) == std::optional<WaitReason>(WaitReason::kLeaseNotValid));
+  CHECK(f.cores["0001"]->view().waitReason(F::kNotifications) == std::optional<WaitReason>(WaitReason::kLeaseNotValid));
   for (db::MessageId id : ids) CHECK(f.state(id) == db::MessageState::kQueued);
   f.may_deliver = true;  // renewed
   deliverRound(*f.cores["0001"], *f.store);
@@ -530,8 +530,8 @@ TEST_CASE("A member held by its group waits as throttled, naming the group and i
   f.submit("0001", F::kNotifications, 5);
   f.run();
   CHECK(one.sent.size() == 2);  // max_pending 2: the others are held, still queued
-  CHECK(f.cores["0001"]->waitReason(F::kNotifications) == WaitReason::kThrottled);
-  const ProviderQueueView view = f.cores["0001"]->view();
+  CHECK(f.cores["0001"]->view().waitReason(F::kNotifications) == WaitReason::kThrottled);
+  const ProviderQueueView view = f.cores["0001"]->view().queue();
   CHECK(view.throttle_group == "bureau");
   CHECK(view.throttle_group_level >= 1);
   CHECK(view.throttle_level == view.throttle_group_level);

@@ -22,9 +22,9 @@ TEST_CASE("A provider's core is made at its first bind, kept after, and counts a
   CHECK(&f.providers->coreFor("0001") == &made);
   CHECK(f.providers->find("0001") == &made);
   CHECK(f.providers->all().size() == 1);
-  CHECK_FALSE(made.metrics().counters.has_value());
+  CHECK_FALSE(made.view().metrics().counters.has_value());
   f.providers->setCounting(true);
-  CHECK(made.metrics().counters.has_value());
+  CHECK(made.view().metrics().counters.has_value());
   CHECK(f.providers->counting());
 }
 
