@@ -21,7 +21,7 @@ NPACD_ARGS ?= --db var/npacd.db
 # tests, benchmarks, npac-pdu and npac-tunables-doc are built by `make build`/`make test`.
 RUN_TARGETS := npacd npacctl npac-soa-sim
 
-.PHONY: run test deps deps-run configure configure-run build clean tsan
+.PHONY: run test bench deps deps-run configure configure-run build clean tsan
 
 # Installs what is missing of $(1) (a package list).
 define install_missing
@@ -66,6 +66,11 @@ run: configure-run
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure --timeout $(TEST_TIMEOUT) -j $(JOBS)
+
+# The benchmark programs and load tools of bench/ (bench/CMakeLists.txt): not built by
+# make build or make test, which never run them.
+bench: configure
+	cmake --build $(BUILD) --target bench -j $(JOBS) $(BUILD_FLAGS)
 
 # Integration tests under ThreadSanitizer (separate build tree).
 tsan: deps

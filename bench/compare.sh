@@ -54,7 +54,7 @@ LOADGEN=$BUILD/bench/npacd_loadgen
 FARM=$BUILD/bin/npac-provider-farm
 RUN_SECS=${NPACD_RUN_TIMEOUT:-180}  # each npacd run's --timeout
 for f in "$NPACD_EXE" "$BIN/npac-soa-sim" "$LOADGEN" "$BUILD/bench/loopback_bench"; do
-  [[ -x $f ]] || { echo "missing $f: build the targets npacd npac-soa-sim npacd_loadgen loopback_bench in $BUILD" >&2; exit 2; }
+  [[ -x $f ]] || { echo "missing $f: build the targets npacd npac-soa-sim npacd_loadgen loopback_bench in $BUILD (make bench builds the bench ones)" >&2; exit 2; }
 done
 WORK=$(mktemp -d /tmp/npacd-compare.XXXXXX)
 ROWS=$WORK/rows.tsv  # system  mode  run  rate  p50  p99  server_us  loadgen_us  answer_us

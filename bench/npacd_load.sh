@@ -7,7 +7,7 @@
 # for --durability full and normal; then the raw limit (bench/loopback_bench.cc, same
 # process-free measurement every run): plain loopback TCP moving 80-byte frames one
 # write each without decoding, one way, and with a 40-byte answer per frame read back;
-# and our ratio to each. Needs the build configured with NPAC_BENCH=ON (the default).
+# and our ratio to each. Needs the bench programs built (`make bench`, NPAC_BENCH=ON).
 #
 # The cost of counting (GET /metrics): with --durability normal the run is repeated with
 # `npacd --metrics off`, under which the core holds no counters and makes no increment,

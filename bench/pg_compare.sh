@@ -40,7 +40,7 @@ PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
 RUN_SECS=${RUN_TIMEOUT:-180}
 ANSWERER_CHOICE=${ANSWERER:-farm}
 for f in "$NPACD_EXE" "$BIN/npac-soa-sim" "$LOADGEN" "$CLUSTER" "$PG_BINDIR/pg_ctl"; do
-  [[ -x $f ]] || { echo "missing $f: build npacd npac-soa-sim npacd_loadgen (npac-provider-farm) in $BUILD" >&2; exit 2; }
+  [[ -x $f ]] || { echo "missing $f: build npacd npac-soa-sim npacd_loadgen (npac-provider-farm) in $BUILD (make bench builds the bench ones)" >&2; exit 2; }
 done
 command -v psql >/dev/null || { echo "missing psql (postgresql-client-15)" >&2; exit 2; }
 

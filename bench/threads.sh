@@ -58,7 +58,7 @@ for t in $THREADS; do [[ $t =~ ^[0-9]+$ && $t -ge 1 ]] || usage "THREADS '$THREA
 [[ $FORMAT == json || $FORMAT == pdu-batch ]] || usage "FORMAT '$FORMAT' (json, pdu-batch)"
 for d in $DURABILITIES; do [[ $d == normal || $d == full ]] || usage "DURABILITIES '$DURABILITIES' (normal, full)"; done
 for f in "$NPACD_EXE" "$BIN/npac-soa-sim" "$FARM" "$LOADGEN"; do
-  [[ -x $f ]] || { echo "missing $f: build the targets npacd npac-soa-sim npac-provider-farm npacd_loadgen in $BUILD" >&2; exit 2; }
+  [[ -x $f ]] || { echo "missing $f: build the targets npacd npac-soa-sim npac-provider-farm npacd_loadgen in $BUILD (make bench builds the bench ones)" >&2; exit 2; }
 done
 source "$ROOT/bench/lib.sh"
 
