@@ -12,22 +12,17 @@ std::string_view toString(AssociationState state) {
   return "unknown";
 }
 
-std::optional<dispatch::ConfigError> LogicalAssociation::build(const dispatch::PolicyConfig& config,
-                                                               Policies& out) {
+Status LogicalAssociation::build(const dispatch::PolicyConfig& config, Policies& out) {
   for (auto& policy : out) {
-    dispatch::PolicyOrError made = dispatch::makePolicy(config);
-    if (!made.ok()) {
-      return made.error.value_or(dispatch::ConfigError{"egress_policy", "no policy was made"});
-    }
-    policy = std::move(made.policy);
+    NPAC_ASSIGN_OR_RETURN(policy, dispatch::makePolicy(config));
   }
-  return std::nullopt;
+  return Status::ok();
 }
 
 Result<std::unique_ptr<LogicalAssociation>> LogicalAssociation::create(
     std::string spid, const dispatch::PolicyConfig& config) {
   Policies policies;
-  if (auto error = build(config, policies)) return Status::error(StatusCode::kBadEgressPolicy, error->message());
+  NPAC_RETURN_IF_ERROR(build(config, policies));
   return std::unique_ptr<LogicalAssociation>(
       new LogicalAssociation(std::move(spid), config.name, std::move(policies)));
 }
@@ -156,16 +151,15 @@ void LogicalAssociation::onFailed(AssociationId id, dispatch::TimePoint now) {
   }
 }
 
-std::optional<dispatch::ConfigError> LogicalAssociation::changePolicy(
-    const dispatch::PolicyConfig& config) {
+Status LogicalAssociation::changePolicy(const dispatch::PolicyConfig& config) {
   Policies fresh;
-  if (auto error = build(config, fresh)) return error;  // the old policies stay in force
+  NPAC_RETURN_IF_ERROR(build(config, fresh));  // the old policies stay in force
   policies_ = std::move(fresh);
   policy_name_ = config.name;
   for (const auto& view : associations_) {
     if (view.state == AssociationState::kBound) join(view);
   }
-  return std::nullopt;
+  return Status::ok();
 }
 
 std::vector<LiveAssociation> LogicalAssociation::live() const {

@@ -102,7 +102,8 @@ class LogicalAssociation {
   void onFailed(AssociationId id, dispatch::TimePoint now);
 
   // `egress_policy` changed: rebuild every policy with the current members.
-  std::optional<dispatch::ConfigError> changePolicy(const dispatch::PolicyConfig& config);
+  // An error Status (kBadEgressPolicy) leaves the current policies in force.
+  Status changePolicy(const dispatch::PolicyConfig& config);
 
   // Bound associations, for decideBind() and planSrrOff().
   std::vector<LiveAssociation> live() const;
@@ -121,8 +122,7 @@ class LogicalAssociation {
   LogicalAssociation(std::string spid, std::string policy_name, Policies policies)
       : spid_(std::move(spid)), policy_name_(std::move(policy_name)), policies_(std::move(policies)) {}
 
-  static std::optional<dispatch::ConfigError> build(const dispatch::PolicyConfig& config,
-                                                    Policies& out);
+  static Status build(const dispatch::PolicyConfig& config, Policies& out);
   AssociationView* lookup(AssociationId id);
   void join(const AssociationView& view);   // into each policy of its functions
   void leave(const AssociationView& view);  // out of each policy of its functions

@@ -1,19 +1,21 @@
-// A configuration error for the dispatch policies in this folder that take a config
-// struct (LRTM, egress throttle group/list): which field is wrong and why, in words an
-// operator can act on. `validate()` returns std::nullopt when the config is usable.
+// A configuration error of the dispatch policies in this folder that take a config struct
+// (weighted, LRTM, egress throttle group/list) is a Status of the one family
+// (common/status.h): code kBadEgressPolicy, message "FIELD: REASON" — which field is wrong
+// and why, in words an operator can act on (e.g. "rate.levels[1].abatement_percent: must
+// be above 70 (the onset of the level below)"). `validate()` answers an ok Status when the
+// config is usable.
 //
-// Plain value type; no threading concerns.
+// Plain functions; no threading concerns.
 #pragma once
 
 #include <string>
 
+#include "common/status.h"
+
 namespace npac::dispatch {
 
-struct ConfigError {
-  std::string field;   // e.g. "rate.levels[1].abatement_percent"
-  std::string reason;  // e.g. "must be below onset_percent (90)"
-
-  std::string message() const { return field + ": " + reason; }
-};
+inline Status configError(const std::string& field, const std::string& reason) {
+  return Status::error(StatusCode::kBadEgressPolicy, field + ": " + reason);
+}
 
 }  // namespace npac::dispatch

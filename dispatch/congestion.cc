@@ -13,36 +13,35 @@ std::string levelField(const std::string& prefix, std::size_t i, const char* wha
 
 }  // namespace
 
-std::optional<ConfigError> LimitConfig::validate(const std::string& prefix) const {
-  if (!enabled) return std::nullopt;
-  if (!(maximum > 0)) return ConfigError{prefix + ".maximum", "must be positive"};
+Status LimitConfig::validate(const std::string& prefix) const {
+  if (!enabled) return Status::ok();
+  if (!(maximum > 0)) return configError(prefix + ".maximum", "must be positive");
   if (levels.empty() || levels.size() > static_cast<std::size_t>(kMaxCongestionLevel)) {
-    return ConfigError{prefix + ".levels", "needs 1 to 3 congestion levels, got " +
-                                               std::to_string(levels.size())};
+    return configError(prefix + ".levels", "needs 1 to 3 congestion levels, got " + std::to_string(levels.size()));
   }
   if (abatement_time < Duration::zero()) {
-    return ConfigError{prefix + ".abatement_time", "must not be negative"};
+    return configError(prefix + ".abatement_time", "must not be negative");
   }
   // onset3 > abatement3 > onset2 > abatement2 > onset1 > abatement1 > 0, onset ≤ 100.
   std::uint32_t floor = 0;
   for (std::size_t i = 0; i < levels.size(); ++i) {
     const CongestionThreshold& t = levels[i];
     if (t.abatement_percent <= floor) {
-      return ConfigError{levelField(prefix, i, "abatement_percent"),
+      return configError(levelField(prefix, i, "abatement_percent"),
                          "must be above " + std::to_string(floor) +
-                             (i == 0 ? "" : " (the onset of the level below)")};
+                             (i == 0 ? "" : " (the onset of the level below)"));
     }
     if (t.onset_percent <= t.abatement_percent) {
-      return ConfigError{levelField(prefix, i, "onset_percent"),
+      return configError(levelField(prefix, i, "onset_percent"),
                          "must be above abatement_percent (" +
-                             std::to_string(t.abatement_percent) + ")"};
+                             std::to_string(t.abatement_percent) + ")");
     }
     if (t.onset_percent > 100) {
-      return ConfigError{levelField(prefix, i, "onset_percent"), "must be at most 100"};
+      return configError(levelField(prefix, i, "onset_percent"), "must be at most 100");
     }
     floor = t.onset_percent;
   }
-  return std::nullopt;
+  return Status::ok();
 }
 
 int CongestionLevelTracker::update(double value, double maximum, TimePoint now) {

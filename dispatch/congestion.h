@@ -50,7 +50,7 @@ struct LimitConfig {
   Duration abatement_time{};               // minimum time in a level before abating
 
   // `prefix` names the field in the error ("rate", "pending").
-  std::optional<ConfigError> validate(const std::string& prefix) const;
+  Status validate(const std::string& prefix) const;
 };
 
 class CongestionLevelTracker {

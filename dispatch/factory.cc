@@ -3,14 +3,10 @@
 namespace npac::dispatch {
 namespace {
 
-std::optional<ConfigError> thresholdError(const std::string& field, std::uint32_t percent) {
-  if (percent >= kMinThresholdPercent && percent <= kMaxThresholdPercent) return std::nullopt;
-  return ConfigError{field, "in-service threshold must be 1–100 % (EAGLE weighted GTT), got " +
-                                std::to_string(percent)};
-}
-
-PolicyOrError failure(std::string field, std::string reason) {
-  return PolicyOrError{nullptr, ConfigError{std::move(field), std::move(reason)}};
+Status thresholdError(const std::string& field, std::uint32_t percent) {
+  if (percent >= kMinThresholdPercent && percent <= kMaxThresholdPercent) return Status::ok();
+  return configError(field,
+                     "in-service threshold must be 1–100 % (EAGLE weighted GTT), got " + std::to_string(percent));
 }
 
 std::string knownNames() {
@@ -22,17 +18,17 @@ std::string knownNames() {
   return out;
 }
 
-PolicyOrError makeLeaf(const std::string& name, const PolicyConfig& config, const char* field) {
-  if (name == kRoundRobinName) return PolicyOrError{std::make_unique<RoundRobinPolicy>(), {}};
+Result<std::unique_ptr<Policy>> makeLeaf(const std::string& name, const PolicyConfig& config, const char* field) {
+  if (name == kRoundRobinName) return std::unique_ptr<Policy>(std::make_unique<RoundRobinPolicy>());
   if (name == kWeightedName) {
-    if (auto err = validate(config.weighted)) return PolicyOrError{nullptr, err};
-    return PolicyOrError{std::make_unique<WeightedPolicy>(config.weighted), {}};
+    NPAC_RETURN_IF_ERROR(validate(config.weighted));
+    return std::unique_ptr<Policy>(std::make_unique<WeightedPolicy>(config.weighted));
   }
   if (name == kLrtmName) {
-    if (auto err = config.lrtm.validate()) return PolicyOrError{nullptr, err};
-    return PolicyOrError{std::make_unique<LrtmPolicy>(config.lrtm), {}};
+    NPAC_RETURN_IF_ERROR(config.lrtm.validate());
+    return std::unique_ptr<Policy>(std::make_unique<LrtmPolicy>(config.lrtm));
   }
-  return failure(field, "unknown policy \"" + name + "\" (known: " + knownNames() + ")");
+  return configError(field, "unknown policy \"" + name + "\" (known: " + knownNames() + ")");
 }
 
 }  // namespace
@@ -41,34 +37,24 @@ std::vector<std::string_view> policyNames() {
   return {kRoundRobinName, kWeightedName, kLrtmName, kThrottleName};
 }
 
-std::optional<ConfigError> validate(const WeightedConfig& config) {
-  if (auto err = thresholdError("weighted.default_threshold_percent",
-                                config.default_threshold_percent)) {
-    return err;
-  }
+Status validate(const WeightedConfig& config) {
+  NPAC_RETURN_IF_ERROR(thresholdError("weighted.default_threshold_percent", config.default_threshold_percent));
   for (const auto& [rc, percent] : config.threshold_percent_by_rc) {
-    if (auto err = thresholdError("weighted.thresholds[" + std::to_string(rc) + "]", percent)) {
-      return err;
-    }
+    NPAC_RETURN_IF_ERROR(thresholdError("weighted.thresholds[" + std::to_string(rc) + "]", percent));
   }
-  return std::nullopt;
+  return Status::ok();
 }
 
-PolicyOrError makePolicy(const PolicyConfig& config) {
+Result<std::unique_ptr<Policy>> makePolicy(const PolicyConfig& config) {
   if (config.name != kThrottleName) return makeLeaf(config.name, config, "policy.name");
   if (config.inner == kThrottleName) {
-    return failure("policy.inner", "a throttle wraps round-robin, weighted or lrtm, not another throttle");
+    return configError("policy.inner", "a throttle wraps round-robin, weighted or lrtm, not another throttle");
   }
-  if (auto err = config.throttle_group.validate()) return PolicyOrError{nullptr, err};
-  if (config.throttle_list) {
-    if (auto err = config.throttle_list->validate()) return PolicyOrError{nullptr, err};
-  }
-  PolicyOrError inner = makeLeaf(config.inner, config, "policy.inner");
-  if (!inner.ok()) return inner;
-  return PolicyOrError{std::make_unique<ThrottledPolicy>(std::move(inner.policy),
-                                                         config.throttle_group,
-                                                         config.throttle_list),
-                       std::nullopt};
+  NPAC_RETURN_IF_ERROR(config.throttle_group.validate());
+  if (config.throttle_list) NPAC_RETURN_IF_ERROR(config.throttle_list->validate());
+  NPAC_ASSIGN_OR_RETURN(std::unique_ptr<Policy> inner, makeLeaf(config.inner, config, "policy.inner"));
+  return std::unique_ptr<Policy>(
+      std::make_unique<ThrottledPolicy>(std::move(inner), config.throttle_group, config.throttle_list));
 }
 
 }  // namespace npac::dispatch

@@ -4,8 +4,8 @@
 // EAGLE "Weighted GTT Load Sharing"), "lrtm" (least response time using monitors,
 // NetScaler "LRTM method"), and "throttle", which wraps any of the others
 // (PolicyConfig::inner) in an egress throttle gate (DSR "Egress Throttle Lists").
-// An unknown name or an invalid parameter is returned as a ConfigError value; nothing
-// here throws.
+// An unknown name or an invalid parameter is answered as an error Status
+// (dispatch/config_error.h: kBadEgressPolicy, "FIELD: REASON"); nothing here throws.
 //
 // Threading: a plain function; the policy it returns is driven from one strand.
 #pragma once
@@ -41,20 +41,13 @@ struct PolicyConfig {
   std::optional<ThrottleListConfig> throttle_list;
 };
 
-// The outcome of makePolicy: a policy, or why there is none.
-struct PolicyOrError {
-  std::unique_ptr<Policy> policy;
-  std::optional<ConfigError> error;
-
-  bool ok() const { return policy != nullptr; }
-};
-
-PolicyOrError makePolicy(const PolicyConfig& config);
+// A policy, or why there is none.
+Result<std::unique_ptr<Policy>> makePolicy(const PolicyConfig& config);
 
 // Every name makePolicy accepts (for help texts and error messages).
 std::vector<std::string_view> policyNames();
 
 // Checks a weighted config: every threshold within 1–100 %.
-std::optional<ConfigError> validate(const WeightedConfig& config);
+Status validate(const WeightedConfig& config);
 
 }  // namespace npac::dispatch

@@ -17,18 +17,18 @@ std::uint32_t clampWeight(std::uint32_t weight) {
 
 }  // namespace
 
-std::optional<ConfigError> LrtmConfig::validate() const {
+Status LrtmConfig::validate() const {
   if (!(monitor_alpha > 0.0 && monitor_alpha <= 1.0)) {
-    return ConfigError{"monitor_alpha", "must be in (0, 1]; 1 keeps the last sample only, got " +
-                                            std::to_string(monitor_alpha)};
+    return configError("monitor_alpha",
+                       "must be in (0, 1]; 1 keeps the last sample only, got " + std::to_string(monitor_alpha));
   }
   if (unmeasured_response_time <= Duration::zero()) {
-    return ConfigError{"unmeasured_response_time", "must be positive"};
+    return configError("unmeasured_response_time", "must be positive");
   }
   if (monitors.empty()) {
-    return ConfigError{"monitors", "LRTM needs at least one monitor kind bound"};
+    return configError("monitors", "LRTM needs at least one monitor kind bound");
   }
-  return std::nullopt;
+  return Status::ok();
 }
 
 LrtmPolicy::LrtmPolicy(LrtmConfig config) : config_(config) {

@@ -58,7 +58,7 @@ struct LrtmConfig {
   // Response time assumed for a member none of whose monitors has a sample. > 0.
   Duration unmeasured_response_time = kDefaultUnmeasuredResponseTime;
 
-  std::optional<ConfigError> validate() const;
+  Status validate() const;
 };
 
 // One member as LRTM sees it (npacctl plan's table, tests). N and Nw are expressed with

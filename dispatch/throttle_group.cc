@@ -5,16 +5,16 @@
 
 namespace npac::dispatch {
 
-std::optional<ConfigError> ThrottleGroupConfig::validate() const {
-  if (auto e = rate.validate("rate")) return e;
-  if (auto e = pending.validate("pending")) return e;
+Status ThrottleGroupConfig::validate() const {
+  if (Status e = rate.validate("rate"); !e.isOk()) return e;
+  if (Status e = pending.validate("pending"); !e.isOk()) return e;
   if (rate_window <= Duration::zero()) {
-    return ConfigError{"rate_window", "must be positive"};
+    return configError("rate_window", "must be positive");
   }
   if (rate_buckets == 0 || Duration(rate_buckets) > rate_window) {
-    return ConfigError{"rate_buckets", "must be between 1 and the window in nanoseconds"};
+    return configError("rate_buckets", "must be between 1 and the window in nanoseconds");
   }
-  return std::nullopt;
+  return Status::ok();
 }
 
 EgressThrottleGroup::EgressThrottleGroup(ThrottleGroupConfig config)

@@ -33,7 +33,7 @@ struct ThrottleGroupConfig {
   Duration rate_window = std::chrono::seconds(1);  // EMR smoothing window ("convergence")
   std::uint32_t rate_buckets = EgressRateWindow::kDefaultBuckets;
 
-  std::optional<ConfigError> validate() const;
+  Status validate() const;
 };
 
 class EgressThrottleGroup {

@@ -6,21 +6,20 @@
 
 namespace npac::dispatch {
 
-std::optional<ConfigError> ThrottleListConfig::validate() const {
-  if (auto e = rate.validate("rate")) return e;
-  if (auto e = pending.validate("pending")) return e;
+Status ThrottleListConfig::validate() const {
+  if (Status e = rate.validate("rate"); !e.isOk()) return e;
+  if (Status e = pending.validate("pending"); !e.isOk()) return e;
   if (peers.size() > kMaxThrottleListPeers) {
-    return ConfigError{"peers", "a list has at most 2 peers (2–3 groups), got " +
-                                    std::to_string(peers.size())};
+    return configError("peers", "a list has at most 2 peers (2–3 groups), got " + std::to_string(peers.size()));
   }
   if (peers.size() == 2 && peers[0] == peers[1]) {
-    return ConfigError{"peers", "peer " + std::to_string(peers[0]) + " is listed twice"};
+    return configError("peers", "peer " + std::to_string(peers[0]) + " is listed twice");
   }
   if (reduction_percent_per_lost_peer > 100) {
-    return ConfigError{"reduction_percent_per_lost_peer", "must be 0–100"};
+    return configError("reduction_percent_per_lost_peer", "must be 0–100");
   }
-  if (stale_after.count() < 0) return ConfigError{"stale_after", "must not be negative"};
-  return std::nullopt;
+  if (stale_after.count() < 0) return configError("stale_after", "must not be negative");
+  return Status::ok();
 }
 
 EgressThrottleList::EgressThrottleList(ThrottleListConfig config)

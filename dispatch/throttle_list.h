@@ -64,7 +64,7 @@ struct ThrottleListConfig {
   bool peers_start_connected = false;
   Duration stale_after{};  // 0: reports never go stale; else see above
 
-  std::optional<ConfigError> validate() const;
+  Status validate() const;
 };
 
 enum class PeerUpdate : std::uint8_t { kApplied, kUnknownPeer, kListFull };

@@ -319,9 +319,9 @@ class PlanRun {
 }  // namespace
 
 std::optional<std::string> runPlan(const Scenario& scenario, PlanWriter& writer) {
-  dispatch::PolicyOrError made = dispatch::makePolicy(scenario.policy);
-  if (!made.ok()) return "policy: " + made.error->message();
-  PlanRun(scenario, *made.policy, writer).run();
+  Result<std::unique_ptr<dispatch::Policy>> made = dispatch::makePolicy(scenario.policy);
+  if (!made.isOk()) return "policy: " + made.status().message();
+  PlanRun(scenario, **made, writer).run();
   return std::nullopt;
 }
 

@@ -96,23 +96,23 @@ TEST_CASE("A disabled limit never congests", "[congestion]") {
 
 TEST_CASE("Limit validation enforces onset3 > abatement3 > onset2 > ... > abatement1",
           "[congestion]") {
-  CHECK_FALSE(threeLevels().validate("rate").has_value());
+  CHECK(threeLevels().validate("rate").isOk());
   LimitConfig c = threeLevels();
   c.levels[1] = {70, 50};  // abatement 2 not above onset 1
-  REQUIRE(c.validate("rate").has_value());
-  CHECK(c.validate("rate")->field == "rate.levels[1].abatement_percent");
+  REQUIRE_FALSE(c.validate("rate").isOk());
+  CHECK_THAT(c.validate("rate").message(), Catch::StartsWith("rate.levels[1].abatement_percent: "));
   c = threeLevels();
   c.levels[0] = {40, 40};
-  CHECK(c.validate("pending")->field == "pending.levels[0].onset_percent");
+  CHECK_THAT(c.validate("pending").message(), Catch::StartsWith("pending.levels[0].onset_percent: "));
   c = threeLevels();
   c.levels[2] = {101, 80};
-  CHECK(c.validate("rate")->field == "rate.levels[2].onset_percent");
+  CHECK_THAT(c.validate("rate").message(), Catch::StartsWith("rate.levels[2].onset_percent: "));
   c = threeLevels();
   c.levels.push_back({100, 95});
-  CHECK(c.validate("rate")->field == "rate.levels");
+  CHECK_THAT(c.validate("rate").message(), Catch::StartsWith("rate.levels: "));
   c = threeLevels();
   c.maximum = 0;
-  CHECK(c.validate("rate")->field == "rate.maximum");
+  CHECK_THAT(c.validate("rate").message(), Catch::StartsWith("rate.maximum: "));
 }
 
 TEST_CASE("The rate window counts a message until its bucket leaves the window",

@@ -1,4 +1,4 @@
-// dispatch/factory: policies by name, errors as values.
+// dispatch/factory: policies by name, errors as Status values (kBadEgressPolicy, "FIELD: REASON").
 #include <catch2/catch.hpp>
 
 #include "dispatch/factory.h"
@@ -9,58 +9,55 @@ TEST_CASE("The factory makes each policy by its name", "[factory]") {
   for (std::string_view name : {kRoundRobinName, kWeightedName, kLrtmName}) {
     PolicyConfig cfg;
     cfg.name = std::string(name);
-    PolicyOrError made = makePolicy(cfg);
-    REQUIRE(made.ok());
-    CHECK_FALSE(made.error);
-    CHECK(made.policy->name() == name);
+    auto made = makePolicy(cfg);
+    REQUIRE(made.isOk());
+    CHECK(made.value()->name() == name);
   }
 }
 
 TEST_CASE("An unknown policy name is an error value naming the known ones", "[factory]") {
   PolicyConfig cfg;
   cfg.name = "least-connections";
-  PolicyOrError made = makePolicy(cfg);
-  CHECK_FALSE(made.ok());
-  REQUIRE(made.error);
-  CHECK(made.error->field == "policy.name");
-  CHECK(made.error->reason.find("least-connections") != std::string::npos);
-  CHECK(made.error->reason.find("round-robin") != std::string::npos);
+  auto made = makePolicy(cfg);
+  REQUIRE_FALSE(made.isOk());
+  CHECK(made.status().code() == npac::StatusCode::kBadEgressPolicy);
+  CHECK_THAT(made.status().message(), Catch::StartsWith("policy.name: "));
+  CHECK(made.status().message().find("least-connections") != std::string::npos);
+  CHECK(made.status().message().find("round-robin") != std::string::npos);
 }
 
 TEST_CASE("A weighted threshold outside 1-100 % is refused", "[factory]") {
   PolicyConfig cfg;
   cfg.name = "weighted";
   cfg.weighted.threshold_percent_by_rc[20] = 101;
-  PolicyOrError made = makePolicy(cfg);
-  CHECK_FALSE(made.ok());
-  REQUIRE(made.error);
-  CHECK(made.error->field == "weighted.thresholds[20]");
+  auto made = makePolicy(cfg);
+  REQUIRE_FALSE(made.isOk());
+  CHECK_THAT(made.status().message(), Catch::StartsWith("weighted.thresholds[20]: "));
   cfg.weighted.threshold_percent_by_rc[20] = 0;
-  CHECK_FALSE(makePolicy(cfg).ok());
+  CHECK_FALSE(makePolicy(cfg).isOk());
   cfg.weighted.threshold_percent_by_rc[20] = 100;
-  CHECK(makePolicy(cfg).ok());
+  CHECK(makePolicy(cfg).isOk());
 }
 
 TEST_CASE("The factory passes the weighted thresholds to the policy", "[factory]") {
   PolicyConfig cfg;
   cfg.name = "weighted";
   cfg.weighted.threshold_percent_by_rc[10] = 75;
-  PolicyOrError made = makePolicy(cfg);
-  REQUIRE(made.ok());
-  made.policy->addMember(Member{1, 40, 10, MemberState::kAvailable, 0});
-  made.policy->addMember(Member{2, 70, 10, MemberState::kProhibited, 0});
+  auto made = makePolicy(cfg);
+  REQUIRE(made.isOk());
+  made.value()->addMember(Member{1, 40, 10, MemberState::kAvailable, 0});
+  made.value()->addMember(Member{2, 70, 10, MemberState::kProhibited, 0});
   // 40 of 110 < 82: threshold-prohibited.
-  CHECK(made.policy->pick({}).reason == NoneReason::kThresholdProhibited);
+  CHECK(made.value()->pick({}).reason == NoneReason::kThresholdProhibited);
 }
 
 TEST_CASE("An invalid LRTM config is refused with its field", "[factory]") {
   PolicyConfig cfg;
   cfg.name = "lrtm";
   cfg.lrtm.monitor_alpha = 0;
-  PolicyOrError made = makePolicy(cfg);
-  CHECK_FALSE(made.ok());
-  REQUIRE(made.error);
-  CHECK_FALSE(made.error->field.empty());
+  auto made = makePolicy(cfg);
+  REQUIRE_FALSE(made.isOk());
+  CHECK_THAT(made.status().message(), Catch::StartsWith("monitor_alpha: "));
 }
 
 TEST_CASE("The factory wraps any policy in a throttle", "[factory]") {
@@ -68,10 +65,10 @@ TEST_CASE("The factory wraps any policy in a throttle", "[factory]") {
     PolicyConfig cfg;
     cfg.name = "throttle";
     cfg.inner = std::string(inner);
-    PolicyOrError made = makePolicy(cfg);
-    REQUIRE(made.ok());
-    CHECK(made.policy->name() == "throttle(" + std::string(inner) + ")");
-    auto* throttled = dynamic_cast<ThrottledPolicy*>(made.policy.get());
+    auto made = makePolicy(cfg);
+    REQUIRE(made.isOk());
+    CHECK(made.value()->name() == "throttle(" + std::string(inner) + ")");
+    auto* throttled = dynamic_cast<ThrottledPolicy*>(made.value().get());
     REQUIRE(throttled != nullptr);
     CHECK(throttled->inner().name() == inner);
   }
@@ -81,13 +78,13 @@ TEST_CASE("A throttle around a throttle or an unknown policy is refused", "[fact
   PolicyConfig cfg;
   cfg.name = "throttle";
   cfg.inner = "throttle";
-  PolicyOrError made = makePolicy(cfg);
-  REQUIRE(made.error);
-  CHECK(made.error->field == "policy.inner");
+  auto made = makePolicy(cfg);
+  REQUIRE_FALSE(made.isOk());
+  CHECK_THAT(made.status().message(), Catch::StartsWith("policy.inner: "));
   cfg.inner = "random";
-  made = makePolicy(cfg);
-  REQUIRE(made.error);
-  CHECK(made.error->field == "policy.inner");
+  auto unknown = makePolicy(cfg);
+  REQUIRE_FALSE(unknown.isOk());
+  CHECK_THAT(unknown.status().message(), Catch::StartsWith("policy.inner: "));
 }
 
 TEST_CASE("An invalid throttle group config is refused with its field", "[factory]") {
@@ -95,10 +92,9 @@ TEST_CASE("An invalid throttle group config is refused with its field", "[factor
   cfg.name = "throttle";
   cfg.throttle_group.pending.enabled = true;
   cfg.throttle_group.pending.maximum = 0;  // must be positive
-  PolicyOrError made = makePolicy(cfg);
-  CHECK_FALSE(made.ok());
-  REQUIRE(made.error);
-  CHECK(made.error->field.find("maximum") != std::string::npos);
+  auto made = makePolicy(cfg);
+  REQUIRE_FALSE(made.isOk());
+  CHECK_THAT(made.status().message(), Catch::StartsWith("pending.maximum: "));
 }
 
 TEST_CASE("The throttle list reduces its maxima per lost peer (DSR example: 10,000/12,000 at 50 %)",
@@ -116,9 +112,9 @@ TEST_CASE("The throttle list reduces its maxima per lost peer (DSR example: 10,0
   list.reduction_percent_per_lost_peer = 50;
   list.peers_start_connected = true;
   cfg.throttle_list = list;
-  PolicyOrError made = makePolicy(cfg);
-  REQUIRE(made.ok());
-  auto* throttled = dynamic_cast<ThrottledPolicy*>(made.policy.get());
+  auto made = makePolicy(cfg);
+  REQUIRE(made.isOk());
+  auto* throttled = dynamic_cast<ThrottledPolicy*>(made.value().get());
   REQUIRE(throttled->list() != nullptr);
   CHECK(throttled->list()->rateMaximum() == Approx(10000));
   throttled->peerLost(2, {});

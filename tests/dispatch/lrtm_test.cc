@@ -279,17 +279,17 @@ TEST_CASE("Avoid serves the runner-up and is ignored when it is the only candida
 }
 
 TEST_CASE("Config validation names the wrong field", "[lrtm]") {
-  CHECK_FALSE(LrtmConfig{}.validate().has_value());
+  CHECK(LrtmConfig{}.validate().isOk());
   LrtmConfig bad;
   bad.monitor_alpha = 0;
-  REQUIRE(bad.validate().has_value());
-  CHECK(bad.validate()->field == "monitor_alpha");
+  REQUIRE_FALSE(bad.validate().isOk());
+  CHECK_THAT(bad.validate().message(), Catch::StartsWith("monitor_alpha: "));
   bad = LrtmConfig{};
   bad.unmeasured_response_time = Duration::zero();
-  CHECK(bad.validate()->field == "unmeasured_response_time");
+  CHECK_THAT(bad.validate().message(), Catch::StartsWith("unmeasured_response_time: "));
   bad = LrtmConfig{};
   bad.monitors = MonitorMask::none();
-  CHECK(bad.validate()->field == "monitors");
+  CHECK_THAT(bad.validate().message(), Catch::StartsWith("monitors: "));
 }
 
 TEST_CASE("Huge N values still order and tie exactly", "[lrtm]") {

@@ -245,8 +245,9 @@ void ProviderCore::applyTunables() {
   }
   auto policy = policyFor(registry_.get(tunables::kEgressPolicy, spid_));
   if (policy.name != egress_->logical().policyName()) {
-    if (auto error = egress_->logical().changePolicy(policy)) {
-      spdlog::error("SPID {}: egress_policy {} refused; the current policy stays", spid_, policy.name);
+    if (Status changed = egress_->logical().changePolicy(policy); !changed.isOk()) {
+      spdlog::error("SPID {}: egress_policy {} refused ({}); the current policy stays", spid_, policy.name,
+                    changed.message());
     } else {
       spdlog::info("SPID {}: egress policy now {}", spid_, policy.name);
     }

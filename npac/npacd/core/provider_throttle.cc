@@ -40,9 +40,9 @@ void ProviderThrottle::build() {
   const auto abatement_time = registry_.get(tunables::kThrottleMinAbatementTime, spid_);
   config.rate = {max_rate > 0, static_cast<double>(max_rate), levels, abatement_time};
   config.pending = {max_pending > 0, static_cast<double>(max_pending), levels, abatement_time};
-  if (auto error = config.validate()) {
+  if (Status valid = config.validate(); !valid.isOk()) {
     spdlog::error("SPID {}: egress throttle refused ({}); messages leave unthrottled", spid_,
-                  error->message());
+                  valid.message());
     throttle_.reset();
     return;
   }
