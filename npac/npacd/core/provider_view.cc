@@ -68,7 +68,7 @@ CoreMetrics::Provider ProviderView::metrics() {
     out.associations.push_back(std::move(a));
   }
   out.recovering = !p_.egress.recovery().mayPush();
-  // As view() reports it.
+  // As queue() reports it.
   if (const std::optional<int> level = p_.throttle.level(p_.clock.now())) out.throttle_level = *level;
   return out;
 }
